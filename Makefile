@@ -1,0 +1,36 @@
+# Two commands for a fresh clone:  `make demo` runs the main demo, `make test` runs every test.
+# Each creates .venv and installs what it needs (Python packages from pyproject.toml extras;
+# the OS `graphviz` package via apt where we can, else a message saying how).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test lint bench graphviz clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.demo: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[demo]"
+	touch $@
+
+$(VENV)/.test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[test]"
+	touch $@
+
+graphviz:
+	@bash scripts/ensure-graphviz
+
+demo: $(VENV)/.demo graphviz
+	$(BIN)/micrograd demo
+
+test: $(VENV)/.test graphviz
+	$(BIN)/ruff check micrograd tests benchmarks
+	$(BIN)/python -m pytest
+
+bench: $(VENV)/.test
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache micrograd-demo

@@ -1,0 +1,29 @@
+"""micrograd: a scalar autograd engine and a tiny neural-network library, for learning backprop.
+
+    from micrograd import Value
+    a, b = Value(2.0, label='a'), Value(-3.0, label='b')
+    L = (a * b + 10.0) * -2.0
+    L.backward()           # a.grad == 6.0, b.grad == -4.0
+
+Public API:
+    Value               a scalar that remembers how it was computed (micrograd.engine)
+    grad                gradients returned instead of stored; create_graph=True for 2nd order
+    Module, Neuron, Layer, MLP                                          (micrograd.nn)
+    gradcheck, numerical_grad          central finite differences (micrograd.gradcheck)
+"""
+
+from .engine import Value, grad
+from .gradcheck import gradcheck, numerical_grad
+from .nn import MLP, Layer, Module, Neuron
+
+__all__ = [
+    "Value",
+    "grad",
+    "gradcheck",
+    "numerical_grad",
+    "Module",
+    "Neuron",
+    "Layer",
+    "MLP",
+]
+__version__ = "0.2.0"

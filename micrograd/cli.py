@@ -1,0 +1,44 @@
+"""The `micrograd` command line: `micrograd graph` draws a computation graph, `micrograd demo`
+trains a network. Each subcommand lives beside the code it drives (`expr.py`, `demo.py`) and adds
+itself here through an `add_*_command(subparsers)` function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad option is one line on stderr and exit status 2 (no usage dump)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .demo import add_demo_command
+    from .expr import add_graph_command
+
+    parser = _Parser(
+        prog="micrograd",
+        description="A scalar autograd engine for learning backpropagation.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_graph_command(sub)
+    add_demo_command(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    return int(args.run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,148 @@
+"""A small neural-network library on top of `Value`: Module, Neuron, Layer, MLP.
+
+karpathy's micrograd `nn.py`, with his defaults (ReLU hidden layers, a linear output, weights drawn
+from ``random.uniform(-1, 1)`` in the same order, bias 0) so a seeded run reproduces his demo, plus:
+a choice of activation (``MLP(3, [4, 4, 1], activation='tanh', out_activation='tanh')`` is the
+lecture's all-tanh net), a fused neuron (one `Value.dot` node instead of 2n; ``fused=False`` draws
+the lecture's unfused graph), and clear errors for inputs of the wrong size.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from .engine import Operand, Value
+
+ACTIVATIONS = ("relu", "tanh", "sigmoid", "linear")
+
+
+def _activation(name: str | None) -> str:
+    name = "linear" if name is None else name
+    if name not in ACTIVATIONS:
+        raise ValueError(f"unknown activation {name!r}; choose one of {', '.join(ACTIVATIONS)}")
+    return name
+
+
+class Module:
+    """Anything with parameters: `parameters()` lists them, `zero_grad()` resets their grads."""
+
+    def zero_grad(self) -> None:
+        for p in self.parameters():
+            p.grad = 0.0
+
+    def parameters(self) -> list[Value]:
+        return []
+
+
+class Neuron(Module):
+    """activation(w · x + b): `nin` weights drawn uniformly from [-1, 1], bias 0.
+
+    `nonlin=False` (karpathy's flag) makes it linear; otherwise `activation` picks the nonlinearity.
+    `fused=True` computes w · x + b as one `Value.dot` node; `fused=False` builds the lecture's
+    chain of `*` and `+` nodes (same numbers, a bigger picture).
+    """
+
+    def __init__(
+        self, nin: int, nonlin: bool = True, activation: str = "relu", fused: bool = True
+    ) -> None:
+        if isinstance(nin, bool) or not isinstance(nin, int) or nin < 1:
+            raise ValueError(f"Neuron needs a positive number of inputs, got nin={nin!r}")
+        self.w = [Value(random.uniform(-1, 1)) for _ in range(nin)]
+        self.b = Value(0)
+        self.nonlin = nonlin
+        self.activation = _activation(activation) if nonlin else "linear"
+        self.fused = fused
+
+    def __call__(self, x: Sequence[Operand]) -> Value:
+        if len(x) != len(self.w):
+            raise ValueError(f"{self!r} expects {len(self.w)} inputs, got {len(x)}")
+        if self.fused:
+            act = Value.dot(self.w, x, self.b)
+        else:
+            act = sum((wi * xi for wi, xi in zip(self.w, x)), self.b)
+        if self.activation == "relu":
+            return act.relu()
+        if self.activation == "tanh":
+            return act.tanh()
+        if self.activation == "sigmoid":
+            return act.sigmoid()
+        return act
+
+    def parameters(self) -> list[Value]:
+        return self.w + [self.b]
+
+    def __repr__(self) -> str:
+        kind = {"relu": "ReLU", "tanh": "Tanh", "sigmoid": "Sigmoid", "linear": "Linear"}
+        return f"{kind[self.activation]}Neuron({len(self.w)})"
+
+
+class Layer(Module):
+    """`nout` independent neurons reading the same `nin` inputs.
+
+    Calling it returns a list of `nout` Values, except that a one-neuron layer returns its Value
+    alone (karpathy's convenience, so ``MLP(...)(x)`` is a Value); `outputs(x)` always gives a list.
+    """
+
+    def __init__(self, nin: int, nout: int, **kwargs: object) -> None:
+        if isinstance(nout, bool) or not isinstance(nout, int) or nout < 1:
+            raise ValueError(f"Layer needs a positive number of neurons, got nout={nout!r}")
+        self.neurons = [Neuron(nin, **kwargs) for _ in range(nout)]
+
+    def outputs(self, x: Sequence[Operand]) -> list[Value]:
+        # Lift plain numbers once here, not once per neuron.
+        x = [xi if isinstance(xi, Value) else Value(xi) for xi in x]
+        return [n(x) for n in self.neurons]
+
+    def __call__(self, x: Sequence[Operand]) -> Value | list[Value]:
+        out = self.outputs(x)
+        return out[0] if len(out) == 1 else out
+
+    def parameters(self) -> list[Value]:
+        return [p for n in self.neurons for p in n.parameters()]
+
+    def __repr__(self) -> str:
+        return f"Layer of [{', '.join(str(n) for n in self.neurons)}]"
+
+
+class MLP(Module):
+    """A multi-layer perceptron: ``MLP(3, [4, 4, 1])`` maps 3 inputs through layers of 4, 4 and 1.
+
+    Hidden layers use `activation` (default ReLU, as in karpathy's micrograd); the last layer uses
+    `out_activation` (default linear). ``MLP(3, [4, 4, 1], activation='tanh',
+    out_activation='tanh')`` is the lecture's network. `fused=False` builds unfused neurons.
+    """
+
+    def __init__(
+        self,
+        nin: int,
+        nouts: Sequence[int],
+        activation: str | None = "relu",
+        out_activation: str | None = None,
+        fused: bool = True,
+    ) -> None:
+        nouts = list(nouts)
+        if not nouts:
+            raise ValueError("MLP needs at least one layer size in nouts, got []")
+        hidden, last = _activation(activation), _activation(out_activation)
+        sz = [nin] + nouts
+        self.layers = [
+            Layer(sz[i], sz[i + 1], activation=last if i == len(nouts) - 1 else hidden, fused=fused)
+            for i in range(len(nouts))
+        ]
+
+    def __call__(self, x: Sequence[Operand]) -> Value | list[Value]:
+        out = self.outputs(x)
+        return out[0] if len(out) == 1 else out
+
+    def outputs(self, x: Sequence[Operand]) -> list[Value]:
+        """The last layer's outputs, always as a list."""
+        for layer in self.layers[:-1]:
+            x = layer.outputs(x)
+        return self.layers[-1].outputs(x)
+
+    def parameters(self) -> list[Value]:
+        return [p for layer in self.layers for p in layer.parameters()]
+
+    def __repr__(self) -> str:
+        return f"MLP of [{', '.join(str(layer) for layer in self.layers)}]"
