@@ -101,8 +101,8 @@ def _pow_forward(a: float, p: float) -> float:
 
 
 def _exponent(op: str) -> float:
-    # `x ** p` with a plain number p is labelled '**p', as in karpathy's micrograd; repr round-trips,
-    # so the exponent is recovered exactly when a symbolic rule needs it.
+    # `x ** p` with a plain number p is labelled '**p', as in karpathy's micrograd; repr
+    # round-trips, so the exponent is recovered exactly when a symbolic rule needs it.
     text = op[2:]
     return float(Fraction(text)) if "/" in text else float(text)
 

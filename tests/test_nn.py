@@ -1,0 +1,131 @@
+"""Module, Neuron, Layer, MLP: karpathy's defaults and init order, activations, fused == unfused."""
+
+from __future__ import annotations
+
+import ast
+import math
+import pathlib
+import random
+
+import pytest
+import torch
+
+from micrograd import MLP, Layer, Module, Neuron, Value
+
+
+def test_parameter_count_of_the_lecture_mlp() -> None:
+    assert len(MLP(3, [4, 4, 1]).parameters()) == 41
+    assert len(MLP(2, [16, 16, 1]).parameters()) == 337
+
+
+def test_weights_drawn_like_karpathys_micrograd() -> None:
+    random.seed(1337)
+    expected = [
+        [random.uniform(-1, 1) for _ in range(n_in)] for n_in in [2] * 16 + [16] * 16 + [16]
+    ]
+    random.seed(1337)
+    model = MLP(2, [16, 16, 1])
+    neurons = [n for layer in model.layers for n in layer.neurons]
+    assert [[w.data for w in n.w] for n in neurons] == expected
+    assert all(n.b.data == 0.0 for n in neurons)
+
+
+def test_defaults_relu_hidden_linear_output() -> None:
+    model = MLP(2, [3, 1])
+    assert repr(model) == (
+        "MLP of [Layer of [ReLUNeuron(2), ReLUNeuron(2), ReLUNeuron(2)], "
+        "Layer of [LinearNeuron(3)]]"
+    )
+    tanh = MLP(3, [4, 4, 1], activation="tanh", out_activation="tanh")
+    assert "TanhNeuron(4)" in repr(tanh)
+    assert repr(Neuron(2, nonlin=False)) == "LinearNeuron(2)"
+
+
+def test_layer_returns_a_value_for_one_neuron_and_outputs_always_a_list() -> None:
+    layer = Layer(2, 1)
+    assert isinstance(layer([1.0, 2.0]), Value)
+    assert isinstance(layer.outputs([1.0, 2.0]), list)
+    assert len(Layer(2, 3)([1.0, 2.0])) == 3
+    model = MLP(2, [1, 2])  # a one-neuron hidden layer still feeds the next layer a list
+    assert len(model([1.0, 2.0])) == 2 and len(model.outputs([1.0, 2.0])) == 2
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh", "sigmoid", "linear", None])
+def test_mlp_matches_pytorch(activation) -> None:
+    random.seed(3)
+    model = MLP(3, [5, 4, 2], activation=activation, out_activation="sigmoid")
+    act = {"relu": torch.relu, "tanh": torch.tanh, "sigmoid": torch.sigmoid}.get(
+        activation or "linear", lambda t: t
+    )
+    params = [
+        (
+            torch.tensor(
+                [[w.data for w in n.w] for n in layer.neurons],
+                dtype=torch.float64,
+                requires_grad=True,
+            ),
+            torch.tensor(
+                [n.b.data + 0.1 for n in layer.neurons], dtype=torch.float64, requires_grad=True
+            ),
+        )
+        for layer in model.layers
+    ]
+    for layer in model.layers:  # nonzero biases, so the test sees them
+        for n in layer.neurons:
+            n.b.data += 0.1
+    x = [0.5, -1.2, 2.0]
+    out = model(x)
+    loss = out[0] * 2 + out[1]
+    loss.backward()
+    h = torch.tensor(x, dtype=torch.float64)
+    for i, (W, B) in enumerate(params):
+        h = h @ W.T + B
+        h = torch.sigmoid(h) if i == len(params) - 1 else act(h)
+    tloss = h[0] * 2 + h[1]
+    tloss.backward()
+    assert math.isclose(loss.data, tloss.item(), rel_tol=1e-12)
+    for layer, (W, B) in zip(model.layers, params):
+        for j, n in enumerate(layer.neurons):
+            for k, w in enumerate(n.w):
+                assert math.isclose(w.grad, W.grad[j, k].item(), rel_tol=1e-9, abs_tol=1e-15)
+            assert math.isclose(n.b.grad, B.grad[j].item(), rel_tol=1e-9, abs_tol=1e-15)
+
+
+def test_fused_and_unfused_neurons_agree_bit_for_bit() -> None:
+    random.seed(5)
+    fused = MLP(3, [4, 4, 1], activation="tanh")
+    random.seed(5)
+    plain = MLP(3, [4, 4, 1], activation="tanh", fused=False)
+    x = [2.0, 3.0, -1.0]
+    a, b = fused(x), plain(x)
+    a.backward()
+    b.backward()
+    assert a.data == b.data
+    assert [p.grad for p in fused.parameters()] == [p.grad for p in plain.parameters()]
+    assert a._op == "dot" and b._op == "+"
+
+
+def test_zero_grad() -> None:
+    model = MLP(2, [3, 1])
+    model([1.0, 2.0]).backward()
+    assert any(p.grad for p in model.parameters())
+    model.zero_grad()
+    assert all(p.grad == 0.0 for p in model.parameters())
+    assert Module().parameters() == []
+
+
+def test_engine_and_nn_import_only_the_standard_library() -> None:
+    import sys
+
+    package = pathlib.Path(__file__).resolve().parents[1] / "micrograd"
+    for name in ("engine.py", "nn.py", "gradcheck.py", "__init__.py"):
+        tree = ast.parse((package / name).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                roots = [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                roots = [node.module.split(".")[0]]
+            else:
+                continue
+            for root in roots:
+                assert root in sys.stdlib_module_names or root == "__future__", (name, root)
