@@ -10,6 +10,7 @@ Public API:
     grad                gradients returned instead of stored; create_graph=True for 2nd order
     Module, Neuron, Layer, MLP                                          (micrograd.nn)
     gradcheck, numerical_grad          central finite differences (micrograd.gradcheck)
+    jit                 trace per-sample code once, replay it on a batch (micrograd.jit)
 """
 
 from .engine import Value, grad
@@ -25,5 +26,15 @@ __all__ = [
     "Neuron",
     "Layer",
     "MLP",
+    "jit",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # jit needs numpy; import it only when asked for, so `import micrograd` stays stdlib-only.
+    if name == "jit":
+        from .jit import jit
+
+        return jit
+    raise AttributeError(f"module 'micrograd' has no attribute {name!r}")
 __version__ = "0.2.0"
