@@ -1,0 +1,481 @@
+"""micrograd.jit: the batched replay equals the eager graph over the batch (values and every
+captured gradient to 1e-9), for every op of the shared table, several nets and losses; plus
+retracing, data-dependence detection, errors and composition with eager code."""
+
+from __future__ import annotations
+
+import math
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from micrograd import MLP, Value, grad
+from micrograd.jit import Jitted, TraceError, jit
+
+from .optable import OPS
+
+TOL = 1e-9
+
+
+# ------------------------------------------------------------------------- helpers
+
+
+def values(x):  # noqa: ANN001, ANN201 - a nested list of floats -> the same of Values
+    return [values(e) for e in x] if isinstance(x, list) else Value(x)
+
+
+def eager(fn, arrays, params, reduce="mean"):  # noqa: ANN001, ANN201
+    """The reference: fn on every sample, summed (or averaged) by the engine, backward."""
+    for p in params:
+        p.grad = 0.0
+    B = len(arrays[0])
+    outs = [fn(*[values(a[i].tolist()) for a in arrays]) for i in range(B)]
+    if reduce == "none":
+        grads = []
+        for o in outs:
+            grads.append(grad(o, params))
+        return [o.data for o in outs], grads
+    total = Value.sum(outs)
+    if reduce == "mean":
+        total = total * (1.0 / B)
+    total.backward()
+    return total.data, [p.grad for p in params]
+
+
+def compiled(f, arrays, params):  # noqa: ANN001, ANN201
+    for p in params:
+        p.grad = 0.0
+    out = f(*arrays)
+    out.backward()
+    return out.data, [p.grad for p in params]
+
+
+def close(a: float, b: float, tol: float = TOL) -> bool:
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return a == b or abs(a - b) <= tol * max(1.0, abs(a), abs(b))
+
+
+def assert_close(got, want, tol: float = TOL) -> None:  # noqa: ANN001
+    if isinstance(want, (list, tuple)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_close(g, w, tol)
+    else:
+        assert close(float(got), float(want), tol), (got, want)
+
+
+def moons_like(B: int = 24, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(B, 2))
+    y = np.where(X[:, 0] * X[:, 1] > 0, 1.0, -1.0)
+    return X, y
+
+
+def hinge(model):  # noqa: ANN001, ANN201
+    return lambda x, y: (1 + -y * model(x)).relu()
+
+
+# ------------------------------------------------------------------------- every op, one table
+
+
+def _inputs(op, rng: random.Random, n: int) -> list[float]:  # noqa: ANN001
+    out = []
+    while len(out) < n:
+        v = rng.uniform(op.low, op.high)
+        if op.kink is None or abs(v - op.kink) > 1e-3:
+            out.append(v)
+    return out
+
+
+@pytest.mark.parametrize("op", OPS, ids=lambda op: op.name)
+def test_every_table_op_matches_eager_with_each_argument_captured(op) -> None:  # noqa: ANN001
+    rng = random.Random(op.name)
+    B = 7
+    X = np.array([_inputs(op, rng, op.arity) for _ in range(B)])
+    for j in range(op.arity):  # argument j is a parameter; the others come from the batch
+        p = Value(_inputs(op, rng, 1)[0])
+
+        def fn(x, j=j, p=p):  # noqa: ANN001, ANN202
+            return op.ours(*[p if i == j else x[i] for i in range(op.arity)])
+
+        f = jit(fn, reduce="sum")
+        assert_close(compiled(f, [X], [p]), eager(fn, [X], [p], "sum"))
+        want = [fn(values(row)).data for row in X.tolist()]
+        assert_close(list(f.last_outputs), want)
+
+
+@pytest.mark.parametrize("op", [op for op in OPS if op.arity == 1], ids=lambda op: op.name)
+def test_unary_ops_per_sample_through_a_parameter(op) -> None:  # noqa: ANN001
+    rng = random.Random(op.name + "2")
+    X = np.array(_inputs(op, rng, 9))
+    p = Value(0.7)
+    fn = lambda x: op.ours(x) * p  # noqa: E731 - d/dp = op(x): checks op's forward per sample
+    assert_close(compiled(jit(fn), [X], [p]), eager(fn, [X], [p]))
+
+
+# ------------------------------------------------------------------------- nets and losses
+
+
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "unfused"])
+@pytest.mark.parametrize("activation", ["relu", "tanh", "sigmoid", "linear"])
+@pytest.mark.parametrize("reduce", ["mean", "sum"])
+def test_mlp_hinge_loss_equals_eager(activation: str, fused: bool, reduce: str) -> None:
+    random.seed(5)
+    model = MLP(2, [8, 6, 1], activation=activation, fused=fused)
+    params = model.parameters()
+    X, y = moons_like()
+    f = jit(hinge(model), reduce=reduce)
+    assert_close(compiled(f, [X, y], params), eager(hinge(model), [X, y], params, reduce))
+
+
+LOSSES = {
+    "mse-pow2": lambda out, y: (out - y) ** 2,
+    "abs-pow0.5": lambda out, y: ((out - y) ** 2 + 1e-3) ** 0.5,
+    "pow-value-exponent": lambda out, y: (out.sigmoid() + 0.5) ** (y + 2.0),
+    "bce-with-logits": lambda out, y: (1 + (-y * out).exp()).log(),
+    "division": lambda out, y: (out * out + 1) / (y * y + out.tanh() + 2.0),
+    "subtraction": lambda out, y: (y - out).tanh() - 1 - out,
+    "rpow-exp": lambda out, y: 2.0 ** (out * 0.1) - out.exp() * 0.01,
+    "relu": lambda out, y: (1 - y * out).relu() + (out - 3).relu(),
+    "reciprocal": lambda out, y: 1 / (out * out + 1),
+}
+
+
+@pytest.mark.parametrize("name", list(LOSSES))
+def test_losses_equal_eager(name: str) -> None:
+    random.seed(11)
+    model = MLP(2, [5, 1], activation="tanh", out_activation="tanh")
+    params = model.parameters()
+    X, y = moons_like(B=10, seed=3)
+    fn = lambda x, t: LOSSES[name](model(x), t)  # noqa: E731
+    assert_close(compiled(jit(fn), [X, y], params), eager(fn, [X, y], params))
+
+
+def test_multi_output_cross_entropy_with_sum_and_log() -> None:
+    random.seed(2)
+    model = MLP(3, [6, 4], activation="relu")
+    params = model.parameters()
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(12, 3))
+    T = np.eye(4)[rng.integers(0, 4, size=12)]  # one-hot targets, shape (12, 4)
+
+    def ce(x, t):  # noqa: ANN001, ANN202
+        z = model(x)
+        lse = Value.sum(zi.exp() for zi in z).log()
+        return lse - Value.dot(z, t)  # t is a per-sample one-hot: a dot with data weights
+
+    assert_close(compiled(jit(ce), [X, T], params), eager(ce, [X, T], params))
+
+
+def test_reduce_none_gives_one_value_per_sample_with_its_own_gradient() -> None:
+    random.seed(4)
+    model = MLP(2, [4, 1])
+    params = model.parameters()
+    X, y = moons_like(B=5)
+    f = jit(hinge(model), reduce="none")
+    outs = f(X, y)
+    want_values, want_grads = eager(hinge(model), [X, y], params, "none")
+    assert isinstance(outs, list) and len(outs) == 5
+    assert_close([o.data for o in outs], want_values)
+    for o, g in zip(outs, want_grads):
+        assert o._op == "jit" and o._prev == tuple(params)
+        assert_close(list(o._local), list(g))
+
+
+def test_matches_pytorch_float64() -> None:
+    random.seed(1337)
+    model = MLP(2, [16, 16, 1])
+    params = model.parameters()
+    X, y = moons_like(B=32, seed=7)
+    loss, grads = compiled(jit(hinge(model)), [X, y], params)
+    Ws = [
+        torch.tensor([[w.data for w in n.w] for n in lay.neurons], dtype=torch.float64)
+        for lay in model.layers
+    ]
+    bs = [
+        torch.tensor([n.b.data for n in lay.neurons], dtype=torch.float64) for lay in model.layers
+    ]
+    for t in Ws + bs:
+        t.requires_grad_()
+    h = torch.tensor(X)
+    for k, (W, b) in enumerate(zip(Ws, bs)):
+        h = h @ W.T + b
+        h = torch.relu(h) if k < 2 else h
+    t_loss = torch.relu(1 - torch.tensor(y) * h.squeeze(1)).mean()
+    t_loss.backward()
+    want = []
+    for W, b in zip(Ws, bs):
+        for row, bi in zip(W.grad.tolist(), b.grad.tolist()):
+            want += row + [bi]
+    assert close(loss, t_loss.item())
+    assert_close(grads, want)
+
+
+def test_nested_per_sample_inputs_and_dot_with_inputs_as_weights() -> None:
+    w = [Value(0.3), Value(-1.2), Value(0.5)]
+    c = Value(0.25)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6, 2, 3))  # each sample: a 2x3 nested list of Values
+
+    def fn(x):  # noqa: ANN001, ANN202
+        a = Value.dot(x[0], w, c)  # the batch on the w side: the swapped fast path
+        b = Value.dot(x[0], x[1], c)  # both sides from the batch: the general path
+        s = Value.sum([x[1][0], x[1][0], a])  # a child twice
+        return a * b + s + Value.dot(w, [x[0][1], x[0][1], 2.0])
+
+    assert_close(compiled(jit(fn), [X], w + [c]), eager(fn, [X], w + [c]))
+
+
+def test_shared_weights_and_repeated_children() -> None:
+    p, q = Value(0.9), Value(-0.4)
+    X = np.linspace(-2, 2, 9).reshape(9, 1)
+
+    def fn(x):  # noqa: ANN001, ANN202
+        h = [Value.dot([p, p], [x[0], x[0]], q), Value.dot([p, q], [x[0], x[0]], p)]
+        return Value.dot([q, p], h, q).tanh() * x[0] * x[0] + p * p
+
+    assert_close(compiled(jit(fn), [X], [p, q]), eager(fn, [X], [p, q]))
+
+
+def test_output_that_does_not_depend_on_the_batch() -> None:
+    p = Value(1.5)
+    X = np.zeros((4, 1))
+    for fn in (lambda x: p, lambda x: p * p + 1, lambda x: x[0]):
+        assert_close(compiled(jit(fn), [X], [p]), eager(fn, [X], [p]))
+
+
+def test_a_captured_intermediate_value_passes_its_gradient_on() -> None:
+    w = Value(0.5)
+    h = (w * 3).tanh()  # built before the call: jit reads its .data, the engine backprops it
+    X = np.arange(1.0, 6.0)
+    fn = lambda x: h * x + w  # noqa: E731
+    f = jit(fn)
+    out = f(X)
+    assert set(out._prev) == {h, w}
+    assert_close(compiled(f, [X], [w]), eager(fn, [X], [w]))
+
+
+def test_nan_and_infinity_follow_the_engine() -> None:
+    p = Value(2.0)
+    X = np.array([math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0])
+    for fn in (
+        lambda x: (x * p).relu(),
+        lambda x: (x * p).tanh() + (x * p).sigmoid(),
+        lambda x: x * p,
+    ):
+        assert_close(compiled(jit(fn, reduce="sum"), [X], [p]), eager(fn, [X], [p], "sum"))
+
+
+# ------------------------------------------------------------------------- composition, API
+
+
+def test_composes_with_eager_code_and_fills_grads_like_the_eager_graph() -> None:
+    random.seed(1337)
+    model = MLP(2, [16, 16, 1])
+    params = model.parameters()
+    X, y = moons_like(B=20)
+    f = jit(hinge(model))
+    for p in params:
+        p.grad = 0.0
+    total = f(X, y) + 1e-4 * sum(p * p for p in params)
+    total.backward()
+    got = [p.grad for p in params]
+    for p in params:
+        p.grad = 0.0
+    scores = [model(values(row)) for row in X.tolist()]
+    losses = [(1 + -yi * si).relu() for yi, si in zip(y.tolist(), scores)]
+    want_total = sum(losses) * (1.0 / len(losses)) + 1e-4 * sum(p * p for p in params)
+    want_total.backward()
+    assert close(total.data, want_total.data)
+    assert_close(got, [p.grad for p in params])
+    # the fused L2 suggested for speed is the same number and gradient
+    fused = f(X, y) + 1e-4 * Value.dot(params, params)
+    assert close(fused.data, want_total.data)
+    assert grad(fused, params[5]) == pytest.approx(params[5].grad, rel=TOL)
+
+
+def test_one_jit_node_with_the_parameters_as_children() -> None:
+    random.seed(0)
+    model = MLP(2, [3, 1])
+    X, y = moons_like(B=4)
+    out = jit(hinge(model))(X, y)
+    assert out._op == "jit"
+    assert out._prev == tuple(model.parameters())
+    assert len(out._local) == len(out._prev)
+
+
+def test_outputs_and_last_outputs() -> None:
+    random.seed(8)
+    model = MLP(2, [4, 1])
+    X, y = moons_like(B=6)
+    f = jit(hinge(model))
+    want = [hinge(model)(values(x), t).data for x, t in zip(X.tolist(), y.tolist())]
+    assert f.last_outputs is None
+    loss = f(X, y)
+    assert_close(list(f.last_outputs), want)
+    assert close(loss.data, sum(want) / 6)
+    scores = jit(lambda x: model(x))
+    assert_close(list(scores.outputs(X)), [model(values(x)).data for x in X.tolist()])
+    assert scores.outputs(X).shape == (6,)
+    assert isinstance(f, Jitted) and "reduce='mean'" in repr(f)
+
+
+def test_integer_arrays_are_accepted() -> None:
+    p = Value(0.5)
+    X = np.array([[1, 2], [3, 4]])
+    fn = lambda x: x[0] * p + x[1]  # noqa: E731
+    assert_close(compiled(jit(fn), [X], [p]), eager(fn, [X.astype(float)], [p]))
+
+
+# ------------------------------------------------------------------------- tracing
+
+
+def counting(fn):  # noqa: ANN001, ANN201
+    calls = []
+
+    def wrapped(*args):  # noqa: ANN002, ANN202
+        calls.append(1)
+        return fn(*args)
+
+    return wrapped, calls
+
+
+def test_parameter_updates_are_picked_up_without_retracing() -> None:
+    random.seed(3)
+    model = MLP(2, [4, 4, 1])
+    params = model.parameters()
+    X, y = moons_like(B=16)
+    fn, calls = counting(hinge(model))
+    f = jit(fn)
+    for step in range(4):
+        assert_close(compiled(f, [X, y], params), eager(hinge(model), [X, y], params))
+        for p in params:
+            p.data -= 0.1 * p.grad
+        if step == 0:
+            traced = len(calls)
+    assert f.traces == 1 and len(calls) == traced
+    f(X[:5], y[:5])  # another batch size: the same program
+    assert f.traces == 1
+
+
+def test_new_per_sample_shapes_retrace() -> None:
+    w = [Value(0.1 * k) for k in range(4)]
+    fn = lambda x: Value.dot(w[: len(x)], x).tanh()  # noqa: E731
+    f = jit(fn)
+    X2, X3 = np.ones((5, 2)), np.ones((5, 3))
+    f(X2)
+    f(X3)
+    assert f.traces == 2
+    f(X2)  # both programs are kept
+    assert f.traces == 2
+    assert_close(compiled(f, [X3], w), eager(fn, [X3], w))
+
+
+def test_python_branching_on_data_is_detected() -> None:
+    p = Value(2.0)
+
+    def branchy(x):  # noqa: ANN001, ANN202
+        return (x * p).tanh() if x.data > 0 else (x * p).relu()
+
+    with pytest.raises(TraceError, match="different graph.*depends on the data"):
+        jit(branchy)(np.array([-1.0, 0.5, 2.0, 3.0]))
+
+
+def test_a_constant_taken_from_data_is_detected() -> None:
+    p = Value(2.0)
+    with pytest.raises(TraceError, match="different graph"):
+        jit(lambda x: x * p * x.data)(np.array([1.0, 2.0, 3.0]))
+
+
+def test_a_graph_that_depends_on_data_only_beyond_the_checked_samples() -> None:
+    # Documented limit: only `check` samples are traced. With check=B every sample is.
+    p = Value(1.0)
+    fn = lambda x: x * p if x.data != 5 else x * p * 2  # noqa: E731
+    X = np.array([1.0, 2.0, 5.0, 3.0, 4.0])
+    with pytest.raises(TraceError):
+        jit(fn, check=5)(X)
+
+
+# ------------------------------------------------------------------------- errors
+
+
+@pytest.fixture
+def f() -> Jitted:
+    p = Value(1.0)
+    return jit(lambda x, y: (x[0] * p - y).relu())
+
+
+def test_empty_batch(f) -> None:  # noqa: ANN001
+    with pytest.raises(ValueError, match="empty batch"):
+        f(np.zeros((0, 2)), np.zeros(0))
+
+
+def test_mismatched_batch_sizes(f) -> None:  # noqa: ANN001
+    with pytest.raises(ValueError, match=r"batch size.*\[3, 4\]"):
+        f(np.zeros((3, 2)), np.zeros(4))
+
+
+@pytest.mark.parametrize("bad", [[[1.0, 2.0]], 3.0, "ab", torch.zeros(3)])
+def test_non_arrays(f, bad) -> None:  # noqa: ANN001
+    with pytest.raises(TypeError, match="argument 0 must be a numpy array"):
+        f(bad, np.zeros(1))
+
+
+def test_other_bad_inputs(f) -> None:  # noqa: ANN001
+    with pytest.raises(TypeError, match="dtype bool"):
+        f(np.zeros((2, 2), dtype=bool), np.zeros(2))
+    with pytest.raises(TypeError, match="dtype complex"):
+        f(np.zeros((2, 2), dtype=complex), np.zeros(2))
+    with pytest.raises(ValueError, match="0-d"):
+        f(np.zeros((2, 2)), np.array(1.0))
+    with pytest.raises(TypeError, match="one array per argument"):
+        f()
+
+
+def test_bad_jit_arguments() -> None:
+    with pytest.raises(TypeError, match="callable"):
+        jit(3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="reduce must be one of"):
+        jit(lambda x: x, reduce="max")
+    with pytest.raises(ValueError, match="check"):
+        jit(lambda x: x, check=1)
+    with pytest.raises(TypeError, match="must return one Value"):
+        jit(lambda x: [x, x])(np.zeros(3))
+
+
+def test_log_of_a_non_positive_sample_names_log_and_the_value() -> None:
+    p = Value(1.0)
+    f = jit(lambda x: (x * p).log())  # traces samples 0, 2 and 4; fails in the replay
+    with pytest.raises(ValueError, match=r"log is defined.*log\(-2\.0\).*batch sample 1"):
+        f(np.array([1.0, -2.0, 3.0, 4.0, 5.0]))
+    with pytest.raises(ValueError, match=r"log\(0\.0\).*tracing batch sample 2"):
+        jit(lambda x: (x * p).log())(np.array([1.0, 3.0, 0.0, 4.0]))
+
+
+def test_exp_overflow() -> None:
+    p = Value(1.0)
+    with pytest.raises(OverflowError, match=r"exp\(800\.0\) overflows.*sample 1"):
+        jit(lambda x: (x * p).exp())(np.array([1.0, 800.0, 2.0]))
+
+
+def test_pow_errors_match_the_engine() -> None:
+    p = Value(1.0)
+    with pytest.raises(ZeroDivisionError, match=r"pow: 0\.0 \*\* -1\.0"):
+        jit(lambda x: (x * p) ** -1)(np.array([1.0, 2.0, 0.0]))
+    with pytest.raises(ValueError, match=r"pow: -4\.0 \*\* 0\.5 is not a real number"):
+        jit(lambda x: (x * p) ** 0.5)(np.array([4.0, 1.0, -4.0]))
+    with pytest.raises(OverflowError, match=r"pow: 1e\+200 \*\* 2\.0 overflows"):
+        jit(lambda x: (x * p) ** 2)(np.array([1.0, 1e200]))
+    with pytest.raises(ValueError, match=r"pow: -2\.0 \*\* 0\.5"):
+        jit(lambda x, e: (x * p) ** e)(np.array([1.0, -2.0]), np.array([2.0, 0.5]))
+
+
+def test_importing_micrograd_jit_does_not_import_numpy() -> None:
+    code = "import sys, micrograd.jit; print('numpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
