@@ -1,0 +1,370 @@
+"""A tiny expression language, and the `micrograd graph` command that draws what it computes.
+
+    micrograd graph "a = 2.0; b = -3.0; e = a*b; L = e*-2"            # text view in the terminal
+    micrograd graph "x = 2.0; w = -3.0; o = tanh(x*w + 6.88)" -o o.svg  # an image (needs Graphviz)
+
+A program is assignments separated by ``;`` or newlines. The right-hand sides use numbers, names
+assigned earlier, ``+ - * / **``, unary ``-``, parentheses and the functions tanh, exp, log, relu
+and sigmoid. Each name labels the Value it is given; the last assignment is the output, and
+backpropagation runs from it. Numbers combine as numbers (``e * -2`` multiplies by the constant
+-2, ``x ** 2`` is the op ``**2``); anything involving a name becomes a node of the graph.
+
+`parse_program` reads the text with `ast` and evaluates only the node types above, one by one,
+without recursion; it never calls eval or exec, so anything else (attribute access, other calls,
+imports, indexing, strings, ...) is a `ProgramError` naming the line and the construct.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import pathlib
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from .engine import Value
+
+FUNCTIONS: dict[str, Callable[[Value], Value]] = {
+    "tanh": Value.tanh,
+    "exp": Value.exp,
+    "log": Value.log,
+    "relu": Value.relu,
+    "sigmoid": Value.sigmoid,
+}
+BINARY_OPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.Pow: lambda a, b: a**b,
+}
+UNARY_OPS: dict[type, Callable[[Any], Any]] = {ast.USub: lambda a: -a, ast.UAdd: lambda a: a}
+LANGUAGE = (
+    "a program is assignments like `x = 2.0` separated by ';' or newlines, using numbers, "
+    "earlier names, + - * / **, unary -, parentheses and tanh/exp/log/relu/sigmoid"
+)
+
+# What to call the constructs the language refuses, so the message says what was written.
+_REFUSED = {
+    ast.Attribute: "attribute access",
+    ast.Subscript: "indexing",
+    ast.Lambda: "lambda",
+    ast.Import: "import",
+    ast.ImportFrom: "import",
+    ast.List: "a list",
+    ast.Tuple: "a tuple",
+    ast.Dict: "a dict",
+    ast.Set: "a set",
+    ast.Compare: "a comparison",
+    ast.BoolOp: "and/or",
+    ast.IfExp: "a conditional expression",
+    ast.JoinedStr: "an f-string",
+    ast.NamedExpr: "the := operator",
+    ast.Starred: "unpacking with *",
+    ast.ListComp: "a comprehension",
+    ast.SetComp: "a comprehension",
+    ast.DictComp: "a comprehension",
+    ast.GeneratorExp: "a generator expression",
+    ast.AugAssign: "augmented assignment (write `x = x + 1`)",
+    ast.AnnAssign: "an annotated assignment",
+}
+_OPERATOR_TEXT = {
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.MatMult: "@",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+    ast.BitAnd: "&",
+    ast.Not: "not",
+    ast.Invert: "~",
+}
+
+
+class ProgramError(ValueError):
+    """A program the expression language does not accept, or whose arithmetic fails."""
+
+
+def _where(node: ast.AST, text: str) -> tuple[str, str]:
+    """('line N: ', ' `the source`') for a message."""
+    snippet = ast.get_source_segment(text, node) or ""
+    snippet = " ".join(snippet.split())
+    if len(snippet) > 40:
+        snippet = snippet[:37] + "..."
+    return f"line {getattr(node, 'lineno', '?')}: ", f" `{snippet}`" if snippet else ""
+
+
+def _refuse(node: ast.AST, text: str, what: str) -> ProgramError:
+    at, snippet = _where(node, text)
+    return ProgramError(f"{at}{what} is not allowed{snippet} ({LANGUAGE})")
+
+
+def _check_expression(expr: ast.expr, text: str) -> None:
+    """Refuse every node type outside the language, before anything is evaluated."""
+    for node in ast.walk(expr):  # breadth-first and iterative
+        if isinstance(node, (ast.expr_context, ast.operator, ast.unaryop)):
+            continue  # judged with the node that holds them
+        if isinstance(node, ast.Constant):
+            value = node.value
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                kind = "a string" if isinstance(value, (str, bytes)) else f"the constant {value!r}"
+                raise _refuse(node, text, kind)
+        elif isinstance(node, ast.Name):
+            pass  # defined or not is known only when evaluating, in order
+        elif isinstance(node, ast.BinOp):
+            if type(node.op) not in BINARY_OPS:
+                raise _refuse(node, text, f"the operator {_OPERATOR_TEXT.get(type(node.op), '?')}")
+        elif isinstance(node, ast.UnaryOp):
+            if type(node.op) not in UNARY_OPS:
+                raise _refuse(node, text, f"the operator {_OPERATOR_TEXT.get(type(node.op), '?')}")
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if not isinstance(func, ast.Name):
+                raise _refuse(node, text, "calling anything but tanh/exp/log/relu/sigmoid")
+            if func.id not in FUNCTIONS:
+                raise _refuse(node, text, f"calling {func.id}()")
+            if node.keywords or len(node.args) != 1 or isinstance(node.args[0], ast.Starred):
+                at, snippet = _where(node, text)
+                raise ProgramError(f"{at}{func.id}() takes exactly one argument{snippet}")
+        else:
+            raise _refuse(node, text, _REFUSED.get(type(node), type(node).__name__))
+
+
+def _number(value: int | float, node: ast.AST, text: str) -> int | float:
+    # An int stays an int, as in Python, so `x ** 2` is the op '**2' (not '**2.0').
+    try:
+        float(value)
+    except OverflowError:
+        at, snippet = _where(node, text)
+        raise ProgramError(f"{at}the number is too large for a float{snippet}") from None
+    return value
+
+
+def _evaluate(expr: ast.expr, names: dict[str, Value], text: str) -> Value | int | float:
+    """Post-order evaluation with an explicit stack: no recursion of our own."""
+    results: list[Value | int | float] = []
+    stack: list[tuple[ast.expr, bool]] = [(expr, False)]
+    while stack:
+        node, ready = stack.pop()
+        if isinstance(node, ast.Constant):
+            results.append(_number(node.value, node, text))
+        elif isinstance(node, ast.Name):
+            if node.id in FUNCTIONS:
+                raise _refuse(node, text, f"using the function {node.id} as a value")
+            if node.id not in names:
+                at, _ = _where(node, text)
+                raise ProgramError(f"{at}the name {node.id!r} is used before it is assigned")
+            results.append(names[node.id])
+        elif not ready:
+            stack.append((node, True))
+            operands = (
+                [node.left, node.right]
+                if isinstance(node, ast.BinOp)
+                else [node.operand]
+                if isinstance(node, ast.UnaryOp)
+                else [node.args[0]]  # a Call, checked to have one positional argument
+            )
+            stack.extend((child, False) for child in reversed(operands))
+        elif isinstance(node, ast.BinOp):
+            b, a = results.pop(), results.pop()
+            if isinstance(a, Value) or isinstance(b, Value):
+                results.append(BINARY_OPS[type(node.op)](a, b))
+            else:  # two numbers: fold them, with the engine's checks (0 ** -1, (-8) ** 0.5)
+                results.append(BINARY_OPS[type(node.op)](Value(a), b).data)
+        elif isinstance(node, ast.UnaryOp):
+            results.append(UNARY_OPS[type(node.op)](results.pop()))
+        else:
+            arg = results.pop()
+            results.append(FUNCTIONS[node.func.id](arg if isinstance(arg, Value) else Value(arg)))
+    return results[0]
+
+
+def parse_program(text: str) -> dict[str, Value]:
+    """Run a program of the expression language; return every assigned name and its Value.
+
+    The dict is in order of assignment, last assigned last: its last value is the program's output.
+    A name labels the Value it is first given (``b = a`` leaves `a`'s label alone). No backward
+    pass is run. Raises `ProgramError` (a ValueError) for anything outside the language and for
+    arithmetic that fails (``log(-1)``, division by zero), naming the line.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"parse_program needs the program as a str, got {type(text).__name__}")
+    try:
+        tree = ast.parse(text, mode="exec")
+    except SyntaxError as exc:
+        at = f"line {exc.lineno}: " if exc.lineno else ""
+        raise ProgramError(f"{at}syntax error: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise ProgramError(
+            "an expression is nested too deeply for Python's parser (about 2,000 terms in one "
+            "chain); split it over several assignments"
+        ) from None
+    except ValueError as exc:  # e.g. a NUL byte in the source
+        raise ProgramError(f"the program cannot be parsed: {exc}") from None
+
+    names: dict[str, Value] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Expr):
+            _check_expression(stmt.value, text)
+            at, snippet = _where(stmt, text)
+            raise ProgramError(f"{at}expected an assignment like `y = ...`, got{snippet}")
+        if not isinstance(stmt, ast.Assign):
+            raise _refuse(
+                stmt, text, _REFUSED.get(type(stmt), f"a {type(stmt).__name__} statement")
+            )
+        if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+            at, snippet = _where(stmt, text)
+            raise ProgramError(f"{at}assign to exactly one name at a time{snippet}")
+        name = stmt.targets[0].id
+        if name in FUNCTIONS:
+            raise _refuse(stmt, text, f"assigning to the function name {name!r}")
+        _check_expression(stmt.value, text)
+        try:
+            value = _evaluate(stmt.value, names, text)
+        except ProgramError:
+            raise
+        except (ArithmeticError, ValueError, TypeError) as exc:  # the engine's own messages
+            raise ProgramError(f"line {stmt.lineno}: {exc}") from None
+        if not isinstance(value, Value):
+            value = Value(value)
+        if not value.label:
+            value.label = name
+        names.pop(name, None)  # a re-assigned name moves to the end: it is the latest output
+        names[name] = value
+    if not names:
+        raise ProgramError(f"the program assigns nothing; {LANGUAGE}")
+    return names
+
+
+# ------------------------------------------------------------------------------ the command line
+
+FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot", ".txt": "txt"}
+
+_DESCRIPTION = """\
+Evaluate a tiny program of assignments (names become labels), run backward from the last
+assignment, and show the computation graph with every node's data and grad.
+
+A program is assignments like `x = 2.0` separated by ';' or newlines, using numbers, earlier
+names, + - * / **, unary -, parentheses and tanh/exp/log/relu/sigmoid. Nothing else is run.
+"""
+
+_EPILOG = """\
+examples:
+  micrograd graph "a = 2.0; b = -3.0; c = 10.0; e = a*b; d = e + c; f = -2.0; L = d*f"
+  micrograd graph "x1 = 2.0; w1 = -3.0; b = 6.88; n = x1*w1 + b; o = tanh(n)" -o neuron.svg
+  echo "x = 3.0; y = x**2 + log(x)" | micrograd graph - -o y.dot
+
+output: without -o the text view is printed (one block per depth from the output; needs
+nothing installed). With -o FILE the graph is written in the format of FILE's extension:
+.svg .png .pdf (need the 'graphviz' Python package and Graphviz's 'dot' program), .dot/.gv
+(the DOT source) or .txt (the text view); add --text to print the text view as well.
+
+exit status: 0 done; 2 the program, an option or the output extension is wrong, or the graph is
+larger than --max-nodes; 1 Graphviz is missing or the file cannot be written.
+"""
+
+
+def add_graph_command(subparsers: Any) -> argparse.ArgumentParser:
+    """Register `micrograd graph` on an argparse subparsers object."""
+    parser = subparsers.add_parser(
+        "graph",
+        help="draw the computation graph of a small expression, with its gradients",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("program", metavar="EXPR", help="the program, or - to read it from stdin")
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the graph to FILE: .svg .png .pdf .dot .gv or .txt, by extension",
+    )
+    parser.add_argument(
+        "--text",
+        action="store_true",
+        help="print the text view (the default when no -o is given)",
+    )
+    parser.add_argument(
+        "--max-nodes",
+        type=int,
+        metavar="N",
+        help="refuse to draw more than N nodes (default 2000); the text view shows at most N "
+        "nodes (default 200)",
+    )
+    parser.add_argument(
+        "--rankdir",
+        choices=("LR", "TB"),
+        default="LR",
+        help="direction of the drawing: LR left to right (default), TB top to bottom",
+    )
+    parser.set_defaults(run=run_graph)
+    return parser
+
+
+def _fail(message: str, status: int) -> int:
+    print(f"micrograd graph: error: {message}", file=sys.stderr)
+    return status
+
+
+def run_graph(args: argparse.Namespace) -> int:
+    """`micrograd graph`: returns the exit status."""
+    from . import viz
+
+    try:
+        program = sys.stdin.read() if args.program == "-" else args.program
+    except UnicodeDecodeError as exc:
+        return _fail(f"the program on stdin is not valid text: {exc}", 2)
+    if args.max_nodes is not None and args.max_nodes < 1:
+        return _fail(f"--max-nodes must be at least 1, got {args.max_nodes}", 2)
+    kind = None
+    if args.output is not None:
+        kind = FORMATS.get(pathlib.Path(args.output).suffix.lower())
+        if kind is None:
+            known = " ".join(FORMATS)
+            return _fail(f"cannot tell the format of {args.output!r}: use one of {known}", 2)
+    try:
+        names = parse_program(program)
+    except ProgramError as exc:
+        return _fail(str(exc), 2)
+    root = next(reversed(names.values()))
+    root.backward()
+
+    text_limit = args.max_nodes or viz.DEFAULT_TEXT_MAX_NODES
+    if kind is None or args.text:
+        sys.stdout.write(viz.render_text(root, max_nodes=text_limit))
+    if kind is None:
+        return 0
+    try:
+        if kind == "txt":
+            data = viz.render_text(root, max_nodes=text_limit).encode()
+        else:
+            graph = viz.draw_dot(
+                root,
+                rankdir=args.rankdir,
+                max_nodes=args.max_nodes or viz.DEFAULT_MAX_NODES,
+            )
+            data = graph.source.encode() if kind == "dot" else graph.pipe(format=kind)
+    except ValueError:  # too many nodes: the only ValueError left once the options are checked
+        limit = args.max_nodes or viz.DEFAULT_MAX_NODES
+        return _fail(
+            f"the graph has more than {limit} nodes; pass --max-nodes N with a larger N to draw "
+            f"it anyway (Graphviz slows down badly past a few thousand), or drop -o for the "
+            f"text view",
+            2,
+        )
+    except viz.DotNotFoundError:
+        return _fail(
+            f"writing {args.output!r} needs Graphviz's 'dot' program, which is not on PATH: "
+            f"{viz.INSTALL_DOT}; a .dot file can be written without it",
+            1,
+        )
+    except ImportError as exc:  # the graphviz Python package
+        return _fail(str(exc), 1)
+    try:
+        pathlib.Path(args.output).write_bytes(data)
+    except OSError as exc:
+        return _fail(f"cannot write {args.output!r}: {exc.strerror or exc}", 1)
+    return 0

@@ -1,0 +1,272 @@
+"""See a computation graph: `trace` lists its nodes and edges, `draw_dot` draws it with Graphviz
+(as in the lecture), `render_text` prints it in a terminal with nothing to install.
+
+    from micrograd.viz import draw_dot, render_text
+    L.backward()
+    draw_dot(L)            # a graphviz.Digraph: shows inline in Jupyter; .render('L') writes a file
+    print(render_text(L))  # one block per depth from L, data and grad of every node
+
+Unlike the lecture's `draw_dot`, the walk is iterative (any depth) and deterministic: nodes are
+numbered in breadth-first order from the root, children in `_prev` order, so the same graph gives
+the same DOT source every time (the lecture used `id()`, which changes from run to run).
+Large graphs are refused rather than handed to Graphviz, which takes minutes on tens of thousands
+of nodes. `draw_dot` needs the `graphviz` Python package (``pip install micrograd-plus[viz]``) and,
+to render, Graphviz's `dot` program (the OS package ``graphviz``).
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from .engine import Value
+
+DEFAULT_MAX_NODES = 2000  # for draw_dot: Graphviz lays out ~2,000 nodes in seconds, not minutes
+DEFAULT_TEXT_MAX_NODES = 200  # for render_text: about what a terminal's scrollback shows usefully
+RANKDIRS = ("LR", "TB", "RL", "BT")
+
+# How an op node is captioned in the drawing: a fused neuron reads better as what it computes.
+OP_CAPTIONS = {"dot": "w·x+b", "sum": "Σ"}
+
+INSTALL_DOT = (
+    "install the OS package 'graphviz' (Debian/Ubuntu: sudo apt install graphviz; "
+    "macOS: brew install graphviz; Windows: winget install graphviz; conda: conda install graphviz)"
+)
+
+
+class DotNotFoundError(RuntimeError):
+    """Graphviz's `dot` program is not on PATH, so a graph cannot be rendered to an image."""
+
+
+# ------------------------------------------------------------------------------------------ walk
+
+
+def _check_root(root: object, what: str) -> None:
+    if not isinstance(root, Value):
+        raise TypeError(f"{what}: root must be a Value, got {type(root).__name__} {root!r}")
+
+
+def _check_limit(max_nodes: object, what: str) -> None:
+    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
+        raise ValueError(f"{what}: max_nodes must be a positive int, got {max_nodes!r}")
+
+
+def _walk(root: Value, limit: int | None = None) -> tuple[list[Value], list[int], bool]:
+    """Breadth-first from `root`: (nodes, depth of each, stopped_early).
+
+    Each node is listed once, at its shallowest depth. With a `limit` the walk stops as soon as it
+    has seen limit + 1 nodes (so a graph of a million nodes is refused in microseconds).
+    """
+    index: dict[Value, int] = {root: 0}  # Values hash by identity
+    nodes, depths = [root], [0]
+    i = 0
+    while i < len(nodes):
+        d = depths[i] + 1
+        for child in nodes[i]._prev:
+            if child not in index:
+                index[child] = len(nodes)
+                nodes.append(child)
+                depths.append(d)
+                if limit is not None and len(nodes) > limit:
+                    return nodes, depths, True
+        i += 1
+    return nodes, depths, False
+
+
+def trace(
+    root: Value, max_nodes: int | None = None
+) -> tuple[list[Value], list[tuple[Value, Value]]]:
+    """All nodes `root` depends on and the edges between them, as in the lecture's `trace`.
+
+    Returns lists, not sets, in a fixed order: nodes breadth-first from `root` (``nodes[0] is
+    root``); edges ``(child, parent)`` for each parent in node order and each child in `_prev`
+    order (a child used twice, as in ``a * a``, gives two edges). With `max_nodes`, a ValueError
+    if the graph has more nodes than that.
+    """
+    _check_root(root, "trace")
+    if max_nodes is not None:
+        _check_limit(max_nodes, "trace")
+    nodes, _, over = _walk(root, max_nodes)
+    if over:
+        raise ValueError(_too_large("trace", max_nodes))
+    edges = [(child, v) for v in nodes for child in v._prev]
+    return nodes, edges
+
+
+def _too_large(what: str, limit: int | None) -> str:
+    return (
+        f"{what}: the graph has more than {limit} nodes (the walk stopped at {limit + 1}); "
+        f"pass max_nodes= a larger number to draw it anyway (Graphviz slows down badly past a "
+        f"few thousand nodes), or look at it with render_text()"
+    )
+
+
+# --------------------------------------------------------------------------------------- numbers
+
+
+def _fixed(x: float) -> str:
+    """4 decimals, as the lecture prints; scientific notation where that would be a wall."""
+    if math.isfinite(x) and abs(x) >= 1e12:
+        return f"{x:.4e}"
+    return f"{x:.4f}"
+
+
+def _short(x: float) -> str:
+    """An operand's value, short (as the Go article prints it: -3.2, 2, 1.68)."""
+    return f"{x:.6g}"
+
+
+# ------------------------------------------------------------------------------------- graphviz
+
+
+def _import_graphviz() -> ModuleType:
+    try:
+        import graphviz
+    except ImportError as exc:
+        raise ImportError(
+            "drawing a graph needs the 'graphviz' Python package: pip install "
+            "micrograd-plus[viz] (render_text() needs nothing)"
+        ) from exc
+    return graphviz
+
+
+_GRAPH_CLASSES: dict[ModuleType, type] = {}
+
+
+def _graph_class(graphviz: ModuleType) -> type:
+    """graphviz.Digraph whose rendering methods explain how to install `dot` when it is missing."""
+    cls = _GRAPH_CLASSES.get(graphviz)
+    if cls is not None:
+        return cls
+
+    def guarded(name: str) -> Callable[..., Any]:
+        method = getattr(graphviz.Digraph, name)
+
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if shutil.which("dot") is None:
+                raise DotNotFoundError(_no_dot_message())
+            try:
+                return method(self, *args, **kwargs)
+            except graphviz.ExecutableNotFound as exc:
+                raise DotNotFoundError(_no_dot_message()) from exc
+
+        wrapper.__name__ = wrapper.__qualname__ = name
+        wrapper.__doc__ = method.__doc__
+        return wrapper
+
+    # Jupyter's display goes through pipe(), so it is covered too.
+    methods = {n: guarded(n) for n in ("pipe", "render", "view", "unflatten")}
+    cls = type("ComputationGraph", (graphviz.Digraph,), {**methods, "__module__": __name__})
+    _GRAPH_CLASSES[graphviz] = cls
+    return cls
+
+
+def _no_dot_message() -> str:
+    return (
+        f"rendering the graph needs Graphviz's 'dot' program, which is not on PATH: "
+        f"{INSTALL_DOT}. The DOT text is still available as .source"
+    )
+
+
+def _record_text(text: str) -> str:
+    # Braces, bars and angle brackets structure a record label; a backslash starts an escape.
+    text = text.replace("\\", "\\\\").replace("\n", " ").replace("\r", " ")
+    for ch in "{}|<>":
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
+def draw_dot(
+    root: Value,
+    format: str = "svg",
+    rankdir: str = "LR",
+    max_nodes: int = DEFAULT_MAX_NODES,
+) -> Any:
+    """The graph behind `root` as a `graphviz.Digraph`, drawn as in the lecture.
+
+    Each Value is a record ``{ label | data 2.0000 | grad 6.0000 }``; each op is a small ellipse
+    between its operands and its result (a fused neuron's `dot` reads ``w·x+b``). `format` is the
+    image format for ``.render()`` / ``.pipe()``, `rankdir` the direction ('LR' left to right,
+    'TB' top to bottom). Graphs of more than `max_nodes` Values are refused with a ValueError.
+
+    Rendering (``.pipe()``, ``.render()``, Jupyter's display) raises `DotNotFoundError`, a
+    RuntimeError, if Graphviz's `dot` program is not installed; ``.source`` always works.
+    """
+    _check_root(root, "draw_dot")
+    _check_limit(max_nodes, "draw_dot")
+    if rankdir not in RANKDIRS:
+        raise ValueError(f"draw_dot: rankdir must be one of {', '.join(RANKDIRS)}, got {rankdir!r}")
+    graphviz = _import_graphviz()
+    nodes, _, over = _walk(root, max_nodes)
+    if over:
+        raise ValueError(_too_large("draw_dot", max_nodes))
+
+    dot = _graph_class(graphviz)(format=format, graph_attr={"rankdir": rankdir})
+    ids = {v: f"v{i}" for i, v in enumerate(nodes)}
+    for v in nodes:
+        uid = ids[v]
+        label = f"{{ {_record_text(v.label)} | data {_fixed(v.data)} | grad {_fixed(v.grad)} }}"
+        dot.node(name=uid, label=label, shape="record")
+        if v._op:
+            caption = OP_CAPTIONS.get(v._op, v._op)
+            dot.node(name=uid + "op", label=caption, shape="ellipse", fontsize="11", margin="0.02")
+            dot.edge(uid + "op", uid)
+    for v in nodes:
+        # An op node sits between the operands and the result; a node built by hand with children
+        # but no op gets its edges directly.
+        target = ids[v] + "op" if v._op else ids[v]
+        for child in v._prev:
+            dot.edge(ids[child], target)
+    return dot
+
+
+# ------------------------------------------------------------------------------------------ text
+
+MAX_OPERANDS_SHOWN = 8  # a fused neuron has 2n + 1 operands; past this the line gets unreadable
+
+
+def _operands(v: Value) -> str:
+    shown = [c.label or _short(c.data) for c in v._prev[:MAX_OPERANDS_SHOWN]]
+    extra = len(v._prev) - len(shown)
+    if extra > 0:
+        shown.append(f"… {extra} more")
+    return " ".join(shown)
+
+
+def render_text(root: Value, max_nodes: int = DEFAULT_TEXT_MAX_NODES) -> str:
+    """The graph behind `root` as text: one block per depth from the root, dashed lines between.
+
+    In the spirit of the Go article's `DisplayGraph`; each node appears once, at its shallowest
+    depth, as ``label | data 4.0000 | grad -2.0000 | prev { + [e c] }`` (operands by label, or
+    by value when unlabelled; the label column appears only if some node has a label). At most
+    `max_nodes` nodes are shown, then a line ``… N more nodes``.
+    """
+    _check_root(root, "render_text")
+    _check_limit(max_nodes, "render_text")
+    nodes, depths, _ = _walk(root)  # the whole graph, to say how many nodes are not shown
+    shown = nodes[:max_nodes]
+    width = max((len(v.label) for v in shown), default=0)
+
+    lines: list[str] = []
+    for v in shown:
+        line = f"data {_fixed(v.data)} | grad {_fixed(v.grad)}"
+        if v._prev:
+            line += f" | prev {{ {v._op or '?'} [{_operands(v)}] }}"
+        if width:
+            line = f"{v.label.ljust(width)} | {line}"
+        lines.append(line)
+    rule = "-" * max(len(line) for line in lines)
+
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        if i and depths[i] != depths[i - 1]:
+            out.append(rule)
+        out.append(line)
+    out.append(rule)
+    hidden = len(nodes) - len(shown)
+    if hidden:
+        out.append(f"… {hidden} more nodes (raise max_nodes, or --max-nodes, to see them)")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,305 @@
+"""micrograd.viz: trace, draw_dot (DOT source and rendered SVG) and the text view.
+
+Exact values come from the lecture's examples (seeds 002/003): L = (a*b + c)*f and the tanh neuron.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from micrograd.engine import Value
+from micrograd.nn import MLP, Neuron
+from micrograd.viz import DotNotFoundError, draw_dot, render_text, trace
+
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is missing")
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def lecture_L() -> tuple[Value, dict[str, Value]]:
+    a = Value(2.0, label="a")
+    b = Value(-3.0, label="b")
+    c = Value(10.0, label="c")
+    e = a * b
+    e.label = "e"
+    d = e + c
+    d.label = "d"
+    f = Value(-2.0, label="f")
+    L = d * f
+    L.label = "L"
+    L.backward()
+    return L, dict(a=a, b=b, c=c, e=e, d=d, f=f, L=L)
+
+
+def lecture_neuron() -> Value:
+    x1, x2 = Value(2.0, label="x1"), Value(0.0, label="x2")
+    w1, w2 = Value(-3.0, label="w1"), Value(1.0, label="w2")
+    b = Value(6.8813735870195432, label="b")
+    n = x1 * w1 + x2 * w2 + b
+    n.label = "n"
+    o = n.tanh()
+    o.label = "o"
+    o.backward()
+    return o
+
+
+def chain(length: int) -> Value:
+    v = Value(1.0, label="x")
+    for _ in range(length):
+        v = v + 1.0
+    return v
+
+
+def svg_texts(svg: bytes) -> list[str]:
+    root = ET.fromstring(svg)
+    return [t.text or "" for t in root.iter(f"{SVG}text")]
+
+
+# ------------------------------------------------------------------------------------------ trace
+
+
+def test_trace_lists_nodes_breadth_first_and_edges_child_to_parent() -> None:
+    L, v = lecture_L()
+    nodes, edges = trace(L)
+    assert [n.label for n in nodes] == ["L", "d", "f", "e", "c", "a", "b"]
+    assert [(c.label, p.label) for c, p in edges] == [
+        ("d", "L"),
+        ("f", "L"),
+        ("e", "d"),
+        ("c", "d"),
+        ("a", "e"),
+        ("b", "e"),
+    ]
+
+
+def test_trace_keeps_a_repeated_operand_once_as_node_twice_as_edge() -> None:
+    a = Value(3.0, label="a")
+    y = a * a
+    nodes, edges = trace(y)
+    assert nodes == [y, a]
+    assert edges == [(a, y), (a, y)]
+
+
+def test_trace_refuses_over_max_nodes_and_checks_its_arguments() -> None:
+    with pytest.raises(ValueError, match="more than 10 nodes"):
+        trace(chain(50), max_nodes=10)
+    with pytest.raises(TypeError, match="trace: root must be a Value"):
+        trace(2.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_nodes"):
+        trace(Value(1.0), max_nodes=0)
+
+
+def test_trace_is_iterative_on_a_deep_graph() -> None:
+    nodes, edges = trace(chain(100_000))
+    assert len(nodes) == 200_001  # each `+ 1.0` adds the sum and a constant leaf
+    assert len(edges) == 200_000
+
+
+# ------------------------------------------------------------------------------------ draw_dot
+
+
+def test_draw_dot_returns_a_digraph_with_lecture_records() -> None:
+    graphviz = pytest.importorskip("graphviz")
+    L, _ = lecture_L()
+    dot = draw_dot(L)
+    assert isinstance(dot, graphviz.Digraph)
+    assert dot.format == "svg"
+    src = dot.source
+    assert "rankdir=LR" in src
+    for record in (
+        "{ L | data -8.0000 | grad 1.0000 }",
+        "{ d | data 4.0000 | grad -2.0000 }",
+        "{ f | data -2.0000 | grad 4.0000 }",
+        "{ e | data -6.0000 | grad -2.0000 }",
+        "{ c | data 10.0000 | grad -2.0000 }",
+        "{ a | data 2.0000 | grad 6.0000 }",
+        "{ b | data -3.0000 | grad -4.0000 }",
+    ):
+        assert f'label="{record}" shape=record' in src
+    # three op nodes, each between its operands and its result
+    assert src.count("shape=ellipse") == 3
+    assert "v0op -> v0" in src and "v1 -> v0op" in src and "v2 -> v0op" in src
+    assert "rankdir=TB" in draw_dot(L, rankdir="TB").source
+
+
+def test_draw_dot_is_deterministic_and_does_not_use_object_ids() -> None:
+    pytest.importorskip("graphviz")
+    first, _ = lecture_L()
+    second, _ = lecture_L()
+    assert draw_dot(first).source == draw_dot(second).source
+    assert str(id(first)) not in draw_dot(first).source
+
+
+def test_draw_dot_shows_a_fused_neuron_as_one_op_node() -> None:
+    pytest.importorskip("graphviz")
+    neuron = Neuron(3, activation="tanh", fused=True)
+    out = neuron([1.0, 2.0, 3.0])
+    src = draw_dot(out).source
+    assert src.count('label="w·x+b"') == 1
+    assert src.count("shape=ellipse") == 2  # w·x+b and tanh
+    assert src.count("-> v1op") == 7  # 3 weights, 3 inputs and the bias feed the one dot node
+
+
+def test_draw_dot_escapes_record_syntax_in_labels() -> None:
+    pytest.importorskip("graphviz")
+    v = Value(1.0, label="{a|b}<c>")
+    assert "\\{a\\|b\\}\\<c\\>" in draw_dot(v).source
+
+
+@needs_dot
+def test_rendered_svg_holds_labels_and_values() -> None:
+    o = lecture_neuron()
+    texts = svg_texts(draw_dot(o).pipe("svg"))
+    for expected in (
+        "o",
+        "data 0.7071",
+        "grad 1.0000",
+        "n",
+        "data 0.8814",
+        "grad 0.5000",
+        "x1",
+        "grad -1.5000",
+        "w1",
+        "x2",
+        "w2",
+        "grad 0.0000",
+        "tanh",
+        "*",
+        "+",
+    ):
+        assert expected in texts, expected
+    root = ET.fromstring(draw_dot(o).pipe("svg"))
+    groups = [g for g in root.iter(f"{SVG}g") if g.get("class") == "node"]
+    assert len(groups) == 10 + 5  # ten Values, five ops
+
+
+@needs_dot
+def test_draw_dot_renders_an_mlp() -> None:
+    net = MLP(3, [4, 4, 1])
+    out = net([1.0, -2.0, 0.5])
+    out.backward()
+    texts = svg_texts(draw_dot(out).pipe("svg"))
+    assert texts.count("w·x+b") == 9 and texts.count("ReLU") == 8
+
+
+def test_draw_dot_refuses_a_large_graph_and_says_how_to_raise_the_limit() -> None:
+    pytest.importorskip("graphviz")
+    big = chain(100_000)  # 200,001 nodes: refused after counting 2,001 of them
+    with pytest.raises(ValueError, match=r"more than 2000 nodes.*max_nodes="):
+        draw_dot(big)
+    with pytest.raises(ValueError, match="more than 100 nodes"):
+        draw_dot(chain(100), max_nodes=100)
+    assert draw_dot(chain(100), max_nodes=201).source.count("shape=record") == 201
+
+
+def test_draw_dot_checks_its_arguments() -> None:
+    pytest.importorskip("graphviz")
+    with pytest.raises(TypeError, match="draw_dot: root must be a Value"):
+        draw_dot([Value(1.0)])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="rankdir"):
+        draw_dot(Value(1.0), rankdir="sideways")
+    with pytest.raises(ValueError, match="max_nodes"):
+        draw_dot(Value(1.0), max_nodes=-5)
+
+
+def test_missing_dot_program_names_the_os_package(monkeypatch, tmp_path) -> None:
+    pytest.importorskip("graphviz")
+    L, _ = lecture_L()
+    dot = draw_dot(L)
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory: no `dot` anywhere
+    for render in (lambda: dot.pipe(), lambda: dot.render(tmp_path / "g"), dot._repr_mimebundle_):
+        with pytest.raises(DotNotFoundError) as info:
+            render()
+        message = str(info.value)
+        assert "apt install graphviz" in message and "brew install graphviz" in message
+        assert isinstance(info.value, RuntimeError)
+    assert "{ L | data -8.0000 | grad 1.0000 }" in dot.source  # the DOT text needs no program
+
+
+def test_missing_dot_found_by_which(monkeypatch) -> None:
+    pytest.importorskip("graphviz")
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    with pytest.raises(DotNotFoundError, match="apt install graphviz"):
+        draw_dot(Value(1.0, label="x")).pipe()
+
+
+def test_missing_graphviz_package_names_the_pip_extra(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "graphviz", None)  # makes `import graphviz` fail
+    with pytest.raises(ImportError, match=r"pip install micrograd-plus\[viz\]"):
+        draw_dot(Value(1.0))
+    assert "data 1.0000" in render_text(Value(1.0))  # the text view needs nothing
+
+
+# ---------------------------------------------------------------------------------- text view
+
+GOLDEN_L = """\
+L | data -8.0000 | grad 1.0000 | prev { * [d f] }
+--------------------------------------------------
+d | data 4.0000 | grad -2.0000 | prev { + [e c] }
+f | data -2.0000 | grad 4.0000
+--------------------------------------------------
+e | data -6.0000 | grad -2.0000 | prev { * [a b] }
+c | data 10.0000 | grad -2.0000
+--------------------------------------------------
+a | data 2.0000 | grad 6.0000
+b | data -3.0000 | grad -4.0000
+--------------------------------------------------
+"""
+
+
+def test_text_view_of_the_lecture_example_is_exact() -> None:
+    L, _ = lecture_L()
+    assert render_text(L) == GOLDEN_L
+
+
+def test_text_view_without_labels_shows_operands_by_value() -> None:
+    # The Go article's double(x) loss (ypred - y)**2 at w = 1.68: its loss 0.4096 at step 1.
+    # By hand: w*x = 3.36, + y*-1 = -0.64, squared 0.4096; d/d(sum) = 2 * -0.64 = -1.28, so
+    # dw = -1.28 * x = -2.56, dx = -1.28 * w = -2.1504, dy = -1.28 * -1 = 1.28, d(-1) = -5.12.
+    w, x, y = Value(1.68), Value(2.0), Value(4.0)
+    loss = (w * x + y * -1.0) ** 2
+    loss.backward()
+    RULE = "-" * 50  # as wide as the widest line
+    assert render_text(loss).splitlines() == [
+        "data 0.4096 | grad 1.0000 | prev { **2 [-0.64] }",
+        RULE,
+        "data -0.6400 | grad -1.2800 | prev { + [3.36 -4] }",
+        RULE,
+        "data 3.3600 | grad -1.2800 | prev { * [1.68 2] }",
+        "data -4.0000 | grad -1.2800 | prev { * [4 -1] }",
+        RULE,
+        "data 1.6800 | grad -2.5600",
+        "data 2.0000 | grad -2.1504",
+        "data 4.0000 | grad 1.2800",
+        "data -1.0000 | grad -5.1200",
+        RULE,
+    ]
+
+
+def test_text_view_truncates_with_a_count_of_what_is_left() -> None:
+    text = render_text(chain(50), max_nodes=10)
+    lines = text.splitlines()
+    assert lines[-1].startswith("… 91 more nodes")
+    assert sum(line.startswith("data") for line in lines) == 10
+    assert "… 0 more" not in render_text(chain(3))
+
+
+def test_text_view_of_a_deep_graph_is_iterative() -> None:
+    text = render_text(chain(200_000))  # 400,001 nodes, 200 shown
+    assert text.splitlines()[-1].startswith("… 399801 more nodes")
+
+
+def test_text_view_lists_many_operands_briefly() -> None:
+    out = Value.dot([Value(1.0) for _ in range(10)], [Value(2.0) for _ in range(10)], 0.5)
+    first = render_text(out, max_nodes=1).splitlines()[0]
+    assert first == "data 20.5000 | grad 0.0000 | prev { dot [1 1 1 1 1 1 1 1 … 13 more] }"
+
+
+def test_text_view_checks_its_arguments() -> None:
+    with pytest.raises(TypeError, match="render_text: root must be a Value"):
+        render_text("L")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_nodes"):
+        render_text(Value(1.0), max_nodes=0)
