@@ -11,6 +11,7 @@ Public API:
     Module, Neuron, Layer, MLP                                          (micrograd.nn)
     gradcheck, numerical_grad          central finite differences (micrograd.gradcheck)
     jit                 trace per-sample code once, replay it on a batch (micrograd.jit)
+    micrograd.viz       trace, draw_dot, render_text: see the computation graph
 """
 
 from .engine import Value, grad
