@@ -34,6 +34,21 @@ class Module:
     def parameters(self) -> list[Value]:
         return []
 
+    def save(self, path: str) -> None:
+        """Write this model (architecture and weights) to `path` as JSON, atomically.
+
+        See `micrograd.io`; ``MLP.load(path)`` reads it back with bit-identical weights.
+        """
+        from .io import save  # io.py, not nn.py, knows the file format
+
+        save(self, path)
+
+    def to_torch(self) -> object:
+        """A float64 `torch.nn.Sequential` computing the same function (needs PyTorch)."""
+        from .io import to_torch
+
+        return to_torch(self)
+
 
 class Neuron(Module):
     """activation(w · x + b): `nin` weights drawn uniformly from [-1, 1], bias 0.
@@ -146,3 +161,10 @@ class MLP(Module):
 
     def __repr__(self) -> str:
         return f"MLP of [{', '.join(str(layer) for layer in self.layers)}]"
+
+    @classmethod
+    def load(cls, path: str) -> MLP:
+        """The MLP saved at `path` by `save` (a ValueError says what is wrong with a bad file)."""
+        from .io import load
+
+        return load(path)

@@ -1,0 +1,190 @@
+"""Loss functions built from `Value` ops, so their gradients come from backprop for free.
+
+Each loss takes a batch as lists (predictions as Values or numbers, targets as numbers) and
+returns one `Value`, the mean over the batch unless ``reduction='sum'``:
+
+    mse(preds, targets)                        mean of (p - t)**2 (the lecture uses the sum)
+    hinge(scores, ys)                          karpathy's SVM max-margin loss, ys in {-1, +1}
+    binary_cross_entropy_with_logits(z, t)     t in {0, 1} (or a probability); stable for |z| huge
+    cross_entropy(logits, targets)             softmax cross-entropy, one list of logits per
+                                               sample, targets are class indices; stable
+    l2(parameters, alpha)                      alpha * sum(p*p), karpathy's regularisation
+
+plus `logsumexp`, `softmax` and `log_softmax` for one list of logits. The stable forms are exact
+rewrites, not fudges (log-sum-exp shifted by the largest logit; softplus through -|x|), built from
+relu, exp and log without branching on values: logits of ±1000 neither overflow nor lose their
+gradient, and every sample gets the same graph. Values and gradients are tested against PyTorch
+(float64). Targets are data: numbers, or Values used as they are (no checks, gradients flow).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable, Sequence
+
+from .engine import Operand, Value
+
+REDUCTIONS = ("mean", "sum")
+
+
+def _value(x: Operand, what: str) -> Value:
+    if isinstance(x, Value):
+        return x
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{what}: expected a Value or a real number, got {type(x).__name__} {x!r}")
+    return Value(float(x))
+
+
+def _target(t: object, what: str) -> float | Value:
+    """A target as a float (checked), or a Value as it is (e.g. a placeholder being traced)."""
+    if isinstance(t, Value):
+        return t
+    if isinstance(t, bool) or not isinstance(t, numbers.Real):
+        raise TypeError(f"{what}: targets must be real numbers, got {type(t).__name__} {t!r}")
+    return float(t)
+
+
+def _pairs(preds: Sequence, targets: Sequence, what: str) -> list[tuple]:
+    preds, targets = list(preds), list(targets)
+    if len(preds) != len(targets):
+        raise ValueError(
+            f"{what}: got {len(preds)} predictions but {len(targets)} targets (need one each)"
+        )
+    if not preds:
+        raise ValueError(f"{what}: the batch is empty")
+    return list(zip(preds, targets))
+
+
+def _reduce(terms: list[Value], reduction: str, what: str) -> Value:
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"{what}: reduction must be 'mean' or 'sum', got {reduction!r}")
+    total = Value.sum(terms)
+    # Multiply by 1/n rather than divide: karpathy's `sum(losses) * (1.0 / len(losses))`, so the
+    # demo reproduces his numbers bit for bit.
+    return total if reduction == "sum" else total * (1.0 / len(terms))
+
+
+def mse(preds: Sequence[Operand], targets: Sequence[Operand], reduction: str = "mean") -> Value:
+    """Mean squared error: mean of (pred - target)**2 (``reduction='sum'``: the lecture's sum)."""
+    terms = [
+        (_value(p, "mse") - _target(t, "mse")) ** 2 for p, t in _pairs(preds, targets, "mse")
+    ]
+    return _reduce(terms, reduction, "mse")
+
+
+def hinge(scores: Sequence[Operand], ys: Sequence[Operand], reduction: str = "mean") -> Value:
+    """The SVM max-margin loss of karpathy's demo: mean of ``(1 + -y*score).relu()``, y = ±1.
+
+    Zero once every score is on the right side of 0 by a margin of 1.
+    """
+    terms = []
+    for s, y in _pairs(scores, ys, "hinge"):
+        yv = _target(y, "hinge")
+        if not isinstance(yv, Value) and yv not in (-1.0, 1.0):
+            raise ValueError(f"hinge: labels must be -1 or +1, got {y!r}")
+        terms.append((1 + -yv * _value(s, "hinge")).relu())
+    return _reduce(terms, reduction, "hinge")
+
+
+def softplus(x: Operand) -> Value:
+    """log(1 + e^x), without overflow, as ``relu(x) + log(1 + exp(-|x|))``.
+
+    -|x| is written ``x - 2*relu(x)``: exact, never positive (so exp cannot overflow), and, with
+    relu'(0) = 0, its slope at 0 is +1, which makes the gradient at x = 0 the right 0.5.
+    No branch on the value: the same graph for every x (so `micrograd.jit` can trace it).
+    """
+    x = _value(x, "softplus")
+    r = x.relu()
+    return r + (1 + (x - 2 * r).exp()).log()
+
+
+def binary_cross_entropy_with_logits(
+    logits: Sequence[Operand], targets: Sequence[Operand], reduction: str = "mean"
+) -> Value:
+    """-[t log σ(z) + (1-t) log(1 - σ(z))], computed as softplus(z) - t*z (never log of 0).
+
+    `targets` are 0/1 labels (or probabilities in [0, 1]); PyTorch's `BCEWithLogitsLoss`.
+    """
+    terms = []
+    for z, t in _pairs(logits, targets, "binary_cross_entropy_with_logits"):
+        tv = _target(t, "binary_cross_entropy_with_logits")
+        if not isinstance(tv, Value) and not 0.0 <= tv <= 1.0:
+            raise ValueError(
+                f"binary_cross_entropy_with_logits: targets must be in [0, 1], got {t!r}"
+            )
+        z = _value(z, "binary_cross_entropy_with_logits")
+        terms.append(softplus(z) - tv * z)
+    return _reduce(terms, reduction, "binary_cross_entropy_with_logits")
+
+
+def _running_max(zs: list[Value]) -> Value:
+    # max(a, b) = a + relu(b - a), as a graph: the same ops whatever the values. Its exact value
+    # does not matter (the identity below holds for any m); it only keeps exp() from overflowing.
+    m = zs[0]
+    for z in zs[1:]:
+        m = m + (z - m).relu()
+    return m
+
+
+def logsumexp(logits: Sequence[Operand]) -> Value:
+    """log(sum(exp(z_i))), computed as m + log(sum(exp(z_i - m))) with m = max z_i.
+
+    The identity holds for any m, so the gradient is softmax(z) (up to rounding); choosing the max
+    makes every exp() at most 1, so logits of ±1000 are fine.
+    """
+    zs = [_value(z, "logsumexp") for z in logits]
+    if not zs:
+        raise ValueError("logsumexp: needs at least one logit, got none")
+    m = _running_max(zs)
+    return Value.sum([(z - m).exp() for z in zs]).log() + m
+
+
+def log_softmax(logits: Sequence[Operand]) -> list[Value]:
+    """z_i - logsumexp(z), for each i (stable)."""
+    zs = [_value(z, "log_softmax") for z in logits]
+    lse = logsumexp(zs)
+    return [z - lse for z in zs]
+
+
+def softmax(logits: Sequence[Operand]) -> list[Value]:
+    """exp(z_i) / sum(exp(z_j)): probabilities that sum to 1 (stable: the max is subtracted)."""
+    zs = [_value(z, "softmax") for z in logits]
+    if not zs:
+        raise ValueError("softmax: needs at least one logit, got none")
+    m = _running_max(zs)
+    es = [(z - m).exp() for z in zs]
+    total = Value.sum(es)
+    return [e / total for e in es]
+
+
+def cross_entropy(
+    logits: Sequence[Sequence[Operand]], targets: Sequence[int], reduction: str = "mean"
+) -> Value:
+    """Softmax cross-entropy: mean over samples of logsumexp(z) - z[target].
+
+    `logits` holds one list of class scores per sample (e.g. ``model.outputs(x)``), `targets`
+    the index of the right class; PyTorch's `F.cross_entropy`.
+    """
+    terms = []
+    for z, t in _pairs(logits, targets, "cross_entropy"):
+        if isinstance(z, (Value, numbers.Number)):
+            raise TypeError(
+                f"cross_entropy: each sample needs a list of class logits, got {z!r} "
+                f"(for one output per sample use binary_cross_entropy_with_logits)"
+            )
+        zs = [_value(zi, "cross_entropy") for zi in z]
+        if isinstance(t, bool) or not isinstance(t, numbers.Integral) or not 0 <= t < len(zs):
+            raise ValueError(
+                f"cross_entropy: target must be a class index in [0, {len(zs)}), got {t!r}"
+            )
+        terms.append(logsumexp(zs) - zs[int(t)])
+    return _reduce(terms, reduction, "cross_entropy")
+
+
+def l2(parameters: Iterable[Value], alpha: float = 1e-4) -> Value:
+    """L2 regularisation, ``alpha * sum(p*p)`` (karpathy's demo uses alpha = 1e-4)."""
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or alpha < 0:
+        raise ValueError(f"l2: alpha must be a non-negative number, got {alpha!r}")
+    ps = list(parameters)
+    # p*p, not p**2: the same graph as karpathy's, so gradients accumulate in the same order.
+    return alpha * Value.sum([p * p for p in ps])

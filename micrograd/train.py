@@ -1,0 +1,237 @@
+"""`fit`: a training loop with a progress bar and a history of loss and accuracy.
+
+`fit` is a convenience, not a framework. It runs the loop you would write by hand, the lecture's
+loop, which stays first-class and is often clearer in a notebook::
+
+    opt = optim.SGD(model.parameters(), lr=0.05)
+    for k in range(100):
+        scores = [model(x) for x in X]                               # forward
+        loss = losses.hinge(scores, y) + losses.l2(model.parameters(), 1e-4)
+        opt.zero_grad()                                              # grads accumulate: reset
+        loss.backward()                                              # backward
+        opt.step()                                                   # update
+
+With `fit` the same is ``fit(model, X, y, loss='hinge', alpha=1e-4, optimizer=opt, steps=100)``.
+Each step is one call of a *step function* ``step_fn(X_batch, y_batch) -> (loss, accuracy)``
+that leaves the gradients in every parameter's ``.grad``; `make_step` builds the eager one, and a
+faster engine (e.g. a compiled one) can be passed in its place.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from . import data
+from . import losses as L
+from .engine import Value
+from .nn import Module
+from .optim import SGD, LambdaLR, Optimizer
+
+StepFn = Callable[[Sequence, Sequence], tuple[float, float]]
+LossFn = Callable[[list, Sequence], Value]
+
+LOSSES: dict[str, LossFn] = {
+    "hinge": L.hinge,
+    "mse": L.mse,
+    "bce": L.binary_cross_entropy_with_logits,
+    "cross_entropy": L.cross_entropy,
+}
+
+
+@dataclass
+class History:
+    """What happened during `fit`, one entry per step (loss and accuracy on that step's batch,
+    measured before the step's update, as in karpathy's demo)."""
+
+    loss: list[float] = field(default_factory=list)
+    accuracy: list[float] = field(default_factory=list)
+    lr: list[float] = field(default_factory=list)
+    test_accuracy: list[tuple[int, float]] = field(default_factory=list)  # (step, acc), if measured
+    seconds: float = 0.0  # wall time of the whole loop
+
+    @property
+    def final_loss(self) -> float:
+        return self.loss[-1] if self.loss else math.nan
+
+    @property
+    def final_accuracy(self) -> float:
+        return self.accuracy[-1] if self.accuracy else math.nan
+
+
+def _sign_accuracy(outputs: list, targets: Sequence) -> float:
+    """Share of outputs on the same side of 0 as their ±1 targets."""
+    hits = [(float(t) > 0) == (_data(o) > 0) for o, t in zip(outputs, targets)]
+    return sum(hits) / len(hits)
+
+
+def _bce_accuracy(outputs: list, targets: Sequence) -> float:
+    hits = [(float(t) > 0.5) == (_data(o) > 0) for o, t in zip(outputs, targets)]
+    return sum(hits) / len(hits)
+
+
+def _argmax_accuracy(outputs: list, targets: Sequence) -> float:
+    hits = [argmax(o) == t for o, t in zip(outputs, targets)]
+    return sum(hits) / len(hits)
+
+
+ACCURACIES: dict[str, Callable[[list, Sequence], float]] = {
+    "hinge": _sign_accuracy,
+    "mse": _sign_accuracy,
+    "bce": _bce_accuracy,
+    "cross_entropy": _argmax_accuracy,
+}
+
+
+def _data(o: Any) -> float:
+    return o.data if isinstance(o, Value) else float(o)
+
+
+def argmax(outputs: Sequence) -> int:
+    """Index of the largest output (first one on ties): the predicted class."""
+    vals = [_data(o) for o in outputs]
+    return max(range(len(vals)), key=vals.__getitem__)
+
+
+def _resolve_loss(loss: str | LossFn) -> tuple[LossFn, str | None]:
+    if callable(loss):
+        return loss, None
+    if loss not in LOSSES:
+        raise ValueError(f"unknown loss {loss!r}; choose one of {', '.join(LOSSES)} or a function")
+    return LOSSES[loss], loss
+
+
+def make_step(
+    model: Module,
+    loss: str | LossFn = "hinge",
+    alpha: float = 0.0,
+    accuracy: Callable[[list, Sequence], float] | None = None,
+) -> StepFn:
+    """The eager step function: forward every sample, loss (+ ``alpha * sum(p*p)`` when alpha >
+    0), zero the grads, backward. Returns ``step(X_batch, y_batch) -> (loss, accuracy)``."""
+    loss_fn, name = _resolve_loss(loss)
+    if accuracy is None:
+        accuracy = ACCURACIES.get(name or "", _sign_accuracy)
+    params = model.parameters()
+
+    def step(Xb: Sequence, yb: Sequence) -> tuple[float, float]:
+        outputs = [model(x) for x in Xb]
+        total = loss_fn(outputs, yb)
+        if alpha:
+            total = total + L.l2(params, alpha)
+        model.zero_grad()
+        total.backward()
+        return total.data, accuracy(outputs, yb)
+
+    return step
+
+
+def evaluate(
+    model: Module,
+    X: Sequence,
+    y: Sequence,
+    accuracy: str | Callable[[list, Sequence], float] = "hinge",
+) -> float:
+    """Accuracy of `model` on (X, y), forward only. `accuracy` is a loss name (which picks the
+    matching rule: sign for hinge/mse, logit > 0 for bce, argmax for cross_entropy) or a
+    function ``(outputs, targets) -> float``."""
+    if isinstance(accuracy, str):
+        if accuracy not in ACCURACIES:
+            raise ValueError(f"evaluate: unknown accuracy rule {accuracy!r}")
+        accuracy = ACCURACIES[accuracy]
+    return accuracy([model(x) for x in X], y)
+
+
+def _steps(steps: object) -> int:
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+        raise ValueError(f"fit: steps must be an int >= 0, got {steps!r}")
+    return steps
+
+
+def fit(
+    model: Module,
+    X: Sequence,
+    y: Sequence,
+    loss: str | LossFn = "hinge",
+    optimizer: Optimizer | None = None,
+    steps: int = 100,
+    batch_size: int | None = None,
+    alpha: float = 0.0,
+    scheduler: LambdaLR | None = None,
+    progress: bool = True,
+    seed: int | None = 0,
+    step_fn: StepFn | None = None,
+    callback: Callable[[int, History], None] | None = None,
+    file: IO[str] | None = None,
+) -> History:
+    """Train `model` on (X, y) for `steps` optimisation steps; return the `History`.
+
+    loss        'hinge' (labels ±1), 'mse', 'bce' (logits, labels 0/1), 'cross_entropy'
+                (one list of logits per sample, labels are class indices), or a function
+                ``(outputs, targets) -> Value``
+    optimizer   an `optim` optimizer; default SGD(lr=0.05) over ``model.parameters()``
+    batch_size  None: the full batch every step; else shuffled minibatches, epoch after epoch
+    alpha       L2 regularisation strength (karpathy's demo: 1e-4)
+    scheduler   an `optim.LambdaLR`/`LinearDecay`, stepped after each optimizer step
+    progress    a tqdm bar when tqdm is installed, else a line every 10% of the steps
+    step_fn     replaces the eager forward/backward (see `make_step`)
+    callback    called as ``callback(k, history)`` after each step
+    """
+    steps = _steps(steps)
+    if optimizer is None:
+        optimizer = SGD(model.parameters(), lr=0.05)
+    if step_fn is None:
+        step_fn = make_step(model, loss, alpha)
+    file = sys.stderr if file is None else file
+    feed = data.batches(X, y, batch_size, seed=seed)
+    history = History()
+    bar, report = _progress(steps, progress, file)
+    t0 = time.perf_counter()
+    try:
+        for k in range(steps):
+            Xb, yb = next(feed)
+            lr = optimizer.lr
+            value, acc = step_fn(Xb, yb)
+            optimizer.step()
+            if scheduler is not None:
+                scheduler.step()
+            history.loss.append(value)
+            history.accuracy.append(acc)
+            history.lr.append(lr)
+            report(k, value, acc)
+            if callback is not None:
+                callback(k, history)
+    finally:
+        if bar is not None:
+            bar.close()
+    history.seconds = time.perf_counter() - t0
+    return history
+
+
+def _progress(
+    steps: int, enabled: bool, file: IO[str]
+) -> tuple[Any, Callable[[int, float, float], None]]:
+    """A tqdm bar (or None) and a function to report one step to it, or in plain lines."""
+    if not enabled or steps == 0:
+        return None, lambda k, loss, acc: None
+    try:
+        from tqdm import tqdm
+    except ImportError:  # plain lines: pip install micrograd-plus[progress] for a bar
+        every = max(1, steps // 10)
+
+        def plain(k: int, loss: float, acc: float) -> None:
+            if k % every == 0 or k == steps - 1:
+                print(f"step {k + 1}/{steps} loss {loss:.6g} accuracy {acc:.1%}", file=file)
+
+        return None, plain
+    bar = tqdm(total=steps, file=file, desc="training", unit="step", leave=True)
+
+    def update(k: int, loss: float, acc: float) -> None:
+        bar.set_postfix(loss=f"{loss:.4g}", acc=f"{acc:.1%}", refresh=False)
+        bar.update(1)
+
+    return bar, update
