@@ -16,6 +16,7 @@ Public API:
 
 from .engine import Value, grad
 from .gradcheck import gradcheck, numerical_grad
+from .jit import jit  # jit.py imports numpy only when jit() is first called
 from .nn import MLP, Layer, Module, Neuron
 
 __all__ = [
@@ -30,12 +31,3 @@ __all__ = [
     "jit",
 ]
 
-
-def __getattr__(name: str) -> object:
-    # jit needs numpy; import it only when asked for, so `import micrograd` stays stdlib-only.
-    if name == "jit":
-        from .jit import jit
-
-        return jit
-    raise AttributeError(f"module 'micrograd' has no attribute {name!r}")
-__version__ = "0.2.0"

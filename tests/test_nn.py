@@ -129,3 +129,18 @@ def test_engine_and_nn_import_only_the_standard_library() -> None:
                 continue
             for root in roots:
                 assert root in sys.stdlib_module_names or root == "__future__", (name, root)
+
+
+def test_importing_micrograd_imports_no_third_party_package() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, micrograd, micrograd.jit\n"
+        "heavy = {'numpy', 'torch', 'graphviz', 'matplotlib', 'sklearn', 'tqdm'}\n"
+        "heavy &= set(sys.modules)\n"
+        "assert not heavy, heavy\n"
+        "assert callable(micrograd.jit) and micrograd.jit.__name__ == 'jit'\n"
+    )
+    root = pathlib.Path(__file__).resolve().parents[1]
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=root)
