@@ -11,12 +11,13 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+# PYTHONWARNINGS=ignore: setuptools' notes about editable installs are noise for a user.
 $(VENV)/.demo: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e ".[demo]"
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install -q -e ".[demo]"
 	touch $@
 
 $(VENV)/.test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e ".[test]"
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install -q -e ".[test]"
 	touch $@
 
 graphviz:
