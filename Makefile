@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint bench graphviz clean
+.PHONY: demo test bench graphviz clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
