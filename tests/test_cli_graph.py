@@ -15,24 +15,12 @@ import pytest
 
 from micrograd.engine import Value
 from micrograd.expr import ProgramError, parse_program
+from tests.lecture import GOLDEN_L
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is missing")
 
 LECTURE_L = "a = 2.0; b = -3.0; c = 10.0; e = a*b; d = e + c; f = -2.0; L = d*f"
-GOLDEN_L = """\
-L | data -8.0000 | grad 1.0000 | prev { * [d f] }
---------------------------------------------------
-d | data 4.0000 | grad -2.0000 | prev { + [e c] }
-f | data -2.0000 | grad 4.0000
---------------------------------------------------
-e | data -6.0000 | grad -2.0000 | prev { * [a b] }
-c | data 10.0000 | grad -2.0000
---------------------------------------------------
-a | data 2.0000 | grad 6.0000
-b | data -3.0000 | grad -4.0000
---------------------------------------------------
-"""
 NEURON = (
     "x1 = 2.0; x2 = 0.0; w1 = -3.0; w2 = 1.0; b = 6.8813735870195432\n"
     "n = x1*w1 + x2*w2 + b\n"

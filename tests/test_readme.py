@@ -19,3 +19,9 @@ def test_readme_python_block_runs(code: str) -> None:
 def test_readme_quickstart_is_two_make_commands() -> None:
     text = README.read_text()
     assert "make demo" in text and "make test" in text
+
+
+def test_readme_text_view_is_what_render_text_prints() -> None:
+    from tests.lecture import GOLDEN_L
+
+    assert f"```text\n{GOLDEN_L}```" in README.read_text()

@@ -11,6 +11,7 @@ import torch
 
 from micrograd.engine import Value
 from micrograd.nn import MLP
+from tests.lecture import build_L
 
 
 def test_readme_expression() -> None:
@@ -30,20 +31,6 @@ def test_readme_expression() -> None:
     g.backward()
     assert f"{a.grad:.4f}" == "138.8338"
     assert f"{b.grad:.4f}" == "645.5773"
-
-
-def build_L() -> tuple[Value, ...]:
-    a = Value(2.0, label="a")
-    b = Value(-3.0, label="b")
-    c = Value(10.0, label="c")
-    e = a * b
-    e.label = "e"
-    d = e + c
-    d.label = "d"
-    f = Value(-2.0, label="f")
-    L = d * f
-    L.label = "L"
-    return a, b, c, d, e, f, L
 
 
 def test_L_gradients() -> None:

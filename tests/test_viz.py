@@ -14,24 +14,16 @@ import pytest
 from micrograd.engine import Value
 from micrograd.nn import MLP, Neuron
 from micrograd.viz import DotNotFoundError, draw_dot, render_text, trace
+from tests.lecture import GOLDEN_L, build_L
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is missing")
 SVG = "{http://www.w3.org/2000/svg}"
 
 
 def lecture_L() -> tuple[Value, dict[str, Value]]:
-    a = Value(2.0, label="a")
-    b = Value(-3.0, label="b")
-    c = Value(10.0, label="c")
-    e = a * b
-    e.label = "e"
-    d = e + c
-    d.label = "d"
-    f = Value(-2.0, label="f")
-    L = d * f
-    L.label = "L"
-    L.backward()
-    return L, dict(a=a, b=b, c=c, e=e, d=d, f=f, L=L)
+    nodes = build_L()
+    nodes[-1].backward()
+    return nodes[-1], dict(zip("abcdefL", nodes))
 
 
 def lecture_neuron() -> Value:
@@ -234,20 +226,6 @@ def test_missing_graphviz_package_names_the_pip_extra(monkeypatch) -> None:
 
 
 # ---------------------------------------------------------------------------------- text view
-
-GOLDEN_L = """\
-L | data -8.0000 | grad 1.0000 | prev { * [d f] }
---------------------------------------------------
-d | data 4.0000 | grad -2.0000 | prev { + [e c] }
-f | data -2.0000 | grad 4.0000
---------------------------------------------------
-e | data -6.0000 | grad -2.0000 | prev { * [a b] }
-c | data 10.0000 | grad -2.0000
---------------------------------------------------
-a | data 2.0000 | grad 6.0000
-b | data -3.0000 | grad -4.0000
---------------------------------------------------
-"""
 
 
 def test_text_view_of_the_lecture_example_is_exact() -> None:
