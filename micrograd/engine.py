@@ -84,8 +84,9 @@ def _pow_local(a: float, p: float) -> float:
         return p * a ** (p - 1)
     except ZeroDivisionError:  # a == 0 and p < 1: the slope is infinite (sqrt at 0)
         return math.inf if p > 0 else -math.inf
-    except OverflowError:
-        return math.copysign(math.inf, p * (a if (p - 1) % 2 else 1.0))
+    except OverflowError:  # the slope is too steep for a float: ±inf, with the formula's sign
+        odd_power = (p - 1) % 2 == 1  # a**(p-1) keeps the sign of a only for odd p-1
+        return math.copysign(math.inf, p * (a if odd_power else 1.0))
 
 
 def _pow_forward(a: float, p: float) -> float:
@@ -155,8 +156,8 @@ class Value:
         other = other if isinstance(other, Value) else _lift(other, "*", self)
         return Value(self.data * other.data, (self, other), "*", "", (other.data, self.data))
 
-    @_rule("**p", lambda out, a: (_exponent(out._op) * a ** (_exponent(out._op) - 1),))
-    @_rule("**", lambda out, a, b: (b * a ** (b - 1), out * _log_or_nan(a)))
+    @_rule("**p", lambda out, a: (_pow_rule(a, _exponent(out._op)),))
+    @_rule("**", lambda out, a, b: (_pow_rule(a, b), out * _log_or_nan(a)))
     def __pow__(self, other: Operand) -> Value:
         a = self.data
         if isinstance(other, Value):  # d/db a**b = a**b * ln(a): NaN for a < 0, 0 for a == 0
@@ -208,6 +209,7 @@ class Value:
     # Same maths as chains of * and +, as one node: the level at which an op lives is a choice.
 
     @staticmethod
+    # children are (*w, *x, b): d/dw_i = x_i, d/dx_i = w_i, d/db = 1
     @_rule("dot", lambda out, *c: (*c[(len(c) // 2) : -1], *c[: len(c) // 2], Value(1.0)))
     def dot(w: Sequence[Value], x: Sequence[Operand], b: Operand = 0.0) -> Value:
         """b + w[0]*x[0] + w[1]*x[1] + ..., one node (a neuron's pre-activation).
@@ -216,6 +218,10 @@ class Value:
         the unfused graph bit for bit.
         """
         w = tuple(w)
+        for wi in w:  # plain-number weights are constants, as in x
+            if type(wi) is not Value:
+                w = tuple(v if isinstance(v, Value) else _lift(v, "dot", "w") for v in w)
+                break
         x = tuple(x)
         for xi in x:  # usually all Values already: check cheaply, lift only if needed
             if type(xi) is not Value:
@@ -333,6 +339,15 @@ class Value:
                         child.grad += d * g
             elif callable(local):
                 local()
+
+
+def _pow_rule(a: Value, p: Value | float) -> Value:
+    # The symbolic d/da a**p = p * a**(p-1), with the float path's values where it breaks down
+    # (p == 0, or a == 0 with p < 1): there the slope is a constant, 0 or ±inf.
+    pv = p.data if isinstance(p, Value) else p
+    if pv == 0 or (a.data == 0 and pv < 1):
+        return Value(_pow_local(a.data, pv))
+    return p * a ** (p - 1)
 
 
 def _log_or_nan(a: Value) -> Value:

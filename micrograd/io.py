@@ -15,6 +15,7 @@ architecture, is a `ValueError` saying what is wrong.
 from __future__ import annotations
 
 import json
+import math
 import numbers
 import os
 import random
@@ -51,6 +52,9 @@ def architecture(model: MLP) -> dict[str, Any]:
 
 
 def to_dict(model: MLP) -> dict[str, Any]:
+    for i, p in enumerate(model.parameters()):
+        if not math.isfinite(p.data):  # JSON has no NaN or inf: refuse rather than write non-JSON
+            raise ValueError(f"cannot save: weight {i} is {p.data!r} (training diverged?)")
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -64,6 +68,8 @@ def save(model: Module, path: str | os.PathLike) -> None:
     text = json.dumps(to_dict(model), indent=1)  # type: ignore[arg-type]
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"cannot save {path}: the folder {directory} does not exist")
     fd, tmp = tempfile.mkstemp(prefix=".micrograd-", suffix=".tmp", dir=directory)
     try:
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; give it a normal file's mode
@@ -131,16 +137,23 @@ def from_dict(d: object, where: object = "model") -> MLP:
         raise _bad(where, str(e)) from None
     finally:
         random.setstate(state)
-    for p, w in zip(model.parameters(), weights):
-        p.data = float(w)
+    for i, (p, w) in enumerate(zip(model.parameters(), weights)):
+        try:
+            p.data = float(w)
+        except OverflowError:
+            raise _bad(where, f"weight {i} is too large for a float: {w!r}") from None
     return model
 
 
 def load(path: str | os.PathLike) -> MLP:
     """Read a model written by `save`. A ValueError says what is wrong with a bad file."""
     path = os.fspath(path)
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _bad(path, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
     try:
         d = json.loads(text)
     except json.JSONDecodeError as e:

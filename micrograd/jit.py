@@ -341,10 +341,10 @@ class _Program:
         self.captured = tuple(g.captured)
         C = len(g.captured)
         consts: dict[str, int] = {}
-        for _, refs in g.nodes:
-            for r in (*refs, g.out):
-                if r[0] == "k" and r[1] not in consts:
-                    consts[r[1]] = C + len(consts)
+        # Every constant read by a node, and the output itself if fn returned a constant.
+        for r in (*(r for _, refs in g.nodes for r in refs), g.out):
+            if r[0] == "k" and r[1] not in consts:
+                consts[r[1]] = C + len(consts)
         self.n_scalars = C + len(consts)
         self.consts = np.array([float.fromhex(h) for h in consts], dtype=float)
         self.n_nodes = len(g.nodes)

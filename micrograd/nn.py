@@ -9,6 +9,7 @@ the lecture's unfused graph), and clear errors for inputs of the wrong size.
 
 from __future__ import annotations
 
+import numbers
 import random
 from collections.abc import Sequence
 
@@ -22,6 +23,15 @@ def _activation(name: str | None) -> str:
     if name not in ACTIVATIONS:
         raise ValueError(f"unknown activation {name!r}; choose one of {', '.join(ACTIVATIONS)}")
     return name
+
+
+def _count(n: object, who: str, name: str, what: str) -> int:
+    # Any integer type (numpy's included) is fine; a float or a string is a mistake worth naming.
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"{who} needs a whole number of {what}, got {name}={n!r}")
+    if n < 1:
+        raise ValueError(f"{who} needs a positive number of {what}, got {name}={n!r}")
+    return int(n)
 
 
 class Module:
@@ -61,8 +71,7 @@ class Neuron(Module):
     def __init__(
         self, nin: int, nonlin: bool = True, activation: str = "relu", fused: bool = True
     ) -> None:
-        if isinstance(nin, bool) or not isinstance(nin, int) or nin < 1:
-            raise ValueError(f"Neuron needs a positive number of inputs, got nin={nin!r}")
+        nin = _count(nin, "Neuron", "nin", "inputs")
         self.w = [Value(random.uniform(-1, 1)) for _ in range(nin)]
         self.b = Value(0)
         self.nonlin = nonlin
@@ -100,8 +109,7 @@ class Layer(Module):
     """
 
     def __init__(self, nin: int, nout: int, **kwargs: object) -> None:
-        if isinstance(nout, bool) or not isinstance(nout, int) or nout < 1:
-            raise ValueError(f"Layer needs a positive number of neurons, got nout={nout!r}")
+        nout = _count(nout, "Layer", "nout", "neurons")
         self.neurons = [Neuron(nin, **kwargs) for _ in range(nout)]
 
     def outputs(self, x: Sequence[Operand]) -> list[Value]:

@@ -385,3 +385,35 @@ def test_gradcheck_reports_a_wrong_derivative() -> None:
     with pytest.raises(ValueError, match="backprop gives 1.0"):
         gradcheck(bad, [3.0])
     assert gradcheck(bad, [3.0], raise_exception=False) is False
+
+
+def test_higher_derivatives_of_powers_at_zero_match_pytorch() -> None:
+    for p in (2, 3, 0.5):
+        x, t = Value(0.0), torch.tensor(0.0, dtype=torch.float64, requires_grad=True)
+        y, ty = x**p, t**p
+        for _ in range(3 if p != 0.5 else 1):
+            y = grad(y, x, create_graph=True)
+            (ty,) = torch.autograd.grad(ty, t, create_graph=True)
+            assert y.data == ty.item(), (p, y.data, ty.item())
+            if not ty.requires_grad:
+                break
+
+
+def test_gradcheck_works_on_a_learners_own_closure_op() -> None:
+    def cube(s: Value) -> Value:
+        out = Value(s.data**3, (s,), "cube")
+
+        def _backward() -> None:
+            s.grad += 3 * s.data**2 * out.grad
+
+        out._backward = _backward
+        return out
+
+    assert gradcheck(lambda a: cube(a) * 2, [0.7])
+
+
+def test_dot_lifts_plain_number_weights() -> None:
+    x, y = Value(3.0), Value(4.0)
+    out = Value.dot([1.0, 2.0], [x, y], 0.5)
+    out.backward()
+    assert (out.data, x.grad, y.grad) == (11.5, 1.0, 2.0)

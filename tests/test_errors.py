@@ -116,3 +116,13 @@ def test_no_assert_statements_for_user_errors_in_the_package() -> None:
         tree = ast.parse(path.read_text())
         asserts = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Assert)]
         assert not asserts, f"{path.name} uses assert at lines {asserts}"
+
+
+def test_layer_sizes_are_whole_numbers() -> None:
+    import numpy as np
+
+    assert len(MLP(2, np.array([4, 1])).parameters()) == 17  # numpy integers are fine
+    with pytest.raises(TypeError, match="whole number of neurons, got nout=2.5"):
+        Layer(2, 2.5)
+    with pytest.raises(TypeError, match="whole number of inputs, got nin='3'"):
+        Neuron("3")

@@ -157,3 +157,27 @@ def test_to_torch_same_outputs(kw: dict) -> None:
     for row_ours, row_torch in zip(outputs(model), got):
         assert row_ours == pytest.approx(row_torch, rel=1e-12, abs=1e-12)
     assert sum(p.numel() for p in net.parameters()) == len(model.parameters())
+
+
+def test_edge_cases_are_clear_errors(tmp_path) -> None:
+    import math
+
+    import pytest
+
+    from micrograd import MLP
+
+    model = MLP(2, [3, 1])
+    model.parameters()[4].data = math.nan
+    with pytest.raises(ValueError, match="weight 4 is nan"):
+        model.save(tmp_path / "m.json")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        MLP(2, [1]).save(tmp_path / "no" / "m.json")
+    bad = tmp_path / "latin1.json"
+    bad.write_bytes(b'{"format": "\xe9"}')
+    with pytest.raises(ValueError, match="not UTF-8"):
+        MLP.load(bad)
+    good = tmp_path / "big.json"
+    MLP(1, [1]).save(good)
+    good.write_text(good.read_text().replace("0.0\n", "1" + "0" * 400 + "\n"))
+    with pytest.raises(ValueError, match="too large for a float"):
+        MLP.load(good)

@@ -479,3 +479,10 @@ def test_importing_micrograd_jit_does_not_import_numpy() -> None:
     code = "import sys, micrograd.jit; print('numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_function_returning_a_constant() -> None:
+    f = jit(lambda x: Value(3.0))
+    out = f(np.ones(4))
+    assert out.data == 3.0 and out._prev == ()
+    assert list(f.last_outputs) == [3.0] * 4
