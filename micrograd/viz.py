@@ -158,7 +158,9 @@ def _graph_class(graphviz: ModuleType) -> type:
         return wrapper
 
     # Jupyter's display goes through pipe(), so it is covered too.
-    methods = {n: guarded(n) for n in ("pipe", "render", "view", "unflatten")}
+    methods: dict[str, Any] = {n: guarded(n) for n in ("pipe", "render", "view", "unflatten")}
+    # A repr without a memory address, so notebooks that show a graph store the same text each run.
+    methods["__repr__"] = lambda self: f"<ComputationGraph: {len(self.body)} DOT statements>"
     cls = type("ComputationGraph", (graphviz.Digraph,), {**methods, "__module__": __name__})
     _GRAPH_CLASSES[graphviz] = cls
     return cls
@@ -268,5 +270,6 @@ def render_text(root: Value, max_nodes: int = DEFAULT_TEXT_MAX_NODES) -> str:
     out.append(rule)
     hidden = len(nodes) - len(shown)
     if hidden:
-        out.append(f"… {hidden} more nodes (raise max_nodes, or --max-nodes, to see them)")
+        nodes = "node" if hidden == 1 else "nodes"
+        out.append(f"… {hidden} more {nodes} (raise max_nodes, or --max-nodes, to see them)")
     return "\n".join(out) + "\n"
