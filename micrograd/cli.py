@@ -9,6 +9,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from . import __version__
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a bad option is one line on stderr and exit status 2 (no usage dump)."""
@@ -25,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="micrograd",
         description="A scalar autograd engine for learning backpropagation.",
     )
+    parser.add_argument("--version", action="version", version=f"micrograd {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_graph_command(sub)
     add_demo_command(sub)

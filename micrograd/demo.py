@@ -500,5 +500,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"micrograd demo: error: --out {cfg.out!r} is a file, not a directory",
               file=sys.stderr)
         return 2
-    run_demo(cfg)
+    try:  # before training, so a bad --out costs nothing
+        os.makedirs(cfg.out, exist_ok=True)
+    except OSError as e:
+        print(f"micrograd demo: error: cannot create --out {cfg.out!r}: {e.strerror}",
+              file=sys.stderr)
+        return 2
+    try:
+        run_demo(cfg)
+    except OSError as e:  # e.g. the disk filled up while writing the plots
+        print(f"micrograd demo: error: cannot write the results: {e}", file=sys.stderr)
+        return 1
     return 0

@@ -111,6 +111,8 @@ def _check_expression(expr: ast.expr, text: str) -> None:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 kind = "a string" if isinstance(value, (str, bytes)) else f"the constant {value!r}"
                 raise _refuse(node, text, kind)
+            if isinstance(value, float) and value in (float("inf"), float("-inf")):
+                raise _refuse(node, text, "a number too large for a float (max ~1.8e308)")
         elif isinstance(node, ast.Name):
             pass  # defined or not is known only when evaluating, in order
         elif isinstance(node, ast.BinOp):
@@ -248,6 +250,8 @@ assignment, and show the computation graph with every node's data and grad.
 
 A program is assignments like `x = 2.0` separated by ';' or newlines, using numbers, earlier
 names, + - * / **, unary -, parentheses and tanh/exp/log/relu/sigmoid. Nothing else is run.
+As in Python, numbers combine as plain numbers (`y = 1.0 + 2.0*3.0` is one leaf, 7.0); anything
+involving a name becomes a node of the graph (`x = 2.0; y = 1.0 + x*3.0` has * and + nodes).
 """
 
 _EPILOG = """\

@@ -15,12 +15,12 @@ from .engine import Value
 Fn = Callable[..., Value]
 
 
-def numerical_grad(f: Fn, inputs: Sequence[float], h: float = 1e-6) -> list[float]:
+def numerical_grad(f: Fn, inputs: Sequence[float | Value], h: float = 1e-6) -> list[float]:
     """Central differences: ∂f/∂x_i ≈ (f(..., x_i + h, ...) - f(..., x_i - h, ...)) / 2h.
 
     `f` takes one Value per input and returns a Value; its error is O(h²).
     """
-    xs = [float(x) for x in inputs]
+    xs = _numbers(inputs)
     slopes = []
     for i in range(len(xs)):
         up = xs.copy()
@@ -33,9 +33,9 @@ def numerical_grad(f: Fn, inputs: Sequence[float], h: float = 1e-6) -> list[floa
     return slopes
 
 
-def analytic_grad(f: Fn, inputs: Sequence[float]) -> list[float]:
+def analytic_grad(f: Fn, inputs: Sequence[float | Value]) -> list[float]:
     """The gradient of f at `inputs` by backpropagation."""
-    xs = [Value(x) for x in inputs]
+    xs = [Value(x) for x in _numbers(inputs)]
     out = _call_values(f, xs)
     out.backward()  # backward(), not grad(): it also runs a learner's own `_backward` closures
     return [x.grad for x in xs]
@@ -43,7 +43,7 @@ def analytic_grad(f: Fn, inputs: Sequence[float]) -> list[float]:
 
 def gradcheck(
     f: Fn,
-    inputs: Sequence[float],
+    inputs: Sequence[float | Value],
     h: float = 1e-6,
     atol: float = 1e-5,
     rtol: float = 1e-4,
@@ -68,6 +68,11 @@ def gradcheck(
                 )
             return False
     return True
+
+
+def _numbers(inputs: Sequence[float | Value]) -> list[float]:
+    # The point to check at: numbers, or Values (their .data), as a learner may pass either.
+    return [x.data if isinstance(x, Value) else Value(x).data for x in inputs]
 
 
 def _call(f: Fn, xs: list[float]) -> Value:

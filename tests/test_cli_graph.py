@@ -280,3 +280,12 @@ def test_the_readme_graph_is_the_lecture_neuron() -> None:
 def test_an_expression_too_deep_for_pythons_parser_is_one_line() -> None:
     program = "x = 0.5; y = " + " + ".join(["x"] * 5000)
     assert_refused(run("graph", "-", stdin=program), "nested too deeply", "split")
+
+
+def test_version_and_overflowing_literal() -> None:
+    import micrograd
+
+    r = run("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"micrograd {micrograd.__version__}"
+    r = run("graph", "x = 1e400")
+    assert r.returncode == 2 and "too large for a float" in r.stderr

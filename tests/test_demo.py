@@ -106,6 +106,13 @@ def test_out_is_a_file(tmp_path: Path) -> None:
     assert "is a file" in r.stderr
 
 
+def test_out_that_cannot_be_created_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("x")
+    r = demo("--out", "f/sub", cwd=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "cannot create --out 'f/sub'" in r.stderr and "Traceback" not in r.stderr
+
+
 def test_config_presets() -> None:
     assert config_for("moons") == DemoConfig()
     cfg = config_for("digits", steps=10, hidden=None)

@@ -417,3 +417,10 @@ def test_dot_lifts_plain_number_weights() -> None:
     out = Value.dot([1.0, 2.0], [x, y], 0.5)
     out.backward()
     assert (out.data, x.grad, y.grad) == (11.5, 1.0, 2.0)
+
+
+def test_gradcheck_takes_values_or_numbers() -> None:
+    assert gradcheck(lambda a: (a * a).tanh(), [Value(0.3)])
+    assert numerical_grad(lambda a: a * a, [Value(3.0)], h=1e-3)[0] == pytest.approx(6.0)
+    with pytest.raises(TypeError, match="real number"):
+        gradcheck(lambda a: a, ["0.3"])
