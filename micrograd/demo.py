@@ -23,6 +23,8 @@ eager engine, one scalar graph per sample, as the lecture does.
 from __future__ import annotations
 
 import argparse
+import gc
+import importlib
 import numbers
 import os
 import random
@@ -483,6 +485,23 @@ def add_demo_command(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
+def _freeze_imports() -> None:
+    """Import what the demo uses, then take all of it out of the cyclic garbage collector's way.
+
+    This process is the command's own, so it may: our graphs hold no reference cycles, yet every
+    full collection would walk numpy's, scikit-learn's and matplotlib's objects again, about a
+    third of an eager training step (see benchmarks/RESULTS.md). A library call leaves gc alone.
+    """
+    heavy = ("numpy", "sklearn.datasets", "matplotlib.figure", "matplotlib.backends.backend_agg")
+    for name in (*heavy, "tqdm"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass  # the demo falls back or explains, where it needs the package
+    gc.collect()
+    gc.freeze()
+
+
 def run(args: argparse.Namespace) -> int:
     overrides = {
         "steps": args.steps,
@@ -506,6 +525,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"micrograd demo: error: cannot create --out {cfg.out!r}: {e.strerror}",
               file=sys.stderr)
         return 2
+    _freeze_imports()
     try:
         run_demo(cfg)
     except OSError as e:  # e.g. the disk filled up while writing the plots
