@@ -21,6 +21,7 @@ import random
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 KARPATHY_FINAL_LOSS = 0.010978370135492717  # step 99 of karpathy's demo.ipynb
 STEPS = 100
@@ -70,6 +71,16 @@ def model_and_params() -> tuple:
     return model, model.parameters()
 
 
+def sgd_step(total: Any, params: list, k: int) -> None:  # total: a micrograd Value
+    """karpathy's update: zero the grads, backward, SGD with lr = 1.0 - 0.9 * k / STEPS."""
+    for p in params:
+        p.grad = 0.0
+    total.backward()
+    lr = 1.0 - 0.9 * k / STEPS
+    for p in params:
+        p.data -= lr * p.grad
+
+
 def train_jit(reg: str, steps: int = STEPS) -> dict:
     """100 SGD steps with the per-sample loss under jit; reg 'eager' (karpathy's 674-node
     ``sum(p*p for p in params)``) or 'dot' (one fused ``Value.dot(params, params)`` node)."""
@@ -85,12 +96,7 @@ def train_jit(reg: str, steps: int = STEPS) -> dict:
         t0 = time.perf_counter()
         l2 = Value.dot(params, params) if reg == "dot" else sum(p * p for p in params)
         total = f(X, y) + 1e-4 * l2
-        for p in params:
-            p.grad = 0.0
-        total.backward()
-        lr = 1.0 - 0.9 * k / STEPS
-        for p in params:
-            p.data -= lr * p.grad
+        sgd_step(total, params, k)
         times.append(time.perf_counter() - t0)
         loss = total.data
     acc = float(((scores.outputs(X) > 0) == (y > 0)).mean())
@@ -151,12 +157,7 @@ def train_eager(steps: int) -> dict:
         scores = [model(list(map(Value, row))) for row in X.tolist()]
         losses = [(1 + -yi * si).relu() for yi, si in zip(y.tolist(), scores)]
         total = sum(losses) * (1.0 / len(losses)) + 1e-4 * sum(p * p for p in params)
-        for p in params:
-            p.grad = 0.0
-        total.backward()
-        lr = 1.0 - 0.9 * k / STEPS
-        for p in params:
-            p.data -= lr * p.grad
+        sgd_step(total, params, k)
         times.append(time.perf_counter() - t0)
     return {"times": times, "loss": total.data, "acc": None}
 

@@ -1,9 +1,10 @@
-"""Fixtures from the lecture shared by several test files: the L = (a*b + c)*f graph and the
-golden text view of it (also printed in the README)."""
+"""Fixtures shared by several test files: the lecture's L = (a*b + c)*f graph, the golden text
+view of it (also printed in the README), and an MLP's weights as PyTorch tensors."""
 
 from __future__ import annotations
 
 from micrograd.engine import Value
+from micrograd.nn import MLP
 
 
 def build_L() -> tuple[Value, Value, Value, Value, Value, Value, Value]:
@@ -34,3 +35,19 @@ a | data 2.0000 | grad 6.0000
 b | data -3.0000 | grad -4.0000
 --------------------------------------------------
 """
+
+
+def torch_layers(model: MLP) -> list:
+    """(W, B) float64 leaf tensors per layer, holding `model`'s current weights and biases."""
+    import torch
+
+    def leaf(data: list) -> torch.Tensor:
+        return torch.tensor(data, dtype=torch.float64, requires_grad=True)
+
+    return [
+        (
+            leaf([[w.data for w in n.w] for n in layer.neurons]),
+            leaf([n.b.data for n in layer.neurons]),
+        )
+        for layer in model.layers
+    ]

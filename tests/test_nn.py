@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from micrograd import MLP, Layer, Module, Neuron, Value
+from tests.lecture import torch_layers
 
 
 def test_parameter_count_of_the_lecture_mlp() -> None:
@@ -57,22 +58,10 @@ def test_mlp_matches_pytorch(activation) -> None:
     act = {"relu": torch.relu, "tanh": torch.tanh, "sigmoid": torch.sigmoid}.get(
         activation or "linear", lambda t: t
     )
-    params = [
-        (
-            torch.tensor(
-                [[w.data for w in n.w] for n in layer.neurons],
-                dtype=torch.float64,
-                requires_grad=True,
-            ),
-            torch.tensor(
-                [n.b.data + 0.1 for n in layer.neurons], dtype=torch.float64, requires_grad=True
-            ),
-        )
-        for layer in model.layers
-    ]
     for layer in model.layers:  # nonzero biases, so the test sees them
         for n in layer.neurons:
             n.b.data += 0.1
+    params = torch_layers(model)
     x = [0.5, -1.2, 2.0]
     out = model(x)
     loss = out[0] * 2 + out[1]

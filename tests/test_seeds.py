@@ -11,7 +11,7 @@ import torch
 
 from micrograd.engine import Value
 from micrograd.nn import MLP
-from tests.lecture import build_L
+from tests.lecture import build_L, torch_layers
 
 
 def test_readme_expression() -> None:
@@ -148,19 +148,7 @@ def test_41_parameter_mlp_trains_like_pytorch() -> None:
     n = MLP(3, [4, 4, 1], activation="tanh", out_activation="tanh")
     assert len(n.parameters()) == 41
     # The same network in PyTorch, from the same initial weights.
-    layers = [
-        (
-            torch.tensor(
-                [[p.data for p in neuron.w] for neuron in layer.neurons],
-                dtype=torch.float64,
-                requires_grad=True,
-            ),
-            torch.tensor(
-                [neuron.b.data for neuron in layer.neurons], dtype=torch.float64, requires_grad=True
-            ),
-        )
-        for layer in n.layers
-    ]
+    layers = torch_layers(n)
     X, Y = torch.tensor(XS, dtype=torch.float64), torch.tensor(YS, dtype=torch.float64)
     losses = []
     for _ in range(20):
