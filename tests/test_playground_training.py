@@ -1,0 +1,348 @@
+"""The training view's trainer, without a server: settings, steps, frames, threads, the graph."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import random
+import time
+
+import pytest
+
+from micrograd import MLP, Value, data, losses
+from micrograd.playground import training as T
+from micrograd.playground.training import Settings, Trainer
+
+np = pytest.importorskip("numpy")
+
+
+def wait_until(cond, timeout=10.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def unbyte(b64):
+    return [b / 127.5 - 1.0 for b in base64.b64decode(b64)]
+
+
+# ------------------------------------------------------------------ settings
+
+
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        ({"hidden": [8, 0]}, "hidden layer 2 needs 1 to 32 neurons, got 0"),
+        ({"hidden": [4] * 40}, "at most 6 hidden layers, got 40"),
+        ({"hidden": "8,x"}, "hidden layer 2 needs 1 to 32 neurons, got 'x'"),
+        ({"lr": float("nan")}, "Learning rate must be a finite number > 0 and ≤ 10, got nan"),
+        ({"lr": "nan"}, "Learning rate must be a finite number > 0 and ≤ 10, got nan"),
+        ({"lr": 0}, "Learning rate must be a finite number > 0"),
+        ({"lr": -0.1}, "got -0.1"),
+        ({"lr": "fast"}, "Learning rate must be a number, got 'fast'"),
+        ({"lr": None}, "Learning rate must be a number, got None"),
+        ({"lr": True}, "Learning rate must be a number, got True"),
+        ({"dataset": "mnist"}, "unknown Dataset 'mnist'; choose one of moons, circles"),
+        ({"points": 10_000}, "Points must be a whole number from 4 to 500, got 10000"),
+        ({"added": [[0.0, 0.0, 1]] * 10_000}, "at most 300 added points, got 10000"),
+        ({"added": [[0.0, 0.0, 2]]}, "Added points must be a whole number from 0 to 1, got 2"),
+        ({"added": [[1e9, 0.0, 1]]}, "Added points must be a finite number"),
+        ({"added": [[0.0, 1]]}, "an added point is [x, y, class]"),
+        ({"dataset": "spiral3"}, "the Hinge (SVM) loss separates 2 classes"),
+        ({"dataset": "lecture", "added": [[0, 0, 1]]}, "points can be added to the 2-D sets"),
+        ({"activation": "gelu"}, "unknown Activation 'gelu'"),
+        ({"optimizer": "lbfgs"}, "unknown Optimizer 'lbfgs'"),
+        ({"noise": -1}, "Noise must be a finite number ≥ 0 and ≤ 1, got -1.0"),
+        ({"batch": 2.5}, "Batch size must be a whole number from 0 to 800, got 2.5"),
+        ({"colour": "red"}, "unknown setting(s) 'colour'"),
+    ],
+)
+def test_bad_settings_are_refused_with_the_controls_name(bad, words):
+    with pytest.raises(ValueError) as e:
+        Settings.from_dict(bad)
+    assert words in str(e.value)
+
+
+def test_settings_round_trip_and_strings_from_a_url():
+    s = Settings.from_dict(
+        {"dataset": "spiral3", "loss": "cross_entropy", "hidden": "16, 8", "lr": "0.03",
+         "points": "150", "added": [[0.5, -0.25, 2]]}
+    )
+    assert s.hidden == (16, 8) and s.lr == 0.03 and s.points == 150 and s.outputs == 3
+    assert Settings.from_dict(json.loads(json.dumps(s.to_dict()))) == s
+    assert Settings.from_dict({"hidden": ""}).hidden == ()  # a linear model is allowed
+
+
+# ------------------------------------------------------------------ data and model
+
+
+def test_moons_are_karpathys_and_the_initial_weights_are_his():
+    tr = Trainer(Settings(hidden=(16, 16)))
+    X, y = data.moons(100, 0.1, seed=1337)
+    assert tr.X == X and tr.cls == [1 if v > 0 else 0 for v in y]
+    random.seed(1337)
+    his = MLP(2, [16, 16, 1])
+    assert [p.data for p in tr.params] == [p.data for p in his.parameters()]
+
+
+def test_added_points_change_the_data_and_keep_the_weights():
+    tr = Trainer()
+    tr.step(5)
+    before = [p.data for p in tr.params]
+    tr.set_points([[0.1, 0.2, 1], [-1.0, 1.5, 0]])
+    assert len(tr.X) == 102 and tr.X[-2:] == [[0.1, 0.2], [-1.0, 1.5]] and tr.cls[-2:] == [1, 0]
+    assert [p.data for p in tr.params] == before and tr.step_no == 5
+    tr.step()
+    assert tr.step_no == 6
+    with pytest.raises(ValueError, match="at most 300 added points, got 301"):
+        tr.set_points([[0.0, 0.0, 1]] * 301)
+    assert len(tr.X) == 102  # nothing lost
+    tr.set_points([])
+    assert len(tr.X) == 100
+
+
+def test_spiral3_has_three_balanced_classes():
+    X, y = T.spiral3(100, 0.1)
+    assert len(X) == 100 and sorted(set(y)) == [0, 1, 2]
+    assert [y.count(k) for k in range(3)] == [34, 33, 33]
+
+
+# ------------------------------------------------------------------ steps
+
+
+def batch_loss(tr, model):
+    """The trainer's loss recomputed independently: micrograd.losses' batch loss + L2."""
+    s = tr.settings
+    outs = [model.outputs(x) for x in tr.X]
+    if s.loss == "cross_entropy":
+        loss = losses.cross_entropy(outs, tr.cls)
+    else:
+        fn = {"hinge": losses.hinge, "mse": losses.mse,
+              "bce": losses.binary_cross_entropy_with_logits}[s.loss]
+        loss = fn([o[0] for o in outs], tr.T)
+    return loss + losses.l2(model.parameters(), s.l2)
+
+
+@pytest.mark.parametrize("use_jit", [True, False])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        Settings(),
+        Settings(loss="bce", optimizer="adam", lr=0.01, activation="tanh"),
+        Settings(loss="mse", dataset="circles", hidden=(4,)),
+        Settings(dataset="spiral3", loss="cross_entropy", points=30, hidden=(6,)),
+        Settings(dataset="lecture", loss="mse", hidden=(4, 4), activation="tanh"),
+        Settings(batch=16, points=50),
+    ],
+)
+def test_each_step_is_the_batch_loss_of_micrograd_losses(settings, use_jit):
+    tr = Trainer(settings, use_jit=use_jit)
+    for _ in range(3):
+        # the loss the next step reports, computed beforehand by the batch loss functions
+        expected = batch_loss(tr, tr.model).data if not settings.batch else None
+        tr.step()
+        if expected is not None:
+            assert tr.loss == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    assert tr.step_no == 3 and len(tr.history) == 3
+
+
+def test_jit_and_eager_trainers_agree():
+    a, b = Trainer(use_jit=True), Trainer(use_jit=False)
+    a.step(10)
+    b.step(10)
+    for (ka, la, aa), (kb, lb, ab) in zip(a.history, b.history):
+        assert ka == kb and la == pytest.approx(lb, rel=1e-8) and aa == ab
+    for p, q in zip(a.params, b.params):
+        assert p.data == pytest.approx(q.data, rel=1e-8, abs=1e-12)
+
+
+def test_reset_repeats_the_run_and_new_weights_do_not():
+    tr = Trainer(Settings(batch=20))
+    tr.step(30)
+    first = list(tr.history)
+    w0 = [p.data for p in tr.params]
+    tr.reset()
+    assert tr.step_no == 0 and tr.history == []
+    tr.step(30)
+    assert tr.history == first  # bit for bit, batches included
+    assert [p.data for p in tr.params] == w0
+    seed = tr.settings.seed
+    tr.new_weights()
+    assert tr.settings.seed != seed and tr.step_no == 0
+    tr.step(30)
+    assert tr.history != first
+
+
+def test_moons_reaches_100_percent_and_spiral3_above_90():
+    tr = Trainer()
+    for _ in range(40):
+        tr.step(10)
+        if tr.accuracy == 1.0:
+            break
+    assert tr.accuracy == 1.0 and tr.step_no <= 400
+    tr = Trainer(Settings(dataset="spiral3", loss="cross_entropy", hidden=(16, 16),
+                          optimizer="adam", lr=0.03))
+    tr.step(600)
+    assert tr.accuracy > 0.9
+
+
+def test_divergence_stops_with_a_message():
+    tr = Trainer(Settings(loss="mse", lr=10.0, optimizer="sgd", momentum=0.99))
+    tr.step(200)
+    assert tr.error and "lower the Learning rate" in tr.error
+    n = tr.step_no
+    tr.step()
+    assert tr.step_no == n  # stays stopped until Reset
+    tr.reset()
+    assert tr.error is None
+
+
+# ------------------------------------------------------------------ frames
+
+
+@pytest.mark.parametrize("use_jit", [True, False])
+def test_the_frame_is_what_the_model_computes(use_jit):
+    tr = Trainer(Settings(hidden=(5, 3), activation="tanh"), use_jit=use_jit)
+    tr.step(20)
+    f = tr.frame()
+    json.dumps(f, allow_nan=False)  # the page gets plain JSON
+    assert f["step"] == 20 and f["loss"] == pytest.approx(tr.loss, rel=1e-5)
+    side = tr.grid_side
+    assert side == (50 if use_jit else 20)
+    scores = unbyte(f["grid"]["b64"])
+    assert len(scores) == side * side
+    rng = random.Random(0)
+    for cell in rng.sample(range(side * side), 40):
+        x = tr.grid[cell]
+        s = tr.model(x).data
+        assert scores[cell] == pytest.approx(math.tanh(s), abs=1 / 127)
+    # heat maps: neuron j of hidden layer l over the (sub)grid, scaled by its largest |value|
+    heat = [unbyte(h) for h in f["heat"]]
+    assert len(heat) == 8
+    step = 2 if use_jit else 1
+    cells = [r * side + c for r in range(0, side, step) for c in range(0, side, step)]
+    acts = []
+    for cell in cells:
+        h1 = tr.model.layers[0].outputs(tr.grid[cell])
+        h2 = tr.model.layers[1].outputs(h1)
+        acts.append([v.data for v in h1 + h2])
+    for j in range(8):
+        col = [a[j] for a in acts]
+        scale = max(abs(v) for v in col)
+        assert heat[j] == pytest.approx([v / scale for v in col], abs=1 / 127)
+    w = f["weights"]
+    assert [len(layer) for layer in w] == [5, 3, 1]
+    assert w[1][2] == pytest.approx([p.data for p in tr.model.layers[1].neurons[2].parameters()],
+                                    rel=1e-5)
+
+
+def test_three_classes_paint_the_argmax():
+    tr = Trainer(Settings(dataset="spiral3", loss="cross_entropy", hidden=(8,)))
+    tr.step(30)
+    g = tr.frame()["grid"]
+    cls = list(base64.b64decode(g["cls"]))
+    for cell in random.Random(1).sample(range(len(cls)), 30):
+        zs = [v.data for v in tr.model.outputs(tr.grid[cell])]
+        assert cls[cell] == max(range(3), key=zs.__getitem__)
+
+
+def test_the_chosen_points_graph_matches_torch():
+    torch = pytest.importorskip("torch")
+    tr = Trainer(Settings(hidden=(4, 3)))
+    tr.step(15)
+    tr.choose(7)
+    meta, f = tr.meta(), tr.frame()
+    nodes = meta["graph"]["nodes"]
+    by = {n["label"]: i for i, n in enumerate(nodes)}
+    assert {"x₁", "x₂", "a1.1", "h1.4", "h2.3", "s", "loss"} <= set(by)
+    assert len(nodes) == 2 + 2 * 4 + 2 * 3 + 1 + 4  # no weights, no constants: small to read
+    x, y = tr.X[7], tr.T[7]
+    net = tr.model.to_torch()
+    xt = torch.tensor([x], dtype=torch.float64, requires_grad=True)
+    h1 = net[1](net[0](xt))
+    h1.retain_grad()
+    s = net[4](net[3](net[2](h1)))
+    s.retain_grad()
+    loss = torch.relu(1 - y * s).sum()
+    loss.backward()
+    d, g = f["graph"]["data"], f["graph"]["grad"]
+    assert d[by["loss"]] == pytest.approx(loss.item(), rel=1e-5, abs=1e-9)
+    assert d[by["s"]] == pytest.approx(s.item(), rel=1e-5)
+    assert g[by["s"]] == pytest.approx(s.grad.item(), rel=1e-5)
+    for i in range(2):
+        assert d[by[f"x{'₁₂'[i]}"]] == pytest.approx(x[i], rel=1e-5)
+        assert g[by[f"x{'₁₂'[i]}"]] == pytest.approx(xt.grad[0, i].item(), rel=1e-5, abs=1e-9)
+    for j in range(4):
+        assert d[by[f"h1.{j + 1}"]] == pytest.approx(h1[0, j].item(), rel=1e-5, abs=1e-9)
+        assert g[by[f"h1.{j + 1}"]] == pytest.approx(h1.grad[0, j].item(), rel=1e-5, abs=1e-9)
+    # laid out once: positions do not move as it trains
+    pos = meta["graph"]["pos"]
+    tr.step(5)
+    assert tr.meta()["graph"]["pos"] == pos
+    boxes = [(px, py) for px, py in pos]
+    assert len(set(boxes)) == len(boxes)
+
+
+def test_model_download_loads_with_MLP_load(tmp_path):
+    tr = Trainer()
+    tr.step(7)
+    p = tmp_path / "m.json"
+    p.write_text(tr.model_json())
+    m = MLP.load(str(p))
+    assert [q.data for q in m.parameters()] == [q.data for q in tr.params]
+    x = [0.3, -0.2]
+    assert m(x).data == tr.model(x).data
+
+
+# ------------------------------------------------------------------ threads
+
+
+def test_play_pause_and_one_thread():
+    tr = Trainer(idle_after=30)
+    tr.play()
+    tr.play()  # a second Play does not start a second thread
+    names = [t for t in __import__("threading").enumerate() if t.name == "micrograd-train"]
+    assert len(names) == 1
+    assert wait_until(lambda: tr.step_no > 20)
+    tr.pause()
+    n = tr.step_no
+    time.sleep(0.2)
+    assert tr.step_no == n and not tr.playing
+    assert tr._thread is None or not tr._thread.is_alive()  # paused: no CPU spent
+
+
+def test_a_tab_nobody_watches_stops_by_itself():
+    tr = Trainer(idle_after=0.2)
+    tr.play()
+    assert wait_until(lambda: not tr.playing, timeout=5)
+    n = tr.step_no
+    time.sleep(0.1)
+    assert tr.step_no == n
+
+
+def test_stream_sends_frames_with_the_history():
+    tr = Trainer(idle_after=30)
+    frames = tr.stream(keepalive=0.05)
+    first = next(frames)
+    assert first["type"] == "frame" and first["step"] == 0 and first["history"] == []
+    assert tr.streams == 1
+    tr.step(3)
+    f = next(frames)
+    assert f["step"] == 3 and [h[0] for h in f["history"]] == [0, 1, 2]
+    assert next(frames)["type"] == "ping"  # nothing new: keep-alive
+    tr.reset()
+    f = next(frames)
+    assert f["history_reset"] and f["step"] == 0
+    frames.close()
+    assert tr.streams == 0
+
+
+def test_value_graph_is_not_shared_between_sessions():
+    a, b = Trainer(), Trainer(Settings(seed=5))
+    a.step(3)
+    assert b.step_no == 0 and [p.data for p in a.params] != [p.data for p in b.params]
+    assert isinstance(a.model(a.X[0]), Value)
