@@ -333,7 +333,7 @@ def test_stream_sends_frames_with_the_history():
     tr.step(3)
     f = next(frames)
     assert f["step"] == 3 and [h[0] for h in f["history"]] == [0, 1, 2]
-    assert next(frames)["type"] == "ping"  # nothing new: keep-alive
+    assert next(frames) is None  # nothing new: a keep-alive
     tr.reset()
     f = next(frames)
     assert f["history_reset"] and f["step"] == 0

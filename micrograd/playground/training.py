@@ -41,6 +41,7 @@ from typing import Any
 from .. import data, losses, optim
 from ..engine import Value
 from ..nn import ACTIVATIONS, MLP
+from .server import EventStream, HTTPError
 
 # ------------------------------------------------------------------ limits and choices
 MAX_LAYERS = 6  # hidden layers
@@ -526,6 +527,7 @@ class Trainer:
         self.streams = 0  # event streams open on this trainer
         self.last_seen = time.monotonic()
         self.config_id = 0
+        self.closed = False
         self.configure(settings or Settings())
 
     # ---- setting up
@@ -687,7 +689,7 @@ class Trainer:
 
     def play(self) -> None:
         with self.lock:
-            if self.error:
+            if self.error or self.closed:
                 return
             self.touch()
             self._playing = True
@@ -890,20 +892,34 @@ class Trainer:
             finally:
                 os.unlink(path)
 
-    def stream(self, keepalive: float = 2.0) -> Iterator[dict[str, Any]]:
+    def latest(self) -> dict[str, Any]:
+        """The last published frame."""
+        with self.frames:
+            assert self._frame is not None  # configure() publishes one
+            return self._frame
+
+    def close(self) -> None:
+        """The tab's session ended: stop training and end its streams."""
+        self.closed = True
+        self._stop()
+        with self.frames:
+            self.frames.notify_all()
+
+    def stream(self, keepalive: float = 2.0) -> Iterator[dict[str, Any] | None]:
         """Frames as they are published (the newest only, if the reader is slow), each with
-        the loss/accuracy history this reader has not had yet; pings while nothing happens."""
+        the loss/accuracy history this reader has not had yet; None (a keep-alive for the
+        server to send as a comment) while nothing happens. Ends when the trainer closes."""
         sent, history_id, last = 0, None, None
         self.streams += 1
         try:
-            while True:
+            while not self.closed:
                 with self.frames:
                     fresh = lambda seen=last: self._frame_no != seen  # noqa: E731
                     self.frames.wait_for(fresh, timeout=keepalive)
                     frame, no = self._frame, self._frame_no
                 self.touch()
                 if no == last or frame is None:
-                    yield {"type": "ping"}
+                    yield None
                     continue
                 last = no
                 hist, hid = self.history, self.history_id
@@ -947,3 +963,129 @@ def options() -> dict[str, Any]:
         "jit": numpy_available(),
     }
 
+
+
+# ------------------------------------------------------------------ the HTTP API (server.py)
+
+
+def _trainer(req: Any) -> Trainer:
+    """This tab's trainer, made on its first request (default settings)."""
+    session = req.session
+    with session.lock:
+        tr = session.state.get("train")
+        if tr is None or tr.closed:
+            tr = Trainer(use_jit=bool(req.options.get("jit", True)))
+            session.state["train"] = tr
+            session.on_close.append(tr.close)
+    tr.touch()
+    return tr
+
+
+def _body(req: Any) -> dict[str, Any]:
+    if not isinstance(req.body, dict):
+        raise HTTPError(400, "send a JSON object")
+    return req.body
+
+
+def _answer(tr: Trainer) -> dict[str, Any]:
+    return {"meta": tr.meta(), "frame": tr.latest()}
+
+
+def _checked(fn: Callable[[], None]) -> None:
+    try:
+        fn()
+    except (ValueError, TypeError) as e:
+        raise HTTPError(400, str(e)) from None
+
+
+def api_options(req: Any) -> dict[str, Any]:
+    return options()
+
+
+def api_state(req: Any) -> dict[str, Any]:
+    return _answer(_trainer(req))
+
+
+def api_config(req: Any) -> dict[str, Any]:
+    """Start over with these settings (keys left out: the defaults); 400 names a bad one."""
+    body = _body(req)
+    tr = _trainer(req)
+    try:
+        settings = Settings.from_dict(body)
+    except ValueError as e:
+        raise HTTPError(400, str(e)) from None
+    tr.configure(settings)
+    return _answer(tr)
+
+
+CONTROLS = ("play", "pause", "step", "reset", "new_weights")
+
+
+def api_control(req: Any) -> dict[str, Any]:
+    body = _body(req)
+    action = body.get("action")
+    if action not in CONTROLS:
+        raise HTTPError(400, f"unknown action {action!r}; one of {', '.join(CONTROLS)}")
+    tr = _trainer(req)
+    if action == "step":
+        steps = body.get("steps", 1)
+        if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= 1000:
+            raise HTTPError(400, f"steps must be a whole number from 1 to 1000, got {steps!r}")
+        tr.step(steps)
+    else:
+        getattr(tr, action)()
+    return _answer(tr)
+
+
+def api_points(req: Any) -> dict[str, Any]:
+    """Replace the learner's points: ``{"added": [[x, y, class], ...]}`` ([] clears them)."""
+    body = _body(req)
+    if "added" not in body:
+        raise HTTPError(400, 'send {"added": [[x, y, class], ...]}')
+    tr = _trainer(req)
+    _checked(lambda: tr.set_points(body["added"]))
+    return _answer(tr)
+
+
+def api_pick(req: Any) -> dict[str, Any]:
+    """Show the graph of point ``{"index": i}``."""
+    body = _body(req)
+    tr = _trainer(req)
+    _checked(lambda: tr.choose(body.get("index")))
+    return _answer(tr)
+
+
+def api_model(req: Any) -> dict[str, Any]:
+    """The model as `MLP.save` writes it (the page offers it as a file for `MLP.load`)."""
+    import json
+
+    tr = _trainer(req)
+    try:
+        return json.loads(tr.model_json())
+    except ValueError as e:  # e.g. diverged weights: JSON cannot hold them
+        raise HTTPError(409, str(e)) from None
+
+
+def api_stream(req: Any) -> Any:
+    """Server-Sent Events: a frame whenever the trainer publishes one."""
+    tr = _trainer(req)
+
+    def frames() -> Iterator[dict[str, Any] | None]:
+        for item in tr.stream():
+            if req.stopping.is_set() or req.session.closed.is_set():
+                return
+            yield item
+
+    return EventStream(frames())
+
+
+ROUTES: dict[tuple[str, str], Callable[[Any], Any]] = {
+    ("GET", "/api/train/options"): api_options,
+    ("GET", "/api/train/state"): api_state,
+    ("POST", "/api/train/config"): api_config,
+    ("POST", "/api/train/control"): api_control,
+    ("POST", "/api/train/points"): api_points,
+    ("POST", "/api/train/pick"): api_pick,
+    ("GET", "/api/train/model"): api_model,
+    ("GET", "/api/train/stream"): api_stream,
+}
