@@ -35,7 +35,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from .. import data, losses, optim
@@ -90,8 +90,8 @@ OUTPUT_RULES = {
 
 ACTIVATION_FORMULAS = {
     "relu": "max(0, x)",
-    "tanh": "tanh(x) = (e²ˣ − 1)/(e²ˣ + 1)",
-    "sigmoid": "σ(x) = 1/(1 + e⁻ˣ)",
+    "tanh": "(e²ˣ − 1)/(e²ˣ + 1)",
+    "sigmoid": "1/(1 + e⁻ˣ)",
     "linear": "x",
     "softplus": "log(1 + eˣ)",
     "abs": "|x|",
@@ -111,6 +111,7 @@ LABELS = {  # setting -> the control's name on the page, for error messages
     "batch": "Batch size",
     "seed": "Seed",
     "added": "Added points",
+    "speed": "Speed",
 }
 
 
@@ -203,10 +204,10 @@ class Settings:
     points: int = 100  # points generated (the lecture's set always has 4)
     noise: float = 0.1  # the data set's noise
     hidden: tuple[int, ...] = (8, 8)  # neurons per hidden layer
-    activation: str = "relu"  # hidden layers' nonlinearity (nn.ACTIVATIONS); output is linear
+    activation: str = "tanh"  # hidden layers' nonlinearity (nn.ACTIVATIONS); output is linear
     loss: str = "hinge"  # a key of LOSSES
     optimizer: str = "sgd"  # "sgd" (with momentum) or "adam"
-    lr: float = 0.1  # learning rate
+    lr: float = 0.03  # learning rate
     momentum: float = 0.9  # SGD's momentum (Adam ignores it)
     l2: float = 1e-4  # alpha of the L2 penalty alpha * sum(w*w)
     batch: int = 0  # points per step; 0 = all of them
@@ -218,7 +219,7 @@ class Settings:
         """Validated settings from a JSON object; keys left out keep `base`'s (the defaults)."""
         if not isinstance(d, dict):
             raise ValueError(f"settings must be a JSON object, got {type(d).__name__}")
-        unknown = sorted(set(d) - set(LABELS))
+        unknown = sorted(set(d) - {f.name for f in fields(cls)})
         if unknown:
             raise ValueError(f"unknown setting(s) {', '.join(map(repr, unknown))}")
         b = base or cls()
@@ -528,6 +529,7 @@ class Trainer:
         self.last_seen = time.monotonic()
         self.config_id = 0
         self.closed = False
+        self.speed: float | None = None  # steps per second while playing; None: flat out
         self.configure(settings or Settings())
 
     # ---- setting up
@@ -623,8 +625,11 @@ class Trainer:
             if self.use_jit:
                 Xb = self._Xa if idx is None else self._Xa[idx]
                 Tb = self._Ta if idx is None else self._Ta[idx]
-                total = self._jit_loss(Xb, Tb)
-                acc = self._accuracy_jit()
+                import numpy as np
+
+                with np.errstate(all="ignore"):  # a diverging run is caught below, by value
+                    total = self._jit_loss(Xb, Tb)
+                    acc = self._accuracy_jit()
             else:
                 rows = range(len(self.X)) if idx is None else idx
                 terms, hits = [], 0
@@ -725,11 +730,22 @@ class Trainer:
                     break
                 self._step()
                 now = time.monotonic()
-                if now >= next_frame or not self._playing:
+                if now >= next_frame or not self._playing or self.speed:
                     self._publish()
                     next_frame = now + interval
+            if self.speed:  # a slow run for the eye: wait (without the lock) for the next step
+                wake = now + 1.0 / self.speed
+                while self._playing and time.monotonic() < wake:
+                    time.sleep(min(0.05, max(0.0, wake - time.monotonic())))
         with self.lock:
             self._publish()
+
+    def set_speed(self, speed: object) -> None:
+        """Steps per second while playing ("max" or None: as fast as it goes)."""
+        if speed in (None, "max"):
+            self.speed = None
+            return
+        self.speed = _real("speed", speed, 0.0, 1000.0, low_open=True)
 
     def reset(self) -> None:
         """Back to step 0 with the same initial weights (and the same batches)."""
@@ -1018,7 +1034,7 @@ def api_config(req: Any) -> dict[str, Any]:
     return _answer(tr)
 
 
-CONTROLS = ("play", "pause", "step", "reset", "new_weights")
+CONTROLS = ("play", "pause", "step", "reset", "new_weights", "speed")
 
 
 def api_control(req: Any) -> dict[str, Any]:
@@ -1027,7 +1043,9 @@ def api_control(req: Any) -> dict[str, Any]:
     if action not in CONTROLS:
         raise HTTPError(400, f"unknown action {action!r}; one of {', '.join(CONTROLS)}")
     tr = _trainer(req)
-    if action == "step":
+    if action == "speed":
+        _checked(lambda: tr.set_speed(body.get("value")))
+    elif action == "step":
         steps = body.get("steps", 1)
         if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= 1000:
             raise HTTPError(400, f"steps must be a whole number from 1 to 1000, got {steps!r}")

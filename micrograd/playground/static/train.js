@@ -1,0 +1,558 @@
+// The training view: the server trains (micrograd's MLP, losses, optim, jit); this page only draws.
+// Settings live in the URL (reload or share the link: the same run). Frames arrive by
+// Server-Sent Events; each carries the step, loss, accuracy, the decision grid, a heat map per
+// hidden neuron, the weights and the chosen point's graph numbers (its layout comes once, in meta).
+"use strict";
+
+const COLORS = [[245, 147, 34], [8, 119, 189], [58, 166, 85]]; // class 0 orange, 1 blue, 2 green
+const FIELDS = ["dataset", "points", "noise", "hidden", "activation", "loss", "optimizer", "lr",
+  "momentum", "l2", "batch", "seed"];
+const $ = (id) => document.getElementById(id);
+
+const view = {
+  options: null, meta: null, frame: null, added: [], pick: 0,
+  steps: [], losses: [], accs: [], source: null,
+};
+window.trainView = { // for tests and the curious: the page's view of the run
+  history: () => view.steps.map((s, i) => [s, view.losses[i], view.accs[i]]),
+  meta: () => view.meta,
+  frame: () => view.frame,
+};
+
+// ------------------------------------------------------------------ settings <-> URL and controls
+
+function settingsFromUrl() {
+  const q = new URLSearchParams(location.search);
+  const s = {};
+  for (const k of FIELDS) if (q.has(k)) s[k] = q.get(k);
+  if (q.has("added")) {
+    s.added = q.get("added").split(";").filter(Boolean).map((p) => p.split(":").map(Number));
+  }
+  if (q.has("pick")) view.urlPick = Number(q.get("pick")) || 0;
+  if (q.has("speed") && [...$("speed").options].some((o) => o.value === q.get("speed"))) $("speed").value = q.get("speed");
+  return s;
+}
+
+function writeUrl() {
+  const s = view.meta.settings;
+  const q = new URLSearchParams();
+  for (const k of FIELDS) q.set(k, k === "hidden" ? s.hidden.join(",") : String(s[k]));
+  if (s.added.length) q.set("added", s.added.map((p) => `${+p[0].toFixed(3)}:${+p[1].toFixed(3)}:${p[2]}`).join(";"));
+  if (view.meta.pick) q.set("pick", String(view.meta.pick));
+  if ($("speed").value !== "max") q.set("speed", $("speed").value);
+  history.replaceState(null, "", `${location.pathname}?${q}`);
+}
+
+function controlsToSettings() {
+  const s = {};
+  for (const k of FIELDS) s[k] = $(k).value.trim();
+  s.hidden = s.hidden.split(",").map((x) => x.trim()).filter((x) => x !== "");
+  s.added = view.added;
+  return s;
+}
+
+function settingsToControls(s) {
+  for (const k of FIELDS) $(k).value = k === "hidden" ? s.hidden.join(",") : String(s[k]);
+  $("momentum-field").hidden = s.optimizer !== "sgd";
+  view.added = s.added.map((p) => p.slice());
+}
+
+function fillSelect(id, items) {
+  const sel = $(id);
+  sel.textContent = "";
+  for (const [value, text] of items) {
+    const o = document.createElement("option");
+    o.value = value;
+    o.textContent = text;
+    sel.append(o);
+  }
+}
+
+// ------------------------------------------------------------------ talking to the server
+
+async function post(path, body) {
+  const answer = await api(path, body, "train-error");
+  show(answer);
+  return answer;
+}
+
+async function configure(settings) {
+  try {
+    await post("/api/train/config", settings);
+  } catch (e) {
+    settingsToControls(view.meta ? view.meta.settings : view.options.defaults); // keep the run
+  }
+}
+
+function show(answer) {
+  if (answer.meta) setMeta(answer.meta);
+  if (answer.frame) setFrame(answer.frame);
+}
+
+function connect() {
+  if (view.source) view.source.close();
+  view.source = eventSource("/api/train/stream");
+  view.source.onmessage = (ev) => {
+    const f = JSON.parse(ev.data);
+    if (f.type === "frame") setFrame(f);
+  };
+}
+
+// ------------------------------------------------------------------ meta: what changes with settings
+
+function setMeta(meta) {
+  const old = view.meta;
+  view.meta = meta;
+  settingsToControls(meta.settings);
+  view.pick = meta.pick;
+  $("pick").value = meta.pick;
+  $("pick").max = meta.points.length - 1;
+  $("engine").textContent = meta.engine === "jit" ? "engine: micrograd.jit (numpy)" : "engine: eager micrograd";
+  $("loss-formula").textContent = meta.loss_formula;
+  $("output-rule").textContent = "Output: " + meta.output_rule;
+  $("act-formula").textContent = meta.activation_formula;
+  $("slice-note").hidden = !meta.slice;
+  $("slice-note").textContent = meta.slice ? `3 inputs: the plane shows x₁, x₂ with ${meta.slice}; points are placed by x₁, x₂.` : "";
+  $("clear-points").disabled = meta.settings.added.length === 0;
+  buildClassPicker(meta.classes);
+  buildLayerButtons(meta.settings.hidden);
+  if (!old || old.config_id !== meta.config_id) {
+    buildNet(meta.sizes);
+    buildGraph(meta.graph);
+  }
+  writeUrl();
+}
+
+function buildClassPicker(classes) {
+  const box = $("class-picker");
+  if (box.childElementCount === classes) return;
+  box.textContent = "";
+  const names = classes === 2 ? ["orange (−1)", "blue (+1)"] : ["orange (0)", "blue (1)", "green (2)"];
+  for (let k = 0; k < classes; k++) {
+    const id = `class-${k}`;
+    const input = Object.assign(document.createElement("input"), { type: "radio", name: "cls", id, value: k, checked: k === 1 });
+    const label = Object.assign(document.createElement("label"), { htmlFor: id, textContent: names[k] });
+    label.style.color = `rgb(${COLORS[k]})`;
+    const pair = Object.assign(document.createElement("span"), { className: "pair" });
+    pair.append(input, label);
+    box.append(pair);
+  }
+}
+
+function chosenClass(shift) {
+  const picked = document.querySelector('input[name="cls"]:checked');
+  const k = picked ? Number(picked.value) : 1;
+  const n = view.meta.classes;
+  return shift ? (k + 1) % n : k;
+}
+
+function buildLayerButtons(hidden) {
+  const box = $("layer-buttons");
+  box.textContent = "";
+  hidden.forEach((n, i) => {
+    const group = document.createElement("span");
+    group.className = "layer-group";
+    const minus = Object.assign(document.createElement("button"), { type: "button", textContent: "−" });
+    minus.setAttribute("aria-label", `Fewer neurons in layer ${i + 1}`);
+    const plus = Object.assign(document.createElement("button"), { type: "button", textContent: "+" });
+    plus.setAttribute("aria-label", `More neurons in layer ${i + 1}`);
+    const text = Object.assign(document.createElement("span"), { textContent: `layer ${i + 1}: ${n}` });
+    minus.onclick = () => changeLayer(i, -1);
+    plus.onclick = () => changeLayer(i, +1);
+    group.append(minus, text, plus);
+    box.append(group);
+  });
+}
+
+function changeLayer(i, delta) {
+  const s = controlsToSettings();
+  s.hidden = view.meta.settings.hidden.slice();
+  s.hidden[i] += delta;
+  configure(s);
+}
+
+// ------------------------------------------------------------------ frames: what changes every step
+
+function setFrame(f) {
+  if (!view.meta || f.config_id !== view.meta.config_id) return; // a frame of a previous setup
+  if (f.history_reset) { view.steps = []; view.losses = []; view.accs = []; }
+  if (f.history) {
+    for (const [k, l, a] of f.history) {
+      if (view.steps.length && k <= view.steps[view.steps.length - 1]) continue;
+      view.steps.push(k); view.losses.push(l); view.accs.push(a);
+    }
+  }
+  if (f.step === 0) { view.steps = []; view.losses = []; view.accs = []; }
+  view.frame = f;
+  $("step-count").textContent = `step ${f.step}`;
+  $("loss-text").textContent = f.loss == null ? "loss –" : `loss ${fmt(f.loss)}`;
+  $("acc-text").textContent = f.accuracy == null ? "accuracy –" : `accuracy ${(100 * f.accuracy).toFixed(1)}%`;
+  $("run-state").textContent = f.playing ? "playing" : "paused";
+  $("play").disabled = f.playing || !!f.error;
+  $("pause").disabled = !f.playing;
+  if (f.error) showError("train-error", f.error);
+  drawPlot();
+  drawCurves();
+  drawNet();
+  drawGraphNumbers();
+}
+
+// ------------------------------------------------------------------ the plot: regions and points
+
+function decode(b64) {
+  const s = atob(b64);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
+function mix(c, t) { // white -> colour c by t in [0, 1]
+  return c.map((v) => Math.round(255 + (v - 255) * t));
+}
+
+function regionImage(grid, side, only = null) {
+  const img = new ImageData(side, side);
+  const v = decode(grid.b64);
+  const cls = grid.kind === "classes" ? decode(grid.cls) : null;
+  for (let i = 0; i < side * side; i++) {
+    let rgb;
+    if (cls && only !== null) {
+      rgb = cls[i] === only ? mix(COLORS[only], 0.3 + 0.6 * (v[i] / 255)) : [255, 255, 255];
+    } else if (cls) {
+      rgb = mix(COLORS[cls[i]], 0.25 + 0.45 * (v[i] / 255));
+    } else {
+      const x = v[i] / 127.5 - 1;
+      rgb = mix(x >= 0 ? COLORS[1] : COLORS[0], 0.65 * Math.abs(x));
+    }
+    img.data.set([rgb[0], rgb[1], rgb[2], 255], 4 * i);
+  }
+  return img;
+}
+
+const offscreen = document.createElement("canvas");
+
+function toPixel(x, y) {
+  const [x0, x1, y0, y1] = view.meta.extent;
+  const c = $("plot");
+  return [(x - x0) / (x1 - x0) * c.width, (y1 - y) / (y1 - y0) * c.height];
+}
+
+function drawPlot() {
+  const c = $("plot"), ctx = c.getContext("2d");
+  const f = view.frame, meta = view.meta;
+  ctx.fillStyle = "#fff";
+  ctx.fillRect(0, 0, c.width, c.height);
+  if (f && f.grid) {
+    offscreen.width = offscreen.height = meta.grid;
+    offscreen.getContext("2d").putImageData(regionImage(f.grid, meta.grid), 0, 0);
+    ctx.imageSmoothingEnabled = true;
+    ctx.drawImage(offscreen, 0, 0, c.width, c.height);
+  }
+  meta.points.forEach((p, i) => {
+    const [px, py] = toPixel(p[0], p[1]);
+    const k = p[p.length - 1];
+    ctx.beginPath();
+    ctx.arc(px, py, i === view.pick ? 7 : 4.5, 0, 2 * Math.PI);
+    ctx.fillStyle = `rgb(${COLORS[k]})`;
+    ctx.fill();
+    ctx.lineWidth = i === view.pick ? 3 : 1.2;
+    ctx.strokeStyle = i === view.pick ? "#111" : "#fff";
+    ctx.stroke();
+  });
+  ctx.strokeStyle = "#c9ced6";
+  ctx.lineWidth = 1;
+  ctx.strokeRect(0.5, 0.5, c.width - 1, c.height - 1);
+}
+
+function onPlotClick(ev) {
+  const c = $("plot"), r = c.getBoundingClientRect();
+  const px = (ev.clientX - r.left) * c.width / r.width, py = (ev.clientY - r.top) * c.height / r.height;
+  // a click on a point chooses it; elsewhere it adds one
+  let best = -1, bestD = 8 * 8;
+  view.meta.points.forEach((p, i) => {
+    const [qx, qy] = toPixel(p[0], p[1]);
+    const d = (qx - px) ** 2 + (qy - py) ** 2;
+    if (d < bestD) { best = i; bestD = d; }
+  });
+  if (best >= 0) { choose(best); return; }
+  const [x0, x1, y0, y1] = view.meta.extent;
+  const x = x0 + px / c.width * (x1 - x0), y = y1 - py / c.height * (y1 - y0);
+  const added = view.meta.settings.added.concat([[+x.toFixed(3), +y.toFixed(3), chosenClass(ev.shiftKey)]]);
+  post("/api/train/points", { added }).catch(() => {});
+}
+
+function choose(i) {
+  post("/api/train/pick", { index: i }).catch(() => {});
+}
+
+// ------------------------------------------------------------------ curves
+
+function drawCurves() {
+  const c = $("curves"), ctx = c.getContext("2d");
+  const W = c.width, H = c.height, pad = 4;
+  ctx.fillStyle = "#fff";
+  ctx.fillRect(0, 0, W, H);
+  ctx.strokeStyle = "#e3e7ec";
+  ctx.strokeRect(0.5, 0.5, W - 1, H - 1);
+  const n = view.steps.length;
+  if (n < 2) return;
+  const last = view.steps[n - 1] || 1;
+  const ls = view.losses.map((l) => Math.log10(Math.max(l == null ? 1e-12 : l, 1e-12)));
+  let lo = Math.min(...ls), hi = Math.max(...ls);
+  if (hi - lo < 1e-9) { hi += 0.5; lo -= 0.5; }
+  const X = (k) => pad + (W - 2 * pad) * k / last;
+  const line = (vals, y, color) => {
+    ctx.beginPath();
+    const stride = Math.max(1, Math.floor(n / W)); // at most about one point per pixel
+    for (let i = 0; i < n; i += stride) {
+      const px = X(view.steps[i]), py = y(vals[i]);
+      if (i === 0) ctx.moveTo(px, py); else ctx.lineTo(px, py);
+    }
+    ctx.lineTo(X(view.steps[n - 1]), y(vals[n - 1]));
+    ctx.strokeStyle = color;
+    ctx.lineWidth = 1.6;
+    ctx.stroke();
+  };
+  line(view.accs, (a) => H - pad - (H - 2 * pad) * a, "#3aa655");
+  line(ls, (l) => H - pad - (H - 2 * pad) * (l - lo) / (hi - lo), "#1d2430");
+}
+
+// ------------------------------------------------------------------ the network: heat maps and links
+
+function netGeometry(sizes) {
+  const W = $("net").clientWidth || 420;
+  const tallest = Math.max(...sizes);
+  const box = Math.max(10, Math.min(36, Math.floor(440 / tallest) - 6));
+  const H = Math.max(tallest * (box + 6) + 10, 120);
+  const cols = sizes.length;
+  const xs = sizes.map((_, i) => 12 + i * (W - 24 - box) / Math.max(cols - 1, 1));
+  const pos = sizes.map((n, i) => Array.from({ length: n }, (_, j) => [xs[i], (H - n * (box + 6)) / 2 + j * (box + 6) + 3]));
+  return { W, H, box, pos };
+}
+
+function buildNet(sizes) {
+  const net = $("net");
+  for (const el of net.querySelectorAll("canvas, .nlabel")) el.remove();
+  const g = netGeometry(sizes);
+  view.net = g;
+  net.style.height = `${g.H}px`;
+  const svg = $("net-links");
+  svg.setAttribute("width", g.W);
+  svg.setAttribute("height", g.H);
+  svg.textContent = "";
+  const ns = "http://www.w3.org/2000/svg";
+  view.links = [];
+  for (let l = 1; l < sizes.length; l++) {
+    view.links.push(g.pos[l].map(([x2, y2]) => g.pos[l - 1].map(([x1, y1]) => {
+      const line = document.createElementNS(ns, "line");
+      line.setAttribute("x1", x1 + g.box); line.setAttribute("y1", y1 + g.box / 2);
+      line.setAttribute("x2", x2); line.setAttribute("y2", y2 + g.box / 2);
+      const t = document.createElementNS(ns, "title");
+      line.append(t);
+      svg.append(line);
+      return line;
+    })));
+  }
+  view.heat = [];
+  view.outCanvases = [];
+  sizes.forEach((n, l) => g.pos[l].forEach(([x, y], j) => {
+    const cv = document.createElement("canvas");
+    cv.width = cv.height = l === 0 ? 16 : view.meta.heat;
+    Object.assign(cv.style, { left: `${x}px`, top: `${y}px`, width: `${g.box}px`, height: `${g.box}px` });
+    const last = l === sizes.length - 1;
+    cv.title = l === 0 ? `input x${j + 1}` : last ? `output ${sizes[l] > 1 ? j + 1 : ""}` : `neuron h${l}.${j + 1}`;
+    net.append(cv);
+    if (l === 0) drawInput(cv, j);
+    else if (!last) view.heat.push(cv);
+    else view.outCanvases.push(cv);
+  }));
+  const names = sizes.map((n, l) => l === 0 ? "inputs" : l === sizes.length - 1 ? "output" : `layer ${l}`);
+  names.forEach((name, l) => {
+    const s = Object.assign(document.createElement("span"), { className: "nlabel", textContent: name });
+    s.style.left = `${g.pos[l][0][0]}px`;
+    net.append(s);
+  });
+}
+
+function drawInput(cv, j) { // x1 varies left to right, x2 bottom to top
+  const ctx = cv.getContext("2d"), n = cv.width, img = ctx.createImageData(n, n);
+  for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) {
+    const v = j === 0 ? (c / (n - 1)) * 2 - 1 : j === 1 ? 1 - (r / (n - 1)) * 2 : 0;
+    const rgb = mix(v >= 0 ? COLORS[1] : COLORS[0], 0.8 * Math.abs(v));
+    img.data.set([...rgb, 255], 4 * (r * n + c));
+  }
+  ctx.putImageData(img, 0, 0);
+}
+
+function drawNet() {
+  const f = view.frame;
+  if (!f || !view.links) return;
+  if (f.heat) f.heat.forEach((b64, i) => {
+    const cv = view.heat[i];
+    if (!cv) return;
+    const side = cv.width, img = new ImageData(side, side), v = decode(b64);
+    for (let k = 0; k < side * side; k++) {
+      const x = v[k] / 127.5 - 1, rgb = mix(x >= 0 ? COLORS[1] : COLORS[0], 0.85 * Math.abs(x));
+      img.data.set([rgb[0], rgb[1], rgb[2], 255], 4 * k);
+    }
+    cv.getContext("2d").putImageData(img, 0, 0);
+  });
+  if (f.grid) { // one output: the regions; one per class: where that class wins
+    const side = view.meta.grid;
+    view.outCanvases.forEach((cv, k) => {
+      cv.width = cv.height = side;
+      cv.getContext("2d").putImageData(regionImage(f.grid, side, view.outCanvases.length > 1 ? k : null), 0, 0);
+    });
+  }
+  f.weights.forEach((layer, l) => layer.forEach((neuron, j) => neuron.slice(0, -1).forEach((w, i) => {
+    const line = view.links[l] && view.links[l][j] && view.links[l][j][i];
+    if (!line) return;
+    const a = Math.abs(w == null ? 0 : w);
+    line.setAttribute("stroke", `rgb(${w >= 0 ? COLORS[1] : COLORS[0]})`);
+    line.setAttribute("stroke-width", Math.min(7, 0.4 + 2.2 * a).toFixed(2));
+    line.setAttribute("stroke-opacity", Math.min(0.95, 0.25 + 0.5 * a).toFixed(2));
+    line.firstChild.textContent = `w = ${w == null ? "nan" : fmt(w)}`;
+  })));
+}
+
+// ------------------------------------------------------------------ the chosen point's graph
+
+function buildGraph(graph) {
+  const svg = $("graph"), ns = "http://www.w3.org/2000/svg";
+  svg.textContent = "";
+  const [w, h] = graph.box, pad = 6;
+  svg.setAttribute("width", graph.width + 2 * pad);
+  svg.setAttribute("height", graph.height + 2 * pad);
+  svg.setAttribute("viewBox", `${-pad} ${-pad} ${graph.width + 2 * pad} ${graph.height + 2 * pad}`);
+  const edges = document.createElementNS(ns, "g");
+  edges.setAttribute("class", "edges");
+  svg.append(edges);
+  graph.nodes.forEach((node, i) => node.children.forEach((c) => {
+    const [x1, y1] = graph.pos[c], [x2, y2] = graph.pos[i];
+    const p = document.createElementNS(ns, "path");
+    const mx = (x1 + w + x2) / 2;
+    p.setAttribute("d", `M${x1 + w},${y1 + h / 2} C${mx},${y1 + h / 2} ${mx},${y2 + h / 2} ${x2},${y2 + h / 2}`);
+    edges.append(p);
+  }));
+  view.gnodes = graph.nodes.map((node, i) => {
+    const [x, y] = graph.pos[i];
+    const g = document.createElementNS(ns, "g");
+    g.setAttribute("class", `gnode${node.label === "loss" ? " loss" : ""}${node.op ? "" : " leaf"}`);
+    g.setAttribute("transform", `translate(${x},${y})`);
+    g.dataset.label = node.label;
+    const r = document.createElementNS(ns, "rect");
+    r.setAttribute("width", w); r.setAttribute("height", h); r.setAttribute("rx", 5);
+    const t = (cls, ty, text) => {
+      const e = document.createElementNS(ns, "text");
+      e.setAttribute("x", 6); e.setAttribute("y", ty); e.setAttribute("class", cls);
+      e.textContent = text;
+      g.append(e);
+      return e;
+    };
+    g.append(r);
+    t("gname", 13, `${node.label || ""}${node.op ? (node.label ? "  " : "") + node.op : ""}`);
+    const d = t("gdata", 27, "data");
+    const gr = t("ggrad", 41, "grad");
+    svg.append(g);
+    return { d, gr };
+  });
+  const p = view.meta.points[view.meta.pick];
+  $("graph-point").textContent = p ? `(point ${view.meta.pick}: x = ${p.slice(0, -1).map(fmt).join(", ")}, class ${p[p.length - 1]})` : "";
+}
+
+function drawGraphNumbers() {
+  const f = view.frame;
+  if (!f || !view.gnodes || !f.graph) return;
+  view.gnodes.forEach((n, i) => {
+    const d = f.graph.data[i], g = f.graph.grad[i];
+    n.d.textContent = `data ${d == null ? "nan" : fmt(d)}`;
+    n.gr.textContent = `grad ${g == null ? "nan" : fmt(g)}`;
+  });
+}
+
+// ------------------------------------------------------------------ downloads
+
+function download(blob, name) {
+  const a = Object.assign(document.createElement("a"), { href: URL.createObjectURL(blob), download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
+
+async function downloadModel() {
+  const model = await api("/api/train/model", undefined, "train-error");
+  download(new Blob([JSON.stringify(model, null, 1)], { type: "application/json" }), "micrograd-model.json");
+}
+
+function downloadPicture() {
+  const src = $("plot"), c = document.createElement("canvas");
+  c.width = src.width; c.height = src.height + 28;
+  const ctx = c.getContext("2d");
+  ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, c.width, c.height);
+  ctx.drawImage(src, 0, 0);
+  ctx.fillStyle = "#1d2430"; ctx.font = "13px sans-serif";
+  const s = view.meta.settings;
+  ctx.fillText(`${s.dataset}, MLP ${view.meta.sizes.join("-")} ${s.activation}, ${$("step-count").textContent}, ${$("loss-text").textContent}, ${$("acc-text").textContent}`, 6, src.height + 19);
+  c.toBlob((blob) => download(blob, "micrograd-playground.png"), "image/png");
+}
+
+// ------------------------------------------------------------------ wiring
+
+async function main() {
+  view.options = await api("/api/train/options", undefined, "train-error");
+  const o = view.options;
+  fillSelect("dataset", o.datasets.map(([k, text]) => [k, text]));
+  fillSelect("activation", o.activations.map(([k]) => [k, k]));
+  fillSelect("loss", o.losses.map(([k, text]) => [k, text]));
+  fillSelect("optimizer", o.optimizers);
+  const control = (action) => post("/api/train/control", { action }).catch(() => {});
+  $("play").onclick = () => control("play");
+  $("pause").onclick = () => control("pause");
+  $("step").onclick = () => control("step");
+  $("reset").onclick = () => control("reset");
+  $("new-weights").onclick = () => control("new_weights");
+  $("clear-points").onclick = () => post("/api/train/points", { added: [] }).catch(() => {});
+  $("download-model").onclick = () => downloadModel().catch(() => {});
+  $("download-picture").onclick = downloadPicture;
+  $("plot").addEventListener("click", onPlotClick);
+  $("speed").addEventListener("change", () => {
+    post("/api/train/control", { action: "speed", value: $("speed").value }).then(writeUrl).catch(() => {});
+  });
+  $("pick").addEventListener("change", () => choose(Number($("pick").value)));
+  $("add-layer").onclick = () => {
+    const s = controlsToSettings();
+    s.hidden = view.meta.settings.hidden.concat([4]);
+    configure(s);
+  };
+  $("remove-layer").onclick = () => {
+    const s = controlsToSettings();
+    s.hidden = view.meta.settings.hidden.slice(0, -1);
+    configure(s);
+  };
+  for (const k of FIELDS) {
+    $(k).addEventListener("change", () => {
+      const s = controlsToSettings();
+      if (k === "dataset") { // a data set of its own: its own points, and a loss that fits it
+        s.added = [];
+        const classes = o.datasets.find((d) => d[0] === s.dataset)[2];
+        if (classes > 2) s.loss = "cross_entropy";
+        else if (view.meta && view.meta.classes > 2) s.loss = "hinge";
+      }
+      configure(s);
+    });
+  }
+  const fromUrl = settingsFromUrl();
+  try {
+    await post("/api/train/config", Object.assign({}, fromUrl));
+  } catch (e) { // a bad link: say so, and start from the defaults
+    await post("/api/train/config", {});
+    showError("train-error", `The link's settings were refused (${e.message}); using the defaults.`);
+  }
+  if ($("speed").value !== "max") await post("/api/train/control", { action: "speed", value: $("speed").value });
+  const p = view.urlPick;
+  if (p && p !== view.meta.pick && Number.isInteger(p) && p > 0 && p < view.meta.points.length) await post("/api/train/pick", { index: p });
+  connect();
+}
+
+main().catch((e) => showError("train-error", e.message));
