@@ -64,7 +64,7 @@ DATASETS: dict[str, tuple[str, int, int]] = {
     "lecture": ("The lecture's 4 points (3-D)", 2, 3),
 }
 
-OPTIMIZERS = {"sgd": "SGD with momentum", "adam": "Adam"}
+OPTIMIZERS = {"sgd": "SGD + momentum", "adam": "Adam"}
 
 _REG = " + α·Σw²"
 # name -> (menu text, formula for the page, outputs: 1 or one per class)
@@ -402,6 +402,10 @@ def _eager_layers(model: MLP, X: Sequence[Sequence[float]]) -> list[list[list[fl
             h = layer.outputs(h)
             per_layer[i].append([v.data for v in h])
     return per_layer
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None  # JSON has no NaN or inf
 
 
 def _short(x: float) -> float | None:
@@ -800,7 +804,7 @@ class Trainer:
                 "config_id": self.config_id,
                 "settings": s.to_dict(),
                 "engine": "jit" if self.use_jit else "eager",
-                "points": [[_short(v) for v in x] + [c] for x, c in zip(self.X, self.cls)],
+                "points": [[*x, c] for x, c in zip(self.X, self.cls)],  # exact: JSON floats
                 "classes": s.classes,
                 "extent": self.extent,
                 "grid": self.grid_side,
@@ -839,8 +843,9 @@ class Trainer:
                     for layer in self.model.layers
                 ],
                 "graph": {
-                    "data": [_short(v.data) for v in order],
-                    "grad": [_short(v.grad) for v in order],
+                    # exact (not rounded twice on the way to the page's 4 decimals)
+                    "data": [_finite(v.data) for v in order],
+                    "grad": [_finite(v.grad) for v in order],
                 },
             }
 
@@ -889,8 +894,9 @@ class Trainer:
     def _publish(self) -> None:
         f = self.frame()
         with self.frames:
-            self._frame = f
             self._frame_no += 1
+            f["seq"] = self._frame_no  # the page drops a frame older than one it has drawn
+            self._frame = f
             self.frames.notify_all()
 
     def touch(self) -> None:

@@ -175,6 +175,7 @@ function changeLayer(i, delta) {
 
 function setFrame(f) {
   if (!view.meta || f.config_id !== view.meta.config_id) return; // a frame of a previous setup
+  if (view.frame && view.frame.config_id === f.config_id && f.seq < view.frame.seq) return; // late
   if (f.history_reset) { view.steps = []; view.losses = []; view.accs = []; }
   if (f.history) {
     for (const [k, l, a] of f.history) {
@@ -248,7 +249,10 @@ function drawPlot() {
     ctx.imageSmoothingEnabled = true;
     ctx.drawImage(offscreen, 0, 0, c.width, c.height);
   }
-  meta.points.forEach((p, i) => {
+  const order = meta.points.map((_, i) => i).filter((i) => i !== view.pick);
+  if (view.pick < meta.points.length) order.push(view.pick); // the chosen point on top
+  order.forEach((i) => {
+    const p = meta.points[i];
     const [px, py] = toPixel(p[0], p[1]);
     const k = p[p.length - 1];
     ctx.beginPath();
@@ -315,6 +319,11 @@ function drawCurves() {
   };
   line(view.accs, (a) => H - pad - (H - 2 * pad) * a, "#3aa655");
   line(ls, (l) => H - pad - (H - 2 * pad) * (l - lo) / (hi - lo), "#1d2430");
+  ctx.fillStyle = "#5b6472";
+  ctx.font = "11px sans-serif";
+  ctx.textAlign = "right";
+  ctx.fillText(`step ${last}`, W - 6, H - 8);
+  ctx.textAlign = "left";
 }
 
 // ------------------------------------------------------------------ the network: heat maps and links
@@ -516,6 +525,11 @@ async function main() {
   $("download-model").onclick = () => downloadModel().catch(() => {});
   $("download-picture").onclick = downloadPicture;
   $("plot").addEventListener("click", onPlotClick);
+  let resizing = null;
+  window.addEventListener("resize", () => { // the network picture is drawn to the panel's width
+    clearTimeout(resizing);
+    resizing = setTimeout(() => { if (view.meta) { buildNet(view.meta.sizes); drawNet(); } }, 100);
+  });
   $("speed").addEventListener("change", () => {
     post("/api/train/control", { action: "speed", value: $("speed").value }).then(writeUrl).catch(() => {});
   });
