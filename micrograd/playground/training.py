@@ -317,22 +317,33 @@ def extent(X: Sequence[Sequence[float]]) -> tuple[float, float, float, float]:
 
 
 # ------------------------------------------------------------------ per-sample losses
-# Each takes the network's outputs for one point (a list of Values) and that point's target.
-# The two-class ones are the batch loss of `micrograd.losses` on a batch of one (its sum), so the
-# formula lives once, there; the batch loss is their mean. Cross-entropy takes a one-hot target
-# and picks z[c] with a dot, so every point has the same graph and `jit` can trace it once.
+# Each takes the network's outputs for one point (a list of Values) and that point's target; the
+# batch loss is their mean. Where `micrograd.losses` offers its per-sample terms (`TERMS`), those
+# are used, so each formula lives once, there. Otherwise the two-class ones are the batch loss of
+# a batch of one (its sum) and cross-entropy is logsumexp(z) - z·onehot. Either way the target
+# of cross-entropy is a one-hot row, so every point has the same graph and `jit` traces it once.
 
 
 def _ce_one_hot(zs: list[Value], onehot: Sequence[Any]) -> Value:
     return losses.logsumexp(zs) - Value.dot(zs, list(onehot))
 
 
-PER_SAMPLE: dict[str, Callable[[list[Value], Any], Value]] = {
-    "hinge": lambda zs, y: losses.hinge(zs, [y], reduction="sum"),
-    "bce": lambda zs, t: losses.binary_cross_entropy_with_logits(zs, [t], reduction="sum"),
-    "mse": lambda zs, y: losses.mse(zs, [y], reduction="sum"),
-    "cross_entropy": _ce_one_hot,
-}
+_TERMS: dict[str, Callable[..., Value]] | None = getattr(losses, "TERMS", None)
+if _TERMS is not None:
+    _T = _TERMS
+    PER_SAMPLE: dict[str, Callable[[list[Value], Any], Value]] = {
+        "hinge": lambda zs, y: _T["hinge"](zs[0], y),
+        "bce": lambda zs, t: _T["bce"](zs[0], t),
+        "mse": lambda zs, y: _T["mse"](zs[0], y),
+        "cross_entropy": lambda zs, onehot: _T["cross_entropy"](zs, list(onehot)),
+    }
+else:
+    PER_SAMPLE = {
+        "hinge": lambda zs, y: losses.hinge(zs, [y], reduction="sum"),
+        "bce": lambda zs, t: losses.binary_cross_entropy_with_logits(zs, [t], reduction="sum"),
+        "mse": lambda zs, y: losses.mse(zs, [y], reduction="sum"),
+        "cross_entropy": _ce_one_hot,
+    }
 
 
 def targets(loss: str, cls: Sequence[int], classes: int) -> list[Any]:
@@ -737,6 +748,7 @@ class Trainer:
                 if now >= next_frame or not self._playing or self.speed:
                     self._publish()
                     next_frame = now + interval
+            time.sleep(0)  # let a request waiting for the lock have it between two steps
             if self.speed:  # a slow run for the eye: wait (without the lock) for the next step
                 wake = now + 1.0 / self.speed
                 while self._playing and time.monotonic() < wake:
@@ -789,11 +801,14 @@ class Trainer:
     def choose(self, index: object) -> None:
         """Show the graph of point `index`."""
         i = _whole_index(index, len(self.X))
+        playing = self._stop()
         with self.lock:
             self.pick = i
             self._layout_graph()
             self.config_id += 1
             self._publish()
+        if playing:
+            self.play()
 
     # ---- what the page draws
     def meta(self) -> dict[str, Any]:
