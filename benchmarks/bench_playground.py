@@ -10,7 +10,7 @@ the settings, POST Play, read the Server-Sent Events stream. ``--direct`` reads 
 frame stream in-process instead (no HTTP). Targets from the issue: >= 200 steps/s with >= 15
 frames/s, 100% accuracy in < 5 s, eager >= 10 steps/s.
 
-    python3 benchmarks/bench_playground.py [--seconds 3] [--direct]
+    python3 benchmarks/bench_playground.py [--seconds 3] [--eager-seconds 10] [--direct]
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def watch(run: Any, seconds: float) -> dict:
 
     def reader() -> None:
         for f in run.frames():
-            if f.get("type") == "frame":
+            if f is not None and f.get("type") == "frame":
                 got.append((time.perf_counter(), f))
             if stop.is_set():
                 break
@@ -139,12 +139,17 @@ def watch(run: Any, seconds: float) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seconds", type=float, default=3.0, help="how long each run plays")
+    p.add_argument("--seconds", type=float, default=3.0, help="how long the jit run plays")
+    p.add_argument("--eager-seconds", type=float, default=10.0, help="how long the eager run plays")
     p.add_argument("--direct", action="store_true", help="no server: the trainer in-process")
     args = p.parse_args(argv)
     kind = Direct if args.direct else Served
-    print(f"# playground training view, karpathy's moons, MLP 2-16-16-1 ({kind.__name__}, "
-          f"{args.seconds:g} s of Play each, {os.cpu_count()} cores, load "
+    from micrograd.playground.training import Settings
+
+    s = Settings.from_dict(MOONS)
+    print(f"# playground training view, karpathy's moons, MLP 2-16-16-1 ({kind.__name__}; "
+          f"{s.activation}, {s.loss}, {s.optimizer} lr {s.lr} momentum {s.momentum}, L2 {s.l2}, "
+          f"full batch, seed {s.seed}; {os.cpu_count()} cores, load "
           f"{', '.join(f'{x:.2f}' for x in os.getloadavg())})")
     print("| engine | steps/s | frames/s | decision grid | time to 100% | steps | loss | accuracy"
           " |")
@@ -152,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     for use_jit in (True, False):
         run = kind(use_jit)
         try:
-            r = watch(run, args.seconds)
+            r = watch(run, args.seconds if use_jit else args.eager_seconds)
         finally:
             run.close()
         to100 = "not within the run" if r["to 100%"] is None else f"{r['to 100%']:.2f} s"

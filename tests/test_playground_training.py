@@ -212,7 +212,7 @@ def test_the_frame_is_what_the_model_computes(use_jit):
     json.dumps(f, allow_nan=False)  # the page gets plain JSON
     assert f["step"] == 20 and f["loss"] == pytest.approx(tr.loss, rel=1e-5)
     side = tr.grid_side
-    assert side == (50 if use_jit else 20)
+    assert side == (50 if use_jit else T.EAGER_GRID)
     scores = unbyte(f["grid"]["b64"])
     assert len(scores) == side * side
     rng = random.Random(0)

@@ -50,7 +50,8 @@ MIN_POINTS, MAX_POINTS = 4, 500  # points a data set is generated with
 MAX_ADDED = 300  # points a learner may click in, in all
 MAX_LR = 10.0
 GRID = 50  # decision-region grid side with jit (heat maps use every second cell)
-EAGER_GRID = 20  # the same without numpy: every cell is one scalar forward pass
+EAGER_GRID = 16  # the same without numpy: every cell is one scalar forward pass
+EAGER_FRAME_SECONDS = 0.5  # and frames less often, so most of the time goes to training
 HISTORY_CAP = 20_000  # loss/accuracy entries kept; past it, every second one is dropped
 DATA_SEED = 1337  # karpathy's moons: moons(100, 0.1, seed=1337) is his demo's data exactly
 
@@ -734,7 +735,7 @@ class Trainer:
         return was
 
     def _run(self) -> None:
-        interval = 1.0 / self.fps if self.use_jit else max(1.0 / self.fps, 0.25)
+        interval = 1.0 / self.fps if self.use_jit else max(1.0 / self.fps, EAGER_FRAME_SECONDS)
         next_frame = 0.0
         while True:
             with self.lock:
