@@ -470,6 +470,12 @@ def point_graph(
         for c in reversed(v._prev):
             if id(c) not in seen and (c._prev or id(c) in keep):
                 stack.append((c, False))
+    # Drop what does not depend on the point (e.g. a target negated by a '*' node): constants.
+    live = {id(v) for v in xs}
+    for v in order:
+        if any(id(c) in live for c in v._prev):
+            live.add(id(v))
+    order = [v for v in order if id(v) in live]
     index = {id(v): i for i, v in enumerate(order)}
     nodes = []
     for v in order:

@@ -114,6 +114,8 @@ function setMeta(meta) {
   $("slice-note").hidden = !meta.slice;
   $("slice-note").textContent = meta.slice ? `3 inputs: the plane shows x₁, x₂ with ${meta.slice}; points are placed by x₁, x₂.` : "";
   $("clear-points").disabled = meta.settings.added.length === 0;
+  const fixed = meta.settings.dataset === "lecture"; // its own four points, always
+  $("points").disabled = $("noise").disabled = fixed;
   buildClassPicker(meta.classes);
   buildLayerButtons(meta.settings.hidden);
   if (!old || old.config_id !== meta.config_id) {
