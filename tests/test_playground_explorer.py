@@ -62,6 +62,13 @@ def reference(program: str) -> list[Any]:
     return trace(root)[0]
 
 
+def settle(page: Any) -> None:
+    """Wait for the forward pass's fade-in to finish (before a screenshot)."""
+    page.wait_for_function(
+        "() => document.getAnimations().every(a => a.playState === 'finished')"
+    )
+
+
 def click(page: Any, name: str) -> None:
     page.get_by_role("button", name=name, exact=True).click()
 
@@ -149,6 +156,7 @@ def test_lecture_L_step_by_step_with_the_lecture_numbers(
         highlighted = [n["name"] for n in page_nodes(page) if n["current"]]
         assert highlighted == [processed[k - 1]]
         if k == 4:
+            settle(page)
             screenshot(page, "explorer-L-step4")
     grads = {n["name"]: n["gradText"] for n in page_nodes(page)}
     assert grads == {
@@ -413,6 +421,7 @@ def test_usable_on_a_phone(browser: Any, playground: str, screenshot: Any) -> No
             "() => document.querySelector('#status').textContent.includes('done')"
         )
         assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+        settle(page)
         screenshot(page, "explorer-phone", full_page=True)
     finally:
         context.close()
@@ -425,7 +434,7 @@ def test_readme_screenshot(page: Any, playground: str, screenshot: Any) -> None:
     for k in range(1, 4):
         click(page, "Backward step")
         wait_step(page, k)
-    page.wait_for_timeout(500)  # let the forward pass's fade-in finish
+    settle(page)
     path = screenshot(page, "explorer-readme")
     if os.environ.get("MICROGRAD_UPDATE_DOCS"):
         shutil.copyfile(path, DOCS / "playground-explorer.png")

@@ -32,6 +32,7 @@ GAP_Y = 12.0  # between two boxes in one column
 DUMMY_HEIGHT = 6.0  # the room an edge passing through a column takes
 MARGIN = 12.0
 DOT_TIMEOUT = 20.0  # seconds; past this (a huge graph) the built-in layout is used
+DUMMY_BUDGET = 4000  # points on long edges; past this the longest edges are drawn directly
 DOT_MAX_BOXES = 300  # "auto" uses dot up to here: past it dot takes seconds, the built-in less
 
 
@@ -194,7 +195,8 @@ def _layers(ids: list[str], edges: Sequence[tuple[str, str]]) -> dict[str, int]:
 
 def _crossings(upper: list[str], lower: list[str], down: dict[str, list[str]]) -> int:
     pos = {v: i for i, v in enumerate(lower)}
-    ends = [pos[t] for v in upper for t in sorted(down[v], key=pos.__getitem__)]
+    # (an edge drawn straight across many layers has no end in `lower`: it is not counted)
+    ends = [pos[t] for v in upper for t in sorted((t for t in down[v] if t in pos), key=pos.get)]
     # Pairs out of order are crossings: count inversions with a Fenwick tree, O(E log E).
     tree = [0] * (len(lower) + 1)
     count = 0
@@ -237,13 +239,22 @@ def layered(boxes: Sequence[Box], edges: Sequence[tuple[str, str]]) -> Layout:
     ids = [b.id for b in boxes]
     layer = _layers(ids, edges)
 
-    # Long edges get a point per crossed layer, so they take room and can be untangled.
+    # Long edges get a point per crossed layer, so they take room and can be untangled. An input
+    # used all along a long chain would need thousands: within a budget, shortest edges first; the
+    # longest beyond it are drawn straight across (the boxes still never overlap).
     down: dict[str, list[str]] = {i: [] for i in ids}
     up: dict[str, list[str]] = {i: [] for i in ids}
     chains: list[list[str]] = []
+    budget = DUMMY_BUDGET
+    routed = set()
+    for n in sorted(range(len(edges)), key=lambda n: layer[edges[n][1]] - layer[edges[n][0]]):
+        span = layer[edges[n][1]] - layer[edges[n][0]] - 1
+        if span <= budget:
+            routed.add(n)
+            budget -= span
     for n, (s, t) in enumerate(edges):
         chain = [s]
-        for k in range(layer[s] + 1, layer[t]):
+        for k in range(layer[s] + 1, layer[t]) if n in routed else ():
             d = f"\0{n}:{k}"
             layer[d] = k
             size[d] = (0.0, DUMMY_HEIGHT)

@@ -9,7 +9,7 @@ let view = null;          // the last answer from the server
 let drawing = null;       // the laid-out graph
 let zoom = null;          // null = fit to width (not below MIN_FIT), else a fixed scale
 let selectedLeaf = null;  // id of the leaf being edited
-const MIN_FIT = 0.6;
+const MIN_FIT = 0.8;  // below this the 12px numbers are too small to read: scroll instead
 const params = new URLSearchParams(location.search);
 const layoutEngine = ["dot", "layered"].includes(params.get("layout")) ? params.get("layout") : "auto";
 
@@ -241,8 +241,7 @@ function openLeaf(id) {
   const name = g.dataset.name;
   $("leaf-label").textContent = `Value of ${name}`;
   $("leaf-value").value = String(view.values[id].data);
-  $("leaf-form").hidden = false;
-  $("leaf-hint").hidden = true;
+  $("leaf-panel").hidden = false;
   showError("leaf-error", "");
   $("leaf-value").focus();
   $("leaf-value").select();
@@ -252,8 +251,8 @@ function openLeaf(id) {
 
 function closeLeaf() {
   selectedLeaf = null;
-  $("leaf-form").hidden = true;
-  $("leaf-hint").hidden = false;
+  $("leaf-panel").hidden = true;
+  document.querySelectorAll("#graph-svg .selected").forEach((el) => el.classList.remove("selected"));
 }
 
 async function setLeaf(ev) {
@@ -281,6 +280,7 @@ async function init() {
   $("backward").addEventListener("click", () => act("backward"));
   $("reset").addEventListener("click", () => act("reset"));
   $("leaf-form").addEventListener("submit", setLeaf);
+  $("leaf-close").addEventListener("click", () => { const id = selectedLeaf; closeLeaf(); if (id) nodeEl(id)?.focus(); });
   $("leaf-value").addEventListener("keydown", (ev) => {
     if (ev.key === "Escape") { const id = selectedLeaf; closeLeaf(); if (id) nodeEl(id)?.focus(); }
   });
