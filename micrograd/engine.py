@@ -56,6 +56,7 @@ class OpInfo:
     vec: Vec | None  # the numpy rule (None: jit compiles dot and sum specially)
     explain: tuple[str, ...] | Callable[..., tuple[str, ...]]  # d node / d child, as text
     formula: str = ""  # the local derivative(s) in words, e.g. 'd/da = 1 - out²'
+    caption: str = ""  # how pictures caption the op, if not by its `_op` (dot: 'w·x+b')
     torch: Callable[[Any], Any] | None = field(default=None, compare=False)  # torch -> a Module
 
     def apply(self, *children: Value, p: float | None = None) -> Value:
@@ -86,6 +87,7 @@ def _op(
     explain: tuple[str, ...] | Callable[..., tuple[str, ...]],
     vec: Vec | None = None,
     formula: str = "",
+    caption: str = "",
     torch: Callable[[Any], Any] | None = None,
 ) -> Callable[[Callable], Callable]:
     """Register the decorated method as the primitive `name` (the method itself is unchanged)."""
@@ -101,7 +103,7 @@ def _op(
                 else ", ".join(f"d/d{c} = {t}" for c, t in zip("ab", parts))
             )
         fn = method.__func__ if isinstance(method, staticmethod) else method
-        OPS[name] = OpInfo(name, arity, fn, symbolic, vec, explain, text, torch)
+        OPS[name] = OpInfo(name, arity, fn, symbolic, vec, explain, text, caption, torch)
         return method
 
     return register
@@ -429,6 +431,7 @@ class Value:
         symbolic=lambda out, *c: (*c[(len(c) // 2) : -1], *c[: len(c) // 2], Value(1.0)),
         explain=_explain_dot,
         formula="d/dw_i = x_i, d/dx_i = w_i, d/db = 1",
+        caption="w·x+b",
     )  # fmt: skip
     def dot(w: Sequence[Value], x: Sequence[Operand], b: Operand = 0.0) -> Value:
         """b + w[0]*x[0] + w[1]*x[1] + ..., one node (a neuron's pre-activation).
@@ -466,6 +469,7 @@ class Value:
         symbolic=lambda out, *c: tuple(Value(1.0) for _ in c),
         explain=lambda node, names, out_name: ("1",) * len(names),
         formula="d/da_i = 1",
+        caption="Σ",
     )  # fmt: skip
     def sum(values: Iterable[Operand]) -> Value:
         """values[0] + values[1] + ..., one node with every term as a child."""
