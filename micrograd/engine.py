@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -57,6 +58,7 @@ class OpInfo:
     explain: tuple[str, ...] | Callable[..., tuple[str, ...]]  # d node / d child, as text
     formula: str = ""  # the local derivative(s) in words, e.g. 'd/da = 1 - out²'
     caption: str = ""  # how pictures caption the op, if not by its `_op` (dot: 'w·x+b')
+    activation: str = ""  # its title as a neuron's activation ('ReLU'); '': not an activation
     torch: Callable[[Any], Any] | None = field(default=None, compare=False)  # torch -> a Module
 
     def apply(self, *children: Value, p: float | None = None) -> Value:
@@ -88,6 +90,7 @@ def _op(
     vec: Vec | None = None,
     formula: str = "",
     caption: str = "",
+    activation: str = "",
     torch: Callable[[Any], Any] | None = None,
 ) -> Callable[[Callable], Callable]:
     """Register the decorated method as the primitive `name` (the method itself is unchanged)."""
@@ -103,7 +106,9 @@ def _op(
                 else ", ".join(f"d/d{c} = {t}" for c, t in zip("ab", parts))
             )
         fn = method.__func__ if isinstance(method, staticmethod) else method
-        OPS[name] = OpInfo(name, arity, fn, symbolic, vec, explain, text, caption, torch)
+        OPS[name] = OpInfo(
+            name, arity, fn, symbolic, vec, explain, text, caption, activation, torch
+        )
         return method
 
     return register
@@ -200,31 +205,37 @@ def _lift(other: object, op: str, left: object) -> Value:
     return Value(float(other))
 
 
+class _Derivatives(threading.local):
+    active = False  # True while grad(create_graph=True) builds derivative nodes (in this thread)
+
+
+_derivatives = _Derivatives()
+
+
 def _overflow(what: str, *inputs: float) -> None:
     """An op's result is NaN or ±inf: an OverflowError if its inputs were all finite (the policy:
-    finite in, finite out or an error), nothing if a NaN or inf was put in (it propagates)."""
-    if all(map(math.isfinite, inputs)):
+    finite in, finite out or an error), nothing if a NaN or inf was put in (it propagates).
+    Derivatives may be ±inf, as in PyTorch (x ** 0.5 at 0): grad(create_graph=True) builds its
+    nodes with `_derivatives.active` set, and they overflow to inf."""
+    if all(map(math.isfinite, inputs)) and not _derivatives.active:
         raise OverflowError(f"{what} overflows a float ({_FLOAT_MAX})")
 
 
 def _pow_forward(a: float, p: float) -> float:
     """a ** p, with an error naming pow where the result is undefined or too large."""
-    try:
-        out = a**p
-    except ZeroDivisionError:
-        if math.isfinite(p):
-            raise ZeroDivisionError(
-                f"pow: {a!r} ** {p!r} (zero to a negative power) is undefined"
-            ) from None
-        return math.inf  # 0 ** -inf: an inf put in propagates, as IEEE and PyTorch give it
-    except OverflowError:  # Python raises it only for finite operands
-        raise OverflowError(f"pow: {a!r} ** {p!r} overflows a float ({_FLOAT_MAX})") from None
-    if type(out) is complex:  # a finite negative base to a non-integer power
+    if a < 0 and not p.is_integer() and p == p:  # (NaN is no integer, but propagates)
         raise ValueError(
             f"pow: {a!r} ** {p!r} is not a real number (a negative base needs an integer "
             f"exponent)"
         )
-    return out
+    if a == 0 and p < 0:
+        raise ZeroDivisionError(f"pow: {a!r} ** {p!r} (zero to a negative power) is undefined")
+    try:
+        return a**p
+    except OverflowError:  # Python raises it only for finite operands
+        if _derivatives.active:
+            return _ieee_pow(a, p)
+        raise OverflowError(f"pow: {a!r} ** {p!r} overflows a float ({_FLOAT_MAX})") from None
 
 
 def _pow_local(a: float, p: float) -> float:
@@ -248,6 +259,23 @@ def _ieee_pow(a: float, q: float) -> float:
 
 
 _ONE, _ZERO = (1.0,), (0.0,)  # ReLU's local derivative, shared by every ReLU node
+
+
+def _sign(x: float) -> float:
+    return 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)  # 0 at 0 and for NaN, as PyTorch's abs'
+
+
+_TORCH_MODULES: dict[tuple[Any, str], Any] = {}
+
+
+def _torch_module(torch: Any, name: str, fn: Callable[[Any], Any]) -> Any:
+    """A `torch.nn.Module` applying `fn`, for an op PyTorch has no module for (abs)."""
+    cls = _TORCH_MODULES.get((torch, name))
+    if cls is None:
+        forward = lambda self, x: fn(x)  # noqa: E731
+        cls = type(name, (torch.nn.Module,), {"forward": forward, "__module__": __name__})
+        _TORCH_MODULES[(torch, name)] = cls
+    return cls()
 
 
 def _sigmoid_vec(xp: Any, a: Any) -> Any:
@@ -353,6 +381,23 @@ class Value:
         return _Power(_pow_forward(a, p), (self,), f"**{other}", "", (_pow_local(a, p),), p)
 
     @_op(
+        "ReLU", 1,
+        symbolic=lambda out, a: (Value(0.0 if a.data <= 0 else 1.0),),
+        vec=Vec(
+            lambda xp, a: xp.where(a <= 0, 0.0, a),
+            lambda xp, out, a: (xp.where(a <= 0, 0.0, 1.0),),
+        ),
+        explain=("1 if {a} > 0 else 0",),
+        activation="ReLU",
+        torch=lambda torch: torch.nn.ReLU(),
+    )  # fmt: skip
+    def relu(self) -> Value:
+        x = self.data
+        # `x <= 0`, not `x > 0`: NaN passes through with slope 1, as in PyTorch. Shared constant
+        # tuples for the slope: one allocation fewer per node, less work for gc.
+        return Value(0.0 if x <= 0 else x, (self,), "ReLU", "", _ZERO if x <= 0 else _ONE)
+
+    @_op(
         "exp", 1,
         symbolic=lambda out, a: (out,),
         vec=Vec(lambda xp, a: xp.exp(a), lambda xp, out, a: (out,)),
@@ -364,7 +409,9 @@ class Value:
         try:
             e = math.exp(x)
         except OverflowError:
-            raise OverflowError(f"exp({x!r}) overflows a float ({_FLOAT_MAX})") from None
+            if not _derivatives.active:
+                raise OverflowError(f"exp({x!r}) overflows a float ({_FLOAT_MAX})") from None
+            e = math.inf
         return Value(e, (self,), "exp", "", (e,))  # d/dx e^x = e^x
 
     @_op(
@@ -375,7 +422,7 @@ class Value:
     )  # fmt: skip
     def log(self) -> Value:
         x = self.data
-        if x <= 0 and math.isfinite(x):  # NaN and ±inf propagate: log(-inf) is NaN, as in PyTorch
+        if x <= 0:  # NaN passes: it propagates
             raise ValueError(f"log is defined for positive numbers only, got log({x!r})")
         return Value(math.log(x) if x > 0 else math.nan, (self,), "log", "", (1.0 / x,))
 
@@ -384,6 +431,7 @@ class Value:
         symbolic=lambda out, a: (1 - out * out,),
         vec=Vec(lambda xp, a: xp.tanh(a), lambda xp, out, a: (1.0 - out * out,)),
         explain=("1 - {out}²",),
+        activation="Tanh",
         torch=lambda torch: torch.nn.Tanh(),
     )  # fmt: skip
     def tanh(self) -> Value:
@@ -395,6 +443,7 @@ class Value:
         symbolic=lambda out, a: (out * (1 - out),),
         vec=Vec(_sigmoid_vec, lambda xp, out, a: (out * (1.0 - out),)),
         explain=("{out}·(1 - {out})",),
+        activation="Sigmoid",
         torch=lambda torch: torch.nn.Sigmoid(),
     )  # fmt: skip
     def sigmoid(self) -> Value:
@@ -407,20 +456,36 @@ class Value:
         return Value(s, (self,), "sigmoid", "", (s * (1.0 - s),))
 
     @_op(
-        "ReLU", 1,
-        symbolic=lambda out, a: (Value(0.0 if a.data <= 0 else 1.0),),
+        "abs", 1,
+        symbolic=lambda out, a: (Value(_sign(a.data)),),
         vec=Vec(
-            lambda xp, a: xp.where(a <= 0, 0.0, a),
-            lambda xp, out, a: (xp.where(a <= 0, 0.0, 1.0),),
+            lambda xp, a: xp.abs(a),
+            lambda xp, out, a: (xp.where(a > 0, 1.0, 0.0) - xp.where(a < 0, 1.0, 0.0),),
         ),
-        explain=("1 if {a} > 0 else 0",),
-        torch=lambda torch: torch.nn.ReLU(),
+        explain=("sign({a})",),
+        activation="Abs",
+        torch=lambda torch: _torch_module(torch, "Abs", torch.abs),
     )  # fmt: skip
-    def relu(self) -> Value:
+    def abs(self) -> Value:
         x = self.data
-        # `x <= 0`, not `x > 0`: NaN passes through with slope 1, as in PyTorch. Shared constant
-        # tuples for the slope: one allocation fewer per node, less work for gc.
-        return Value(0.0 if x <= 0 else x, (self,), "ReLU", "", _ZERO if x <= 0 else _ONE)
+        return Value(abs(x), (self,), "abs", "", (_sign(x),))  # slope 0 at 0 (and NaN), as PyTorch
+
+    @_op(
+        "softplus", 1,
+        symbolic=lambda out, a: (a.sigmoid(),),
+        vec=Vec(
+            lambda xp, a: xp.log1p(xp.exp(-xp.abs(a))) + xp.maximum(a, 0.0),
+            lambda xp, out, a: (_sigmoid_vec(xp, a),),
+        ),
+        explain=("sigmoid({a})",),
+        activation="Softplus",
+        torch=lambda torch: torch.nn.Softplus(threshold=40.0),  # past 40, x itself is exact
+    )  # fmt: skip
+    def softplus(self) -> Value:
+        x = self.data
+        # log(1 + e^x), never exp of a large positive number: exact at ±1e308
+        out = math.log1p(math.exp(-abs(x))) + (x if x > 0 else 0.0)
+        return Value(out, (self,), "softplus", "", (self.sigmoid().data,))  # slope: sigmoid(x)
 
     # ---------------------------------------------------------------- fused ops
     # Same maths as chains of * and +, as one node: the level at which an op lives is a choice.
@@ -676,6 +741,18 @@ def grad(
         if not isinstance(x, Value):
             raise TypeError(f"grad: inputs must be Values, got {type(x).__name__} {x!r}")
     topo = _topological_order(output)
+    if create_graph:
+        active, _derivatives.active = _derivatives.active, True
+        try:
+            return _grads(topo, output, xs, single, True)
+        finally:
+            _derivatives.active = active
+    return _grads(topo, output, xs, single, False)
+
+
+def _grads(
+    topo: list[Value], output: Value, xs: list[Value], single: bool, create_graph: bool
+) -> float | Value | tuple:
     grads: dict[Value, object] = {output: Value(1.0) if create_graph else 1.0}
     for v in reversed(topo):
         g = grads.get(v)

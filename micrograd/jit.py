@@ -113,13 +113,13 @@ def _node_op(v: Value) -> str | tuple:
     return (kind, v._p) if kind == "**p" else v._op  # type: ignore[attr-defined]
 
 
-def _nonfinite_samples(V: Any, n_input_rows: int, S: Any) -> list[int]:
-    """Samples (columns of V) holding a NaN or ±inf that no input put there: some op made it from
-    finite numbers, where the engine raises. Cheap when all is finite (one sum)."""
-    if np.isfinite(V.sum()) or not np.isfinite(S).all():
-        return []  # a NaN or inf captured value or constant propagates everywhere, as eagerly
-    made = ~np.isfinite(V).all(0) & np.isfinite(V[:n_input_rows]).all(0)
-    return np.flatnonzero(made).tolist()
+def _nonfinite_samples(V: Any) -> list[int]:
+    """Samples (columns of V) holding a NaN or ±inf somewhere. Where the engine raises (overflow,
+    log of a negative number, ...) the rules give inf or NaN, so only these samples can be errors;
+    a NaN or inf put in propagates instead. Cheap when all is finite (one sum)."""
+    if np.isfinite(V.sum()):
+        return []
+    return np.flatnonzero(~np.isfinite(V).all(0)).tolist()
 
 
 # ------------------------------------------------------------------------- tracing
@@ -437,7 +437,7 @@ class _Program:
             for step in self.forward:
                 step(V, S)
             if on_nonfinite is not None:
-                bad = _nonfinite_samples(V, r, S)
+                bad = _nonfinite_samples(V)
                 if bad:
                     on_nonfinite(bad)
             outs = V[self.out_row].copy()
@@ -601,9 +601,10 @@ class Jitted:
         return outs
 
     def _explain(self, arrays: list[Any], samples: list[int]) -> None:
-        # Some op made NaN or inf from finite numbers in these samples: the engine raises there
-        # (overflow, log of a negative number, ...). Running fn eagerly on the sample raises the
-        # engine's own error, naming the op the user wrote (`/`, not the `**-1` it is made of).
+        # These samples hold a NaN or inf: the engine may raise for them (overflow, log of a
+        # negative number, ...) or let a NaN put in propagate. Running fn eagerly on each sample
+        # decides, and raises the engine's own error, naming the op the user wrote (`/`, not the
+        # `**-1` it is made of). It costs an eager run per such sample, only when there are any.
         for i in samples:
             _Trace(self.fn, arrays, i)
 
