@@ -177,6 +177,8 @@ def test_unsafe_or_invalid_programs_are_refused(
         ("a = -8.0; b = a ** 0.5", ["pow", "-8.0"]),
         ("a = 1000.0; b = exp(a)", ["exp", "overflows"]),
         ("a = 10 ** 400", ["overflows"]),
+        ("x = 1e308; y = x * 10", ["line 1", "multiplication: 1e+308 * 10.0 overflows"]),
+        ("x = 1e-320; y = 1 / x", ["line 1", "division: 1.0 / 1e-320 overflows"]),
     ],
 )
 def test_engine_errors_are_one_line(program: str, words: list[str]) -> None:

@@ -612,3 +612,63 @@ def test_jit_agrees_with_the_engine_at_edge_points(op: Op) -> None:
             assert all(map(same, f.last_outputs.tolist(), outs)), (op.name, xs, j)
             for p, g in zip(params, grads):
                 assert same(p.grad, g), (op.name, xs, j, p.grad, g)
+
+
+# --------------------------------------------------------------------------- the overflow policy
+
+
+@pytest.mark.parametrize(
+    "expr, words",
+    [
+        (lambda: Value(1e308) * 10, "multiplication: 1e+308 * 10.0 overflows"),
+        (lambda: 10 * Value(1e308), "multiplication: 10.0 * 1e+308 overflows"),
+        (lambda: Value(1e308) + 1e308, "addition: 1e+308 + 1e+308 overflows"),
+        (lambda: Value(-1e308) - 1e308, "subtraction: -1e+308 - 1e+308 overflows"),
+        (lambda: -1e308 - Value(1e308), "subtraction: -1e+308 - 1e+308 overflows"),
+        (lambda: Value(1.0) / 1e-320, "division: 1.0 / 1e-320 overflows"),
+        (lambda: Value(1e300) / 1e-10, "division: 1e+300 / 1e-10 overflows"),
+        (lambda: 1e300 / Value(1e-10), "division: 1e+300 / 1e-10 overflows"),
+        (lambda: Value(1e200) ** 2, "pow: 1e+200 ** 2.0 overflows"),
+        (lambda: 10 ** Value(400.0), "pow: 10.0 ** 400.0 overflows"),
+        (lambda: Value(1000.0).exp(), "exp(1000.0) overflows"),
+        (lambda: Value.dot([Value(1e308)], [Value(10.0)]), "dot: w·x + b overflows"),
+        (lambda: Value.sum([Value(1e308), Value(1e308)]), "sum overflows"),
+    ],
+)
+def test_overflow_is_an_error_naming_the_op_you_wrote(expr, words: str) -> None:  # noqa: ANN001
+    with pytest.raises(OverflowError) as info:
+        expr()
+    assert str(info.value).startswith(words), str(info.value)
+
+
+def test_nan_and_inf_put_in_propagate_without_an_error() -> None:
+    nan, inf = Value(math.nan), Value(math.inf)
+    assert math.isnan((nan * 10).data) and (inf * 10).data == math.inf
+    assert math.isnan((inf - inf).data) and (inf + 1e308).data == math.inf
+    r = nan.relu()
+    r.backward()
+    assert math.isnan(r.data) and nan.grad == 1.0  # as PyTorch: NaN does not become 0
+    model_out = Value.dot([Value(0.5), Value(-1.0)], [nan, Value(1.0)], 0.0).relu().tanh()
+    assert math.isnan(model_out.data)
+
+
+def test_jit_names_the_op_you_wrote() -> None:
+    from micrograd.jit import jit
+
+    p = Value(1.0)
+    with pytest.raises(ZeroDivisionError, match=r"division by zero: 1\.0 / 0\.0.*batch sample 1"):
+        jit(lambda x: p / x)(np.array([1.0, 0.0, 2.0, 4.0, 3.0]))
+    with pytest.raises(OverflowError, match=r"division: 1\.0 / 1e-320 overflows.*sample 1"):
+        jit(lambda x: p / x)(np.array([1.0, 1e-320, 2.0, 4.0, 3.0]))
+    with pytest.raises(OverflowError, match=r"multiplication: 1e\+308 \* 10\.0.*sample 3"):
+        jit(lambda x: (x * 10).tanh())(np.array([1.0, 2.0, 3.0, 1e308, 5.0]))
+
+
+def test_second_derivative_of_sqrt_at_zero_is_minus_inf_like_pytorch() -> None:
+    x = Value(0.0)
+    d1 = grad(x**0.5, x, create_graph=True)
+    assert d1.data == math.inf and grad(d1, x) == -math.inf
+    y = Value(1e-320)  # d/dy log(y) = 1e320 overflows: a derivative may be inf, as in PyTorch
+    assert grad(y.log(), y, create_graph=True).data == math.inf
+    with pytest.raises(OverflowError):  # ... while the values you compute may not
+        Value(1.0) / y
