@@ -598,6 +598,7 @@ class Value:
         local = self._local
         if callable(local):
             return local
+        local = _locals(self)
 
         def _backward() -> None:
             for child, d in zip(self._prev, local):
@@ -639,10 +640,35 @@ class Value:
                 elif n == 1 and len(v._prev) == 1:
                     v._prev[0].grad += local[0] * g
                 else:
+                    if n != len(v._prev):
+                        _locals(v)  # raises: one local derivative per child, or it is wrong
                     for child, d in zip(v._prev, local):
                         child.grad += d * g
             elif callable(local):
                 local()
+            else:  # a list (or other sequence) given by hand: the same chain rule as a tuple
+                g = v.grad
+                for child, d in zip(v._prev, _locals(v)):
+                    child.grad += d * g
+
+
+def _locals(v: Value) -> Sequence[float]:
+    """`v._local` as backward() and grad() both use it: a sequence with one local derivative per
+    child (a tuple, or a list given by hand); anything else is refused, the same way by both."""
+    local = v._local
+    if not isinstance(local, Sequence) and isinstance(local, Iterable):
+        local = tuple(local)  # e.g. a numpy array
+    if isinstance(local, (str, bytes)) or not isinstance(local, Sequence):
+        raise TypeError(
+            f"node {v!r} (op {v._op!r}): _local must be a sequence of local derivatives, one "
+            f"per child (or a callable _backward), got {type(local).__name__} {local!r}"
+        )
+    if len(local) != len(v._prev):
+        raise ValueError(
+            f"node {v!r} (op {v._op!r}) has {len(local)} local derivatives for "
+            f"{len(v._prev)} children"
+        )
+    return local
 
 
 class _Power(Value):
@@ -766,12 +792,12 @@ def _grads(
                 )
             local = info.symbolic(v, *v._prev)
         else:
-            local = v._local
-            if callable(local):
+            if callable(v._local):
                 raise NotImplementedError(
                     f"grad: node {v!r} (op {v._op!r}) has a hand-written _backward; "
                     f"use .backward() for it"
                 )
+            local = _locals(v)
         for child, d in zip(v._prev, local):
             prev = grads.get(child)
             contribution = d * g

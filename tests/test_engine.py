@@ -672,3 +672,35 @@ def test_second_derivative_of_sqrt_at_zero_is_minus_inf_like_pytorch() -> None:
     assert grad(y.log(), y, create_graph=True).data == math.inf
     with pytest.raises(OverflowError):  # ... while the values you compute may not
         Value(1.0) / y
+
+
+# --------------------------------------------------------------------------- hand-made nodes
+
+
+@pytest.mark.parametrize("local", [[3.0, 2.0], (3.0, 2.0), np.array([3.0, 2.0])])
+def test_backward_and_grad_agree_on_a_hand_written_local(local) -> None:  # noqa: ANN001
+    def build() -> tuple[Value, Value, Value]:
+        a, b = Value(2.0), Value(3.0)
+        return Value(6.0, (a, b), "mine", "", local) * 2, a, b
+
+    out, a, b = build()
+    out.backward()
+    assert (a.grad, b.grad) == (6.0, 4.0)
+    out, a, b = build()
+    assert grad(out, [a, b]) == (6.0, 4.0)
+    out, a, b = build()
+    out._prev[0].grad = 1.0
+    out._prev[0]._backward()  # the lecture's one step by hand
+    assert (a.grad, b.grad) == (3.0, 2.0)
+
+
+@pytest.mark.parametrize(
+    "local, error", [([1.0], ValueError), ((1.0, 2.0, 3.0), ValueError), (5.0, TypeError)]
+)
+def test_backward_and_grad_refuse_a_wrong_local_alike(local, error: type) -> None:  # noqa: ANN001
+    a, b = Value(2.0), Value(3.0)
+    out = Value(6.0, (a, b), "mine", "", local)
+    with pytest.raises(error, match="local derivative"):
+        out.backward()
+    with pytest.raises(error, match="local derivative"):
+        grad(out, [a, b])
