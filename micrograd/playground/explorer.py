@@ -20,20 +20,15 @@ Routes (POST, JSON; the tab's state lives in its session):
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
-from fractions import Fraction
 from typing import Any
 
-from ..engine import Value, _topological_order
+from ..engine import OPS, Value, _topological_order, explain_local, op_kind
 from ..expr import ProgramError, parse_program
-from ..viz import OP_CAPTIONS, trace
+from ..viz import trace
 from .layout import Box, layout
 from .server import HTTPError, Request, json_float
-
-try:  # the op table's readable local derivatives (contract 1, from the registry work)
-    from ..engine import explain_local
-except ImportError:  # pragma: no cover - until the op registry lands
-    explain_local = None  # type: ignore[assignment]
 
 MAX_PROGRAM_CHARS = 5000
 MAX_NODES = 500  # Values in one graph
@@ -100,29 +95,7 @@ def _paren(x: float) -> str:
 
 
 def _exponent(node: Value) -> float:
-    p = getattr(node, "_exponent", None)
-    if isinstance(p, (int, float)):
-        return float(p)
-    text = node._op[2:]  # '**2', '**-1', '**0.5': repr round-trips
-    return float(Fraction(text)) if "/" in text else float(text)
-
-
-_APPLY: dict[str, Callable[..., Value]] = {
-    "+": lambda n, a, b: a + b,
-    "*": lambda n, a, b: a * b,
-    "**": lambda n, a, b: a**b,
-    "**p": lambda n, a: a ** _exponent(n),
-    "exp": lambda n, a: a.exp(),
-    "log": lambda n, a: a.log(),
-    "tanh": lambda n, a: a.tanh(),
-    "sigmoid": lambda n, a: a.sigmoid(),
-    "ReLU": lambda n, a: a.relu(),
-}
-
-
-def _kind(node: Value) -> str:
-    op = node._op
-    return "**p" if op.startswith("**") and len(op) > 2 else op
+    return float(node._p)  # x ** p keeps its exponent on the node
 
 
 def recompute(topo: Sequence[Value], leaves: dict[Value, float]) -> dict[Value, Value]:
@@ -133,7 +106,8 @@ def recompute(topo: Sequence[Value], leaves: dict[Value, float]) -> dict[Value, 
         if not v._prev:
             fresh[v] = Value(leaves.get(v, v.data))
         else:
-            fresh[v] = _APPLY[_kind(v)](v, *(fresh[c] for c in v._prev))
+            p = getattr(v, "_p", None)  # only x ** p nodes have an exponent
+            fresh[v] = OPS[op_kind(v)].apply(*(fresh[c] for c in v._prev), p=p)
     return fresh
 
 
@@ -141,8 +115,9 @@ def recompute(topo: Sequence[Value], leaves: dict[Value, float]) -> dict[Value, 
 
 
 def _display_names(nodes: Sequence[Value], topo: Sequence[Value]) -> dict[Value, str]:
-    """A name for every node: its label; a constant's number; else the expression it computes
-    when short ("x1*w1"), else t0, t1, ... in topological order."""
+    """A name for every node: its label; a constant's number; else, when it is short and made of
+    simple names, the expression it computes ("x1*w1", "tanh(n)"); else t0, t1, ... in
+    topological order."""
     names: dict[Value, str] = {}
     taken = {v.label for v in nodes if v.label}
     counter = 0
@@ -154,20 +129,15 @@ def _display_names(nodes: Sequence[Value], topo: Sequence[Value]) -> dict[Value,
             names[v] = f"{v.data:g}"
             continue
         parts = [names[c] for c in v._prev]
-        wrap = [
-            f"({p})" if any(ch in p for ch in "+-*/ ") and not _is_number(p) else p for p in parts
-        ]
-        kind = _kind(v)
-        if kind in ("+", "*") and len(wrap) == 2:
-            text = f"{wrap[0]}{kind}{wrap[1]}" if kind == "*" else f"{parts[0]}+{parts[1]}"
-        elif kind == "**p":
-            text = f"{wrap[0]}**{_exponent(v):g}"
-        elif kind == "**" and len(wrap) == 2:
-            text = f"{wrap[0]}**{wrap[1]}"
-        elif len(parts) == 1:
-            text = f"{kind.lower() if kind == 'ReLU' else kind}({parts[0]})"
-        else:
-            text = ""
+        simple = all(_SIMPLE.fullmatch(p) for p in parts)
+        kind = op_kind(v)
+        text = ""
+        if simple and kind in ("+", "*", "**") and len(parts) == 2:
+            text = f"{parts[0]}{kind}{parts[1]}"
+        elif simple and kind == "**p":
+            text = f"{parts[0]}**{_exponent(v):g}"
+        elif simple and len(parts) == 1 and kind in OPS:  # by the name a program calls it
+            text = f"{OPS[kind].method.__name__}({parts[0]})"
         if not text or len(text) > MAX_NAME or text in taken:
             while f"t{counter}" in taken:
                 counter += 1
@@ -177,38 +147,21 @@ def _display_names(nodes: Sequence[Value], topo: Sequence[Value]) -> dict[Value,
     return names
 
 
+_SIMPLE = re.compile(r"[A-Za-z_]\w*|\d[\w.]*")  # a name or a non-negative number
+_CALL = re.compile(r"[A-Za-z_]\w*\([^()]*\)")
+
+
+def _ref(name: str) -> str:
+    """A name as it reads inside a formula: 'x1*w1' becomes '(x1*w1)', '-2' becomes '(-2)'."""
+    return name if _SIMPLE.fullmatch(name) or _CALL.fullmatch(name) else f"({name})"
+
+
 def _is_number(text: str) -> bool:
     try:
         float(text)
     except ValueError:
         return False
     return True
-
-
-def _fallback_explain(node: Value, names: Sequence[str], out: str) -> tuple[str, ...]:
-    kind = _kind(node)
-    if kind == "+":
-        return ("1", "1")
-    if kind == "*":
-        return (names[1], names[0])
-    if kind == "**p":
-        p = _exponent(node)
-        return (f"{p:g}·{names[0]}" if p == 2 else f"{p:g}·{names[0]}^{p - 1:g}",)
-    if kind == "**":
-        return (f"{names[1]}·{names[0]}^({names[1]} - 1)", f"{out}·log({names[0]})")
-    return {
-        "exp": (out,),
-        "log": (f"1/{names[0]}",),
-        "tanh": (f"1 - {out}²",),
-        "sigmoid": (f"{out}·(1 - {out})",),
-        "ReLU": (f"1 if {names[0]} > 0 else 0",),
-    }.get(kind, ("?",) * len(node._prev))
-
-
-def explain(node: Value, names: Sequence[str], out: str) -> tuple[str, ...]:
-    if explain_local is not None:
-        return tuple(explain_local(node, names, out))
-    return _fallback_explain(node, names, out)
 
 
 # ------------------------------------------------------------------------ the graph's drawing
@@ -245,7 +198,8 @@ def _drawing(
             }
         )
         if v._prev:
-            caption = OP_CAPTIONS.get(v._op, v._op)
+            op = OPS.get(op_kind(v))
+            caption = (op.caption if op else "") or v._op
             w = max(30.0, len(caption) * CHAR_W + 14)
             boxes.append(Box(vid + "op", w, OP_H, "ellipse"))
             edges.append((vid + "op", vid))
@@ -326,7 +280,7 @@ class Explorer:
         if self.done_steps >= self.total_steps:
             return
         self.phase = "backward"
-        out_name = self.names[self.root]
+        out_name = _ref(self.names[self.root])
         if self.done_steps == 0:
             # What backward() does first: d(root)/d(root) = 1 (a leaf root accumulates).
             if self.root._prev:
@@ -342,9 +296,9 @@ class Explorer:
             self.log.append({"node": self.current, "lines": [text]})
         else:
             v = self.order[self.done_steps - 1]
-            name = self.names[v]
-            child_names = [self.names[c] for c in v._prev]
-            formulas = explain(v, child_names, name)
+            name = _ref(self.names[v])
+            child_names = [_ref(self.names[c]) for c in v._prev]
+            formulas = explain_local(v, child_names, name)  # the op table's formula
             g = v.grad
             lines = []
             for child, d, formula, cname in zip(v._prev, v._local, formulas, child_names):
@@ -412,7 +366,7 @@ class Explorer:
 
     def nudge_at(self, v: Value) -> dict[str, Any]:
         """The lecture's numerical derivative: (L(a + h) - L(a)) / h with h = 0.001."""
-        a, out = self.names[v], self.names[self.root]
+        a, out = _ref(self.names[v]), _ref(self.names[self.root])
         base = self.root.data
         try:
             bumped = recompute(self.topo, {v: v.data + NUDGE_H})[self.root].data
