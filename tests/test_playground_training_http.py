@@ -117,3 +117,27 @@ def test_tabs_do_not_share_runs(playground):
     assert a.ok("/api/train/state")["meta"]["settings"]["dataset"] == "xor"
     sb = b.ok("/api/train/state")
     assert sb["meta"]["settings"]["dataset"] == "circles" and sb["frame"]["step"] == 0
+
+
+def test_a_closed_stream_is_no_longer_a_listener(tab, playground_server):
+    from micrograd.playground.training import Trainer
+
+    tab.ok("/api/train/config", {"hidden": [2]})
+    url = f"{tab.url}/api/train/stream?session={tab.session}"
+    tr = playground_server.sessions.get(tab.session).state["train"]
+    assert isinstance(tr, Trainer) and tr.streams == 0
+    stream = urllib.request.urlopen(url, timeout=20)
+    stream.readline()
+    assert wait(lambda: tr.streams == 1)
+    tab.ok("/api/train/control", {"action": "play"})  # frames flow: the server writes often
+    stream.close()
+    assert wait(lambda: tr.streams == 0)  # so an idle tab's run stops after `idle_after`
+
+
+def wait(cond, timeout=10.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return False

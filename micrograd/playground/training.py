@@ -1117,10 +1117,14 @@ def api_stream(req: Any) -> Any:
     tr = _trainer(req)
 
     def frames() -> Iterator[dict[str, Any] | None]:
-        for item in tr.stream():
-            if req.stopping.is_set() or req.session.closed.is_set():
-                return
-            yield item
+        inner = tr.stream()
+        try:
+            for item in inner:
+                if req.stopping.is_set() or req.session.closed.is_set():
+                    return
+                yield item
+        finally:
+            inner.close()  # now, not when collected: the trainer counts its listeners
 
     return EventStream(frames())
 
