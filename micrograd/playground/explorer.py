@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..engine import OPS, Value, _topological_order, explain_local, op_kind
-from ..expr import ProgramError, parse_program
+from ..expr import FUNCTIONS, ProgramError, parse_program
 from ..viz import trace
 from .layout import Box, layout
 from .server import HTTPError, Request, json_float
@@ -497,7 +497,7 @@ def nudge(req: Request) -> dict[str, Any]:
 
 
 def examples(req: Request) -> dict[str, Any]:
-    return {"examples": EXAMPLES, "default": DEFAULT_PROGRAM}
+    return {"examples": EXAMPLES, "default": DEFAULT_PROGRAM, "functions": list(FUNCTIONS)}
 
 
 ROUTES = {

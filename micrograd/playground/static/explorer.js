@@ -289,7 +289,8 @@ async function init() {
   $("zoom-fit").addEventListener("click", () => { zoom = null; applyZoom(); });
   window.addEventListener("resize", () => { if (zoom === null) applyZoom(); });
 
-  const { examples, default: program } = await api("/api/explorer/examples", undefined, "program-error");
+  const { examples, default: program, functions } = await api("/api/explorer/examples", undefined, "program-error");
+  $("functions").textContent = functions.join("/");
   const select = $("examples");
   const blank = document.createElement("option");
   blank.value = "";
