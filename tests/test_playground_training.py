@@ -348,3 +348,12 @@ def test_value_graph_is_not_shared_between_sessions():
     a.step(3)
     assert b.step_no == 0 and [p.data for p in a.params] != [p.data for p in b.params]
     assert isinstance(a.model(a.X[0]), Value)
+
+
+def test_without_numpy_the_trainer_is_eager(monkeypatch):
+    monkeypatch.setattr(T, "numpy_available", lambda: False)
+    tr = Trainer(Settings(hidden=(3,)))
+    assert not tr.use_jit and tr.grid_side == T.EAGER_GRID
+    tr.step(2)
+    assert tr.frame()["step"] == 2
+    assert not Trainer(use_jit=True).use_jit  # asking for jit without numpy: eager, not an error

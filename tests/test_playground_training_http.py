@@ -141,3 +141,14 @@ def wait(cond, timeout=10.0):
             return True
         time.sleep(0.02)
     return False
+
+
+def test_no_jit_trains_on_the_eager_engine():
+    from micrograd.playground import serve
+
+    with serve(port=0, jit=False) as pg:
+        tab = Tab(pg.url)
+        a = tab.ok("/api/train/config", {"hidden": [3]})
+        assert a["meta"]["engine"] == "eager"
+        f = tab.ok("/api/train/control", {"action": "step", "steps": 2})["frame"]
+        assert f["step"] == 2 and f["grid"]["kind"] == "score"
