@@ -752,7 +752,7 @@ class Trainer:
                     break
                 self._step()
                 now = time.monotonic()
-                if now >= next_frame or not self._playing or self.speed:
+                if now >= next_frame or not self._playing:
                     self._publish()
                     next_frame = now + interval
             time.sleep(0)  # let a request waiting for the lock have it between two steps
@@ -939,8 +939,12 @@ class Trainer:
     def latest(self) -> dict[str, Any]:
         """The last published frame."""
         with self.frames:
-            assert self._frame is not None  # configure() publishes one
-            return self._frame
+            frame = self._frame
+        if frame is None:  # not yet: configure() publishes one before anyone can ask
+            with self.lock:
+                self._publish()
+            return self.latest()
+        return frame
 
     def close(self) -> None:
         """The tab's session ended: stop training and end its streams."""
