@@ -357,3 +357,20 @@ def test_without_numpy_the_trainer_is_eager(monkeypatch):
     tr.step(2)
     assert tr.frame()["step"] == 2
     assert not Trainer(use_jit=True).use_jit  # asking for jit without numpy: eager, not an error
+
+
+@pytest.mark.parametrize("speed", [None, 500.0])
+def test_frames_come_at_a_bounded_rate(speed):
+    tr = Trainer(fps=10.0, idle_after=30)
+    tr.set_speed(speed)
+    seqs = []
+    tr.play()
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 0.6:
+        seqs.append(tr.latest()["seq"])
+        time.sleep(0.005)
+    elapsed = time.monotonic() - t0
+    tr.pause()
+    published = seqs[-1] - seqs[0]
+    assert published <= 10.0 * elapsed + 2  # however fast the steps are
+    assert tr.step_no > published  # many steps per frame
