@@ -324,7 +324,7 @@ function drawCurves() {
   ctx.fillStyle = "#5b6472";
   ctx.font = "11px sans-serif";
   ctx.textAlign = "right";
-  ctx.fillText(`step ${last}`, W - 6, H - 8);
+  ctx.fillText(`step ${last + 1}`, W - 6, 14);
   ctx.textAlign = "left";
 }
 
@@ -432,8 +432,11 @@ function buildGraph(graph) {
   const svg = $("graph"), ns = "http://www.w3.org/2000/svg";
   svg.textContent = "";
   const [w, h] = graph.box, pad = 6;
-  svg.setAttribute("width", graph.width + 2 * pad);
-  svg.setAttribute("height", graph.height + 2 * pad);
+  // natural size, or a little smaller so that the loss at the right end is in view
+  const room = svg.parentElement.clientWidth || 1200;
+  const scale = Math.max(0.75, Math.min(1, room / (graph.width + 2 * pad)));
+  svg.setAttribute("width", Math.round((graph.width + 2 * pad) * scale));
+  svg.setAttribute("height", Math.round((graph.height + 2 * pad) * scale));
   svg.setAttribute("viewBox", `${-pad} ${-pad} ${graph.width + 2 * pad} ${graph.height + 2 * pad}`);
   const edges = document.createElementNS(ns, "g");
   edges.setAttribute("class", "edges");
