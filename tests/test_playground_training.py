@@ -11,8 +11,10 @@ import time
 import pytest
 
 from micrograd import MLP, Value, data, losses
-from micrograd.playground import training as T
-from micrograd.playground.training import Settings, Trainer
+from micrograd.playground import train_setup as T
+from micrograd.playground import trainer as trainer_module
+from micrograd.playground.train_setup import Settings
+from micrograd.playground.trainer import Trainer
 
 np = pytest.importorskip("numpy")
 
@@ -351,7 +353,7 @@ def test_value_graph_is_not_shared_between_sessions():
 
 
 def test_without_numpy_the_trainer_is_eager(monkeypatch):
-    monkeypatch.setattr(T, "numpy_available", lambda: False)
+    monkeypatch.setattr(trainer_module, "numpy_available", lambda: False)
     tr = Trainer(Settings(hidden=(3,)))
     assert not tr.use_jit and tr.grid_side == T.EAGER_GRID
     tr.step(2)

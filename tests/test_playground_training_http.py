@@ -120,7 +120,7 @@ def test_tabs_do_not_share_runs(playground):
 
 
 def test_a_closed_stream_is_no_longer_a_listener(tab, playground_server):
-    from micrograd.playground.training import Trainer
+    from micrograd.playground.trainer import Trainer
 
     tab.ok("/api/train/config", {"hidden": [2]})
     url = f"{tab.url}/api/train/stream?session={tab.session}"

@@ -1,0 +1,365 @@
+"""The training view's settings, data sets and losses: what a run is made of, checked.
+
+`Settings` is everything that defines a run (the page keeps it in its URL; the same settings give
+the same run). `Settings.from_dict` checks each one and raises ValueError naming the page's
+control and the value. `make_data` builds the points (a `micrograd.data` set, the three-class
+spiral below, the learner's own points); `PER_SAMPLE` holds each loss as per-sample micrograd
+code, the form `micrograd.jit` replays over a batch; `options()` is what the page's menus offer.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from .. import data, losses
+from ..engine import Value
+from ..nn import ACTIVATIONS
+
+# ------------------------------------------------------------------ limits and choices
+MAX_LAYERS = 6  # hidden layers
+MAX_NEURONS = 32  # per hidden layer
+MIN_POINTS, MAX_POINTS = 4, 500  # points a data set is generated with
+MAX_ADDED = 300  # points a learner may click in, in all
+MAX_LR = 10.0
+GRID = 50  # decision-region grid side with jit (heat maps use every second cell)
+EAGER_GRID = 16  # the same without numpy: every cell is one scalar forward pass
+EAGER_FRAME_SECONDS = 0.5  # and frames less often, so most of the time goes to training
+HISTORY_CAP = 20_000  # loss/accuracy entries kept; past it, every second one is dropped
+DATA_SEED = 1337  # karpathy's moons: moons(100, 0.1, seed=1337) is his demo's data exactly
+
+# name -> (what the menu says, number of classes, input dimension)
+DATASETS: dict[str, tuple[str, int, int]] = {
+    "moons": ("Moons", 2, 2),
+    "circles": ("Circles", 2, 2),
+    "xor": ("XOR", 2, 2),
+    "spiral": ("Spiral, 2 classes", 2, 2),
+    "spiral3": ("Spiral, 3 classes", 3, 2),
+    "lecture": ("The lecture's 4 points (3-D)", 2, 3),
+}
+
+OPTIMIZERS = {"sgd": "SGD + momentum", "adam": "Adam"}
+
+_REG = " + α·Σw²"
+# name -> (menu text, formula for the page, outputs: 1 or one per class)
+LOSSES: dict[str, tuple[str, str, str]] = {
+    "hinge": ("Hinge (SVM)", "L = 1/N Σᵢ max(0, 1 − yᵢ·sᵢ)" + _REG + "     yᵢ = ±1", "one"),
+    "bce": (
+        "Binary cross-entropy",
+        "L = 1/N Σᵢ −[tᵢ·log σ(sᵢ) + (1 − tᵢ)·log(1 − σ(sᵢ))]" + _REG + "     tᵢ ∈ {0, 1}",
+        "one",
+    ),
+    "mse": ("Mean squared error", "L = 1/N Σᵢ (sᵢ − yᵢ)²" + _REG + "     yᵢ = ±1", "one"),
+    "cross_entropy": (
+        "Cross-entropy (softmax)",
+        "L = 1/N Σᵢ −log softmax(zᵢ)[cᵢ] = 1/N Σᵢ (log Σₖ e^zᵢₖ − zᵢ,cᵢ)" + _REG,
+        "per class",
+    ),
+}
+
+OUTPUT_RULES = {
+    "one": "one output s: class +1 (blue) where s > 0, −1 (orange) where s < 0",
+    "per class": "one output zₖ per class: the class is argmax z, p = softmax(z)",
+}
+
+ACTIVATION_FORMULAS = {
+    "relu": "max(0, x)",
+    "tanh": "(e²ˣ − 1)/(e²ˣ + 1)",
+    "sigmoid": "1/(1 + e⁻ˣ)",
+    "linear": "x",
+    "softplus": "log(1 + eˣ)",
+    "abs": "|x|",
+}
+
+LABELS = {  # setting -> the control's name on the page, for error messages
+    "dataset": "Dataset",
+    "points": "Points",
+    "noise": "Noise",
+    "hidden": "Hidden layers",
+    "activation": "Activation",
+    "loss": "Loss",
+    "optimizer": "Optimizer",
+    "lr": "Learning rate",
+    "momentum": "Momentum",
+    "l2": "L2",
+    "batch": "Batch size",
+    "seed": "Seed",
+    "added": "Added points",
+    "speed": "Speed",
+}
+
+
+def numpy_available() -> bool:
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# ------------------------------------------------------------------ settings
+
+
+def check_number(name: str, v: object) -> float:
+    """A JSON number, or a numeric string as an input box sends it, as a float."""
+    if isinstance(v, str):
+        try:
+            v = float(v.strip())
+        except ValueError:
+            raise ValueError(f"{LABELS[name]} must be a number, got {v!r}") from None
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise ValueError(f"{LABELS[name]} must be a number, got {v!r}")
+    return float(v)
+
+
+def check_real(name: str, v: object, low: float, high: float, low_open: bool = False) -> float:
+    x = check_number(name, v)
+    ok = math.isfinite(x) and (x > low if low_open else x >= low) and x <= high
+    if not ok:
+        bound = f"{'>' if low_open else '≥'} {low:g} and ≤ {high:g}"
+        raise ValueError(f"{LABELS[name]} must be a finite number {bound}, got {x!r}")
+    return x
+
+
+def check_whole(name: str, v: object, low: int, high: int) -> int:
+    x = check_number(name, v)
+    if not (math.isfinite(x) and x.is_integer() and low <= x <= high):
+        raise ValueError(f"{LABELS[name]} must be a whole number from {low} to {high}, got {v!r}")
+    return int(x)
+
+
+def check_choice(name: str, v: object, choices: Sequence[str]) -> str:
+    if v not in choices:
+        raise ValueError(f"unknown {LABELS[name]} {v!r}; choose one of {', '.join(choices)}")
+    return str(v)
+
+
+def check_hidden(v: object) -> tuple[int, ...]:
+    if isinstance(v, str):  # "8,8" from a URL; "" is no hidden layer
+        v = [p for p in v.replace(" ", "").split(",") if p]
+    if not isinstance(v, (list, tuple)):
+        raise ValueError(f"Hidden layers must be a list of neuron counts, got {v!r}")
+    if len(v) > MAX_LAYERS:
+        raise ValueError(f"at most {MAX_LAYERS} hidden layers, got {len(v)}")
+    sizes = []
+    for i, n in enumerate(v):
+        try:
+            sizes.append(check_whole("hidden", n, 1, MAX_NEURONS))
+        except ValueError:
+            raise ValueError(
+                f"hidden layer {i + 1} needs 1 to {MAX_NEURONS} neurons, got {n!r}"
+            ) from None
+    return tuple(sizes)
+
+
+def check_added(v: object, classes: int, nin: int) -> tuple[tuple[float, float, int], ...]:
+    if not isinstance(v, (list, tuple)):
+        raise ValueError(f"Added points must be a list of [x, y, class], got {v!r:.60}")
+    if v and nin != 2:
+        raise ValueError("this data set is 3-D: points can be added to the 2-D sets only")
+    if len(v) > MAX_ADDED:
+        raise ValueError(f"at most {MAX_ADDED} added points, got {len(v)}")
+    out = []
+    for p in v:
+        if not isinstance(p, (list, tuple)) or len(p) != 3:
+            raise ValueError(f"an added point is [x, y, class], got {p!r:.60}")
+        x = check_real("added", p[0], -10.0, 10.0)
+        y = check_real("added", p[1], -10.0, 10.0)
+        c = check_whole("added", p[2], 0, classes - 1)
+        out.append((x, y, c))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that defines a run; the page keeps it in its URL. Same settings, same run."""
+
+    dataset: str = "moons"  # a key of DATASETS
+    points: int = 100  # points generated (the lecture's set always has 4)
+    noise: float = 0.1  # the data set's noise
+    hidden: tuple[int, ...] = (8, 8)  # neurons per hidden layer
+    activation: str = "tanh"  # hidden layers' nonlinearity (nn.ACTIVATIONS); output is linear
+    loss: str = "hinge"  # a key of LOSSES
+    optimizer: str = "sgd"  # "sgd" (with momentum) or "adam"
+    lr: float = 0.03  # learning rate
+    momentum: float = 0.9  # SGD's momentum (Adam ignores it)
+    l2: float = 1e-4  # alpha of the L2 penalty alpha * sum(w*w)
+    batch: int = 0  # points per step; 0 = all of them
+    seed: int = 1337  # initial weights: MLP built after random.seed(seed)
+    added: tuple[tuple[float, float, int], ...] = ()  # learner's points: (x, y, class)
+
+    @classmethod
+    def from_dict(cls, d: object, base: Settings | None = None) -> Settings:
+        """Validated settings from a JSON object; keys left out keep `base`'s (the defaults)."""
+        if not isinstance(d, dict):
+            raise ValueError(f"settings must be a JSON object, got {type(d).__name__}")
+        unknown = sorted(set(d) - {f.name for f in fields(cls)})
+        if unknown:
+            raise ValueError(f"unknown setting(s) {', '.join(map(repr, unknown))}")
+        b = base or cls()
+        g = lambda k: d.get(k, getattr(b, k))  # noqa: E731
+        dataset = check_choice("dataset", g("dataset"), list(DATASETS))
+        _, classes, nin = DATASETS[dataset]
+        loss = check_choice("loss", g("loss"), list(LOSSES))
+        if classes > 2 and LOSSES[loss][2] == "one":
+            raise ValueError(
+                f"the {LOSSES[loss][0]} loss separates 2 classes; {DATASETS[dataset][0]} has "
+                f"{classes}: choose Cross-entropy"
+            )
+        points = check_whole("points", g("points"), MIN_POINTS, MAX_POINTS)
+        batch = check_whole("batch", g("batch"), 0, MAX_POINTS + MAX_ADDED)
+        return cls(
+            dataset=dataset,
+            points=points,
+            noise=check_real("noise", g("noise"), 0.0, 1.0),
+            hidden=check_hidden(g("hidden")),
+            activation=check_choice("activation", g("activation"), list(ACTIVATIONS)),
+            loss=loss,
+            optimizer=check_choice("optimizer", g("optimizer"), list(OPTIMIZERS)),
+            lr=check_real("lr", g("lr"), 0.0, MAX_LR, low_open=True),
+            momentum=check_real("momentum", g("momentum"), 0.0, 0.999),
+            l2=check_real("l2", g("l2"), 0.0, 1.0),
+            batch=batch,
+            seed=check_whole("seed", g("seed"), 0, 2**31 - 1),
+            added=check_added(g("added"), classes, nin),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["hidden"] = list(self.hidden)
+        d["added"] = [list(p) for p in self.added]
+        return d
+
+    @property
+    def classes(self) -> int:
+        return DATASETS[self.dataset][1]
+
+    @property
+    def nin(self) -> int:
+        return DATASETS[self.dataset][2]
+
+    @property
+    def outputs(self) -> int:
+        """Network outputs: 1 for the two-class losses, one per class for cross-entropy."""
+        return 1 if LOSSES[self.loss][2] == "one" else self.classes
+
+
+# ------------------------------------------------------------------ data
+
+
+def spiral3(n_samples: int = 100, noise: float = 0.1, seed: int | None = DATA_SEED) -> tuple:
+    """Three spiral arms (cs231n's spiral), labels 0, 1, 2; `noise` jitters the angle."""
+    rng = random.Random(seed)
+    X, y = [], []
+    for k in range(3):
+        n = n_samples // 3 + (1 if k < n_samples % 3 else 0)
+        for i in range(n):
+            r = (i + 1) / n
+            t = 4.0 * k + 4.0 * r + rng.gauss(0.0, 2.0 * noise)
+            X.append([r * math.sin(t), r * math.cos(t)])
+            y.append(k)
+    order = list(range(len(X)))
+    rng.shuffle(order)
+    return [X[i] for i in order], [y[i] for i in order]
+
+
+def make_data(s: Settings) -> tuple[list[list[float]], list[int]]:
+    """The settings' points and their classes (0, 1 (, 2)); the learner's points come last."""
+    if s.dataset == "lecture":
+        X, ys = data.lecture()
+    elif s.dataset == "spiral3":
+        X, ys = spiral3(s.points, s.noise)
+    else:
+        X, ys = getattr(data, s.dataset)(s.points, s.noise, seed=DATA_SEED)
+    if s.dataset == "spiral3":
+        cls = [int(c) for c in ys]
+    else:  # ±1 labels: class 1 is +1
+        cls = [1 if c > 0 else 0 for c in ys]
+    X = [list(map(float, x)) for x in X]
+    for x, y, c in s.added:
+        X.append([x, y])
+        cls.append(c)
+    return X, cls
+
+
+def extent(X: Sequence[Sequence[float]]) -> tuple[float, float, float, float]:
+    """The plotted square (xmin, xmax, ymin, ymax): the points' box plus a margin."""
+    xs, ys = [p[0] for p in X], [p[1] for p in X]
+    cx, cy = (min(xs) + max(xs)) / 2, (min(ys) + max(ys)) / 2
+    half = max(max(xs) - min(xs), max(ys) - min(ys), 1.0) / 2 * 1.2 + 0.1
+    return (round(cx - half, 3), round(cx + half, 3), round(cy - half, 3), round(cy + half, 3))
+
+
+# ------------------------------------------------------------------ per-sample losses
+# Each takes the network's outputs for one point (a list of Values) and that point's target; the
+# batch loss is their mean. Where `micrograd.losses` offers its per-sample terms (`TERMS`), those
+# are used, so each formula lives once, there. Otherwise the two-class ones are the batch loss of
+# a batch of one (its sum) and cross-entropy is logsumexp(z) - z·onehot. Either way the target
+# of cross-entropy is a one-hot row, so every point has the same graph and `jit` traces it once.
+
+
+def _ce_one_hot(zs: list[Value], onehot: Sequence[Any]) -> Value:
+    return losses.logsumexp(zs) - Value.dot(zs, list(onehot))
+
+
+_TERMS: dict[str, Callable[..., Value]] | None = getattr(losses, "TERMS", None)
+if _TERMS is not None:
+    _T = _TERMS
+    PER_SAMPLE: dict[str, Callable[[list[Value], Any], Value]] = {
+        "hinge": lambda zs, y: _T["hinge"](zs[0], y),
+        "bce": lambda zs, t: _T["bce"](zs[0], t),
+        "mse": lambda zs, y: _T["mse"](zs[0], y),
+        "cross_entropy": lambda zs, onehot: _T["cross_entropy"](zs, list(onehot)),
+    }
+else:
+    PER_SAMPLE = {
+        "hinge": lambda zs, y: losses.hinge(zs, [y], reduction="sum"),
+        "bce": lambda zs, t: losses.binary_cross_entropy_with_logits(zs, [t], reduction="sum"),
+        "mse": lambda zs, y: losses.mse(zs, [y], reduction="sum"),
+        "cross_entropy": _ce_one_hot,
+    }
+
+
+def targets(loss: str, cls: Sequence[int], classes: int) -> list[Any]:
+    """Classes as the loss takes them: ±1 (hinge, mse), 0/1 (bce), one-hot rows (cross-entropy)."""
+    if loss in ("hinge", "mse"):
+        return [2.0 * c - 1.0 for c in cls]
+    if loss == "bce":
+        return [float(c) for c in cls]
+    return [[1.0 if k == c else 0.0 for k in range(classes)] for c in cls]
+
+
+def predict(outs: Sequence[float]) -> int:
+    """The class a point gets from the network's outputs: sign of s, or argmax z."""
+    if len(outs) == 1:
+        return 1 if outs[0] > 0 else 0
+    return max(range(len(outs)), key=lambda k: outs[k])
+
+
+def check_index(v: object, n: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not 0 <= v < n:
+        raise ValueError(f"point index must be a whole number from 0 to {n - 1}, got {v!r}")
+    return int(v)
+
+
+def options() -> dict[str, Any]:
+    """The menus and limits the page builds its controls from."""
+    return {
+        "datasets": [[k, v[0], v[1]] for k, v in DATASETS.items()],
+        "activations": [[a, ACTIVATION_FORMULAS.get(a, a)] for a in ACTIVATIONS],
+        "losses": [[k, v[0], v[1], v[2]] for k, v in LOSSES.items()],
+        "optimizers": [[k, v] for k, v in OPTIMIZERS.items()],
+        "limits": {
+            "layers": MAX_LAYERS,
+            "neurons": MAX_NEURONS,
+            "points": [MIN_POINTS, MAX_POINTS],
+            "added": MAX_ADDED,
+            "lr": MAX_LR,
+        },
+        "defaults": Settings().to_dict(),
+        "jit": numpy_available(),
+    }

@@ -1,0 +1,427 @@
+"""`Trainer`: one browser tab's training run, on one thread while it plays.
+
+    tr = Trainer(Settings(dataset="moons", hidden=(8, 8)))
+    tr.step()                 # one optimisation step, as the page's Step button
+    f = tr.frame()            # what the page draws: step, loss, accuracy, decision grid, ...
+    tr.play(); ...; tr.pause()
+
+It holds the data (a `micrograd.data` set plus the points the learner clicked in), an `MLP`
+built from a seed (Reset rebuilds the same initial weights, New weights draws a new seed), a
+loss from `micrograd.losses` and an optimizer from `micrograd.optim`. Each step is the batch
+loss as one `Value`: `micrograd.jit` replays the per-sample loss over the batch with numpy when
+numpy is there, else the eager engine builds one graph per point. Play runs steps on one thread
+per trainer; pausing ends that thread, so a paused tab costs no CPU, and a tab that stops
+listening is paused after `idle_after` seconds. Frames are published at most `fps` times a
+second; `stream()` hands them to a reader (the server's event stream).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from typing import Any
+
+from .. import data, losses, optim
+from ..engine import Value
+from ..nn import MLP
+from . import train_views
+from .train_setup import (
+    EAGER_FRAME_SECONDS,
+    EAGER_GRID,
+    GRID,
+    HISTORY_CAP,
+    PER_SAMPLE,
+    Settings,
+    check_added,
+    check_index,
+    check_real,
+    extent,
+    make_data,
+    numpy_available,
+    predict,
+    targets,
+)
+from .train_views import JitLayers, layout, point_graph, short
+
+# ------------------------------------------------------------------ the trainer
+
+_RANDOM_LOCK = threading.Lock()  # MLP draws from the global `random`: one build at a time
+
+
+class Trainer:
+    """One tab's training run: `step`, `play`/`pause`, `reset`, `new_weights`, points, frames.
+
+    `use_jit` None means: `micrograd.jit` when numpy is importable. `fps` bounds how often a
+    playing trainer makes a frame; `idle_after` is how long it plays with nobody listening.
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        use_jit: bool | None = None,
+        fps: float = 20.0,
+        idle_after: float = 8.0,
+    ) -> None:
+        have_numpy = numpy_available()
+        self.use_jit = have_numpy if use_jit is None else bool(use_jit) and have_numpy
+        self.fps = fps
+        self.idle_after = idle_after
+        self.lock = threading.RLock()  # the model, data and counters
+        self.frames = threading.Condition()  # a new frame was published
+        self._thread: threading.Thread | None = None
+        self._playing = False
+        self._frame: dict[str, Any] | None = None
+        self._frame_no = 0
+        self.streams = 0  # event streams open on this trainer
+        self.last_seen = time.monotonic()
+        self.config_id = 0
+        self.closed = False
+        self.speed: float | None = None  # steps per second while playing; None: flat out
+        self.configure(settings or Settings())
+
+    # ---- setting up
+    def configure(self, settings: Settings) -> None:
+        """Start over with `settings` (the same seed gives the same initial weights)."""
+        playing = self._stop()
+        with self.lock:
+            self.settings = settings
+            self.X, self.cls = make_data(settings)
+            self.extent = extent(self.X)
+            self.pick = min(getattr(self, "pick", 0), len(self.X) - 1)
+            self.config_id += 1
+            self._build()
+            self._publish()
+        if playing:
+            self.play()
+
+    def _build(self) -> None:
+        s = self.settings
+        with _RANDOM_LOCK:  # seeded like karpathy's demo, without disturbing anyone's random
+            state = random.getstate()
+            random.seed(s.seed)
+            try:
+                self.model = MLP(s.nin, [*s.hidden, s.outputs], activation=s.activation)
+            finally:
+                random.setstate(state)
+        self.params = self.model.parameters()
+        if s.optimizer == "adam":
+            self.opt: optim.Optimizer = optim.Adam(self.params, lr=s.lr)
+        else:
+            self.opt = optim.SGD(self.params, lr=s.lr, momentum=s.momentum)
+        self.T = targets(s.loss, self.cls, s.classes)
+        n = len(self.X)
+        if s.batch and s.batch < n:
+            idx = list(range(n))
+            self._batches: Iterator | None = data.batches(idx, idx, s.batch, seed=s.seed)
+        else:
+            self._batches = None
+        self.step_no = 0
+        self.loss = math.nan
+        self.accuracy = math.nan
+        self.history: list[tuple[int, float, float]] = []
+        self.history_id = getattr(self, "history_id", 0) + 1
+        self.error: str | None = None
+        fn = PER_SAMPLE[s.loss]
+        model = self.model
+        self._loss_of_point = lambda x, t: fn(model.outputs(x), t)
+        side = GRID if self.use_jit else EAGER_GRID
+        x0, x1, y0, y1 = self.extent
+        # Row 0 is the top of the picture (largest y), as a canvas counts rows.
+        self.grid = [
+            [x0 + (x1 - x0) * (i + 0.5) / side, y1 - (y1 - y0) * (r + 0.5) / side]
+            + [0.0] * (s.nin - 2)
+            for r in range(side)
+            for i in range(side)
+        ]
+        self.grid_side = side
+        if self.use_jit:
+            import numpy as np
+
+            from ..jit import jit
+
+            self._Xa = np.array(self.X, dtype=float)
+            self._Ta = np.array(self.T, dtype=float)
+            self._Ga = np.array(self.grid, dtype=float)
+            self._jit_loss = jit(self._loss_of_point)
+            self._jit_layers = JitLayers(model)
+            k = s.outputs
+            self._jit_out = [jit(lambda x, k=k: model.outputs(x)[k]) for k in range(k)]
+        self._layout_graph()
+
+    def _layout_graph(self) -> None:
+        x = self.X[self.pick]
+        try:
+            _, nodes, _ = point_graph(self.model, x, self.T[self.pick], self.settings.loss)
+        except (ValueError, OverflowError, ZeroDivisionError):  # diverged weights
+            nodes = []
+        self.graph_nodes = nodes
+        self.graph_layout = layout(nodes)
+
+    # ---- training
+    def _batch(self) -> list[int] | None:
+        return None if self._batches is None else next(self._batches)[0]
+
+    def _step(self) -> None:
+        """One step: batch loss (+ L2), accuracy on all points (before the update), backward,
+        update. Caller holds the lock."""
+        if self.error:
+            return
+        s = self.settings
+        idx = self._batch()
+        try:
+            if self.use_jit:
+                Xb = self._Xa if idx is None else self._Xa[idx]
+                Tb = self._Ta if idx is None else self._Ta[idx]
+                import numpy as np
+
+                with np.errstate(all="ignore"):  # a diverging run is caught below, by value
+                    total = self._jit_loss(Xb, Tb)
+                    acc = self._accuracy_jit()
+            else:
+                rows = range(len(self.X)) if idx is None else idx
+                terms, hits = [], 0
+                for i in rows:
+                    zs = self.model.outputs(self.X[i])
+                    terms.append(PER_SAMPLE[s.loss](zs, self.T[i]))
+                    hits += predict([z.data for z in zs]) == self.cls[i]
+                total = Value.sum(terms) * (1.0 / len(terms))
+                acc = hits / len(terms) if idx is None else self._accuracy_eager()
+            if s.l2:
+                total = total + losses.l2(self.params, s.l2)
+            self.model.zero_grad()
+            total.backward()
+            self.opt.step()
+        except (ValueError, OverflowError, ZeroDivisionError) as e:
+            self._diverged(
+                f"step {self.step_no + 1} failed ({e}): training diverged; lower the Learning "
+                "rate and press Reset"
+            )
+            return
+        self.loss, self.accuracy = total.data, acc
+        self.history.append((self.step_no, short(total.data), acc))
+        self.step_no += 1
+        if len(self.history) > HISTORY_CAP:
+            self.history = self.history[::2]
+            self.history_id += 1
+        if not math.isfinite(total.data) or not all(math.isfinite(p.data) for p in self.params):
+            self._diverged(
+                f"the loss became {total.data} at step {self.step_no}: training diverged; "
+                "lower the Learning rate and press Reset"
+            )
+
+    def _diverged(self, why: str) -> None:
+        self.error = why
+        self._playing = False
+
+    def _accuracy_jit(self) -> float:
+        import numpy as np
+
+        outs = np.stack([f.outputs(self._Xa) for f in self._jit_out], axis=1)
+        pred = (outs[:, 0] > 0).astype(int) if outs.shape[1] == 1 else outs.argmax(axis=1)
+        return float((pred == np.array(self.cls)).mean())
+
+    def _accuracy_eager(self) -> float:
+        hits = sum(
+            predict([z.data for z in self.model.outputs(x)]) == c for x, c in zip(self.X, self.cls)
+        )
+        return hits / len(self.X)
+
+    def step(self, n: int = 1) -> None:
+        """`n` steps now (pausing a run first), then a frame."""
+        self._stop()
+        with self.lock:
+            for _ in range(n):
+                self._step()
+            self._publish()
+
+    # ---- playing
+    @property
+    def playing(self) -> bool:
+        return self._playing
+
+    def play(self) -> None:
+        with self.lock:
+            if self.error or self.closed:
+                return
+            self.touch()
+            self._playing = True
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="micrograd-train", daemon=True
+                )
+                self._thread.start()
+
+    def pause(self) -> None:
+        self._stop()
+        with self.lock:
+            self._publish()
+
+    def _stop(self) -> bool:
+        """End the training thread (it finishes its step); say whether it was playing."""
+        was = self._playing
+        self._playing = False
+        t = self._thread
+        if t is not None and t is not threading.current_thread():
+            t.join()
+        return was
+
+    def _run(self) -> None:
+        interval = 1.0 / self.fps if self.use_jit else max(1.0 / self.fps, EAGER_FRAME_SECONDS)
+        next_frame = 0.0
+        while True:
+            with self.lock:
+                if not self._playing:
+                    break
+                if self.streams == 0 and time.monotonic() - self.last_seen > self.idle_after:
+                    self._playing = False  # nobody is watching: the tab closed or went away
+                    break
+                self._step()
+                now = time.monotonic()
+                if now >= next_frame or not self._playing:
+                    self._publish()
+                    next_frame = now + interval
+            time.sleep(0)  # let a request waiting for the lock have it between two steps
+            if self.speed:  # a slow run for the eye: wait (without the lock) for the next step
+                wake = now + 1.0 / self.speed
+                while self._playing and time.monotonic() < wake:
+                    time.sleep(min(0.05, max(0.0, wake - time.monotonic())))
+        with self.lock:
+            self._publish()
+
+    def set_speed(self, speed: object) -> None:
+        """Steps per second while playing ("max" or None: as fast as it goes)."""
+        if speed in (None, "max"):
+            self.speed = None
+            return
+        self.speed = check_real("speed", speed, 0.0, 1000.0, low_open=True)
+
+    def reset(self) -> None:
+        """Back to step 0 with the same initial weights (and the same batches)."""
+        self.configure(self.settings)
+
+    def new_weights(self) -> None:
+        """Back to step 0 with a new seed (so new initial weights)."""
+        self.configure(replace(self.settings, seed=random.SystemRandom().randrange(2**31)))
+
+    def set_points(self, added: Sequence) -> None:
+        """Replace the learner's points; training goes on from the current weights."""
+        s = self.settings
+        pts = check_added(added, s.classes, s.nin)
+        playing = self._stop()
+        with self.lock:
+            self.settings = replace(s, added=pts)
+            self.X, self.cls = make_data(self.settings)
+            self.T = targets(s.loss, self.cls, s.classes)
+            if self.use_jit:
+                import numpy as np
+
+                self._Xa = np.array(self.X, dtype=float)
+                self._Ta = np.array(self.T, dtype=float)
+            n = len(self.X)
+            if s.batch and s.batch < n:
+                idx = list(range(n))
+                self._batches = data.batches(idx, idx, s.batch, seed=s.seed)
+            else:
+                self._batches = None
+            self.pick = min(self.pick, n - 1)
+            self.config_id += 1
+            self._layout_graph()
+            self._publish()
+        if playing:
+            self.play()
+
+    def choose(self, index: object) -> None:
+        """Show the graph of point `index`."""
+        i = check_index(index, len(self.X))
+        playing = self._stop()
+        with self.lock:
+            self.pick = i
+            self._layout_graph()
+            self.config_id += 1
+            self._publish()
+        if playing:
+            self.play()
+
+    # ---- what the page draws (train_views makes it)
+    def meta(self) -> dict[str, Any]:
+        """What changes only with the settings: the data, the plot's extent, the graph layout."""
+        return train_views.meta(self)
+
+    def frame(self) -> dict[str, Any]:
+        """The current picture: step, loss, accuracy, regions, heat maps, weights, graph."""
+        return train_views.frame(self)
+
+    def _publish(self) -> None:
+        f = self.frame()
+        with self.frames:
+            self._frame_no += 1
+            f["seq"] = self._frame_no  # the page drops a frame older than one it has drawn
+            self._frame = f
+            self.frames.notify_all()
+
+    def touch(self) -> None:
+        self.last_seen = time.monotonic()
+
+    def model_json(self) -> str:
+        """The model as `MLP.save` writes it (so `MLP.load` reads it back)."""
+        with self.lock:
+            fd, path = tempfile.mkstemp(suffix=".json")
+            os.close(fd)
+            try:
+                self.model.save(path)
+                with open(path, encoding="utf-8") as f:
+                    return f.read()
+            finally:
+                os.unlink(path)
+
+    def latest(self) -> dict[str, Any]:
+        """The last published frame."""
+        with self.frames:
+            frame = self._frame
+        if frame is None:  # not yet: configure() publishes one before anyone can ask
+            with self.lock:
+                self._publish()
+            return self.latest()
+        return frame
+
+    def close(self) -> None:
+        """The tab's session ended: stop training and end its streams."""
+        self.closed = True
+        self._stop()
+        with self.frames:
+            self.frames.notify_all()
+
+    def stream(self, keepalive: float = 2.0) -> Iterator[dict[str, Any] | None]:
+        """Frames as they are published (the newest only, if the reader is slow), each with
+        the loss/accuracy history this reader has not had yet; None (a keep-alive for the
+        server to send as a comment) while nothing happens. Ends when the trainer closes."""
+        sent, history_id, last = 0, None, None
+        self.streams += 1
+        try:
+            while not self.closed:
+                with self.frames:
+                    fresh = lambda seen=last: self._frame_no != seen  # noqa: E731
+                    self.frames.wait_for(fresh, timeout=keepalive)
+                    frame, no = self._frame, self._frame_no
+                self.touch()
+                if no == last or frame is None:
+                    yield None
+                    continue
+                last = no
+                hist, hid = self.history, self.history_id
+                out = dict(frame)
+                if hid != history_id:
+                    sent, history_id = 0, hid
+                    out["history_reset"] = True
+                out["history"] = hist[sent:]
+                sent += len(out["history"])
+                yield out
+        finally:
+            self.streams -= 1
+            self.touch()
