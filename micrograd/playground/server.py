@@ -374,9 +374,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         methods = [m for (m, p) in self.server.routes if p == path]
         if not methods:
             raise HTTPError(404, f"no such API: {path[:80]}")
-        if method == "HEAD":
-            method = "GET"
-        handler = self.server.routes.get((method, path))
+        handler = self.server.routes.get((method, path))  # HEAD: no API answers it
         if handler is None:
             raise HTTPError(405, f"{path[:80]} takes {' or '.join(sorted(methods))}")
         body = None
