@@ -27,10 +27,13 @@ graphviz:
 chromium:
 	@bash scripts/ensure-chromium
 
+# `make test` (and so .ci/run) installs it as it installs graphviz.
+test: chromium
+
 demo: $(VENV)/.demo graphviz
 	$(BIN)/micrograd demo
 
-test: $(VENV)/.test graphviz chromium
+test: $(VENV)/.test graphviz
 	$(BIN)/ruff check micrograd tests benchmarks
 	$(BIN)/python -m pytest
 

@@ -103,6 +103,7 @@ def test_the_page_has_its_controls_by_their_exact_names(
     # The lecture's neuron is drawn: every labelled Value of it is a box, op nodes between.
     names = [n["name"] for n in page_nodes(page)]
     assert {"x1", "x2", "w1", "w2", "b", "x1w1", "x2w2", "x1w1x2w2", "n", "o"} <= set(names)
+    assert page.get_by_role("group", name="Computation graph with 10 values").is_visible()
     captions = page.locator("#graph-svg g.node.op text").all_text_contents()
     assert sorted(captions) == ["*", "*", "+", "+", "tanh"]
     assert page.get_by_role("link", name="Train").get_attribute("href") == "/train"

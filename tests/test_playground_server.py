@@ -47,7 +47,9 @@ def call(
             status, text, ctype = r.status, r.read().decode(), r.headers["Content-Type"]
     except urllib.error.HTTPError as e:
         status, text, ctype = e.code, e.read().decode(), e.headers["Content-Type"]
-    return status, json.loads(text) if ctype.startswith("application/json") else text
+    if text and ctype.startswith("application/json"):
+        return status, json.loads(text)
+    return status, text
 
 
 # ---------------------------------------------------------------- a server with test routes
@@ -187,6 +189,7 @@ def test_unknown_paths_and_methods(server: Any) -> None:
     status, answer = call(server.url + "api/test/broken", {"x": 1})
     assert status == 405 and "GET" in answer["error"]
     assert call(server.url + "api/test/echo", method="DELETE")[0] == 405
+    assert call(server.url + "api/test/forever", method="HEAD")[0] == 405  # never a stream
     assert call(server.url, {"x": 1})[0] == 405
     assert call(server.url + "x" * 5000)[0] == 414
 

@@ -2,7 +2,7 @@
 and backward passes run one node at a time by the real engine.
 
 The page (`static/index.html`, `static/explorer.js`) calls these routes; each answers with the
-whole view state (`_state`): every node's data and grad, the pass's progress, and the chain-rule
+whole view (`Explorer.state`): every node's data and grad, the pass's progress, the chain-rule
 lines so far. One backward step does exactly what `Value.backward()` does at one node, in the same
 order (reverse topological, children in `_prev` order, ``child.grad += local * out.grad``), so
 after the last step every grad is bit for bit the one `backward()` gives.
@@ -52,7 +52,7 @@ EXAMPLES = [
         "n = x1*w1 + x2*w2 + b\ne = exp(2*n)\no = (e - 1)/(e + 1)",
     },
     {
-        "title": "b = a + a: a used twice (the gradient bug)",
+        "title": "b = a + a: a used twice (the lecture's gradient bug)",
         "program": "a = 3.0\nb = a + a",
     },
     {
@@ -84,11 +84,6 @@ def fmt(x: float) -> str:
     if abs(x) >= 1e12:
         return f"{x:.4e}"
     return f"{x:.4f}"
-
-
-def _paren(x: float) -> str:
-    text = fmt(x)
-    return f"({text})" if text.startswith("-") else text
 
 
 # ------------------------------------------------------------------------ recomputing the graph

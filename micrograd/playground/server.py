@@ -374,15 +374,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         methods = [m for (m, p) in self.server.routes if p == path]
         if not methods:
             raise HTTPError(404, f"no such API: {path[:80]}")
-        if method == "HEAD":
-            method = "GET"
-        handler = self.server.routes.get((method, path))
+        handler = self.server.routes.get((method, path))  # HEAD: no API answers it
         if handler is None:
             raise HTTPError(405, f"{path[:80]} takes {' or '.join(sorted(methods))}")
         body = None
         if method == "POST":
             self._check_origin()
             body = self._read_body()
+        elif self.headers.get("Content-Length", "0") != "0" or self.headers.get(
+            "Transfer-Encoding"
+        ):
+            self.close_connection = True  # a GET with a body: never read it as the next request
         session = self._session(query)
         req = Request(method, path, query, body, session, self.server.options, self.server.stopping)
         result = handler(req)
@@ -627,41 +629,49 @@ def run_playground(args: Any) -> int:
             file=sys.stderr,
         )
         return 2
-    try:
-        handle = serve(
-            args.host,
-            args.port,
-            open_browser=not args.no_browser,
-            jit=not args.no_jit,
-            verbose=args.verbose,
-        )
-    except (OSError, ValueError) as exc:
-        print(f"micrograd playground: error: {exc}", file=sys.stderr)
-        return 1
-    if handle.note:
-        print(f"micrograd playground: {handle.note}")
-    if args.host.strip("[]") not in ("127.0.0.1", "localhost", "::1"):
-        print(
-            f"micrograd playground: warning: listening on {args.host}, so other machines on your "
-            f"network can use this page (there is no password); use --host 127.0.0.1 to keep it "
-            f"to this machine",
-            file=sys.stderr,
-        )
-    print(f"micrograd playground: serving {handle.url}  (Ctrl-C to stop)", flush=True)
-
     done = threading.Event()
 
     def on_signal(signum: int, frame: Any) -> None:
         done.set()
 
-    previous = signal.signal(signal.SIGTERM, on_signal)
+    main_thread = threading.current_thread() is threading.main_thread()  # signals live there
+    previous = signal.signal(signal.SIGTERM, on_signal) if main_thread else None
+    previous_int = signal.getsignal(signal.SIGINT)
+    handle: Playground | None = None
+    # Ctrl-C may come at any moment, even while starting up: one try around all of it.
     try:
+        try:
+            handle = serve(
+                args.host,
+                args.port,
+                open_browser=not args.no_browser,
+                jit=not args.no_jit,
+                verbose=args.verbose,
+            )
+        except (OSError, ValueError) as exc:
+            print(f"micrograd playground: error: {exc}", file=sys.stderr)
+            return 1
+        if handle.note:
+            print(f"micrograd playground: {handle.note}")
+        if args.host.strip("[]") not in ("127.0.0.1", "localhost", "::1"):
+            print(
+                f"micrograd playground: warning: listening on {args.host}, so other machines on "
+                f"your network can use this page (there is no password); use --host 127.0.0.1 "
+                f"to keep it to this machine",
+                file=sys.stderr,
+            )
+        print(f"micrograd playground: serving {handle.url}  (Ctrl-C to stop)", flush=True)
         while not done.wait(0.2):
             pass
     except KeyboardInterrupt:
         pass
     finally:
-        signal.signal(signal.SIGTERM, previous)
-        handle.stop()
+        if main_thread:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the stop
+        if handle is not None:
+            handle.stop()
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+            signal.signal(signal.SIGINT, previous_int)
     print("micrograd playground: stopped", flush=True)
     return 0

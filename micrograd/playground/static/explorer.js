@@ -28,7 +28,9 @@ function draw(d) {
   host.textContent = "";
   const root = svg("svg", {
     viewBox: `0 0 ${d.width} ${d.height}`,
-    role: "img",
+    // a group, not an img: an img's children are hidden from screen readers, and the leaves
+    // inside are buttons
+    role: "group",
     "aria-label": `Computation graph with ${d.nodes.filter((n) => n.kind === "value").length} values`,
   }, host);
   root.id = "graph-svg";
