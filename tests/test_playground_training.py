@@ -308,9 +308,9 @@ def test_model_download_loads_with_MLP_load(tmp_path):
 def test_play_pause_and_one_thread():
     tr = Trainer(idle_after=30)
     tr.play()
+    first = tr._thread
     tr.play()  # a second Play does not start a second thread
-    names = [t for t in __import__("threading").enumerate() if t.name == "micrograd-train"]
-    assert len(names) == 1
+    assert tr._thread is first and first.is_alive()
     assert wait_until(lambda: tr.step_no > 20)
     tr.pause()
     n = tr.step_no
