@@ -608,7 +608,8 @@ def test_jit_agrees_with_the_engine_at_edge_points(op: Op) -> None:
             for p in params:
                 p.grad = 0.0
             f = jit(fn, reduce="sum")
-            f(np.array(X)).backward()
+            with np.errstate(all="ignore"):  # jit's sum over the batch may be inf or NaN here
+                f(np.array(X)).backward()
             assert all(map(same, f.last_outputs.tolist(), outs)), (op.name, xs, j)
             for p, g in zip(params, grads):
                 assert same(p.grad, g), (op.name, xs, j, p.grad, g)
