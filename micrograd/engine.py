@@ -340,7 +340,8 @@ class Value:
     def __add__(self, other: Operand) -> Value:
         other = other if isinstance(other, Value) else _lift(other, "+", self)
         out = self.data + other.data
-        if not -1.7976931348623157e308 <= out <= 1.7976931348623157e308:  # NaN or ±inf
+        # overflow gives ±inf (finite numbers never add up to NaN); two comparisons are cheapest
+        if out > 1.7976931348623157e308 or out < -1.7976931348623157e308:
             _overflow(f"addition: {self.data!r} + {other.data!r}", self.data, other.data)
         return Value(out, (self, other), "+", "", (1.0, 1.0))
 
@@ -353,7 +354,7 @@ class Value:
     def __mul__(self, other: Operand) -> Value:
         other = other if isinstance(other, Value) else _lift(other, "*", self)
         out = self.data * other.data
-        if not -1.7976931348623157e308 <= out <= 1.7976931348623157e308:  # NaN or ±inf
+        if out > 1.7976931348623157e308 or out < -1.7976931348623157e308:  # overflow: ±inf
             _overflow(f"multiplication: {self.data!r} * {other.data!r}", self.data, other.data)
         return Value(out, (self, other), "*", "", (other.data, self.data))
 
