@@ -14,7 +14,8 @@ Derived ops (`-`, `/`, reflected forms) are built from the primitives.
 
 Numbers: finite numbers in give a finite number out, or an error that names the op you wrote
 (OverflowError, ZeroDivisionError, ValueError). NaN and ±inf that you put in propagate as in
-PyTorch, without an error.
+PyTorch, except into the domain errors (log of -inf is still a ValueError); derivatives may be
+±inf, as in PyTorch. CONTRIBUTING.md has the details and how to add an op.
 """
 
 from __future__ import annotations
