@@ -287,7 +287,10 @@ def _sigmoid_vec(xp: Any, a: Any) -> Any:
 
 def _pow_local_vec(xp: Any, a: Any, p: Any) -> Any:
     # p * a**(p-1), 0 where p == 0 (PyTorch's mask); IEEE gives ±inf at a == 0 by itself
-    return xp.where(p == 0, 0.0, p * xp.power(a, p - 1))
+    d = p * xp.power(a, p - 1)
+    if isinstance(p, float):  # the exponent of '**p', the same for the whole batch
+        return xp.zeros_like(d) if p == 0 else d
+    return xp.where(p == 0, 0.0, d)
 
 
 def _pow_value_local_vec(xp: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:

@@ -72,10 +72,11 @@ class TraceError(ValueError):
 # written beside its Value method). Arrays are (nodes, batch) blocks, or (nodes, 1) for a child
 # that is the same for every sample (a parameter or constant). `p` is the number exponent of a
 # '**p' node, else None. numpy's floating-point warnings are silenced around the whole replay: where
-# the engine raises, the rules give inf or NaN, and `_check_finite` then lets the engine itself
-# raise its error for that sample. 'dot' and 'sum' have many children and are compiled specially
-# (see _Program), with the same maths: dot = b + sum(w * x), d/dw = x, d/dx = w, d/db = 1; sum:
-# every local derivative is 1.
+# the engine raises, the rules give inf or NaN, and `Jitted._explain` then runs each sample holding
+# one through the engine, which raises its own error (see `_nonfinite_samples`). 'dot' and 'sum'
+# have many children and are compiled specially (see _Program), with the same maths:
+# dot = b + sum(w * x), d/dw = x, d/dx = w, d/db = 1; sum: every local derivative is 1.
+
 
 def _elementwise(info: OpInfo) -> tuple[int, Callable[..., Any], Callable[..., tuple]]:
     fwd, local = info.vec  # type: ignore[misc]
