@@ -173,6 +173,12 @@ def variant(*edits: tuple[str, str]) -> dict:
     for old, new in edits:
         assert source.count(old) == 1, f"snippet not found exactly once: {old!r}"
         source = source.replace(old, new)
+    import linecache
+
+    # A file name with its source in linecache, as IPython does for notebook cells: tracebacks
+    # through the variant show its lines.
+    filename = f"<learner variant {abs(hash(source))}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace: dict = {"__name__": "learner_variant"}
-    exec(compile(source, "learner_variant.py", "exec"), namespace)
+    exec(compile(source, filename, "exec"), namespace)
     return namespace
