@@ -309,8 +309,6 @@ ROWS: tuple[Row, ...] = (
          rule="a.grad += s * (1 - s) * out.grad, with s the output"),
 )
 
-# The lecture's ops: checked by name in the summary of what is missing.
-LECTURE_OPS = ("+", "-", "*", "/", "**", "exp", "tanh", "relu")
 
 
 # ------------------------------------------------------------------------------ checking
@@ -336,6 +334,7 @@ class _Checker:
         self.downstream: list[str] = []  # ops built from wrong ones, wrong too
         self.unchecked: list[str] = []  # ops built from others, not checked: backward() is wrong
         self.shared_wrong: str = ""  # the shared-graph problem, reported if order() finds none
+        self.missing_at: dict[str, tuple[int, list[str]]] = {}  # method -> its "missing" line
 
     # small helpers ---------------------------------------------------------------------
 
@@ -421,6 +420,13 @@ class _Checker:
                 hint = (f" (Python calls a.{method}({row.expr.split()[0]}) when the number is on "
                         f"the left)")
             extra = " (beyond the lecture)" if row.extra else ""
+            if method in self.missing_at:  # one line per method: a ** 2, a ** 3, ...
+                i, exprs = self.missing_at[method]
+                exprs.append(row.expr)
+                r.missing[i] = (f"{row.op}: {', '.join(exprs)} not implemented yet{extra} — "
+                                f"define {method}{hint}")
+                return
+            self.missing_at[method] = (len(r.missing), [row.expr])
             r.missing.append(f"{row.op}: {row.expr} not implemented yet{extra} — define "
                              f"{method}{hint}")
             return
@@ -1102,8 +1108,7 @@ def solution(obj: T) -> T:
         print(f"Keeping your {name} (the solution is not used).")
         return yours
     obj.__solution__ = True  # type: ignore[attr-defined]
-    print(f"Using the solution's {name}: write yours in the exercise cell above and delete its "
-          f"@exercise line to use your own.")
+    print(f"Using the solution's {name} (the exercise above is still the template).")
     return obj
 
 

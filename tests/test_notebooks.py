@@ -1,10 +1,14 @@
-"""Every notebook in notebooks/ runs top to bottom in a fresh kernel, and is stored with outputs.
+"""The learning-path notebooks: each runs top to bottom in a fresh kernel (with the collapsed
+solutions standing in for the learner's exercises), is stored with outputs, and is exactly what
+`notebooks/build.py` makes (cells, ids, tags; outputs aside, since timings differ per run).
 
 The notebooks check their own key numbers with `assert`, so running them is a real test.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import os
 import pathlib
 
@@ -13,12 +17,56 @@ import pytest
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
-NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+HERE = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = sorted(HERE.glob("*.ipynb"))
+
+
+def _build_module():
+    spec = importlib.util.spec_from_file_location("notebooks_build", HERE / "build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BUILD = _build_module()
 
 
 def test_the_learning_path_is_all_there() -> None:
-    names = [p.name[:2] for p in NOTEBOOKS]
-    assert names == ["01", "02", "03", "04", "05"]
+    assert [p.stem for p in NOTEBOOKS] == list(BUILD.NOTEBOOKS)
+    assert [p.name[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06"]
+
+
+@pytest.mark.parametrize("name", list(BUILD.NOTEBOOKS))
+def test_build_py_reproduces_the_committed_notebook(name: str) -> None:
+    committed = nbformat.read(HERE / f"{name}.ipynb", as_version=4)
+    made = BUILD.make(name, BUILD.NOTEBOOKS[name])
+
+    def cells(nb) -> list[tuple]:
+        return [(c.id, c.cell_type, c.source, dict(c.metadata)) for c in nb.cells]
+
+    assert cells(committed) == cells(made), f"run: python notebooks/build.py {name[:2]}"
+    assert committed.metadata["kernelspec"] == made.metadata["kernelspec"]
+
+
+@pytest.mark.parametrize("name", list(BUILD.NOTEBOOKS))
+def test_every_exercise_has_a_collapsed_solution_after_it(name: str) -> None:
+    cells = BUILD.NOTEBOOKS[name]
+    kinds = [kind for kind, _ in cells]
+    for i, (kind, text) in enumerate(cells):
+        if kind == "exercise":
+            following = kinds[i + 1 : i + 3]  # the solution, or a check cell and then it
+            assert "solution" in following, f"{name}: exercise {i} has no solution after it"
+            # A template runs as it is: it parses, and whatever it defines is marked @exercise
+            # (so the solution takes over) or is a number left as `...`.
+            tree = ast.parse(text)
+            for node in tree.body:
+                if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                    names = [ast.unparse(d) for d in node.decorator_list]
+                    assert names == ["exercise"], f"{name}: {node.name} is not @exercise"
+                else:
+                    assert "..." in ast.unparse(node), f"{name}: {ast.unparse(node)!r}"
+    meta = BUILD.cell_metadata("solution")
+    assert meta["jupyter"]["source_hidden"] and meta["tags"] == ["solution"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -27,6 +75,8 @@ def test_notebook_is_stored_with_outputs(path: pathlib.Path) -> None:
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert code and all(c.get("outputs") is not None for c in code)
     assert any(c.outputs for c in code), f"{path.name} has no stored outputs"
+    errors = [o for c in code for o in c.outputs if o.output_type == "error"]
+    assert not errors, f"{path.name} was stored with an error: {errors[0].evalue}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -44,3 +94,9 @@ def test_notebook_runs_top_to_bottom(path: pathlib.Path, monkeypatch: pytest.Mon
         nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     )
     client.execute()  # raises CellExecutionError, with the failing cell, on any error
+    if any("solution" in c.metadata.get("tags", []) for c in nb.cells):
+        printed = "".join(
+            o.get("text", "") for c in nb.cells for o in c.get("outputs", [])
+        )
+        # The templates were left as they are, so every @solution must have taken over.
+        assert "Using the solution's" in printed and "Keeping your" not in printed
