@@ -121,18 +121,28 @@ def _time_limit(seconds: float) -> Iterator[None]:
     """Raise _Timeout in the running code after `seconds`.
 
     In the main thread (a notebook, a script, pytest) a SIGALRM timer interrupts anything, even
-    ``while True: pass``. Elsewhere a trace function checks the clock on every line instead.
+    ``while True: pass``; it fires again every 50 ms, so a bare ``except:`` that swallows it once
+    does not hang the caller. Elsewhere, or when someone else's timer is running, a trace function
+    checks the clock on every line instead.
     """
-    if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+    use_alarm = (
+        threading.current_thread() is threading.main_thread()
+        and hasattr(signal, "setitimer")
+        and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    )
+    if use_alarm:
+        armed = [True]
 
         def on_alarm(signum: int, frame: object) -> None:
-            raise _Timeout
+            if armed[0]:
+                raise _Timeout
 
         previous = signal.signal(signal.SIGALRM, on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
+        signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
         try:
             yield
         finally:
+            armed[0] = False
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
         return

@@ -360,3 +360,17 @@ def test_solution_keeps_the_learners_own(capsys) -> None:
     exec("@solution\nclass Value:\n    mine = False\n", ns)
     assert ns["Value"] is mine
     assert "Keeping your Value" in capsys.readouterr().out
+
+
+def test_a_bare_except_does_not_disarm_the_time_limit() -> None:
+    # The alarm fires again until the check gives up: a learner's `except:` that swallows it
+    # once does not leave the rest of their code running forever.
+    swallow = """        try:
+            while True:
+                pass
+        except:  # noqa: E722
+            pass
+        while True:
+            pass"""
+    report = check(variant((BACKWARD_LOOP, swallow))["Value"], time_limit=0.2)
+    assert "did not finish within 0.2 s (stopped)" in only(report)
