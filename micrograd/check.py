@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, TypeVar
 
-from .engine import Value
+from .engine import OPS, Value
 
 DEFAULT_TIME_LIMIT = 2.0  # seconds per check; every check here takes milliseconds when correct
 REL_TOL, ABS_TOL = 1e-9, 1e-12  # a tanh built from exp differs from math.tanh in the last digits
@@ -320,6 +320,37 @@ ROWS: tuple[Row, ...] = (
 )
 
 
+
+
+def registry_rows(covered: set[str] | None = None) -> tuple[Row, ...]:
+    """Rows for the engine's registered one-input ops (engine.OPS) that ROWS does not spell out.
+
+    So an op added to the engine is checked on learners' classes too, with no second table: the
+    method the class must define is the registered method's name, the points are drawn from a
+    few candidates where micrograd's own op is defined, and the hint is the registry's formula.
+    """
+    covered = {n for row in ROWS for n in row.needs} if covered is None else covered
+    rows = []
+    for info in OPS.values():
+        method = getattr(info.method, "__name__", "")
+        if info.arity != 1 or method in covered or not method.isidentifier():
+            continue
+        if method.startswith("__"):
+            continue  # operators (** with a number) are spelled out in ROWS
+        points = []
+        for x in (-1.5, 0.4, 2.0, 0.7, 1.3, 2.5):
+            try:
+                info.apply(Value(x))
+            except (ArithmeticError, ValueError):
+                continue
+            points.append((x,))
+        rows.append(Row(info.name, f"a.{method}()", _method_call(method), (method,),
+                        tuple(points[:3]), rule=f"micrograd's rule: {info.formula}", extra=True))
+    return tuple(rows)
+
+
+def _method_call(name: str) -> Callable[[Any], Any]:
+    return lambda a: getattr(a, name)()
 
 # ------------------------------------------------------------------------------ checking
 
@@ -793,7 +824,7 @@ class _Checker:
     def all(self) -> None:
         if not self.basics():
             return
-        for row in ROWS:
+        for row in ROWS + registry_rows():
             self.row(row)
         self.reuse()
         self.shared()
