@@ -244,13 +244,11 @@ class Row:
     number: bool = False  # mixes a plain number in: needs numbers wrapped into Values
     primitive: bool = False  # out._prev must hold the inputs (+ and *: nothing to build them from)
     extra: bool = False  # beyond the lecture: missing is mentioned, never expected
-    arity: int = 1
 
 
 def _row(op: str, expr: str, fn: Callable[..., Any], needs: str, points: Any, **kw: Any) -> Row:
-    arity = fn.__code__.co_argcount
     pts = tuple(p if isinstance(p, tuple) else (p,) for p in points)
-    return Row(op, expr, fn, tuple(needs.split()), pts, arity=arity, **kw)
+    return Row(op, expr, fn, tuple(needs.split()), pts, **kw)
 
 
 BIN = ((2.0, -3.0), (-0.5, 1.5), (1.25, 0.75))
@@ -344,6 +342,8 @@ def registry_rows(covered: set[str] | None = None) -> tuple[Row, ...]:
             except (ArithmeticError, ValueError):
                 continue
             points.append((x,))
+        if not points:
+            continue
         rows.append(Row(info.name, f"a.{method}()", _method_call(method), (method,),
                         tuple(points[:3]), rule=f"micrograd's rule: {info.formula}", extra=True))
     return tuple(rows)
@@ -351,6 +351,7 @@ def registry_rows(covered: set[str] | None = None) -> tuple[Row, ...]:
 
 def _method_call(name: str) -> Callable[[Any], Any]:
     return lambda a: getattr(a, name)()
+
 
 # ------------------------------------------------------------------------------ checking
 
@@ -409,7 +410,7 @@ class _Checker:
 
     def backward(self, node: Any, label: str) -> bool:
         """node.backward(); False (reported) if it crashed. Stops all backward checks on a hang."""
-        done = self.run(node.backward)
+        done = self.run(lambda: node.backward())
         if not isinstance(done, _Failed):
             return True
         if done.timeout:
@@ -681,7 +682,7 @@ class _Checker:
             self.problem(f"backward(): building {expr} crashed: {built.text}")
             return
         x, y = built
-        done = self.run(y.backward)
+        done = self.run(lambda: y.backward())
         if isinstance(done, _Failed) and done.timeout:
             self.walk_wrong = True
             self.problem(f"backward(): for {expr} (2^{levels} paths to x, {4 * levels + 3} "
@@ -757,7 +758,7 @@ class _Checker:
         if isinstance(y, _Failed) or not self.backward(y, "y = x * x * x"):
             return
         g1 = self.grad(x)
-        done = self.run(y.backward)
+        done = self.run(lambda: y.backward())
         if isinstance(done, _Failed):
             self.problem(f"backward() twice: for y = x * x * x with x = 3.0, the second "
                          f"y.backward() {'crashed: ' * (not done.timeout)}{done.text}")
