@@ -379,7 +379,7 @@ def test_a_bare_except_does_not_disarm_the_time_limit() -> None:
 def test_every_registered_op_is_checked() -> None:
     # The engine's op table is the truth: each one-input op it registers has a row, spelled out
     # in ROWS or made from the registry.
-    from micrograd.check import ROWS, registry_rows
+    from micrograd.check.table import ROWS, registry_rows
     from micrograd.engine import OPS
 
     checked = {n for row in ROWS + registry_rows() for n in row.needs}
@@ -388,7 +388,7 @@ def test_every_registered_op_is_checked() -> None:
 
 
 def test_rows_made_from_the_registry_check_like_the_spelled_out_ones() -> None:
-    from micrograd.check import registry_rows
+    from micrograd.check.table import registry_rows
 
     rows = {row.expr: row for row in registry_rows(covered=set())}
     assert {"a.exp()", "a.tanh()", "a.relu()", "a.log()", "a.sigmoid()"} <= set(rows)
@@ -396,10 +396,10 @@ def test_rows_made_from_the_registry_check_like_the_spelled_out_ones() -> None:
     assert rows["a.tanh()"].rule == "micrograd's rule: d/da = 1 - out²"
     # Run on the lecture's Value with a wrong tanh, they find the bug the same way.
     V = variant(("self.grad += (1 - t**2) * out.grad", "self.grad += (1 - x**2) * out.grad"))
-    from micrograd.check import _Checker
+    from micrograd.check.graphs import ValueChecker
 
     report = CheckReport("check(Value)")
-    checker = _Checker(V["Value"], 2.0, report)
+    checker = ValueChecker(V["Value"], 2.0, report)
     assert checker.basics()
     checker.row(rows["a.tanh()"])
     assert only(report).startswith("tanh: for out = a.tanh() with a = -1.5 and out.grad = 2.5, "
