@@ -404,3 +404,14 @@ def test_rows_made_from_the_registry_check_like_the_spelled_out_ones() -> None:
     checker.row(rows["a.tanh()"])
     assert only(report).startswith("tanh: for out = a.tanh() with a = -1.5 and out.grad = 2.5, "
                                    "out._backward() gives a.grad = -3.125, expected 0.4517665973")
+
+
+def test_backward_that_never_seeds_the_output_gradient() -> None:
+    V = variant(("        self.grad = 1.0\n        for node in reversed(topo):",
+                 "        for node in reversed(topo):"))
+    assert only(check(V["Value"])) == (
+        "+: for out = a + b with a = 2.0, b = -3.0, after out.backward() a.grad is 0.0, expected "
+        "1.0 — out._backward() alone is right, so look at backward(): does it set self.grad = "
+        "1.0 first, then call every node's _backward, output first? (no more gradients are "
+        "checked)"
+    )
