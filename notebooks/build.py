@@ -924,7 +924,9 @@ report"""),
 
 Four inputs and the outputs we want (the lecture's tiny data set). `MLP(3, [4, 4, 1])` has
 3·4+4 + 4·4+4 + 4+1 = 41 parameters. The loss is the sum of squared errors: 0 when every
-prediction is right, bigger the further off they are.""",
+prediction is right, bigger the further off they are. The numbers below are not the lecture's:
+its weights were drawn without a seed, so every run of the video differs; `random.seed(0)` makes
+these repeatable.""",
     ),
     (
         "code",
