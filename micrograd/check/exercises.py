@@ -14,6 +14,7 @@ def exercise(obj: T) -> T:
 
     While the mark is there, the `@solution` of the same name below takes over.
     """
+    _decoratable(obj, "exercise")
     obj.__exercise__ = True  # type: ignore[attr-defined]
     return obj
 
@@ -24,6 +25,7 @@ def solution(obj: T) -> T:
     The learner's own is the object of that name in the calling module's globals, unless it is
     still marked `@exercise` (a template) or is itself an earlier solution. Prints which it uses.
     """
+    _decoratable(obj, "solution")
     name = obj.__name__  # type: ignore[attr-defined]
     yours = sys._getframe(1).f_globals.get(name)
     if yours is not None and not _marked(yours, "__exercise__") and not _marked(
@@ -34,6 +36,12 @@ def solution(obj: T) -> T:
     obj.__solution__ = True  # type: ignore[attr-defined]
     print(f"Using the solution's {name} (the exercise above is still the template).")
     return obj
+
+
+def _decoratable(obj: object, what: str) -> None:
+    if not (isinstance(obj, type) or callable(obj)) or not hasattr(obj, "__name__"):
+        raise TypeError(f"@{what} goes on a class or a function (def), got {type(obj).__name__} "
+                        f"{obj!r}")
 
 
 def _marked(obj: object, mark: str) -> bool:
