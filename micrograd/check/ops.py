@@ -115,6 +115,16 @@ class OpChecks:
         r.passed.append("Value(2.0): data 2.0, grad 0.0, no children")
         return True
 
+    def missing_line(self, key: str, item: str, text: Callable[[list[str]], str]) -> None:
+        """One "not implemented yet" line per key (a ** 2, a ** 3, ... all need __pow__)."""
+        if key in self.missing_at:
+            i, items = self.missing_at[key]
+            items.append(item)
+            self.report.missing[i] = text(items)
+            return
+        self.missing_at[key] = (len(self.report.missing), [item])
+        self.report.missing.append(text([item]))
+
     # each op on its own -------------------------------------------------------------------
 
     def row(self, row: Row) -> None:
@@ -125,16 +135,13 @@ class OpChecks:
             if row.reflected:
                 hint = (f" (Python calls a.{method}({row.expr.split()[0]}) when the number is on "
                         f"the left)")
-            extra = " (beyond the lecture)" if row.extra else ""
-            if method in self.missing_at:  # one line per method: a ** 2, a ** 3, ...
-                i, exprs = self.missing_at[method]
-                exprs.append(row.expr)
-                r.missing[i] = (f"{row.op}: {', '.join(exprs)} not implemented yet{extra} — "
-                                f"define {method}{hint}")
+            if row.extra:  # all on one line: they are not part of the lecture's path
+                self.missing_line("beyond the lecture", method, lambda names: (
+                    f"beyond the lecture, not implemented yet: {', '.join(names)} (define them "
+                    f"to have them checked too)"))
                 return
-            self.missing_at[method] = (len(r.missing), [row.expr])
-            r.missing.append(f"{row.op}: {row.expr} not implemented yet{extra} — define "
-                             f"{method}{hint}")
+            self.missing_line(method, row.expr, lambda exprs: (
+                f"{row.op}: {', '.join(exprs)} not implemented yet — define {method}{hint}"))
             return
         if row.op in self.wrong_ops:
             return  # one problem per op: its first row already said what is wrong
