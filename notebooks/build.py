@@ -1466,6 +1466,20 @@ def make(name: str, cells: list[tuple[str, str]]):
     return nb
 
 
+def coalesce_streams(outputs: list) -> list:
+    """Consecutive prints to the same stream as one output: the kernel splits them at random
+    points, which would change the stored notebook from one build to the next."""
+    merged: list = []
+    for out in outputs:
+        last = merged[-1] if merged else None
+        if (out.output_type == "stream" and last is not None and last.output_type == "stream"
+                and last.name == out.name):
+            last.text += out.text
+        else:
+            merged.append(out)
+    return merged
+
+
 def build(name: str, cells: list[tuple[str, str]]) -> pathlib.Path:
     """Make, execute (outputs stored for readers on GitHub) and write the notebook `name`."""
     import nbformat
@@ -1477,6 +1491,8 @@ def build(name: str, cells: list[tuple[str, str]]) -> pathlib.Path:
     ).execute()
     for cell in nb.cells:
         cell.metadata.pop("execution", None)  # timestamps
+        if cell.cell_type == "code":
+            cell.outputs = coalesce_streams(cell.outputs)
     nb.metadata.pop("widgets", None)
     path = HERE / f"{name}.ipynb"
     tmp = path.with_suffix(".ipynb.tmp")
