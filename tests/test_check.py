@@ -89,7 +89,8 @@ def test_a_bare_value_lists_what_is_not_implemented_yet() -> None:
     assert "backward(): not implemented yet" in missing
     assert "tanh: a.tanh() not implemented yet — define tanh" in missing
     # The lecture's first __add__ reads other.data: numbers are "not yet", with the fix.
-    assert "+: a + 2.0 not implemented yet — a plain number has no .data: wrap it first" in missing
+    assert ("a + 2.0, a * 3.0: not implemented yet — a plain number has no .data: wrap it first"
+            in missing)
 
 
 # ----------------------------------------------------------------------------- classic bugs
@@ -140,7 +141,7 @@ def test_wrong_pow_derivative() -> None:
     )
     assert sum(p.startswith("**:") for p in report.problems) == 1
     # Division is built from ** -1: its gradients are wrong too, and the report says why.
-    assert "built from the ones above are wrong too: a / b" in report.problems[1]
+    assert "ops built from the ones above are wrong too: a / b" in report.problems[1]
 
 
 def test_pow_forgetting_the_factor_p() -> None:
@@ -422,3 +423,19 @@ def test_exercise_and_solution_decorate_classes_and_functions_only() -> None:
         solution(42)
     with pytest.raises(TypeError, match="@exercise goes on a class or a function"):
         exercise("Value")
+
+
+def test_an_op_that_returns_a_plain_number() -> None:
+    V = variant(("        out = Value(self.data * other.data, (self, other), \"*\")\n",
+                 "        return self.data * other.data\n"))
+    report = check(V["Value"])
+    assert report.problems[0] == (
+        "*: for out = a * b with a = 2.0, b = -3.0, it returned -6.0 (float), not a Value with "
+        "data and _prev: each op returns a new Value(...)"
+    )
+    # -a is a * -1 in the lecture: a consequence, on one line with the others.
+    assert report.problems[1].startswith(
+        "ops built from the ones above are wrong too: -a (returned a float); 2.0 - a (returned a "
+        "float); a / b (returned a float)"
+    )
+    assert len(report.problems) == 2

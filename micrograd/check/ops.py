@@ -175,22 +175,24 @@ class OpChecks:
         out = self.run(row.fn, *ins)
         if isinstance(out, _Failed):
             if row.number and out.exc is not None and _is_unwrapped_number(out.exc):
-                self.report.missing.append(
-                    f"{row.op}: {row.expr} not implemented yet — a plain number has no .data: "
-                    f"wrap it first, other = other if isinstance(other, Value) else Value(other)"
-                )
+                self.missing_line("numbers", row.expr, lambda exprs: (
+                    f"{', '.join(exprs)}: not implemented yet — a plain number has no .data: "
+                    f"wrap it first, other = other if isinstance(other, Value) else Value(other)"))
                 return "missing"
-            self.problem(f"{label}, it crashed: {out.text}{_operand_hint(out.exc)}")
-            return "wrong"
+            return self.wrong(row, f"{label}, it crashed: {out.text}{_operand_hint(out.exc)}",
+                              f"crashed: {out.text}")
+        if isinstance(_attr(out, "data"), _Failed) or isinstance(_attr(out, "_prev"), _Failed):
+            return self.wrong(row, f"{label}, it returned {_short(out)} ({type(out).__name__}), "
+                              f"not a Value with data and _prev: each op returns a new Value(...)",
+                              f"returned a {type(out).__name__}")
         got = self.data(out)
         if not _close(got, ref.data):
             why = ""
             if row.reflected:
                 why = (f" — Python calls a.{row.reflected}({row.expr.split()[0]}) for "
                        f"{row.expr}: it must compute {row.expr}, not the other way round")
-            self.problem(f"{label}, out.data is {_describe(_attr(out, 'data'))}, expected "
-                         f"{_fmt(ref.data)}{why}")
-            return "wrong"
+            value = f"out.data is {_describe(_attr(out, 'data'))}, expected {_fmt(ref.data)}"
+            return self.wrong(row, f"{label}, {value}{why}", value)
         prev = self.run(lambda: list(islice(out._prev, MAX_PREV)))
         direct = not isinstance(prev, _Failed) and all(any(p is v for p in prev) for v in ins)
         if row.primitive and not direct:
@@ -208,6 +210,16 @@ class OpChecks:
         if not self.local(row, xs, label, ref_in, ref):
             return "wrong"
         return "ok" if self.through_backward(row, xs, label, local_ok=True) else "wrong"
+
+    def wrong(self, row: Row, problem: str, short: str) -> str:
+        """Report a wrong forward value; for ops usually built from + * ** (-a, a - b, a / b, the
+        reflected ones) while one of those is wrong, only as a consequence, on one line."""
+        builds_on = row.op in ("neg", "-", "/") or bool(row.reflected)
+        if builds_on and self.wrong_ops & {"+", "*", "**"}:
+            self.downstream.append(f"{row.expr} ({short})")
+        else:
+            self.problem(problem)
+        return "wrong"
 
     def local(self, row: Row, xs: tuple[float, ...], label: str, ref_in: list[Value],
               ref: Value) -> bool:
@@ -278,7 +290,7 @@ class OpChecks:
         """Gradients of the ops built from others, once the graph checks have run."""
         for row, points in self.pending:
             if not self.has_backward:
-                return
+                break
             if self.walk_wrong or self.assign_bug:
                 self.unchecked.append(row.expr)
                 continue
@@ -291,7 +303,7 @@ class OpChecks:
                 self.report.passed.append(f"{row.op}: {row.expr}, value and gradient at "
                                           f"{len(row.points)} points")
         if self.downstream:
-            self.problem(f"gradients of ops built from the ones above are wrong too: "
+            self.problem(f"ops built from the ones above are wrong too: "
                          f"{'; '.join(self.downstream)} — fix the problems above first")
         if self.unchecked:
             self.report.notes.append(f"gradients of {', '.join(self.unchecked)} (built from "
