@@ -439,3 +439,23 @@ def test_an_op_that_returns_a_plain_number() -> None:
         "float); a / b (returned a float)"
     )
     assert len(report.problems) == 2
+
+
+def test_the_time_limit_leaves_signals_and_timers_as_it_found_them() -> None:
+    import signal
+
+    if not hasattr(signal, "setitimer"):
+        pytest.skip("no interval timers on this platform")
+    before = signal.getsignal(signal.SIGALRM)
+    check(learner.Value)
+    assert signal.getsignal(signal.SIGALRM) is before
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    # Someone else's timer (pytest-timeout, a notebook extension) keeps running untouched: the
+    # checker falls back to its trace function instead.
+    signal.setitimer(signal.ITIMER_REAL, 100.0)
+    try:
+        V = variant(("        build_topo(self)\n", "        while True:\n            x = 1\n"))
+        assert "did not finish within 0.3 s" in only(check(V["Value"], time_limit=0.3))
+        assert 90.0 < signal.getitimer(signal.ITIMER_REAL)[0] <= 100.0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
