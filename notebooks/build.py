@@ -42,7 +42,8 @@ move, and in which direction?* We start with plain numbers; then you write the l
 and run it. The cell after it is the *solution*, collapsed (click it to expand). It only takes
 over while your exercise is still the template, so the notebook runs top to bottom either way:
 once you have written a class or function, delete its `@exercise` line and the solution keeps
-yours. `micrograd.check` then tells you what, if anything, is wrong with it.""",
+yours; a number you have filled in is kept too. `micrograd.check` then tells you what, if
+anything, is wrong with your code.""",
     ),
     (
         "code",
@@ -246,7 +247,7 @@ with a number.)""",
     ),
     ("exercise", """L.grad = ..."""),
     ("code", """compare(L);"""),
-    ("solution", """L.grad = 1.0
+    ("solution", """if L.grad is ...: L.grad = 1.0
 assert compare(L)"""),
     (
         "md",
@@ -256,8 +257,8 @@ and simplify; then the same for f.""",
     ("exercise", """d.grad = ...
 f.grad = ..."""),
     ("code", """compare(d, f);"""),
-    ("solution", """d.grad = f.data   # dL/dd = f = -2
-f.grad = d.data   # dL/df = d = 4
+    ("solution", """if d.grad is ...: d.grad = f.data   # dL/dd = f = -2
+if f.grad is ...: f.grad = d.data   # dL/df = d = 4
 assert compare(d, f)"""),
     (
         "md",
@@ -268,8 +269,8 @@ times how much d moves per unit of e. A `+` node passes its gradient through unc
     ("exercise", """e.grad = ...
 c.grad = ..."""),
     ("code", """compare(e, c);"""),
-    ("solution", """e.grad = 1.0 * d.grad   # -2
-c.grad = 1.0 * d.grad   # -2
+    ("solution", """if e.grad is ...: e.grad = 1.0 * d.grad   # -2
+if c.grad is ...: c.grad = 1.0 * d.grad   # -2
 assert compare(e, c)"""),
     (
         "md",
@@ -278,8 +279,8 @@ assert compare(e, c)"""),
     ("exercise", """a.grad = ...
 b.grad = ..."""),
     ("code", """compare(a, b);"""),
-    ("solution", """a.grad = b.data * e.grad   # -3 · -2 = 6
-b.grad = a.data * e.grad   # 2 · -2 = -4
+    ("solution", """if a.grad is ...: a.grad = b.data * e.grad   # -3 · -2 = 6
+if b.grad is ...: b.grad = a.data * e.grad   # 2 · -2 = -4
 assert compare(a, b)"""),
     (
         "code",
