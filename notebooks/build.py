@@ -180,8 +180,8 @@ values for now, gradients once you have written `backward()` (notebook 2). Ops y
 written yet are listed as "not implemented yet", not as failures.""",
     ),
     ("code", """report = check(Value)
-assert report.ok
-report"""),
+display(report)
+assert report.ok, 'fix the problems listed above, then run this cell again'"""),
     (
         "md",
         """## The lecture's expression, drawn
@@ -535,8 +535,8 @@ an `out.grad` that is not 1) and through `backward()`, reused nodes, graphs wher
 order matters, and `backward()` called twice.""",
     ),
     ("code", """report = check(Value)
-assert report.ok
-report"""),
+display(report)
+assert report.ok, 'fix the problems listed above, then run this cell again'"""),
     (
         "md",
         """## The `+=` bug
@@ -759,8 +759,9 @@ def __rtruediv__(self, other):  # other / self
     setattr(Value, fn.__name__, fn)
 
 report = check(Value)
-assert report.ok and not [m for m in report.missing if 'beyond the lecture' not in m]
-report""",
+display(report)
+assert report.ok, 'fix the problems listed above, then run this cell again'
+assert not [m for m in report.missing if 'beyond the lecture' not in m], 'some ops are missing'""",
     ),
     (
         "md",
@@ -917,8 +918,8 @@ outputs and gradients: that also checks the parameters' order. It leaves the ran
 as it found it, so the seeded numbers below do not depend on it.""",
     ),
     ("code", """report = check(NeuronClass=Neuron, LayerClass=Layer, MLPClass=MLP)
-assert report.ok
-report"""),
+display(report)
+assert report.ok, 'fix the problems listed above, then run this cell again'"""),
     (
         "md",
         """## One training step, by hand

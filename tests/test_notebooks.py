@@ -69,6 +69,46 @@ def test_every_exercise_has_a_collapsed_solution_after_it(name: str) -> None:
     assert meta["jupyter"]["source_hidden"] and meta["tags"] == ["solution"]
 
 
+def _execute(nb, monkeypatch: pytest.MonkeyPatch, allow_errors: bool = False) -> None:
+    # The kernel is a new process: let it import this checkout's micrograd even if not installed.
+    root = str(HERE.parent)
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    )
+    client = nbclient.NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(HERE)}},
+        allow_errors=allow_errors,
+    )
+    client.execute()  # raises CellExecutionError, with the failing cell, on any error
+
+
+def test_a_learners_own_code_is_kept_and_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Play a learner in notebook 1: the Value exercise written, with its @exercise line deleted
+    # and a bug (* adds). The solution after it must keep it, and the check cell must say what
+    # is wrong, then stop.
+    name = "01_derivatives_and_value"
+    cells = list(BUILD.NOTEBOOKS[name])
+    i = next(k for k, (kind, text) in enumerate(cells)
+             if kind == "exercise" and "class Value" in text)
+    mine = cells[i + 1][1].replace("@solution\n", "").replace(
+        "Value(self.data * other.data, (self, other), '*')",
+        "Value(self.data + other.data, (self, other), '*')",
+    )
+    assert mine.startswith("class Value") and "self.data + other.data, (self, other), '*'" in mine
+    cells[i] = ("exercise", mine)
+    last = next(k for k in range(i, len(cells)) if "check(Value)" in cells[k][1])
+    nb = BUILD.make(name, cells[: last + 1])
+    _execute(nb, monkeypatch, allow_errors=True)
+
+    assert "Keeping your Value" in nb.cells[i + 1].outputs[0].text
+    shown = nb.cells[last].outputs
+    report = next(o.data["text/plain"] for o in shown if o.output_type == "display_data")
+    assert ("*: for out = a * b with a = 2.0, b = -3.0, out.data is -1.0, expected -6.0"
+            in report)
+    error = next(o for o in shown if o.output_type == "error")
+    assert error.ename == "AssertionError" and "fix the problems listed above" in error.evalue
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_is_stored_with_outputs(path: pathlib.Path) -> None:
     nb = nbformat.read(path, as_version=4)
@@ -81,19 +121,11 @@ def test_notebook_is_stored_with_outputs(path: pathlib.Path) -> None:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_runs_top_to_bottom(path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The kernel is a new process: let it import this checkout's micrograd even if not installed.
-    root = str(path.parents[1])
-    monkeypatch.setenv(
-        "PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
-    )
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs = []
-    client = nbclient.NotebookClient(
-        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
-    )
-    client.execute()  # raises CellExecutionError, with the failing cell, on any error
+    _execute(nb, monkeypatch)
     if any("solution" in c.metadata.get("tags", []) for c in nb.cells):
         printed = "".join(
             o.get("text", "") for c in nb.cells for o in c.get("outputs", [])
