@@ -459,3 +459,34 @@ def test_the_time_limit_leaves_signals_and_timers_as_it_found_them() -> None:
         assert 90.0 < signal.getitimer(signal.ITIMER_REAL)[0] <= 100.0
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def test_ops_that_hang_stop_the_check_after_a_few_time_limits() -> None:
+    # Four ops that never return would each wait out the limit; after three, nothing more runs.
+    class Hangs(learner.Value):
+        def __pow__(self, other):
+            while True:
+                pass
+
+        def exp(self):
+            while True:
+                pass
+
+        def tanh(self):
+            while True:
+                pass
+
+        def relu(self):
+            while True:
+                pass
+
+    report = check(Hangs, time_limit=0.2)
+    text = "\n".join(report.problems)
+    assert report.problems[0] == (
+        "**: for out = a ** 2 with a = -1.5, it crashed: did not finish within 0.2 s (stopped)"
+    )
+    assert text.count("did not finish within 0.2 s") == 3
+    assert report.problems[-1] == (
+        "stopped: 3 checks ran out of time, so the rest were not run — fix the ops above that "
+        "never finish, then check again"
+    )

@@ -8,7 +8,18 @@ from typing import Any
 
 from ..engine import Value
 from .report import CheckReport
-from .sandbox import MAX_PREV, _attr, _close, _describe, _Failed, _fmt, _number, _run, _short
+from .sandbox import (
+    MAX_PREV,
+    MAX_TIMEOUTS,
+    _attr,
+    _close,
+    _describe,
+    _Failed,
+    _fmt,
+    _number,
+    _run,
+    _short,
+)
 from .table import (
     NAMES,
     UPSTREAM,
@@ -17,6 +28,10 @@ from .table import (
     _local_cause,
     _operand_hint,
 )
+
+
+class StopChecking(Exception):
+    """Raised by `OpChecks.run` once MAX_TIMEOUTS checks ran out of time; `all()` ends there."""
 
 
 class OpChecks:
@@ -41,6 +56,7 @@ class OpChecks:
         self.unchecked: list[str] = []  # ops built from others, not checked: backward() is wrong
         self.shared_wrong: str = ""  # the shared-graph problem, reported if order() finds none
         self.missing_at: dict[str, tuple[int, list[str]]] = {}  # method -> its "missing" line
+        self.timeouts = 0
 
     # small helpers ---------------------------------------------------------------------
 
@@ -51,7 +67,14 @@ class OpChecks:
         self.report.problems.append(text)
 
     def run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return _run(self.limit, fn, *args)
+        """fn(*args) under the time limit; after MAX_TIMEOUTS timeouts, nothing more is run, so a
+        whole check(...) takes at most a few time limits however many ops hang."""
+        if self.timeouts >= MAX_TIMEOUTS:
+            raise StopChecking
+        result = _run(self.limit, fn, *args)
+        if isinstance(result, _Failed) and result.timeout:
+            self.timeouts += 1
+        return result
 
     def leaves(self, xs: Sequence[float]) -> list[Any] | _Failed:
         made = []

@@ -19,6 +19,7 @@ DEFAULT_TIME_LIMIT = 2.0  # seconds per check; every check here takes millisecon
 REL_TOL, ABS_TOL = 1e-9, 1e-12  # a tanh built from exp differs from math.tanh in the last digits
 MAX_PREV = 64  # the most children read from a node's _prev (a size limit on the learner's graph)
 MAX_TEXT = 100  # the longest repr of a learner's object shown in a problem
+MAX_TIMEOUTS = 3  # after this many checks ran out of time, the rest are not run
 
 
 class _Timeout(BaseException):
