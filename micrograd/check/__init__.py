@@ -13,9 +13,11 @@ order matters, deep and heavily shared graphs, and calling ``backward()`` twice.
 the op, the expression, what it expected and what it got, and the most likely cause. Ops your class
 does not define yet are listed as "not implemented yet", not as failures.
 
-Your code never hangs the caller: each check runs under a time limit (`time_limit` seconds) and the
-graphs the checker builds are small and bounded (a few thousand nodes at most); a crash inside
-your class is reported with its traceback's last line.
+Your code never hangs the caller: each check runs under a time limit (`time_limit` seconds), and
+after three checks ran out of time the rest are not run, so `check` returns within a few time
+limits whatever the class does. The graphs the checker builds are small and bounded (a few
+thousand nodes at most) and it reads at most 64 children of a node; a crash inside your class is
+reported with its traceback's last line.
 
 Also here, for the notebooks' exercises: `@exercise` marks a template cell, and `@solution` on the
 collapsed solution keeps the learner's own definition once it is written.
