@@ -490,3 +490,26 @@ def test_ops_that_hang_stop_the_check_after_a_few_time_limits() -> None:
         "stopped: 3 checks ran out of time, so the rest were not run — fix the ops above that "
         "never finish, then check again"
     )
+
+
+def test_nn_classes_that_hang_are_stopped_too() -> None:
+    class Neuron(learner.Neuron):
+        def __call__(self, x):
+            while True:
+                pass
+
+    class Layer(learner.Layer):
+        def __init__(self, nin, nout):
+            self.neurons = [Neuron(nin) for _ in range(nout)]
+
+    class MLP(learner.MLP):
+        def __init__(self, nin, nouts):
+            while True:
+                pass
+
+    report = check(NeuronClass=Neuron, LayerClass=Layer, MLPClass=MLP, time_limit=0.2)
+    assert report.problems == [
+        "Neuron(3)([2.0, 3.0, -1.0]) crashed: did not finish within 0.2 s (stopped)",
+        "Layer(3, 2)([2.0, 3.0, -1.0]) crashed: did not finish within 0.2 s (stopped)",
+        "MLP(3, [4, 4, 1]) crashed: did not finish within 0.2 s (stopped)",
+    ]

@@ -34,8 +34,9 @@ import random
 from .exercises import exercise, solution
 from .graphs import ValueChecker
 from .nets import NNChecker
+from .ops import StopChecking
 from .report import CheckReport
-from .sandbox import DEFAULT_TIME_LIMIT
+from .sandbox import DEFAULT_TIME_LIMIT, MAX_TIMEOUTS
 
 __all__ = ["CheckReport", "check", "exercise", "solution"]
 
@@ -81,12 +82,16 @@ def check(
         if ValueClass is not None:
             ValueChecker(ValueClass, float(time_limit), report).all()
         nn = NNChecker(float(time_limit), report)
-        if NeuronClass is not None:
-            nn.neuron(NeuronClass)
-        if LayerClass is not None:
-            nn.layer(LayerClass)
-        if MLPClass is not None:
-            nn.mlp(MLPClass)
+        try:
+            if NeuronClass is not None:
+                nn.neuron(NeuronClass)
+            if LayerClass is not None:
+                nn.layer(LayerClass)
+            if MLPClass is not None:
+                nn.mlp(MLPClass)
+        except StopChecking:
+            report.problems.append(f"stopped: {MAX_TIMEOUTS} checks ran out of time, so the rest "
+                                   f"were not run — fix what never finishes, then check again")
     finally:
         random.setstate(state)
     return report

@@ -8,8 +8,20 @@ from itertools import islice
 from typing import Any
 
 from ..engine import Value
+from .ops import StopChecking
 from .report import CheckReport
-from .sandbox import MAX_PREV, _attr, _close, _describe, _Failed, _fmt, _number, _run, _short
+from .sandbox import (
+    MAX_PREV,
+    MAX_TIMEOUTS,
+    _attr,
+    _close,
+    _describe,
+    _Failed,
+    _fmt,
+    _number,
+    _run,
+    _short,
+)
 
 
 class NNChecker:
@@ -19,12 +31,22 @@ class NNChecker:
         self.limit = limit
         self.report = report
         self.x = [2.0, 3.0, -1.0]
+        self.timeouts = 0
+
+    def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """fn(*args) under the time limit; raises StopChecking after MAX_TIMEOUTS timeouts."""
+        if self.timeouts >= MAX_TIMEOUTS:
+            raise StopChecking
+        result = _run(self.limit, fn, *args)
+        if isinstance(result, _Failed) and result.timeout:
+            self.timeouts += 1
+        return result
 
     def problem(self, text: str) -> None:
         self.report.problems.append(text)
 
     def params(self, what: str, module: Any, count: int, shape: str) -> list[Any] | None:
-        ps = _run(self.limit, lambda: list(islice(module.parameters(), count + 1)))
+        ps = self.run(lambda: list(islice(module.parameters(), count + 1)))
         if isinstance(ps, _Failed):
             self.problem(f"{what}.parameters() crashed: {ps.text}")
             return None
@@ -46,7 +68,7 @@ class NNChecker:
 
         Returns the name of the candidate that matches, after checking its gradients too.
         """
-        got = _run(self.limit, lambda: _as_list(module(list(self.x))))
+        got = self.run(lambda: _as_list(module(list(self.x))))
         if isinstance(got, _Failed):
             self.problem(f"{what}({self.x}) crashed: {got.text}")
             return None
@@ -79,7 +101,7 @@ class NNChecker:
                 total = total + o
             total.backward()
 
-        done = _run(self.limit, back)
+        done = self.run(back)
         if isinstance(done, _Failed):
             self.problem(f"{what}: backward() from its outputs crashed: {done.text}")
             return None
@@ -102,7 +124,7 @@ class NNChecker:
                 f"for p in model.parameters(): p.grad = 0.0)"
             )
             return
-        done = _run(self.limit, module.zero_grad)
+        done = self.run(module.zero_grad)
         if isinstance(done, _Failed):
             self.problem(f"{what}.zero_grad() crashed: {done.text}")
             return
@@ -118,7 +140,7 @@ class NNChecker:
         from ..nn import Neuron
 
         what = f"{cls.__name__}(3)"
-        n = _run(self.limit, cls, 3)
+        n = self.run(cls, 3)
         if isinstance(n, _Failed):
             self.problem(f"{what} crashed: {n.text}")
             return
@@ -131,9 +153,9 @@ class NNChecker:
             return
         self.report.passed.append(f"{what}: 4 parameters; output {act}(w·x + b) and its "
                                   f"gradients match micrograd.nn.Neuron(3, activation='{act}')")
-        other = _run(self.limit, cls, 3)
+        other = self.run(cls, 3)
         if not isinstance(other, _Failed):
-            theirs = _run(self.limit, lambda: [_number(p.data) for p in other.parameters()])
+            theirs = self.run(lambda: [_number(p.data) for p in other.parameters()])
             if theirs == [_number(p.data) for p in ps]:
                 self.report.notes.append(
                     f"two {what}s start with the same parameters: draw them at random "
@@ -145,7 +167,7 @@ class NNChecker:
         from ..nn import Layer
 
         what = f"{cls.__name__}(3, 2)"
-        layer = _run(self.limit, cls, 3, 2)
+        layer = self.run(cls, 3, 2)
         if isinstance(layer, _Failed):
             self.problem(f"{what} crashed: {layer.text}")
             return
@@ -164,7 +186,7 @@ class NNChecker:
         from ..nn import MLP
 
         what = f"{cls.__name__}(3, [4, 4, 1])"
-        model = _run(self.limit, cls, 3, [4, 4, 1])
+        model = self.run(cls, 3, [4, 4, 1])
         if isinstance(model, _Failed):
             self.problem(f"{what} crashed: {model.text}")
             return
