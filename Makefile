@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test bench graphviz clean
+.PHONY: demo test bench graphviz chromium playground clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,12 +23,23 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 graphviz:
 	@bash scripts/ensure-graphviz
 
+# Debian's Chromium, which the playground's browser tests drive through Playwright.
+chromium:
+	@bash scripts/ensure-chromium
+
+# `make test` (and so .ci/run) installs it as it installs graphviz.
+test: chromium
+
 demo: $(VENV)/.demo graphviz
 	$(BIN)/micrograd demo
 
 test: $(VENV)/.test graphviz
 	$(BIN)/ruff check micrograd tests benchmarks
 	$(BIN)/python -m pytest
+
+# The playground: a local web page (no extra packages needed); Ctrl-C stops it.
+playground: $(VENV)/.demo
+	$(BIN)/micrograd playground
 
 bench: $(VENV)/.test
 	$(BIN)/python benchmarks/run.py

@@ -22,6 +22,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     from .demo import add_demo_command
     from .expr import add_graph_command
+    from .playground.server import add_playground_command
 
     parser = _Parser(
         prog="micrograd",
@@ -31,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_graph_command(sub)
     add_demo_command(sub)
+    add_playground_command(sub)
     return parser
 
 

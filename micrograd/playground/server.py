@@ -1,0 +1,677 @@
+"""The playground's web server: the standard library's `ThreadingHTTPServer`, nothing else.
+
+It serves the pages in `static/` (package data: plain HTML, CSS and JavaScript, no build step, no
+network) and a small JSON API. Each view module (`explorer.py`, `training.py`) declares its API as
+a plain dict, with no import side effects::
+
+    ROUTES = {("POST", "/api/explorer/load"): load, ("GET", "/api/train/stream"): stream, ...}
+
+and `build_routes()` below joins those dicts explicitly. A handler is ``fn(req: Request) -> dict |
+EventStream``: a dict is sent as JSON, an `EventStream` as Server-Sent Events; bad input raises
+`HTTPError(status, message)`, sent as ``{"error": message}`` with that status.
+
+Each browser tab makes its own session id (`static/common.js` keeps it in `sessionStorage`) and
+sends it as the ``X-Session`` header, or as ``?session=`` where a header cannot be set
+(EventSource). `Request.session` is that tab's `Session`, with a `.state` dict per view.
+
+Security, as for any local server: it binds 127.0.0.1 unless told otherwise; a request whose Host
+header is not a loopback or IP address (or the host it was started with) is refused with 403, so
+a web page cannot reach it through DNS rebinding; a POST from another origin is refused with 403
+and a POST body must be JSON (which a cross-site HTML form cannot send); bodies, URLs and the
+number of sessions are capped; nothing a user sends is executed.
+"""
+
+from __future__ import annotations
+
+import http.server
+import ipaddress
+import json
+import math
+import mimetypes
+import re
+import socket
+import sys
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Iterable, Iterator
+from importlib import resources
+from typing import Any
+
+MAX_BODY = 256 * 1024  # bytes of a POST body: a program or a data set of a few thousand points
+MAX_URL = 4096  # characters of a request target
+MAX_SESSIONS = 64  # open tabs; past this the least recently seen session is dropped
+SESSION_IDLE_SECONDS = 30 * 60.0  # a tab not heard from for this long is forgotten
+SOCKET_TIMEOUT = 30.0  # a client that sends nothing (or reads nothing) for this long is dropped
+HEARTBEAT_SECONDS = 10.0  # an EventStream sends a comment this often, to notice vanished clients
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
+_STATIC_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
+_PAGES = {"/": "index.html", "/index.html": "index.html", "/train": "train.html"}
+
+
+class HTTPError(Exception):
+    """A request the server refuses: sent as ``{"error": message}`` with `status` (4xx)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class Session:
+    """One browser tab's state: `.state` holds a dict per view (``state.setdefault('explorer',
+    {})``), `.lock` serialises the tab's requests where a view needs it, `.closed` is set when the
+    session expires or the server stops (a background thread of a view should watch it), and
+    functions appended to `.on_close` run then (to stop such a thread)."""
+
+    def __init__(self, session_id: str) -> None:
+        self.id = session_id
+        self.state: dict[str, Any] = {}
+        self.lock = threading.RLock()
+        self.last_seen = time.monotonic()
+        self.closed = threading.Event()
+        self.on_close: list[Callable[[], None]] = []
+
+    def close(self) -> None:
+        if self.closed.is_set():
+            return
+        self.closed.set()
+        for fn in self.on_close:
+            try:
+                fn()
+            except Exception as exc:  # one view's cleanup must not stop the others'
+                print(f"micrograd playground: session cleanup failed: {exc!r}", file=sys.stderr)
+
+
+class Sessions:
+    """The open sessions: at most `limit`; idle ones expire; past the limit the least recently
+    seen one is dropped (a new tab always works; a long-forgotten one starts afresh)."""
+
+    def __init__(
+        self,
+        limit: int = MAX_SESSIONS,
+        idle: float = SESSION_IDLE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limit = limit
+        self.idle = idle
+        self.clock = clock
+        self._sessions: dict[str, Session] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._sessions)
+
+    def get(self, session_id: str) -> Session:
+        dropped: list[Session] = []
+        with self._lock:
+            now = self.clock()
+            for sid, s in list(self._sessions.items()):
+                if now - s.last_seen > self.idle and sid != session_id:
+                    dropped.append(self._sessions.pop(sid))
+            session = self._sessions.get(session_id)
+            if session is None:
+                while len(self._sessions) >= self.limit:
+                    oldest = min(self._sessions.values(), key=lambda s: s.last_seen)
+                    dropped.append(self._sessions.pop(oldest.id))
+                session = self._sessions[session_id] = Session(session_id)
+            session.last_seen = now
+        for s in dropped:  # outside the lock: a cleanup may take a moment
+            s.close()
+        return session
+
+    def close_all(self) -> None:
+        with self._lock:
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+        for s in sessions:
+            s.close()
+
+
+class Request:
+    """What a handler sees: `.method`, `.path`, `.query` (one value per name), `.body` (the parsed
+    JSON of a POST, or None), `.session` (the tab's `Session`), `.options` (the server's options,
+    e.g. ``{"jit": True}``), and `.stopping` (set when the server shuts down)."""
+
+    def __init__(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, str],
+        body: Any,
+        session: Session,
+        options: dict[str, Any],
+        stopping: threading.Event,
+    ) -> None:
+        self.method = method
+        self.path = path
+        self.query = query
+        self.body = body
+        self.session = session
+        self.options = options
+        self.stopping = stopping
+
+
+class EventStream:
+    """A handler's answer that streams Server-Sent Events: each item of `iterator` (a dict) is sent
+    as one ``data: {json}`` event; an item None sends only a comment, so a generator waiting for
+    something can yield None now and then and a vanished client is noticed. The stream ends when
+    the iterator does, the client goes away, or the server stops; then the iterator is closed
+    (a generator's ``finally`` runs) and `on_close` is called, once."""
+
+    def __init__(
+        self, iterator: Iterable[dict[str, Any] | None], on_close: Callable[[], None] | None = None
+    ) -> None:
+        self.iterator: Iterator[dict[str, Any] | None] = iter(iterator)
+        self.on_close = on_close
+
+
+Handler = Callable[[Request], "dict[str, Any] | EventStream"]
+
+
+def build_routes() -> dict[tuple[str, str], Handler]:
+    """The route table: every view's ROUTES, joined here explicitly (no registration on import)."""
+    from . import explorer, training
+
+    routes: dict[tuple[str, str], Handler] = {}
+    for module in (explorer, training):
+        for key, fn in module.ROUTES.items():
+            if key in routes:
+                raise RuntimeError(f"route {key} is declared twice")
+            routes[key] = fn
+    return routes
+
+
+def json_float(x: float) -> float | str:
+    """A float for a JSON answer: NaN and infinities (not JSON) as 'nan', 'inf', '-inf'."""
+    return x if math.isfinite(x) else ("nan" if x != x else ("inf" if x > 0 else "-inf"))
+
+
+def _json_default(value: Any) -> Any:
+    raise TypeError(f"cannot send {type(value).__name__} as JSON")
+
+
+def _dumps(obj: Any) -> bytes:
+    # NaN and infinities are not JSON; a handler sends them as strings, and this catches a slip.
+    return json.dumps(obj, allow_nan=False, default=_json_default, separators=(",", ":")).encode()
+
+
+def _finite_json(obj: Any) -> Any:
+    """JSON from the page with NaN/Infinity refused (Python's json accepts them by default)."""
+
+    def refuse(name: str) -> float:
+        raise ValueError(f"{name} is not a number JSON allows")
+
+    return json.loads(obj, parse_constant=refuse)
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+    timeout = SOCKET_TIMEOUT
+    server_version = "micrograd-playground"
+    sys_version = ""
+
+    # ------------------------------------------------------------------------------ plumbing
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except (ConnectionError, TimeoutError, OSError):
+            self.close_connection = True  # the client went away: nothing to answer
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_HEAD(self) -> None:
+        self._dispatch("HEAD")
+
+    def do_PUT(self) -> None:
+        self._refuse_method()
+
+    do_DELETE = do_PATCH = do_OPTIONS = do_PUT
+
+    def _refuse_method(self) -> None:
+        self._send_json(405, {"error": f"method {self.command} is not allowed"})
+
+    def _send(
+        self, status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        if status >= 400:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _send_json(self, status: int, obj: Any) -> None:
+        self._send(status, _dumps(obj), "application/json; charset=utf-8")
+
+    # ------------------------------------------------------------------------------ checks
+
+    def _check_host(self) -> None:
+        """403 unless the Host header names this server by an address or localhost (or by the
+        name it was started with): a DNS-rebinding page reaches us under its own domain name."""
+        host = self.headers.get("Host")
+        if not host:
+            raise HTTPError(400, "the request has no Host header")
+        try:
+            parts = urllib.parse.urlsplit("//" + host)
+            name, port = parts.hostname, parts.port
+        except ValueError:
+            raise HTTPError(403, f"refusing Host {host[:80]!r}") from None
+        if name is None or (port is not None and port != self.server.port):
+            raise HTTPError(403, f"refusing Host {host[:80]!r}: not this server's address")
+        if name in self.server.allowed_names:
+            return
+        try:
+            ipaddress.ip_address(name)
+        except ValueError:
+            raise HTTPError(
+                403,
+                f"refusing Host {host[:80]!r}: this server answers only to its address "
+                f"(e.g. {self.server.url}), to protect it from other web pages",
+            ) from None
+
+    def _check_origin(self) -> None:
+        """A POST must come from a page of this server (or from a program, which sends no
+        Origin): another web page in the user's browser may not drive the playground."""
+        origin = self.headers.get("Origin")
+        if origin is not None:
+            expected = "http://" + (self.headers.get("Host") or "")
+            if origin != expected:
+                raise HTTPError(403, f"refusing a request from another origin ({origin[:80]})")
+        if self.headers.get("Sec-Fetch-Site", "same-origin") not in ("same-origin", "none"):
+            raise HTTPError(403, "refusing a request from another site")
+
+    def _read_body(self) -> Any:
+        length_text = self.headers.get("Content-Length")
+        if self.headers.get("Transfer-Encoding"):
+            raise HTTPError(411, "send the body with a Content-Length, not chunked")
+        if length_text is None:
+            return None
+        try:
+            length = int(length_text)
+        except ValueError:
+            raise HTTPError(400, f"bad Content-Length {length_text[:20]!r}") from None
+        if length < 0:
+            raise HTTPError(400, f"bad Content-Length {length_text[:20]!r}")
+        if length > MAX_BODY:
+            raise HTTPError(413, f"the request body is {length} bytes; at most {MAX_BODY} allowed")
+        if length == 0:
+            return None
+        ctype = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        if ctype != "application/json":
+            raise HTTPError(
+                415,
+                f"the body must be JSON (Content-Type application/json), got "
+                f"{ctype[:40] or 'none'!r}",
+            )
+        raw = self.rfile.read(length)
+        if len(raw) < length:
+            raise ConnectionError("the client sent less than its Content-Length")
+        try:
+            return _finite_json(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise HTTPError(400, f"the body is not valid JSON: {exc}") from None
+
+    def _session(self, query: dict[str, str]) -> Session:
+        sid = self.headers.get("X-Session") or query.get("session")
+        if not sid:
+            raise HTTPError(400, "missing the X-Session header (reload the page)")
+        if not _SESSION_ID.fullmatch(sid):
+            raise HTTPError(400, "bad session id: 8 to 64 letters, digits, - or _")
+        return self.server.sessions.get(sid)
+
+    # ------------------------------------------------------------------------------ dispatch
+
+    def _dispatch(self, method: str) -> None:
+        try:
+            if len(self.path) > MAX_URL:
+                raise HTTPError(414, f"the URL is longer than {MAX_URL} characters")
+            self._check_host()
+            split = urllib.parse.urlsplit(self.path)
+            path = split.path
+            query = {k: v[-1] for k, v in urllib.parse.parse_qs(split.query).items()}
+            if path.startswith("/api/"):
+                self._api(method, path, query)
+            elif method == "POST":
+                raise HTTPError(405, f"cannot POST to {path[:80]}")
+            else:
+                self._static(path)
+        except HTTPError as exc:
+            self._send_json(exc.status, {"error": exc.message})
+        except (ConnectionError, TimeoutError):
+            self.close_connection = True
+        except Exception as exc:  # a bug: say so in one line, keep serving
+            print(
+                f"micrograd playground: error on {method} {self.path[:80]}: {exc!r}",
+                file=sys.stderr,
+            )
+            try:
+                self._send_json(500, {"error": f"internal error: {type(exc).__name__}: {exc}"})
+            except OSError:
+                self.close_connection = True
+
+    def _api(self, method: str, path: str, query: dict[str, str]) -> None:
+        methods = [m for (m, p) in self.server.routes if p == path]
+        if not methods:
+            raise HTTPError(404, f"no such API: {path[:80]}")
+        handler = self.server.routes.get((method, path))  # HEAD: no API answers it
+        if handler is None:
+            raise HTTPError(405, f"{path[:80]} takes {' or '.join(sorted(methods))}")
+        body = None
+        if method == "POST":
+            self._check_origin()
+            body = self._read_body()
+        elif self.headers.get("Content-Length", "0") != "0" or self.headers.get(
+            "Transfer-Encoding"
+        ):
+            self.close_connection = True  # a GET with a body: never read it as the next request
+        session = self._session(query)
+        req = Request(method, path, query, body, session, self.server.options, self.server.stopping)
+        result = handler(req)
+        if isinstance(result, EventStream):
+            self._stream(result)
+        elif isinstance(result, dict):
+            self._send_json(200, result)
+        else:
+            raise TypeError(f"handler for {path} returned {type(result).__name__}, not a dict")
+
+    def _static(self, path: str) -> None:
+        name = _PAGES.get(path)
+        if name is None and path.startswith("/static/"):
+            name = path[len("/static/") :]
+        if name is None or not _STATIC_NAME.fullmatch(name):
+            raise HTTPError(404, f"not found: {path[:80]}")
+        try:
+            data = (resources.files(__package__) / "static" / name).read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise HTTPError(404, f"not found: {path[:80]}") from None
+        ctype = mimetypes.guess_type(name)[0] or "application/octet-stream"
+        if ctype.startswith("text/") or ctype in ("application/javascript", "image/svg+xml"):
+            ctype += "; charset=utf-8"
+        extra = {}
+        if name.endswith(".html"):
+            extra["Content-Security-Policy"] = (
+                "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+                "base-uri 'none'; form-action 'self'"
+            )
+        self._send(200, data, ctype, extra)
+
+    def _stream(self, stream: EventStream) -> None:
+        """Send events until the iterator ends, the client vanishes, or the server stops."""
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            self.wfile.write(b"retry: 2000\n\n")
+            self.wfile.flush()
+            last = time.monotonic()
+            for item in stream.iterator:
+                if self.server.stopping.is_set():
+                    break
+                if item is None:
+                    if time.monotonic() - last < HEARTBEAT_SECONDS:
+                        continue
+                    chunk = b": keep-alive\n\n"
+                else:
+                    chunk = b"data: " + _dumps(item) + b"\n\n"
+                self.wfile.write(chunk)
+                self.wfile.flush()
+                last = time.monotonic()
+        except (ConnectionError, TimeoutError, OSError):
+            pass  # the tab was closed or reloaded: end quietly
+        finally:
+            close = getattr(stream.iterator, "close", None)
+            if close is not None:
+                try:
+                    close()
+                except Exception as exc:
+                    print(
+                        f"micrograd playground: closing a stream failed: {exc!r}", file=sys.stderr
+                    )
+            if stream.on_close is not None:
+                stream.on_close()
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True  # a stuck client never keeps the process alive
+    block_on_close = False
+    allow_reuse_address = True
+    request_queue_size = 64
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        family: int,
+        host: str,
+        routes: dict[tuple[str, str], Handler] | None,
+    ) -> None:
+        self.address_family = family
+        super().__init__(address, _Handler)
+        self.port: int = self.server_address[1]
+        self.routes = build_routes() if routes is None else dict(routes)
+        self.sessions = Sessions()
+        self.options: dict[str, Any] = {}
+        self.stopping = threading.Event()
+        self.verbose = False
+        self.allowed_names = {"localhost", host.strip("[]").lower()}
+        shown = "127.0.0.1" if host in ("", "0.0.0.0") else "::1" if host == "::" else host
+        shown = f"[{shown}]" if ":" in shown else shown
+        self.url = f"http://{shown}:{self.port}/"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            return  # a client hung up: not worth a traceback
+        print(f"micrograd playground: error with a client: {exc!r}", file=sys.stderr)
+
+
+class Playground:
+    """A running playground server: `.url` to open, `.stop()` to shut it down (idempotent),
+    `.note` says why the port differs from the one asked for (or is ''). Also a context manager."""
+
+    def __init__(self, server: _Server, thread: threading.Thread, note: str) -> None:
+        self._server = server
+        self._thread = thread
+        self.url: str = server.url
+        self.port: int = server.port
+        self.note = note
+        self._stopped = False
+
+    @property
+    def sessions(self) -> Sessions:
+        return self._server.sessions
+
+    def stop(self) -> None:
+        """Stop serving: ends every stream and session, closes the socket; returns within about a
+        second (daemon threads still talking to a stuck client are left to die with the process)."""
+        if self._stopped:
+            return
+        self._stopped = True
+        self._server.stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._server.sessions.close_all()
+        self._thread.join(timeout=2.0)
+
+    def __enter__(self) -> Playground:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"<Playground {self.url}{' (stopped)' if self._stopped else ''}>"
+
+    def _repr_html_(self) -> str:  # a notebook shows a link; IFrame(pg.url, 1000, 700) embeds it
+        return f'<a href="{self.url}" target="_blank">micrograd playground at {self.url}</a>'
+
+
+def _check_port(port: object) -> int:
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValueError(f"serve: port must be an int from 0 to 65535, got {port!r}")
+    return port
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 0,
+    open_browser: bool = False,
+    jit: bool = True,
+    verbose: bool = False,
+    routes: dict[tuple[str, str], Handler] | None = None,
+) -> Playground:
+    """Start the playground in a background thread and return its handle (`.url`, `.stop()`).
+
+    `port` 0 picks a free port; a taken port also falls back to a free one (`.note` says so).
+    `host` is the address to listen on: 127.0.0.1 (this machine only) unless you mean to share the
+    page on a network. `jit` lets the training view use `micrograd.jit` (numpy) when available.
+    `routes` replaces the API table of `build_routes()` (for tests, or a view of your own).
+    """
+    if not isinstance(host, str):
+        raise TypeError(f"serve: host must be a str, got {type(host).__name__} {host!r}")
+    _check_port(port)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    bind = host.strip("[]")
+    note = ""
+    try:
+        server = _Server((bind, port), family, host, routes)
+    except OSError as exc:
+        if port == 0 or exc.errno not in (98, 48, 10048):  # EADDRINUSE on Linux, macOS, Windows
+            raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        server = _Server((bind, 0), family, host, routes)
+        note = f"port {port} is taken; using {server.port} instead"
+    server.options.update(jit=bool(jit))
+    server.verbose = verbose
+    thread = threading.Thread(
+        target=server.serve_forever,
+        kwargs={"poll_interval": 0.1},
+        daemon=True,
+        name="micrograd-playground",
+    )
+    thread.start()
+    handle = Playground(server, thread, note)
+    if open_browser:
+        import webbrowser
+
+        threading.Thread(target=webbrowser.open, args=(handle.url,), daemon=True).start()
+    return handle
+
+
+# ------------------------------------------------------------------------------ the command line
+
+
+def add_playground_command(subparsers: Any) -> Any:
+    """Register `micrograd playground` on an argparse subparsers object."""
+    import argparse
+
+    parser = subparsers.add_parser(
+        "playground",
+        help="open a local web page to watch backpropagation (and training) step by step",
+        description="Start a local web server with the micrograd playground: the backprop "
+        "explorer (type an expression, step the forward and backward pass node by node) and the "
+        "training view. It prints its URL and opens your browser; Ctrl-C stops it.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=8000,
+        metavar="N",
+        help="port to listen on (default 8000; 0, or a taken port, picks a free one)",
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        metavar="H",
+        help="address to listen on (default 127.0.0.1, this machine only; 0.0.0.0 shares the "
+        "page with your network, with no password)",
+    )
+    parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    parser.add_argument(
+        "--no-jit", action="store_true", help="train without micrograd.jit (numpy) even if present"
+    )
+    parser.add_argument("--verbose", action="store_true", help="log every request to stderr")
+    parser.set_defaults(run=run_playground)
+    return parser
+
+
+def run_playground(args: Any) -> int:
+    """`micrograd playground`: serve until Ctrl-C (or SIGTERM); returns the exit status."""
+    import signal
+
+    if not 0 <= args.port <= 65535:
+        print(
+            f"micrograd playground: error: --port must be 0 to 65535, got {args.port}",
+            file=sys.stderr,
+        )
+        return 2
+    done = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        done.set()
+
+    main_thread = threading.current_thread() is threading.main_thread()  # signals live there
+    previous = signal.signal(signal.SIGTERM, on_signal) if main_thread else None
+    previous_int = signal.getsignal(signal.SIGINT)
+    handle: Playground | None = None
+    # Ctrl-C may come at any moment, even while starting up: one try around all of it.
+    try:
+        try:
+            handle = serve(
+                args.host,
+                args.port,
+                open_browser=not args.no_browser,
+                jit=not args.no_jit,
+                verbose=args.verbose,
+            )
+        except (OSError, ValueError) as exc:
+            print(f"micrograd playground: error: {exc}", file=sys.stderr)
+            return 1
+        if handle.note:
+            print(f"micrograd playground: {handle.note}")
+        if args.host.strip("[]") not in ("127.0.0.1", "localhost", "::1"):
+            print(
+                f"micrograd playground: warning: listening on {args.host}, so other machines on "
+                f"your network can use this page (there is no password); use --host 127.0.0.1 "
+                f"to keep it to this machine",
+                file=sys.stderr,
+            )
+        print(f"micrograd playground: serving {handle.url}  (Ctrl-C to stop)", flush=True)
+        while not done.wait(0.2):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the stop
+        if handle is not None:
+            handle.stop()
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+            signal.signal(signal.SIGINT, previous_int)
+    print("micrograd playground: stopped", flush=True)
+    return 0

@@ -1,0 +1,322 @@
+// The backprop explorer. The server runs the real engine and lays the graph out once; this page
+// draws it as SVG and, as the passes run, only patches each node's numbers and highlights.
+"use strict";
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const $ = (id) => document.getElementById(id);
+
+let view = null;          // the last answer from the server
+let drawing = null;       // the laid-out graph
+let zoom = null;          // null = fit to width (not below MIN_FIT), else a fixed scale
+let selectedLeaf = null;  // id of the leaf being edited
+const MIN_FIT = 0.8;  // below this the 12px numbers are too small to read: scroll instead
+const params = new URLSearchParams(location.search);
+const layoutEngine = ["dot", "layered"].includes(params.get("layout")) ? params.get("layout") : "auto";
+
+function svg(tag, attrs, parent) {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, v);
+  if (parent) parent.appendChild(el);
+  return el;
+}
+
+// ---------------------------------------------------------------- drawing the graph once
+
+function draw(d) {
+  drawing = d;
+  const host = $("graph");
+  host.textContent = "";
+  const root = svg("svg", {
+    viewBox: `0 0 ${d.width} ${d.height}`,
+    // a group, not an img: an img's children are hidden from screen readers, and the leaves
+    // inside are buttons
+    role: "group",
+    "aria-label": `Computation graph with ${d.nodes.filter((n) => n.kind === "value").length} values`,
+  }, host);
+  root.id = "graph-svg";
+  const defs = svg("defs", {}, root);
+  const marker = svg("marker", {
+    id: "arrow", viewBox: "0 0 10 10", refX: "9", refY: "5",
+    markerWidth: "7", markerHeight: "7", orient: "auto-start-reverse",
+  }, defs);
+  svg("path", { d: "M0,0 L10,5 L0,10 z", class: "arrowhead" }, marker);
+
+  const edges = svg("g", { class: "edges" }, root);
+  for (const e of d.edges) {
+    svg("path", { d: e.d, class: "edge", "data-from": e.from, "data-to": e.to, "marker-end": "url(#arrow)" }, edges);
+  }
+  const nodes = svg("g", { class: "nodes" }, root);
+  const row = d.row;
+  for (const n of d.nodes) {
+    const g = svg("g", { class: `node ${n.kind}`, "data-id": n.id, transform: `translate(${n.x},${n.y})` }, nodes);
+    if (n.kind === "op") {
+      svg("ellipse", { rx: n.w / 2, ry: n.h / 2, class: "op-shape" }, g);
+      const t = svg("text", { class: "op-text", "text-anchor": "middle", dy: "0.35em" }, g);
+      t.textContent = n.caption;
+      continue;
+    }
+    g.setAttribute("data-name", n.name);
+    if (n.leaf) g.classList.add("leaf");
+    const x0 = -n.w / 2, y0 = -n.h / 2;
+    svg("rect", { x: x0, y: y0, width: n.w, height: n.h, rx: 4, class: "record" }, g);
+    svg("line", { x1: x0, x2: x0 + n.w, y1: y0 + row + 3, y2: y0 + row + 3, class: "divider" }, g);
+    const title = svg("title", {}, g);
+    title.textContent = n.name;
+    const label = svg("text", { x: x0 + 7, y: y0 + row - 1, class: n.named ? "label" : "label invented" }, g);
+    label.textContent = n.name;
+    const data = svg("text", { x: x0 + 7, y: y0 + 2 * row + 2, class: "data" }, g);
+    const grad = svg("text", { x: x0 + 7, y: y0 + 3 * row + 1, class: "grad" }, g);
+    data.textContent = "data";
+    grad.textContent = "grad";
+    if (n.leaf) {
+      g.setAttribute("tabindex", "0");
+      g.setAttribute("role", "button");
+      g.addEventListener("click", () => openLeaf(n.id));
+      g.addEventListener("keydown", (ev) => {
+        if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); openLeaf(n.id); }
+      });
+    }
+  }
+  const note = [d.engine === "dot" ? "layout: Graphviz dot" : "layout: built-in", ...d.notes].join(" · ");
+  $("layout-note").textContent = note;
+  applyZoom();
+}
+
+function applyZoom() {
+  const el = $("graph-svg");
+  if (!el || !drawing) return;
+  const avail = $("graph").clientWidth - 4;
+  let scale = zoom;
+  if (scale === null) scale = Math.max(MIN_FIT, Math.min(1.25, avail / drawing.width));
+  el.setAttribute("width", Math.round(drawing.width * scale));
+  el.setAttribute("height", Math.round(drawing.height * scale));
+  el.dataset.scale = scale.toFixed(3);
+}
+
+// ---------------------------------------------------------------- patching numbers
+
+function nodeEl(id) {
+  return document.querySelector(`#graph-svg g.node[data-id="${id}"]`);
+}
+
+function update(state) {
+  view = state;
+  if (state.drawing) draw(state.drawing);
+  const order = new Map(state.forward_order.map((id, i) => [id, i]));
+  const stagger = Math.min(60, 1200 / Math.max(1, order.size));
+  for (const [id, v] of Object.entries(state.values)) {
+    const g = nodeEl(id);
+    if (!g) continue;
+    const dataText = g.querySelector("text.data");
+    const gradText = g.querySelector("text.grad");
+    const hidden = v.data === null;
+    const wasHidden = dataText.classList.contains("unknown");
+    dataText.textContent = hidden ? "data ?" : `data ${fmt(v.data)}`;
+    dataText.classList.toggle("unknown", hidden);
+    if (wasHidden && !hidden) {  // the forward pass reaches nodes in topological order
+      dataText.style.animationDelay = `${(order.get(id) || 0) * stagger}ms`;
+      dataText.classList.remove("arrive");
+      void dataText.getBBox();
+      dataText.classList.add("arrive");
+    }
+    gradText.textContent = `grad ${fmt(v.grad)}`;
+    gradText.classList.toggle("zero", v.grad === 0);
+    g.dataset.grad = String(v.grad);
+    g.dataset.data = hidden ? "" : String(v.data);
+    const name = g.dataset.name;
+    if (g.classList.contains("leaf")) {
+      g.setAttribute("aria-label", `Edit ${name}: data ${hidden ? "?" : fmt(v.data)}, grad ${fmt(v.grad)}`);
+    }
+  }
+  document.querySelectorAll("#graph-svg .current, #graph-svg .touched, #graph-svg .hot").forEach((el) => {
+    el.classList.remove("current", "touched", "hot");
+  });
+  if (state.current) {
+    nodeEl(state.current)?.classList.add("current");
+    nodeEl(state.current + "op")?.classList.add("current");
+    for (const c of state.touched) {
+      nodeEl(c)?.classList.add("touched");
+      document.querySelectorAll(`#graph-svg path.edge[data-from="${c}"][data-to="${state.current}op"]`)
+        .forEach((p) => p.classList.add("hot"));
+    }
+    document.querySelectorAll(`#graph-svg path.edge[data-from="${state.current}op"]`)
+      .forEach((p) => p.classList.add("hot"));
+  }
+  renderLog(state);
+  renderStatus(state);
+  renderNudge(state);
+  if (state.current) reveal(nodeEl(state.current));
+}
+
+// Scroll the graph (not the page) so that a node is in view: on a phone the graph is wider
+// than the screen and the backward pass walks right to left.
+function reveal(el) {
+  if (!el) return;
+  const box = $("graph");
+  const r = el.getBoundingClientRect(), b = box.getBoundingClientRect();
+  if (r.left < b.left) box.scrollLeft -= b.left - r.left + 24;
+  else if (r.right > b.right) box.scrollLeft += r.right - b.right + 24;
+  if (r.top < b.top) box.scrollTop -= b.top - r.top + 12;
+  else if (r.bottom > b.bottom) box.scrollTop += r.bottom - b.bottom + 12;
+}
+
+function renderLog(state) {
+  const log = $("log");
+  log.textContent = "";
+  state.log.forEach((entry, i) => {
+    const li = document.createElement("li");
+    if (i === state.log.length - 1) li.classList.add("latest");
+    for (const line of entry.lines) {
+      const div = document.createElement("div");
+      div.textContent = line;
+      li.appendChild(div);
+    }
+    log.appendChild(li);
+  });
+  $("log-empty").hidden = state.log.length > 0;
+  log.scrollTop = log.scrollHeight;  // the latest step in view (the log scrolls, not the page)
+}
+
+function renderStatus(state) {
+  let text;
+  if (state.phase === "built") text = "Graph built. Inputs are known; run the forward pass to compute every node's data.";
+  else if (state.phase === "forward") text = `Forward pass done: ${state.forward_order.length} nodes, in topological order. Now step backward.`;
+  else if (state.phase === "backward") text = `Backward step ${state.step} of ${state.steps}.`;
+  else text = `Backward pass done (${state.steps} steps): every grad is what backward() gives.`;
+  $("status").textContent = text;
+  $("forward").disabled = state.phase !== "built";
+  $("step").disabled = state.phase === "done";
+  $("backward").disabled = state.phase === "done";
+}
+
+function renderNudge(state) {
+  const box = $("nudge");
+  const n = state.nudge;
+  box.hidden = !n;
+  box.textContent = "";
+  if (!n) return;
+  const a = document.createElement("div");
+  a.textContent = n.text;
+  box.appendChild(a);
+  if (n.compare) {
+    const b = document.createElement("div");
+    b.className = "compare";
+    b.textContent = n.compare;
+    box.appendChild(b);
+  }
+}
+
+// ---------------------------------------------------------------- actions
+
+// One request at a time, in order: an answer computed before a later change (a nudge sent just
+// before a Set) must never be drawn over that change's answer.
+let queue = Promise.resolve();
+function send(path, body, errorId) {
+  const result = queue.then(() => api(path, body, errorId));
+  queue = result.catch(() => {});
+  return result;
+}
+
+async function build() {
+  const program = $("program").value;
+  try {
+    const state = await send("/api/explorer/load", { program, layout: layoutEngine }, "program-error");
+    closeLeaf();
+    update(state);
+  } catch (err) {
+    $("program").focus();
+  }
+}
+
+async function act(name) {
+  try {
+    update(await send(`/api/explorer/${name}`, {}, "pass-error"));
+  } catch (err) { /* shown */ }
+}
+
+function openLeaf(id) {
+  const g = nodeEl(id);
+  if (!g || !view) return;
+  selectedLeaf = id;
+  document.querySelectorAll("#graph-svg .selected").forEach((el) => el.classList.remove("selected"));
+  g.classList.add("selected");
+  const name = g.dataset.name;
+  $("leaf-label").textContent = `Value of ${name}`;
+  $("leaf-value").value = String(view.values[id].data);
+  $("leaf-panel").hidden = false;
+  showError("leaf-error", "");
+  $("leaf-value").focus();
+  $("leaf-value").select();
+  // No error id: this answer may arrive after a Set's error, which must stay shown.
+  send("/api/explorer/nudge", { node: id }).then(update).catch((err) => showError("leaf-error", err.message));
+}
+
+function closeLeaf() {
+  selectedLeaf = null;
+  $("leaf-panel").hidden = true;
+  document.querySelectorAll("#graph-svg .selected").forEach((el) => el.classList.remove("selected"));
+}
+
+async function setLeaf(ev) {
+  ev.preventDefault();
+  const text = $("leaf-value").value.trim();
+  const value = Number(text);
+  if (text === "" || !Number.isFinite(value)) {
+    showError("leaf-error", `not a number: ${JSON.stringify(text)}`);
+    return;
+  }
+  const id = selectedLeaf;
+  try {
+    update(await send("/api/explorer/set", { node: id, value }, "leaf-error"));
+    nodeEl(id)?.classList.add("selected");
+  } catch (err) { /* shown */ }
+}
+
+async function init() {
+  $("build").addEventListener("click", build);
+  $("program").addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); build(); }
+  });
+  $("forward").addEventListener("click", () => act("forward"));
+  $("step").addEventListener("click", () => act("step"));
+  $("backward").addEventListener("click", () => act("backward"));
+  $("reset").addEventListener("click", () => act("reset"));
+  $("leaf-form").addEventListener("submit", setLeaf);
+  $("leaf-close").addEventListener("click", () => { const id = selectedLeaf; closeLeaf(); if (id) nodeEl(id)?.focus(); });
+  $("leaf-value").addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape") { const id = selectedLeaf; closeLeaf(); if (id) nodeEl(id)?.focus(); }
+  });
+  $("zoom-in").addEventListener("click", () => { zoom = Math.min(2, currentScale() * 1.25); applyZoom(); });
+  $("zoom-out").addEventListener("click", () => { zoom = Math.max(0.25, currentScale() / 1.25); applyZoom(); });
+  $("zoom-fit").addEventListener("click", () => { zoom = null; applyZoom(); });
+  window.addEventListener("resize", () => { if (zoom === null) applyZoom(); });
+
+  const { examples, default: program, functions } = await api("/api/explorer/examples", undefined, "program-error");
+  $("functions").textContent = functions.join("/");
+  const select = $("examples");
+  const blank = document.createElement("option");
+  blank.value = "";
+  blank.textContent = "Choose an example…";
+  select.appendChild(blank);
+  examples.forEach((ex, i) => {
+    const opt = document.createElement("option");
+    opt.value = String(i);
+    opt.textContent = ex.title;
+    select.appendChild(opt);
+  });
+  select.addEventListener("change", () => {
+    if (select.value === "") return;
+    $("program").value = examples[Number(select.value)].program;
+    build();
+  });
+  $("program").value = program;
+  await build();
+  document.body.dataset.ready = "1";
+}
+
+function currentScale() {
+  const el = $("graph-svg");
+  return el ? Number(el.dataset.scale) : 1;
+}
+
+init();

@@ -1,0 +1,103 @@
+"""Fixtures for the playground's tests.
+
+* `playground_server`: a running playground (`micrograd.playground.serve` on 127.0.0.1, a free
+  port), shared by the whole session; `playground` is its URL, e.g. ``http://127.0.0.1:54321/``.
+* `browser` (one per test module) and `page` (a fresh browser context per test, 1280×800):
+  Playwright driving Debian's Chromium (`/usr/lib/chromium/chromium`, installed by
+  `scripts/ensure-chromium`; Playwright's own browser download is not used). Where no Chromium
+  can be found the browser tests are skipped with the reason, except under CI (``CI`` set), where
+  that is a failure.
+* `screenshot(page, name)`: saves ``tests/screenshots/<name>.png`` (git-ignored) and returns
+  its path. Look at them.
+
+Playwright's synchronous API keeps an asyncio loop alive while it runs, which breaks
+`asyncio.run` (and nbclient) in later tests; so the browser is started and stopped per module,
+not per session (about a second each).
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+SCREENSHOTS = pathlib.Path(__file__).resolve().parent / "screenshots"
+CHROMIUM_PATHS = ("/usr/lib/chromium/chromium", "/usr/lib/chromium-browser/chromium-browser")
+
+
+def chromium_path() -> str | None:
+    """Debian's Chromium (or $MICROGRAD_CHROMIUM, or a chromium/chrome on PATH), else None."""
+    candidates = [os.environ.get("MICROGRAD_CHROMIUM", ""), *CHROMIUM_PATHS]
+    for path in candidates:
+        if path and os.access(path, os.X_OK):
+            return path
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI must run the browser tests)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def playground_server() -> Iterator[Any]:
+    from micrograd.playground import serve
+
+    handle = serve(port=0)
+    yield handle
+    handle.stop()
+
+
+@pytest.fixture(scope="session")
+def playground(playground_server: Any) -> str:
+    """The URL of a running playground."""
+    return playground_server.url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("Playwright is not installed (pip install -e '.[test]')")
+    path = chromium_path()
+    if path is None:
+        _unavailable("Chromium is not installed; run scripts/ensure-chromium")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=path, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh tab (own cookies and sessionStorage, so its own playground session), 1280×800.
+    Errors the page's JavaScript throws fail the test."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(10_000)
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield tab
+    context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+@pytest.fixture
+def screenshot() -> Callable[[Any, str], pathlib.Path]:
+    def save(page: Any, name: str, full_page: bool = False) -> pathlib.Path:
+        SCREENSHOTS.mkdir(exist_ok=True)
+        path = SCREENSHOTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=full_page)
+        return path
+
+    return save

@@ -1,0 +1,98 @@
+"""A wheel built from this tree, installed in a fresh virtual environment, serves the playground:
+the page's HTML, CSS and JavaScript are really package data, not files that only exist in a
+checkout. Offline: the wheel is built without build isolation and installed with --no-deps."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import textwrap
+import zipfile
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+STATIC = sorted(p.name for p in (REPO / "micrograd" / "playground" / "static").iterdir())
+
+pytest.importorskip("build", reason="the test extra's 'build' package builds the wheel")
+
+
+def test_an_installed_wheel_serves_the_playground(tmp_path: pathlib.Path) -> None:
+    # Build from a copy, so the checkout gets no build/ or .egg-info droppings.
+    src = tmp_path / "src"
+    shutil.copytree(
+        REPO / "micrograd", src / "micrograd", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, src / name)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--wheel",
+            "--no-isolation",
+            "--outdir",
+            str(tmp_path / "dist"),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    for name in STATIC:
+        assert f"micrograd/playground/static/{name}" in names, name
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    installed = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert installed.returncode == 0, installed.stderr[-2000:]
+
+    # In the fresh venv, away from the checkout: start the server, fetch every static file and
+    # build a graph through the API.
+    script = textwrap.dedent(f"""
+        import json, pathlib, urllib.request
+        import micrograd.playground as pg
+        assert pathlib.Path(pg.__file__).is_relative_to({str(venv)!r}), pg.__file__
+        handle = pg.serve()
+        try:
+            page = urllib.request.urlopen(handle.url, timeout=10).read().decode()
+            assert "Expression" in page and "/static/explorer.js" in page
+            for name in {STATIC!r}:
+                body = urllib.request.urlopen(handle.url + "static/" + name, timeout=10).read()
+                assert len(body) > 100, name
+            req = urllib.request.Request(
+                handle.url + "api/explorer/load",
+                data=json.dumps({{"program": "a = 2.0; b = -3.0; e = a*b"}}).encode(),
+                headers={{"Content-Type": "application/json", "X-Session": "wheel-test-1"}})
+            state = json.loads(urllib.request.urlopen(req, timeout=30).read())
+            assert len(state["drawing"]["nodes"]) == 4, state
+        finally:
+            handle.stop()
+        print("served", len({STATIC!r}), "files")
+    """)
+    run = subprocess.run(
+        [str(python), "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"served {len(STATIC)} files" in run.stdout
