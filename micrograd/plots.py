@@ -11,10 +11,12 @@ would be 40,000 scalar graphs otherwise.
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Sequence
 from typing import Any
 
+from .atomic import atomic_write
 from .nn import MLP
 
 
@@ -29,16 +31,16 @@ def _matplotlib() -> tuple[Any, Any]:
 
 def _save(fig: Any, canvas_cls: Any, path: str | os.PathLike) -> None:
     canvas_cls(fig)
-    fig.savefig(os.fspath(path), format="png", dpi=100)
+    buffer = io.BytesIO()  # rendered in memory, then written whole: never a half PNG
+    fig.savefig(buffer, format="png", dpi=100)
+    atomic_write(path, buffer.getvalue())
 
 
 def forward_numpy(model: MLP, points: Any) -> Any:
     """The MLP's outputs for an (n, nin) array of points, as an (n, nout) float64 array."""
     import numpy as np
 
-    from .io import architecture
-
-    arch = architecture(model)
+    arch = model.config()
     acts = {
         "relu": lambda a: np.maximum(a, 0.0),
         "tanh": np.tanh,
