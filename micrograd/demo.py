@@ -115,11 +115,8 @@ def memory_estimate(cfg: DemoConfig) -> int:
 
 
 def _bytes(n: float) -> str:
-    for unit in ("bytes", "KB", "MB", "GB", "TB", "PB"):
-        if n < 1000 or unit == "PB":
-            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1000
-    return ""  # unreachable
+    k = min(int(math.log10(max(n, 1)) // 3), 5)
+    return f"{n / 1000**k:.1f} {('bytes', 'KB', 'MB', 'GB', 'TB', 'PB')[k]}"
 
 
 def check_size(cfg: DemoConfig) -> None:
@@ -177,13 +174,6 @@ def make_optimizer(cfg: DemoConfig, model: Any) -> tuple[Any, Any]:
     return opt, optim.LinearDecay(opt, cfg.lr, cfg.lr * 0.1, max(cfg.steps, 1))
 
 
-def uses_jit(cfg: DemoConfig) -> bool:
-    """Whether a run of `cfg` trains with micrograd.jit: asked for, and numpy is there."""
-    from .jit_train import numpy_available
-
-    return cfg.jit and numpy_available()
-
-
 def run_demo(cfg: DemoConfig, out: IO[str] | None = None) -> dict[str, Any]:
     """Train as `cfg` says, write the files, print a summary to `out`; return the numbers.
 
@@ -191,7 +181,7 @@ def run_demo(cfg: DemoConfig, out: IO[str] | None = None) -> dict[str, Any]:
     curves up to that step; Ctrl-C raises `Interrupted`.
     """
     from . import data
-    from .jit_train import make_evaluator, make_step_fn
+    from .jit_train import make_evaluator, make_step_fn, numpy_available
     from .nn import MLP
     from .train import Diverged, fit
 
@@ -215,7 +205,7 @@ def run_demo(cfg: DemoConfig, out: IO[str] | None = None) -> dict[str, Any]:
     random.seed(cfg.seed)  # karpathy seeds `random` right before building the MLP
     model = MLP(sizes[0], sizes[1:], activation=cfg.activation)
     opt, sched = make_optimizer(cfg, model)
-    jit = uses_jit(cfg)
+    jit = cfg.jit and numpy_available()
     engine = "jit engine" if jit else "eager engine" + (" (no numpy for jit)" if cfg.jit else "")
     evaluate = make_evaluator(model, cfg.loss, jit)
     print(
@@ -278,6 +268,7 @@ def run_demo(cfg: DemoConfig, out: IO[str] | None = None) -> dict[str, Any]:
 
 def _write(written: list[str], cfg: DemoConfig, work: Any) -> None:
     try:
+        os.makedirs(cfg.out, exist_ok=True)
         work()
     except KeyboardInterrupt:
         raise Interrupted(cfg.steps, cfg.steps, written) from None
@@ -297,14 +288,21 @@ def _curves(cfg: DemoConfig, history: Any, sizes: list[int], written: list[str])
     return True
 
 
+def older_files(cfg: DemoConfig, written: list[str]) -> str:
+    """A note naming the demo's files in `cfg.out` that this run did not write, or ''."""
+    mine = {os.path.basename(f) for f in written}
+    older = [n for n in FILES if n not in mine and os.path.exists(os.path.join(cfg.out, n))]
+    if not older:
+        return ""
+    verb = "is" if len(older) == 1 else "are"
+    return f"{', '.join(older)} in {cfg.out} {verb} from an earlier run, not this one"
+
+
 def _summary(cfg: DemoConfig, result: dict, n_train: int, n_test: int, out: IO[str]) -> None:
     history = result["history"]
     print(f"wrote {', '.join(result['files'])}", file=out)
-    mine = {os.path.basename(f) for f in result["files"]}
-    older = [n for n in FILES if n not in mine and os.path.exists(os.path.join(cfg.out, n))]
-    if older:
-        print(f"note: {', '.join(older)} in {cfg.out} are from an earlier run, not this one",
-              file=out)
+    if older_files(cfg, result["files"]):
+        print(f"note: {older_files(cfg, result['files'])}", file=out)
     print(f"trained in {history.seconds:.2f} s", file=out)
     batch = "batch loss" if cfg.batch_size and cfg.batch_size < n_train else "loss"
     line = (
@@ -430,19 +428,18 @@ def run(args: argparse.Namespace) -> int:
     diverged = result["diverged"]
     if diverged is not None:
         curves = f"; wrote the curves up to it: {result['files'][0]}" if result["files"] else ""
-        return _error(f"{diverged} (try a lower --lr than {cfg.lr:g}){curves}", 1)
+        older = older_files(cfg, result["files"])
+        return _error(f"{diverged} (try a lower --lr than {cfg.lr:g}){curves}"
+                      + (f" ({older})" if older else ""), 1)
     return 0
 
 
 def _import_what_the_run_needs(cfg: DemoConfig) -> None:
-    """Import now, before `freeze_gc`, the packages this run will use (numpy, matplotlib, tqdm,
-    and scikit-learn only for digits), so the frozen set holds them."""
+    """Import now, before `freeze_gc`, what this run will use (scikit-learn only for digits)."""
     import importlib
 
     names = ["numpy", "matplotlib.figure", "matplotlib.backends.backend_agg", "tqdm"]
-    if cfg.dataset == "digits":
-        names.append("sklearn.datasets")
-    for name in names:
+    for name in names + (["sklearn.datasets"] if cfg.dataset == "digits" else []):
         try:
             importlib.import_module(name)
         except ImportError:

@@ -226,6 +226,9 @@ def fit(
         if bar is not None:
             bar.close()
         history.seconds = time.perf_counter() - t0
+    bad = next((p.data for p in model.parameters() if not math.isfinite(p.data)), None)
+    if bad is not None:  # the last update overflowed: the loss never showed it
+        raise Diverged(steps - 1, history.final_loss, history, f"a weight became {bad!r}")
     return history
 
 
