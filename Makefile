@@ -26,8 +26,8 @@ graphviz:
 demo: $(VENV)/.demo graphviz
 	$(BIN)/micrograd demo
 
+# ruff runs once, as tests/test_lint.py
 test: $(VENV)/.test graphviz
-	$(BIN)/ruff check micrograd tests benchmarks
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.test

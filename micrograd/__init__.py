@@ -31,4 +31,4 @@ __all__ = [
     "jit",
 ]
 
-__version__ = "0.2.0"
+__version__ = "0.2.0"  # the one place: pyproject.toml reads it (dynamic version)
