@@ -41,7 +41,7 @@ class DemoConfig:
     lr: float = 1.0  # learning rate at step 0; decays linearly to lr/10 at the last step
     seed: int = 1337  # seeds `random` (initial weights) and the data (karpathy's 1337)
     hidden: tuple[int, ...] = (16, 16)  # hidden layer sizes; the output layer is added
-    activation: str = "relu"  # hidden-layer nonlinearity, a name in nn.ACTIVATIONS
+    activation: str = "relu"  # hidden-layer nonlinearity: a name in nn.ACTIVATIONS
     loss: str = "hinge"  # hinge (labels ±1, one output) | cross_entropy (class indices)
     alpha: float = 1e-4  # L2 regularisation strength, alpha * sum(p*p)
     optimizer: str = "sgd"  # sgd (karpathy's plain p -= lr*grad) | adam | adamw
@@ -371,7 +371,7 @@ def add_demo_command(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_int_option("--seed", 0, SEED_MAX),
                    help=f"random seed for weights and data, 0 to {SEED_MAX} (default 1337)")
     p.add_argument("--hidden", type=_hidden, help='hidden layer sizes, e.g. "16,16"')
-    p.add_argument("--activation", choices=tuple(ACTIVATIONS),
+    p.add_argument("--activation", choices=[a for a in ACTIVATIONS if a != "linear"],
                    help="hidden-layer activation (default relu)")
     p.add_argument("--optimizer", choices=OPTIMIZERS,
                    help="sgd (moons' default), adam (digits' default) or adamw")

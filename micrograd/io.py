@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from typing import Any
 
 from .atomic import atomic_write
@@ -140,24 +141,23 @@ def _check(d: object, path: str) -> tuple[dict[str, Any], list[float]]:
     return config, floats
 
 
-TORCH_ACTIVATIONS = {"relu": "ReLU", "tanh": "Tanh", "sigmoid": "Sigmoid", "linear": None}
-
-
-def torch_sequential(layers: list[tuple[list[list[float]], list[float], str]]) -> Any:
+def torch_sequential(layers: list[tuple[list[list[float]], list[float], Callable]]) -> Any:
     """A float64 `torch.nn.Sequential` of Linear layers (weights W, row j = neuron j; biases b),
-    each followed by the torch module of its activation: ``(W, b, activation)`` per layer."""
+    each followed by its activation's module: ``(W, b, module)`` per layer, where
+    ``module(torch)`` makes it (None: linear; `nn.Activation.torch_module`)."""
     try:
         import torch
     except ImportError:
         raise ImportError('to_torch needs PyTorch: pip install -e ".[export]"') from None
     f64 = torch.float64  # torch.tensor of Python floats is float32 unless told
     modules: list[Any] = []
-    for W, b, activation in layers:
+    for W, b, module in layers:
         linear = torch.nn.Linear(len(W[0]), len(W), dtype=f64)
         with torch.no_grad():
             linear.weight.copy_(torch.tensor(W, dtype=f64))
             linear.bias.copy_(torch.tensor(b, dtype=f64))
         modules.append(linear)
-        if TORCH_ACTIVATIONS[activation] is not None:
-            modules.append(getattr(torch.nn, TORCH_ACTIVATIONS[activation])())
+        act = module(torch)
+        if act is not None:
+            modules.append(act)
     return torch.nn.Sequential(*modules)

@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .engine import Value, _exponent, _kind, _topological_order
+from .engine import OPS, OpInfo, Value, _topological_order, op_kind
 
 if TYPE_CHECKING:
     from numpy import ndarray
@@ -67,116 +67,59 @@ class TraceError(ValueError):
 
 
 # ------------------------------------------------------------------------- the op table
-# Elementwise op kind -> (forward(p, *children) -> out, local(p, out, *children) -> one local
-# derivative per child). Arrays are (nodes, batch) blocks, or (nodes, 1) for a child that is the
-# same for every sample (a parameter or constant). `p` is the number exponent of '**p', else None.
-# Each mirrors the engine's method of the same op, including its errors and edge-case values;
-# numpy's floating-point warnings are silenced around the whole replay, as Python floats never warn.
-# 'dot' and 'sum' have many children and are compiled specially (see _Compiler), with the same
-# maths: dot = b + sum(w * x), d/dw = x, d/dx = w, d/db = 1; sum: every local derivative is 1.
+# Elementwise op kind -> (arity, forward(p, *children) -> out, local(p, out, *children) -> one
+# local derivative per child), read from the engine's registry (engine.OPS: each op's `vec` rule,
+# written beside its Value method). Arrays are (nodes, batch) blocks, or (nodes, 1) for a child
+# that is the same for every sample (a parameter or constant). `p` is the number exponent of a
+# '**p' node, else None. numpy's floating-point warnings are silenced around the whole replay: where
+# the engine raises, the rules give inf or NaN, and `_check_finite` then lets the engine itself
+# raise its error for that sample. 'dot' and 'sum' have many children and are compiled specially
+# (see _Program), with the same maths: dot = b + sum(w * x), d/dw = x, d/dx = w, d/db = 1; sum:
+# every local derivative is 1.
 
 _ONE = 1.0  # a local derivative of exactly 1: the incoming gradient passes through untouched
 
 
-def _where(mask: Any) -> tuple[tuple[int, int], str]:
-    """The first (node, sample) position where `mask` holds, and words for the error message."""
-    k, i = (int(j) for j in np.argwhere(mask)[0])
-    return (k, i), (f" (jit: batch sample {i})" if mask.shape[1] > 1 else " (jit)")
+def _elementwise(info: OpInfo) -> tuple[int, Callable[..., Any], Callable[..., tuple]]:
+    fwd, local = info.vec  # type: ignore[misc]
 
+    def forward(p: float | None, *a: Any) -> Any:
+        return fwd(np, *a) if p is None else fwd(np, *a, p)
 
-def _at(a: Any, pos: tuple[int, int], shape: tuple[int, ...]) -> float:
-    return float(np.broadcast_to(a, shape)[pos])
+    def local_derivatives(p: float | None, out: Any, *a: Any) -> tuple:
+        ds = local(np, out, *a) if p is None else local(np, out, *a, p)
+        return tuple(_ONE if type(d) is float and d == 1.0 else d for d in ds)
 
-
-def _pow_forward(a: Any, e: Any) -> Any:
-    """a ** e with the engine's errors; `e` is a float (op '**p') or an array (op '**')."""
-    scalar = isinstance(e, float)
-    if not scalar or e < 0:
-        bad = (a == 0) & (e < 0)
-        if bad.any():
-            pos, where = _where(bad)
-            x, y = _at(a, pos, bad.shape), _at(e, pos, bad.shape)
-            raise ZeroDivisionError(
-                f"pow: {x!r} ** {y!r} (zero to a negative power) is undefined{where}"
-            )
-    if not scalar or not e.is_integer():
-        integer = e.is_integer() if scalar else (np.isfinite(e) & (np.floor(e) == e))
-        bad = (a < 0) & ~np.asarray(integer)
-        if bad.any():
-            pos, where = _where(bad)
-            x, y = _at(a, pos, bad.shape), _at(e, pos, bad.shape)
-            raise ValueError(
-                f"pow: {x!r} ** {y!r} is not a real number (a negative base needs an integer "
-                f"exponent){where}"
-            )
-    out = np.power(a, e)
-    if np.isinf(out).any():  # Python's float ** raises OverflowError where numpy gives inf
-        bad = np.isinf(out) & np.isfinite(a) & np.isfinite(e)
-        if bad.any():
-            pos, where = _where(bad)
-            x, y = _at(a, pos, bad.shape), _at(e, pos, bad.shape)
-            raise OverflowError(f"pow: {x!r} ** {y!r} overflows a float (max ~1.8e308){where}")
-    return out
-
-
-def _pow_local(a: Any, e: Any) -> Any:
-    """d/da a**e = e * a**(e-1), with engine._pow_local's conventions: 0 when e == 0 (PyTorch's
-    mask), ±inf at a == 0 for e < 1 and on overflow -- which IEEE pow gives by itself."""
-    d = e * np.power(a, e - 1)
-    if isinstance(e, float):
-        return np.zeros_like(d) if e == 0 else d
-    return np.where(e == 0, 0.0, d)
-
-
-def _exp(p: None, a: Any) -> Any:
-    out = np.exp(a)
-    if np.isinf(out).any():  # math.exp raises OverflowError past ~709.78
-        bad = np.isinf(out) & np.isfinite(a)
-        if bad.any():
-            pos, where = _where(bad)
-            x = _at(a, pos, bad.shape)
-            raise OverflowError(f"exp({x!r}) overflows a float (max ~1.8e308){where}")
-    return out
-
-
-def _log(p: None, a: Any) -> Any:
-    bad = ~(a > 0)  # NaN too, like the engine's `not x > 0`
-    if bad.any():
-        pos, where = _where(bad)
-        x = _at(a, pos, bad.shape)
-        raise ValueError(f"log is defined for positive numbers only, got log({x!r}){where}")
-    return np.log(a)
-
-
-def _sigmoid(p: None, a: Any) -> Any:
-    # The engine's two formulas, picked per sample: never exp of a large positive number.
-    e = np.exp(-np.abs(a))
-    return np.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-
-
-def _pow_value_local(p: None, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
-    # d/db a**b = a**b * ln(a): NaN for a < 0, 0 for a == 0 (as the engine)
-    safe = np.where(a > 0, a, 1.0)
-    db = np.where(a > 0, out * np.log(safe), np.where(a == 0, 0.0, np.nan))
-    return _pow_local(a, b), db
+    return info.arity, forward, local_derivatives  # type: ignore[return-value]
 
 
 ELEMENTWISE: dict[str, tuple[int, Callable[..., Any], Callable[..., tuple]]] = {
-    # kind:    (arity, forward, local derivatives)
-    "+": (2, lambda p, a, b: a + b, lambda p, out, a, b: (_ONE, _ONE)),
-    "*": (2, lambda p, a, b: a * b, lambda p, out, a, b: (b, a)),
-    "**": (2, lambda p, a, b: _pow_forward(a, b), _pow_value_local),  # Value exponent
-    "**p": (1, lambda p, a: _pow_forward(a, p), lambda p, out, a: (_pow_local(a, p),)),
-    "exp": (1, _exp, lambda p, out, a: (out,)),  # d/dx e^x = e^x
-    "log": (1, _log, lambda p, out, a: (1.0 / a,)),
-    "tanh": (1, lambda p, a: np.tanh(a), lambda p, out, a: (1.0 - out * out,)),
-    "sigmoid": (1, _sigmoid, lambda p, out, a: (out * (1.0 - out),)),
-    "ReLU": (  # NaN -> 0, as the engine's `x if x > 0 else 0.0`
-        1,
-        lambda p, a: np.where(a > 0, a, 0.0),
-        lambda p, out, a: (np.where(a > 0, 1.0, 0.0),),
-    ),
+    kind: _elementwise(info) for kind, info in OPS.items() if info.vec is not None
 }
+
+
+def _kind(op: str | tuple) -> str:
+    """The registry key of a recorded node op ('**p' nodes are recorded as ('**p', exponent))."""
+    return op[0] if type(op) is tuple else op
+
+
+def _exponent(op: tuple) -> float:
+    return op[1]
+
+
+def _node_op(v: Value) -> str | tuple:
+    """How a traced node's op is recorded: its `_op`, or ('**p', exponent) for ``x ** p``."""
+    kind = op_kind(v)
+    return (kind, v._p) if kind == "**p" else v._op  # type: ignore[attr-defined]
+
+
+def _nonfinite_samples(V: Any, n_input_rows: int, S: Any) -> list[int]:
+    """Samples (columns of V) holding a NaN or ±inf that no input put there: some op made it from
+    finite numbers, where the engine raises. Cheap when all is finite (one sum)."""
+    if np.isfinite(V.sum()) or not np.isfinite(S).all():
+        return []  # a NaN or inf captured value or constant propagates everywhere, as eagerly
+    made = ~np.isfinite(V).all(0) & np.isfinite(V[:n_input_rows]).all(0)
+    return np.flatnonzero(made).tolist()
 
 
 # ------------------------------------------------------------------------- tracing
@@ -244,7 +187,7 @@ class _Graph:
                         f"jit: node {v!r} (op {v._op!r}) has a hand-written _backward; jit "
                         f"replays only the engine's ops"
                     )
-                self.nodes.append((v._op, tuple(of(c) for c in v._prev)))
+                self.nodes.append((_node_op(v), tuple(of(c) for c in v._prev)))
                 ref[v] = ("n", len(self.nodes) - 1)
         self.out = of(tr.out)
         self.n_inputs = len(tr.placeholders)
@@ -467,9 +410,16 @@ class _Program:
             self.backward.append(b)
         self.out_row = srow[sidx(g.out)] if _is_scalar(g.out) else row[g.out]
 
-    def run(self, arrays: Sequence[Any], B: int, mode: str) -> tuple[Any, Any]:
+    def run(
+        self,
+        arrays: Sequence[Any],
+        B: int,
+        mode: str,
+        on_nonfinite: Callable[[list[int]], None] | None = None,
+    ) -> tuple[Any, Any]:
         """Per-sample outputs, and the gradient w.r.t. each captured Value: reduced over the
-        batch for mode 'mean'/'sum', per sample ((C, B)) for 'none', not computed for 'forward'."""
+        batch for mode 'mean'/'sum', per sample ((C, B)) for 'none', not computed for 'forward'.
+        `on_nonfinite(samples)` hears of samples where an op made NaN or inf from finite numbers."""
         V = np.empty((self.n_rows, B))
         r = 0
         for a in arrays:
@@ -486,6 +436,10 @@ class _Program:
                 V[self.scalar_rows] = S[self.scalar_rows_of][:, None]
             for step in self.forward:
                 step(V, S)
+            if on_nonfinite is not None:
+                bad = _nonfinite_samples(V, r, S)
+                if bad:
+                    on_nonfinite(bad)
             outs = V[self.out_row].copy()
             if mode == "forward":
                 return outs, None
@@ -627,7 +581,7 @@ class Jitted:
         arrays, B = self._validate(arrays)
         prog = self._program(arrays, B)
         mode = self.reduce
-        outs, grads = prog.run(arrays, B, mode)
+        outs, grads = prog.run(arrays, B, mode, lambda bad: self._explain(arrays, bad))
         self.last_outputs = outs
         caps = prog.captured
         if mode == "none":
@@ -641,9 +595,17 @@ class Jitted:
     def outputs(self, *arrays: ndarray) -> ndarray:
         """fn's value for each sample, as a (B,) array; forward only (no gradients, no Value)."""
         arrays, B = self._validate(arrays)
-        outs, _ = self._program(arrays, B).run(arrays, B, "forward")
+        prog = self._program(arrays, B)
+        outs, _ = prog.run(arrays, B, "forward", lambda bad: self._explain(arrays, bad))
         self.last_outputs = outs
         return outs
+
+    def _explain(self, arrays: list[Any], samples: list[int]) -> None:
+        # Some op made NaN or inf from finite numbers in these samples: the engine raises there
+        # (overflow, log of a negative number, ...). Running fn eagerly on the sample raises the
+        # engine's own error, naming the op the user wrote (`/`, not the `**-1` it is made of).
+        for i in samples:
+            _Trace(self.fn, arrays, i)
 
     def _validate(self, arrays: tuple) -> tuple[list[Any], int]:
         if not arrays:

@@ -14,7 +14,7 @@ from typing import Any
 
 from . import losses
 from .engine import Value
-from .nn import MLP, Module
+from .nn import ACTIVATIONS, MLP, Module
 from .train import ACCURACIES, StepFn, evaluate, make_step
 
 
@@ -31,19 +31,14 @@ def forward_numpy(model: MLP, points: Any) -> Any:
     """The MLP's outputs for an (n, nin) array of points, as an (n, nout) float64 array."""
     import numpy as np
 
-    def sigmoid(a: Any) -> Any:  # the engine's two formulas: never exp of a large number
-        e = np.exp(-np.abs(a))
-        return np.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-
     c = model.config()
-    acts = {"relu": lambda a: np.maximum(a, 0.0), "tanh": np.tanh, "sigmoid": sigmoid,
-            "linear": lambda a: a}
     h = np.asarray(points, dtype=np.float64)
     for i, layer in enumerate(model.layers):
         W = np.array([[w.data for w in n.w] for n in layer.neurons])
         b = np.array([n.b.data for n in layer.neurons])
         last = i == len(model.layers) - 1
-        h = acts[c["out_activation"] if last else c["activation"]](h @ W.T + b)
+        act = ACTIVATIONS[c["out_activation"] if last else c["activation"]]
+        h = act.numpy(np, h @ W.T + b)
     return h
 
 

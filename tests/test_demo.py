@@ -364,7 +364,7 @@ def test_activation_choices_are_the_librarys() -> None:
     parser = argparse.ArgumentParser()
     sub = demo.add_demo_command(parser.add_subparsers())
     choices = next(a.choices for a in sub._actions if a.dest == "activation")
-    assert tuple(choices) == tuple(ACTIVATIONS)
+    assert list(choices) == [a for a in ACTIVATIONS if a != "linear"]  # one map, no copy
 
 
 def test_the_demo_module_does_one_job() -> None:

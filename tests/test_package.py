@@ -5,16 +5,21 @@ from __future__ import annotations
 import ast
 import importlib.metadata
 import pathlib
-import tomllib
+
+import pytest
 
 import micrograd
 from micrograd import cli
+
+tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "micrograd"
 
 # Modules allowed past ~450 lines, each with its reason.
 LONG_MODULES = {
+    "engine.py": "each op declared once, forward, local derivative, symbolic and numpy rules side "
+                 "by side: the op registry reads top to bottom (registry's owner)",
     "jit.py": "the tracer, its planner and the numpy kernels read best in one place (jit's owner)",
 }
 
