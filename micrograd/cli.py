@@ -45,7 +45,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    return int(args.run(args) or 0)
+    try:
+        return int(args.run(args) or 0)
+    except KeyboardInterrupt:  # a command that has no finer message of its own
+        print(f"micrograd {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -35,9 +35,12 @@ def _positive_int(name: str, n: object, what: str) -> int:
 
 
 def _nonneg(name: str, x: object, what: str) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not x >= 0:
-        raise ValueError(f"{what}: {name} must be a number >= 0, got {x!r}")
-    return float(x)
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 <= x < math.inf:
+        raise ValueError(f"{what}: {name} must be a finite number >= 0, got {x!r:.40}")
+    try:
+        return float(x)
+    except OverflowError:
+        raise ValueError(f"{what}: {name} is too large for a float, got {x!r:.40}") from None
 
 
 def _sklearn(what: str, required: bool = False) -> Any:  # sklearn.datasets, or None

@@ -425,6 +425,8 @@ def run(args: argparse.Namespace) -> int:
         return _error("interrupted before training; nothing written", 130)
     except OSError as e:  # e.g. the disk filled up while writing the plots
         return _error(describe(e), 1)
+    except ImportError as e:  # digits without scikit-learn
+        return _error(str(e), 1)
     diverged = result["diverged"]
     if diverged is not None:
         curves = f"; wrote the curves up to it: {result['files'][0]}" if result["files"] else ""

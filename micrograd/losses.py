@@ -30,7 +30,7 @@ def _value(x: Operand, what: str) -> Value:
         return x
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
         raise TypeError(f"{what}: expected a Value or a real number, got {type(x).__name__} {x!r}")
-    return Value(float(x))
+    return Value(x)  # the engine says what is wrong with, e.g., a 400-digit int
 
 
 def _target(t: object, what: str) -> float | Value:
@@ -39,7 +39,10 @@ def _target(t: object, what: str) -> float | Value:
         return t
     if isinstance(t, bool) or not isinstance(t, numbers.Real):
         raise TypeError(f"{what}: targets must be real numbers, got {type(t).__name__} {t!r}")
-    return float(t)
+    try:
+        return float(t)
+    except OverflowError:
+        raise OverflowError(f"{what}: a target is too large for a float (max ~1.8e308)") from None
 
 
 def _pairs(preds: Sequence, targets: Sequence, what: str) -> list[tuple]:

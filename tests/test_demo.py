@@ -379,3 +379,24 @@ def test_the_demo_module_does_one_job() -> None:
     text = (ROOT / "micrograd" / "demo.py").read_text()
     assert ".relu()" not in text and "labels must be" not in text  # no loss formula or check
     assert len(text.splitlines()) < 450
+
+
+def test_digits_without_sklearn_is_one_line(capsys, tmp_path, monkeypatch) -> None:
+    def missing():
+        raise ImportError('digits needs scikit-learn: pip install -e ".[data]"')
+
+    monkeypatch.setattr(data, "digits", missing)
+    status, out, err = run(capsys, "digits", "--out", str(tmp_path))
+    assert status == 1
+    assert err == 'micrograd demo: error: digits needs scikit-learn: pip install -e ".[data]"\n'
+
+
+def test_ctrl_c_anywhere_in_a_command_is_one_line(capsys, monkeypatch) -> None:
+    from micrograd import expr
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(expr, "run_graph", interrupted)
+    assert cli.main(["graph", "x = 1"]) == 130
+    assert capsys.readouterr().err == "micrograd graph: interrupted\n"
