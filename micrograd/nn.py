@@ -266,8 +266,9 @@ class MLP(Module):
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> MLP:
-        """The MLP saved at `path` by `save`. Any problem with the file is a ValueError naming
-        `path` and what is wrong (a missing file: FileNotFoundError)."""
+        """The MLP saved at `path` by `save`. Any problem with the file's contents is a
+        ValueError naming `path` and what is wrong; a file that cannot be read at all is the
+        OSError `open` raises (FileNotFoundError, PermissionError, ...), which names it too."""
         config, weights = io.read(path)
         state = random.getstate()  # building draws random weights: leave the caller's stream
         try:
