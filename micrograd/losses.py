@@ -11,8 +11,8 @@ Each batch loss takes lists (predictions as Values or numbers, targets as number
 
 Each is the mean of a *per-sample term* (`TERMS`: `hinge_term`, `mse_term`, ...), plain Value code
 for one sample that never branches on data, so `micrograd.jit` can trace it once and replay it
-over a batch; `check_targets` is the one check of the labels. Also `logsumexp`, `softmax`,
-`log_softmax` and `softplus`: exact stable rewrites (no ``log(x + eps)``), tested against PyTorch.
+over a batch; `check_targets` is the one check of the labels. Also `logsumexp`, `softmax` and
+`log_softmax` (exact stable rewrites, no ``log(x + eps)``) and `softplus` (the engine's op).
 """
 
 from __future__ import annotations

@@ -20,6 +20,8 @@ from .atomic import atomic_write
 from .jit_train import forward_numpy
 from .nn import MLP
 
+CLIP = 1e100  # the largest loss drawn as it is
+
 
 def _matplotlib() -> tuple[Any, Any]:
     try:
@@ -80,11 +82,13 @@ def training_curves(history: Any, path: str | os.PathLike, title: str = "trainin
     fig = Figure(figsize=(10, 4))
     ax1, ax2 = fig.subplots(1, 2)
     steps = range(len(history.loss))
-    ax1.plot(steps, history.loss, color="tab:blue")
-    if history.loss and min(history.loss) > 0:
+    # matplotlib cannot place ticks near the float limit: a run that blew up is drawn clipped.
+    shown = [max(min(v, CLIP), -CLIP) for v in history.loss]
+    ax1.plot(steps, shown, color="tab:blue")
+    if shown and min(shown) > 0 and max(shown) / min(shown) < 1e200:
         ax1.set_yscale("log")
     ax1.set_xlabel("step")
-    ax1.set_ylabel("loss")
+    ax1.set_ylabel("loss" if shown == list(history.loss) else f"loss (clipped at ±{CLIP:g})")
     ax1.set_title(f"{title}: loss")
     ax1.grid(True, alpha=0.3)
     ax2.plot(steps, [100 * a for a in history.accuracy], color="tab:green",

@@ -148,3 +148,13 @@ def test_no_module_writes_a_file_any_other_way() -> None:
                 where = f"{path.relative_to(PACKAGE)}:{node.lineno}"
                 offenders.append(f"{where}: {ast.unparse(node)}")
     assert not offenders, "\n".join(offenders)
+
+
+def test_curves_of_a_run_that_blew_up_still_draw(tmp_path) -> None:
+    from micrograd import plots
+    from micrograd.train import History
+
+    for loss in ([1.0, 1e300, 1e-300], [0.5, 1e308, 1.7e308], [1.0, 0.0, -2.0]):
+        path = tmp_path / "t.png"
+        plots.training_curves(History(loss=loss, accuracy=[0.5] * 3), path)
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -12,7 +12,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from micrograd.nn import MLP, Layer, Neuron
+from micrograd.nn import ACTIVATIONS, MLP, Layer, Neuron
 
 X = [[0.3, -1.2, 2.0], [1.0, 0.5, -0.25], [-2.0, 0.0, 0.7]]
 
@@ -229,7 +229,7 @@ def test_constructor_checks_what_load_checks(args, kw, error, match) -> None:
 # ---------------------------------------------------------------- the symmetry, as properties
 
 FIXTURE = [HealthCheck.function_scoped_fixture]  # tmp_path is reused: each example overwrites
-ACTS = st.sampled_from(["relu", "tanh", "sigmoid", "linear", None])
+ACTS = st.sampled_from([*ACTIVATIONS, None])
 WEIGHT = st.floats(allow_nan=False, allow_infinity=False)
 MODEL = st.fixed_dictionaries({
     "nin": st.integers(1, 4),
@@ -303,6 +303,7 @@ def test_every_file_load_accepts_save_could_have_written(tmp_path, field, value,
         dict(nouts=[4, 4, 1], activation="tanh", out_activation="tanh"),
         dict(nouts=[5, 3], activation="sigmoid", out_activation="sigmoid"),
         dict(nouts=[2], fused=False),
+        *[dict(nouts=[4, 2], activation=a, out_activation=a) for a in ACTIVATIONS],
     ],
     ids=str,
 )
