@@ -219,10 +219,13 @@ def test_a_write_failing_after_training_names_the_file(capsys, tmp_path, monkeyp
 # ------------------------------------------------------------------ divergence and Ctrl-C
 
 
-@pytest.mark.parametrize("engine", [[], ["--no-jit"]], ids=["jit", "eager"])
-@pytest.mark.parametrize("args", [["--lr", "1e10"], ["--hidden", "64,64,64"]])
-def test_divergence_stops_at_its_step_with_one_line(capsys, tmp_path, engine, args) -> None:
-    status, out, err = run(capsys, *args, *engine, "--out", str(tmp_path))
+@pytest.mark.parametrize(
+    "args",
+    [["--lr", "1e10"], ["--hidden", "64,64,64"], ["--lr", "1e10", "--no-jit"]],
+    ids=["jit lr", "jit hidden", "eager lr"],
+)
+def test_divergence_stops_at_its_step_with_one_line(capsys, tmp_path, args) -> None:
+    status, out, err = run(capsys, *args, "--out", str(tmp_path))
     assert status == 1
     m = re.fullmatch(
         r"micrograd demo: error: training diverged at step (\d+): (.*) \(try a lower --lr than "
@@ -322,7 +325,7 @@ def test_plot_titles_name_the_network(capsys, tmp_path, monkeypatch) -> None:
 
 
 def test_a_reused_out_folder_is_explained(capsys, tmp_path) -> None:
-    assert run(capsys, "digits", "--steps", "1", "--hidden", "2", "--out", str(tmp_path))[0] == 0
+    (tmp_path / "predictions.png").write_bytes(PNG_SIGNATURE)  # as an earlier digits run left
     status, out, err = run(capsys, "--steps", "1", "--out", str(tmp_path))
     assert status == 0
     assert f"wrote {tmp_path}/model.json, {tmp_path}/training.png, " \
