@@ -27,6 +27,8 @@ def _named(exc: OSError, path: str) -> OSError:
 
 def describe(exc: OSError) -> str:
     """One line for a user: which file, and why it could not be written."""
+    if exc.filename is None:  # not one of ours: say what it says
+        return str(exc)
     return f"cannot write {exc.filename}: {exc.strerror or exc}"
 
 

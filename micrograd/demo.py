@@ -402,11 +402,8 @@ def run(args: argparse.Namespace) -> int:
         max_params=args.max_params, out=args.out, progress=not args.no_progress,
         jit=not args.no_jit,
     )
-    try:
+    try:  # before training, so a bad size or --out costs nothing
         check_size(cfg)
-    except ValueError as e:
-        return _error(str(e), 2)
-    try:  # before training, so a bad --out costs nothing
         prepare_out(cfg)
     except ValueError as e:
         return _error(str(e), 2)
