@@ -4,7 +4,9 @@ karpathy's micrograd `nn.py`, with his defaults (ReLU hidden layers, a linear ou
 from ``random.uniform(-1, 1)`` in the same order, bias 0) so a seeded run reproduces his demo, plus:
 a choice of activation (``MLP(3, [4, 4, 1], activation='tanh', out_activation='tanh')`` is the
 lecture's all-tanh net), a fused neuron (one `Value.dot` node instead of 2n; ``fused=False`` draws
-the lecture's unfused graph), and clear errors for inputs of the wrong size.
+the lecture's unfused graph), and clear errors for inputs of the wrong size. An `MLP` checks its
+constructor arguments, describes them (`config`), and saves, loads and exports itself
+(`save`, `load`, `to_torch`; the file format is `micrograd.io`'s).
 """
 
 from __future__ import annotations
