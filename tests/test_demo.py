@@ -110,7 +110,10 @@ def test_smoke_ctrl_c_is_one_line_exit_130_and_no_file(tmp_path: Path) -> None:
     seen = ""
     deadline = time.monotonic() + 120
     while "training:" not in seen and time.monotonic() < deadline:  # the bar has started
-        seen += p.stderr.read(1)
+        char = p.stderr.read(1)
+        if not char:  # the process ended early: fail below with what it said
+            break
+        seen += char
     time.sleep(0.5)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
