@@ -12,7 +12,6 @@ Public API:
     gradcheck, numerical_grad          central finite differences (micrograd.gradcheck)
     jit                 trace per-sample code once, replay it on a batch (micrograd.jit)
     micrograd.viz       trace, draw_dot, render_text: see the computation graph
-    losses, optim, data, train (fit), plots, micrograd.demo: training, imported by name
 """
 
 from .engine import Value, grad
