@@ -34,4 +34,4 @@ __all__ = [
     "check",
 ]
 
-__version__ = "0.2.0"
+__version__ = "0.2.0"  # the one place: pyproject.toml reads it (dynamic version)

@@ -189,7 +189,20 @@ def _as_float(data: object, what: str = "Value") -> float:
             f"{what} needs a real number (int, float, Fraction, numpy scalar), "
             f"got {type(data).__name__} {data!r}"
         )
-    return float(data)
+    try:
+        return float(data)
+    except OverflowError:
+        raise OverflowError(_too_large(data, what)) from None
+
+
+def _too_large(x: object, what: str) -> str:
+    # Its size, not repr(x): an int of more than 4,300 digits cannot even be printed.
+    digits = int(abs(int(x)).bit_length() * 0.30103) + 1  # type: ignore[call-overload]
+    sign = "-" if x < 0 else ""  # type: ignore[operator]
+    return (
+        f"{what}: got a {digits}-digit {type(x).__name__} (about {sign}1e{digits - 1}), too large "
+        f"for a float (micrograd computes in float64, max ~1.8e308)"
+    )
 
 
 def _lift(other: object, op: str, left: object) -> Value:
@@ -197,13 +210,16 @@ def _lift(other: object, op: str, left: object) -> Value:
     if isinstance(other, Value):
         return other
     if type(other) is float or type(other) is int:  # the common case, before the slow ABC check
-        return Value(float(other))
+        try:
+            return Value(float(other))
+        except OverflowError:
+            raise OverflowError(_too_large(other, f"the operand of {op}")) from None
     if isinstance(other, bool) or not isinstance(other, numbers.Real):
         raise TypeError(
             f"unsupported operand for {op}: {left!r} {op} {type(other).__name__} {other!r} "
             f"(micrograd works with Values and real numbers)"
         )
-    return Value(float(other))
+    return Value(_as_float(other, f"the operand of {op}"))
 
 
 class _Derivatives(threading.local):
