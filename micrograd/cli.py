@@ -24,7 +24,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     from .demo import add_demo_command
     from .expr import add_graph_command
-    from .playground.server import add_playground_command
+    from .playground.command import add_playground_command
 
     parser = _Parser(
         prog="micrograd",

@@ -20,6 +20,9 @@ PACKAGE = ROOT / "micrograd"
 LONG_MODULES = {
     "engine.py": "each op declared once, forward, local derivative, symbolic and numpy rules side "
                  "by side: the op registry reads top to bottom (registry's owner)",
+    "explorer.py": "the backprop explorer's whole API (loading a program, forward and backward "
+                   "stepping that mirrors backward() node by node, leaf edits, the nudge, the "
+                   "lecture's examples) reads best as one file",
     "jit.py": "the tracer, its planner and the numpy kernels read best in one place (jit's owner)",
 }
 
