@@ -33,8 +33,8 @@ test: chromium
 demo: $(VENV)/.demo graphviz
 	$(BIN)/micrograd demo
 
+# ruff runs once, as tests/test_lint.py
 test: $(VENV)/.test graphviz
-	$(BIN)/ruff check micrograd tests benchmarks
 	$(BIN)/python -m pytest
 
 # The playground: a local web page (no extra packages needed); Ctrl-C stops it.

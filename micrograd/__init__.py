@@ -12,8 +12,10 @@ Public API:
     gradcheck, numerical_grad          central finite differences (micrograd.gradcheck)
     jit                 trace per-sample code once, replay it on a batch (micrograd.jit)
     micrograd.viz       trace, draw_dot, render_text: see the computation graph
+    check               what is wrong with your own Value / Neuron / Layer / MLP (micrograd.check)
 """
 
+from .check import check
 from .engine import Value, grad
 from .gradcheck import gradcheck, numerical_grad
 from .jit import jit  # jit.py imports numpy only when jit() is first called
@@ -29,6 +31,7 @@ __all__ = [
     "Layer",
     "MLP",
     "jit",
+    "check",
 ]
 
-__version__ = "0.2.0"
+__version__ = "0.2.0"  # the one place: pyproject.toml reads it (dynamic version)

@@ -1,6 +1,8 @@
-"""The `micrograd` command line: `micrograd graph` draws a computation graph, `micrograd demo`
-trains a network. Each subcommand lives beside the code it drives (`expr.py`, `demo.py`) and adds
-itself here through an `add_*_command(subparsers)` function.
+"""The `micrograd` command: `graph` draws a computation graph, `demo` trains a network.
+
+Each subcommand lives beside the code it drives (`expr.py`, `demo.py`) and adds itself here with
+an `add_*_command(subparsers)` function. `main(argv)` returns the exit status (it never raises
+SystemExit), so tests call it in-process.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     from .demo import add_demo_command
     from .expr import add_graph_command
-    from .playground.server import add_playground_command
+    from .playground.command import add_playground_command
 
     parser = _Parser(
         prog="micrograd",
@@ -38,11 +40,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # a bad option (2), --help or --version (0)
+        return e.code if isinstance(e.code, int) else 1
     if args.command is None:
         parser.print_help()
         return 2
-    return int(args.run(args) or 0)
+    try:
+        return int(args.run(args) or 0)
+    except KeyboardInterrupt:  # a command that has no finer message of its own
+        print(f"micrograd {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -6,15 +6,16 @@ y a list of labels. Two-class 2-D sets use karpathy's labels -1 and +1 (ready fo
 
     lecture()       the lecture's four samples in 3-D, ys = [1, -1, -1, 1]
     double()        the Go article's double(x): x = 2, y = 4
-    moons()         scikit-learn's make_moons; moons(seed=1337) is karpathy's demo data exactly
-    circles()       two concentric circles
+    moons()         scikit-learn's make_moons, bit for bit: moons(seed=1337) is karpathy's data
+    circles()       scikit-learn's make_circles, bit for bit
     xor()           four blobs, the label is the sign of x*y
     spiral()        two interleaved spiral arms (the hard one)
-    digits()        scikit-learn's bundled 8x8 handwritten digits (1,797 images, offline)
+    digits()        scikit-learn's bundled 8x8 handwritten digits (1,797 images; needs it)
     train_test_split, minibatches, batches     deterministic given a seed
 
-moons and circles use scikit-learn when it is installed (so the numbers are the published ones)
-and a pure-Python generator of the same shapes otherwise; digits needs scikit-learn.
+moons and circles do not import scikit-learn (seconds of start-up): they repeat its few lines
+with numpy's legacy `RandomState`, or, without numpy, with `_LegacyRandomState`, the same
+Mersenne Twister stream in pure Python (tests/test_data.py compares all three).
 """
 
 from __future__ import annotations
@@ -34,9 +35,12 @@ def _positive_int(name: str, n: object, what: str) -> int:
 
 
 def _nonneg(name: str, x: object, what: str) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not x >= 0:
-        raise ValueError(f"{what}: {name} must be a number >= 0, got {x!r}")
-    return float(x)
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 <= x < math.inf:
+        raise ValueError(f"{what}: {name} must be a finite number >= 0, got {x!r:.40}")
+    try:
+        return float(x)
+    except OverflowError:
+        raise ValueError(f"{what}: {name} is too large for a float, got {x!r:.40}") from None
 
 
 def _sklearn(what: str, required: bool = False) -> Any:  # sklearn.datasets, or None
@@ -45,7 +49,7 @@ def _sklearn(what: str, required: bool = False) -> Any:  # sklearn.datasets, or 
     except ImportError:
         if required:
             raise ImportError(
-                f"{what} needs scikit-learn: pip install micrograd-plus[data]"
+                f'{what} needs scikit-learn: pip install -e ".[data]"'
             ) from None
         return None
     return sklearn.datasets
@@ -69,59 +73,130 @@ def double(xs: Sequence[float] = (2.0,)) -> Dataset:
 
 
 def moons(n_samples: int = 100, noise: float = 0.1, seed: int | None = 1337) -> Dataset:
-    """Two interleaving half circles, labels -1/+1.
-
-    With scikit-learn, ``moons(100, 0.1, 1337)`` equals karpathy's
+    """Two interleaving half circles, labels -1/+1: scikit-learn's ``make_moons`` with
+    ``random_state=np.random.RandomState(seed)``, so ``moons(100, 0.1, 1337)`` is karpathy's
     ``np.random.seed(1337); X, y = make_moons(n_samples=100, noise=0.1); y = y*2 - 1``
-    (a private RandomState seeded the same way: numpy's global state is left alone).
-    """
+    (numpy's global random state is left alone)."""
     _positive_int("n_samples", n_samples, "moons")
     noise = _nonneg("noise", noise, "moons")
-    sk = _sklearn("moons")
-    if sk is not None:
-        import numpy as np
-
-        X, y = sk.make_moons(
-            n_samples=n_samples, noise=noise, random_state=np.random.RandomState(seed)
-        )
-        return _lists(X, y * 2 - 1)
-    rng = random.Random(seed)
     n_out = n_samples // 2
     n_in = n_samples - n_out
-    X = [[math.cos(math.pi * i / max(n_out - 1, 1)), math.sin(math.pi * i / max(n_out - 1, 1))]
-         for i in range(n_out)]
-    X += [[1 - math.cos(math.pi * i / max(n_in - 1, 1)),
-           0.5 - math.sin(math.pi * i / max(n_in - 1, 1))] for i in range(n_in)]
-    y = [-1] * n_out + [1] * n_in
-    return _shuffle_noise(X, y, noise, rng)
+
+    def shape(lin: Callable, cos: Callable, sin: Callable) -> tuple[list, list]:
+        a, b = lin(0.0, math.pi, n_out, True), lin(0.0, math.pi, n_in, True)
+        return cos(a) + [1 - c for c in cos(b)], sin(a) + [1 - s - 0.5 for s in sin(b)]
+
+    return _generate(shape, n_out, n_in, noise, seed)
 
 
 def circles(
     n_samples: int = 100, noise: float = 0.1, factor: float = 0.5, seed: int | None = 1337
 ) -> Dataset:
-    """A small circle (label +1) inside a big one (label -1); `factor` is the radius ratio."""
+    """A small circle (label +1) inside a big one (label -1); `factor` is the radius ratio.
+    scikit-learn's ``make_circles`` with ``random_state=np.random.RandomState(seed)``."""
     _positive_int("n_samples", n_samples, "circles")
     noise = _nonneg("noise", noise, "circles")
-    if not 0 <= factor < 1:
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 <= factor < 1:
         raise ValueError(f"circles: factor must be in [0, 1), got {factor!r}")
-    sk = _sklearn("circles")
-    if sk is not None:
-        import numpy as np
-
-        X, y = sk.make_circles(
-            n_samples=n_samples, noise=noise, factor=factor,
-            random_state=np.random.RandomState(seed),
-        )
-        return _lists(X, y * 2 - 1)
-    rng = random.Random(seed)
     n_out = n_samples // 2
     n_in = n_samples - n_out
-    X = [[math.cos(2 * math.pi * i / n_out), math.sin(2 * math.pi * i / n_out)]
-         for i in range(n_out)]
-    X += [[factor * math.cos(2 * math.pi * i / n_in), factor * math.sin(2 * math.pi * i / n_in)]
-          for i in range(n_in)]
-    y = [-1] * n_out + [1] * n_in
-    return _shuffle_noise(X, y, noise, rng)
+
+    def shape(lin: Callable, cos: Callable, sin: Callable) -> tuple[list, list]:
+        a, b = lin(0.0, 2 * math.pi, n_out, False), lin(0.0, 2 * math.pi, n_in, False)
+        return cos(a) + [c * factor for c in cos(b)], sin(a) + [s * factor for s in sin(b)]
+
+    return _generate(shape, n_out, n_in, noise, seed)
+
+
+def _generate(shape: Callable, n_out: int, n_in: int, noise: float, seed: int | None) -> Dataset:
+    """scikit-learn's recipe: points from `shape`, labels 0 then 1, shuffled, plus Gaussian noise
+    drawn row by row, all from one legacy RandomState(seed); labels mapped to -1/+1."""
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
+                             or not 0 <= seed < 2**32):
+        raise ValueError(f"seed must be an integer in [0, 2**32 - 1] or None, got {seed!r}")
+    n = n_out + n_in
+    try:
+        import numpy as np
+    except ImportError:
+        rs = _LegacyRandomState(seed)
+        xs, ys = shape(_linspace, lambda a: [math.cos(v) for v in a],
+                       lambda a: [math.sin(v) for v in a])
+        order = list(range(n))
+        rs.shuffle(order)
+        return (
+            # numpy's normal(loc=0, scale) is 0.0 + scale * gauss: kept, for -0.0's sake
+            [[xs[i] + (0.0 + noise * rs.gauss()), ys[i] + (0.0 + noise * rs.gauss())]
+             for i in order],
+            [-1 if i < n_out else 1 for i in order],
+        )
+    rng = np.random.RandomState(seed)
+    xs, ys = shape(
+        lambda a, b, k, end: np.linspace(a, b, k, endpoint=end),
+        lambda a: list(np.cos(a)), lambda a: list(np.sin(a)),
+    )
+    X = np.vstack([np.array(xs, dtype=float), np.array(ys, dtype=float)]).T
+    y = np.hstack([np.zeros(n_out, dtype=np.intp), np.ones(n_in, dtype=np.intp)])
+    indices = np.arange(n)
+    rng.shuffle(indices)  # sklearn.utils.shuffle, i.e. resample(replace=False)
+    X, y = X[indices], y[indices]
+    X += rng.normal(scale=noise, size=X.shape)
+    return _lists(X, y * 2 - 1)
+
+
+def _linspace(start: float, stop: float, num: int, endpoint: bool) -> list[float]:
+    """numpy.linspace's values, float for float: i * step + start, the last one exactly stop."""
+    div = num - 1 if endpoint else num
+    if div <= 0:
+        return [start] * num
+    step = (stop - start) / div
+    ys = [i * step + start for i in range(num)]
+    if endpoint and num > 1:
+        ys[-1] = stop
+    return ys
+
+
+class _LegacyRandomState:
+    """numpy's legacy ``RandomState(seed)`` (what scikit-learn uses), for `shuffle` and standard
+    normal draws, in pure Python. Python's `random` is the same MT19937 generator; only the
+    seeding differs, so the state is seeded as numpy does (init_genrand) and handed over."""
+
+    def __init__(self, seed: int | None) -> None:
+        if seed is None:
+            seed = random.SystemRandom().getrandbits(32)
+        mt = [seed & 0xFFFFFFFF]
+        for i in range(1, 624):
+            mt.append((1812433253 * (mt[-1] ^ (mt[-1] >> 30)) + i) & 0xFFFFFFFF)
+        self._r = random.Random()
+        self._r.setstate((3, (*mt, 624), None))
+        self._gauss: float | None = None
+
+    def _interval(self, top: int) -> int:
+        """A uniform integer in [0, top] by masked rejection, numpy's `random_interval`."""
+        mask = (1 << top.bit_length()) - 1
+        while True:
+            v = self._r.getrandbits(32) & mask
+            if v <= top:
+                return v
+
+    def shuffle(self, a: list) -> None:
+        for i in reversed(range(1, len(a))):
+            j = self._interval(i)
+            a[i], a[j] = a[j], a[i]
+
+    def gauss(self) -> float:
+        """numpy's legacy_gauss: the polar method, two draws per pair, the second one kept."""
+        if self._gauss is not None:
+            g, self._gauss = self._gauss, None
+            return g
+        while True:
+            x1 = 2.0 * self._r.random() - 1.0  # random() is numpy's 53-bit legacy_double
+            x2 = 2.0 * self._r.random() - 1.0
+            r2 = x1 * x1 + x2 * x2
+            if 0.0 < r2 < 1.0:
+                break
+        f = math.sqrt(-2.0 * math.log(r2) / r2)
+        self._gauss = f * x1
+        return f * x2
 
 
 def _shuffle_noise(X: list[list[float]], y: list[int], noise: float, rng: random.Random) -> Dataset:

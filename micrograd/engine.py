@@ -14,7 +14,8 @@ Derived ops (`-`, `/`, reflected forms) are built from the primitives.
 
 Numbers: finite numbers in give a finite number out, or an error that names the op you wrote
 (OverflowError, ZeroDivisionError, ValueError). NaN and ±inf that you put in propagate as in
-PyTorch, without an error.
+PyTorch, except into the domain errors (log of -inf is still a ValueError); derivatives may be
+±inf, as in PyTorch. CONTRIBUTING.md has the details and how to add an op.
 """
 
 from __future__ import annotations
@@ -188,7 +189,20 @@ def _as_float(data: object, what: str = "Value") -> float:
             f"{what} needs a real number (int, float, Fraction, numpy scalar), "
             f"got {type(data).__name__} {data!r}"
         )
-    return float(data)
+    try:
+        return float(data)
+    except OverflowError:
+        raise OverflowError(_too_large(data, what)) from None
+
+
+def _too_large(x: object, what: str) -> str:
+    # Its size, not repr(x): an int of more than 4,300 digits cannot even be printed.
+    digits = int(abs(int(x)).bit_length() * 0.30103) + 1  # type: ignore[call-overload]
+    sign = "-" if x < 0 else ""  # type: ignore[operator]
+    return (
+        f"{what}: got a {digits}-digit {type(x).__name__} (about {sign}1e{digits - 1}), too large "
+        f"for a float (micrograd computes in float64, max ~1.8e308)"
+    )
 
 
 def _lift(other: object, op: str, left: object) -> Value:
@@ -196,13 +210,16 @@ def _lift(other: object, op: str, left: object) -> Value:
     if isinstance(other, Value):
         return other
     if type(other) is float or type(other) is int:  # the common case, before the slow ABC check
-        return Value(float(other))
+        try:
+            return Value(float(other))
+        except OverflowError:
+            raise OverflowError(_too_large(other, f"the operand of {op}")) from None
     if isinstance(other, bool) or not isinstance(other, numbers.Real):
         raise TypeError(
             f"unsupported operand for {op}: {left!r} {op} {type(other).__name__} {other!r} "
             f"(micrograd works with Values and real numbers)"
         )
-    return Value(float(other))
+    return Value(_as_float(other, f"the operand of {op}"))
 
 
 class _Derivatives(threading.local):
@@ -286,7 +303,10 @@ def _sigmoid_vec(xp: Any, a: Any) -> Any:
 
 def _pow_local_vec(xp: Any, a: Any, p: Any) -> Any:
     # p * a**(p-1), 0 where p == 0 (PyTorch's mask); IEEE gives ±inf at a == 0 by itself
-    return xp.where(p == 0, 0.0, p * xp.power(a, p - 1))
+    d = p * xp.power(a, p - 1)
+    if isinstance(p, float):  # the exponent of '**p', the same for the whole batch
+        return xp.zeros_like(d) if p == 0 else d
+    return xp.where(p == 0, 0.0, d)
 
 
 def _pow_value_local_vec(xp: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
@@ -340,7 +360,8 @@ class Value:
     def __add__(self, other: Operand) -> Value:
         other = other if isinstance(other, Value) else _lift(other, "+", self)
         out = self.data + other.data
-        if not -1.7976931348623157e308 <= out <= 1.7976931348623157e308:  # NaN or ±inf
+        # overflow gives ±inf (finite numbers never add up to NaN); two comparisons are cheapest
+        if out > 1.7976931348623157e308 or out < -1.7976931348623157e308:
             _overflow(f"addition: {self.data!r} + {other.data!r}", self.data, other.data)
         return Value(out, (self, other), "+", "", (1.0, 1.0))
 
@@ -353,7 +374,7 @@ class Value:
     def __mul__(self, other: Operand) -> Value:
         other = other if isinstance(other, Value) else _lift(other, "*", self)
         out = self.data * other.data
-        if not -1.7976931348623157e308 <= out <= 1.7976931348623157e308:  # NaN or ±inf
+        if out > 1.7976931348623157e308 or out < -1.7976931348623157e308:  # overflow: ±inf
             _overflow(f"multiplication: {self.data!r} * {other.data!r}", self.data, other.data)
         return Value(out, (self, other), "*", "", (other.data, self.data))
 
@@ -639,7 +660,7 @@ class Value:
                     b.grad += db * g
                 elif n == 1 and len(v._prev) == 1:
                     v._prev[0].grad += local[0] * g
-                else:
+                elif n:  # a fused node's many children (a leaf has no local derivatives)
                     if n != len(v._prev):
                         _locals(v)  # raises: one local derivative per child, or it is wrong
                     for child, d in zip(v._prev, local):
@@ -654,7 +675,8 @@ class Value:
 
 def _locals(v: Value) -> Sequence[float]:
     """`v._local` as backward() and grad() both use it: a sequence with one local derivative per
-    child (a tuple, or a list given by hand); anything else is refused, the same way by both."""
+    child (a tuple, or a list given by hand), or empty (the gradient stops there, as with the
+    lecture's default `_backward`); anything else is refused, the same way by both."""
     local = v._local
     if not isinstance(local, Sequence) and isinstance(local, Iterable):
         local = tuple(local)  # e.g. a numpy array
@@ -663,7 +685,7 @@ def _locals(v: Value) -> Sequence[float]:
             f"node {v!r} (op {v._op!r}): _local must be a sequence of local derivatives, one "
             f"per child (or a callable _backward), got {type(local).__name__} {local!r}"
         )
-    if len(local) != len(v._prev):
+    if local and len(local) != len(v._prev):
         raise ValueError(
             f"node {v!r} (op {v._op!r}) has {len(local)} local derivatives for "
             f"{len(v._prev)} children"

@@ -24,6 +24,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from .atomic import atomic_write
 from .engine import OPS, Value
 
 # Every one-argument primitive of the engine, by its method name: tanh(x) is x.tanh().
@@ -369,7 +370,7 @@ def run_graph(args: argparse.Namespace) -> int:
     except ImportError as exc:  # the graphviz Python package
         return _fail(str(exc), 1)
     try:
-        pathlib.Path(args.output).write_bytes(data)
+        atomic_write(args.output, data)  # never a half-written file over a good one
     except OSError as exc:
         return _fail(f"cannot write {args.output!r}: {exc.strerror or exc}", 1)
     return 0

@@ -1,192 +1,163 @@
-"""Saving and loading an `MLP` as JSON, and exporting it to PyTorch.
+"""The JSON file format of a saved `MLP` (``model.save(path)``, ``MLP.load(path)``).
 
-    model.save("model.json")           # or io.save(model, path)
-    model = MLP.load("model.json")     # or io.load(path)
-    net = model.to_torch()             # a float64 torch.nn.Sequential giving the same outputs
+`torch_sequential` builds the PyTorch twin of an MLP for ``MLP.to_torch()``.
 
-The file is plain JSON a learner can open: the architecture (``nin``, ``nouts``, ``activation``,
-``out_activation``, ``fused``) and the weights in `model.parameters()` order. Floats are written
-with `repr`, which round-trips exactly, so a loaded model computes bit-identical outputs. Saving is
-atomic (a temporary file in the same directory, then `os.replace`), so a save that fails half way
-leaves any previous file intact. A file that is not one of ours, or does not fit its own
-architecture, is a `ValueError` saying what is wrong.
+The file is plain JSON a learner can open: the constructor arguments (``nin``, ``nouts``,
+``activation``, ``out_activation``, ``fused``) and the weights in `model.parameters()` order, as
+floats written with `repr` (which round-trips exactly, so a loaded model computes bit-identical
+outputs). It is written with `atomic_write`. `read` checks everything `save` guarantees, so a file
+is accepted exactly when `save` could have written it; anything else is a ValueError naming the
+file and what is wrong. This module knows the format only; `nn.MLP` builds the model.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import numbers
 import os
-import random
-import tempfile
+from collections.abc import Callable
 from typing import Any
 
-from .nn import ACTIVATIONS, MLP, Module
+from .atomic import atomic_write
 
 FORMAT = "micrograd-mlp"
 VERSION = 1
+FIELDS = ("format", "version", "nin", "nouts", "activation", "out_activation", "fused", "weights")
 
 
-def architecture(model: MLP) -> dict[str, Any]:
-    """The constructor arguments that rebuild `model`'s shape (read from its layers)."""
-    if not isinstance(model, MLP):
-        raise TypeError(f"save/to_torch support MLP models, got {type(model).__name__}")
-    layers = model.layers
-    first = layers[0].neurons[0]
-    hidden = {n.activation for layer in layers[:-1] for n in layer.neurons}
-    out = {n.activation for n in layers[-1].neurons}
-    fused = {n.fused for layer in layers for n in layer.neurons}
-    if len(hidden) > 1 or len(out) > 1 or len(fused) > 1:
-        raise ValueError(
-            "cannot describe this MLP by its constructor arguments: its neurons were changed "
-            f"after construction (hidden activations {sorted(hidden)}, output {sorted(out)})"
-        )
-    return {
-        "nin": len(first.w),
-        "nouts": [len(layer.neurons) for layer in layers],
-        "activation": hidden.pop() if hidden else "relu",
-        "out_activation": out.pop(),
-        "fused": fused.pop(),
-    }
+def save(path: str | os.PathLike, config: dict[str, Any], weights: list[float]) -> None:
+    """Write a model file: `config` (an MLP's constructor arguments) and its finite `weights`."""
+    d = {"format": FORMAT, "version": VERSION, **config, "weights": weights}
+    atomic_write(path, json.dumps(d, indent=1, allow_nan=False) + "\n")
 
 
-def to_dict(model: MLP) -> dict[str, Any]:
-    for i, p in enumerate(model.parameters()):
-        if not math.isfinite(p.data):  # JSON has no NaN or inf: refuse rather than write non-JSON
-            raise ValueError(f"cannot save: weight {i} is {p.data!r} (training diverged?)")
-    return {
-        "format": FORMAT,
-        "version": VERSION,
-        **architecture(model),
-        "weights": [p.data for p in model.parameters()],
-    }
+def bad_file(path: object, why: str) -> ValueError:
+    """The error for a file that is not a valid model file."""
+    return ValueError(f"{os.fspath(path)}: not a valid micrograd model file: {why}")  # type: ignore[call-overload]
 
 
-def save(model: Module, path: str | os.PathLike) -> None:
-    """Write `model` to `path` as JSON, atomically: the old file survives a failed save."""
-    text = json.dumps(to_dict(model), indent=1)  # type: ignore[arg-type]
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise FileNotFoundError(f"cannot save {path}: the folder {directory} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=".micrograd-", suffix=".tmp", dir=directory)
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; give it a normal file's mode
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+class _Refused(Exception):
+    """Raised from inside the JSON parser: the file holds something `save` never writes."""
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def _no_constant(name: str) -> float:
+    raise _Refused(f"{name} is not a number a model file can hold (save never writes it)")
 
 
-def _bad(path: object, why: str) -> ValueError:
-    return ValueError(f"{path}: not a valid micrograd model file: {why}")
+def _int(text: str) -> int:
+    if len(text) > 400:  # beyond any float: do not let int() parse thousands of digits
+        raise _Refused(f"the number {text[:20]}... ({len(text)} digits) is too large for a float")
+    return int(text)
 
 
-def from_dict(d: object, where: object = "model") -> MLP:
-    """Rebuild an MLP from `to_dict`'s output, checking every field."""
-    if not isinstance(d, dict):
-        raise _bad(where, f"expected a JSON object, got {type(d).__name__}")
-    if d.get("format") != FORMAT:
-        raise _bad(where, f"format is {d.get('format')!r}, expected {FORMAT!r}")
-    if d.get("version") != VERSION:
-        raise _bad(where, f"version {d.get('version')!r} is not supported (this reads {VERSION})")
-    for key in ("nin", "nouts", "activation", "out_activation", "fused", "weights"):
-        if key not in d:
-            raise _bad(where, f"missing field {key!r}")
-    nin, nouts, weights = d["nin"], d["nouts"], d["weights"]
-    if isinstance(nin, bool) or not isinstance(nin, int) or nin < 1:
-        raise _bad(where, f"nin must be a positive integer, got {nin!r}")
-    if not isinstance(nouts, list) or not nouts or any(
-        isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in nouts
-    ):
-        raise _bad(where, f"nouts must be a non-empty list of positive integers, got {nouts!r}")
-    if not isinstance(d["fused"], bool):
-        raise _bad(where, f"fused must be true or false, got {d['fused']!r}")
-    if not isinstance(weights, list):
-        raise _bad(where, f"weights must be a list, got {type(weights).__name__}")
-    sizes = [nin] + nouts
-    expected = sum((sizes[i] + 1) * sizes[i + 1] for i in range(len(nouts)))
-    if len(weights) != expected:
-        raise _bad(
-            where,
-            f"wrong number of weights: {len(weights)}, but an MLP({nin}, {nouts}) has {expected}",
-        )
-    for i, w in enumerate(weights):
-        if isinstance(w, bool) or not isinstance(w, numbers.Real):
-            raise _bad(where, f"weight {i} is not a number: {w!r}")
-    # Building an MLP draws random weights; keep the caller's random stream untouched.
-    state = random.getstate()
-    try:
-        model = MLP(nin, nouts, d["activation"], d["out_activation"], fused=d["fused"])
-    except (TypeError, ValueError) as e:
-        raise _bad(where, str(e)) from None
-    finally:
-        random.setstate(state)
-    for i, (p, w) in enumerate(zip(model.parameters(), weights)):
-        try:
-            p.data = float(w)
-        except OverflowError:
-            raise _bad(where, f"weight {i} is too large for a float: {w!r}") from None
-    return model
+def _float(text: str) -> float:
+    x = float(text)
+    if not math.isfinite(x):
+        raise _Refused(f"the number {text[:40]} is too large for a float")
+    return x
 
 
-def load(path: str | os.PathLike) -> MLP:
-    """Read a model written by `save`. A ValueError says what is wrong with a bad file."""
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen = [k for k, _ in pairs]
+        raise _Refused(f"field {next(k for k in seen if seen.count(k) > 1)!r} appears twice")
+    return d
+
+
+def _positive_int(x: object) -> bool:
+    return type(x) is int and x >= 1
+
+
+def read(path: str | os.PathLike) -> tuple[dict[str, Any], list[float]]:
+    """A model file's constructor arguments and weights, checked. ValueError for a bad file."""
     path = os.fspath(path)
     with open(path, "rb") as f:
         raw = f.read()
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise _bad(path, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+        raise bad_file(path, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
     try:
-        d = json.loads(text)
+        d = json.loads(
+            text,
+            parse_constant=_no_constant,
+            parse_int=_int,
+            parse_float=_float,
+            object_pairs_hook=_object,
+        )
+    except _Refused as e:
+        raise bad_file(path, str(e)) from None
     except json.JSONDecodeError as e:
-        raise _bad(path, f"bad JSON ({e})") from None
-    return from_dict(d, path)
+        raise bad_file(path, f"bad JSON ({e})") from None
+    except RecursionError:
+        raise bad_file(path, "JSON nested too deeply (a model file is one flat object)") from None
+    except ValueError as e:  # anything else the parser meets
+        raise bad_file(path, f"bad JSON ({e})") from None
+    return _check(d, path)
 
 
-def to_torch(model: Module) -> Any:
-    """A `torch.nn.Sequential` (float64) computing the same function as `model`.
+def _check(d: object, path: str) -> tuple[dict[str, Any], list[float]]:
+    if not isinstance(d, dict):
+        raise bad_file(path, f"expected a JSON object, got {type(d).__name__}")
+    for key in FIELDS:
+        if key not in d:
+            raise bad_file(path, f"missing field {key!r}")
+    extra = [k for k in d if k not in FIELDS]
+    if extra:
+        raise bad_file(path, f"unknown field {extra[0]!r}")
+    if d["format"] != FORMAT:
+        raise bad_file(path, f"format is {d['format']!r}, expected {FORMAT!r}")
+    if type(d["version"]) is not int or d["version"] != VERSION:
+        raise bad_file(path, f"version {d['version']!r} is not supported (this reads {VERSION})")
+    nin, nouts, weights = d["nin"], d["nouts"], d["weights"]
+    if not _positive_int(nin):
+        raise bad_file(path, f"nin must be a positive integer, got {nin!r}")
+    if not isinstance(nouts, list) or not nouts or not all(_positive_int(n) for n in nouts):
+        raise bad_file(path, f"nouts must be a non-empty list of positive integers, got {nouts!r}")
+    for key in ("activation", "out_activation"):
+        if not isinstance(d[key], str):
+            raise bad_file(path, f"{key} must be a name like 'relu', got {d[key]!r}")
+    if not isinstance(d["fused"], bool):
+        raise bad_file(path, f"fused must be true or false, got {d['fused']!r}")
+    if not isinstance(weights, list):
+        raise bad_file(path, f"weights must be a list, got {type(weights).__name__}")
+    sizes = [nin, *nouts]
+    expected = sum((sizes[i] + 1) * sizes[i + 1] for i in range(len(nouts)))
+    if len(weights) != expected:
+        raise bad_file(
+            path,
+            f"wrong number of weights: {len(weights)}, but an MLP({nin}, {nouts}) has {expected}",
+        )
+    floats = []
+    for i, w in enumerate(weights):
+        if type(w) not in (int, float):
+            raise bad_file(path, f"weight {i} is not a number: {w!r}")
+        try:
+            floats.append(float(w))
+        except OverflowError:
+            raise bad_file(path, f"weight {i} is too large for a float: {w!r}") from None
+    config = {k: d[k] for k in ("nin", "nouts", "activation", "out_activation", "fused")}
+    return config, floats
 
-    Linear layers hold the weights (row j of a layer's weight matrix is neuron j's `w`), followed
-    by the activation's module (`nn.ACTIVATIONS`) where the MLP has one.
-    """
+
+def torch_sequential(layers: list[tuple[list[list[float]], list[float], Callable]]) -> Any:
+    """A float64 `torch.nn.Sequential` of Linear layers (weights W, row j = neuron j; biases b),
+    each followed by its activation's module: ``(W, b, module)`` per layer, where
+    ``module(torch)`` makes it (None: linear; `nn.Activation.torch_module`)."""
     try:
         import torch
     except ImportError:
-        raise ImportError("to_torch needs PyTorch: pip install micrograd-plus[export]") from None
-    arch = architecture(model)  # type: ignore[arg-type]
+        raise ImportError('to_torch needs PyTorch: pip install -e ".[export]"') from None
+    f64 = torch.float64  # torch.tensor of Python floats is float32 unless told
     modules: list[Any] = []
-    n = len(model.layers)  # type: ignore[attr-defined]
-    for i, layer in enumerate(model.layers):  # type: ignore[attr-defined]
-        nin, nout = len(layer.neurons[0].w), len(layer.neurons)
-        linear = torch.nn.Linear(nin, nout, dtype=torch.float64)
+    for W, b, module in layers:
+        linear = torch.nn.Linear(len(W[0]), len(W), dtype=f64)
         with torch.no_grad():
-            linear.weight.copy_(
-                torch.tensor([[w.data for w in nr.w] for nr in layer.neurons], dtype=torch.float64)
-            )
-            linear.bias.copy_(
-                torch.tensor([nr.b.data for nr in layer.neurons], dtype=torch.float64)
-            )
+            linear.weight.copy_(torch.tensor(W, dtype=f64))
+            linear.bias.copy_(torch.tensor(b, dtype=f64))
         modules.append(linear)
-        act = ACTIVATIONS[arch["out_activation"] if i == n - 1 else arch["activation"]]
-        module = act.torch_module(torch)
-        if module is not None:  # None: linear
-            modules.append(module)
+        act = module(torch)
+        if act is not None:
+            modules.append(act)
     return torch.nn.Sequential(*modules)

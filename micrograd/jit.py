@@ -72,30 +72,29 @@ class TraceError(ValueError):
 # written beside its Value method). Arrays are (nodes, batch) blocks, or (nodes, 1) for a child
 # that is the same for every sample (a parameter or constant). `p` is the number exponent of a
 # '**p' node, else None. numpy's floating-point warnings are silenced around the whole replay: where
-# the engine raises, the rules give inf or NaN, and `_check_finite` then lets the engine itself
-# raise its error for that sample. 'dot' and 'sum' have many children and are compiled specially
-# (see _Program), with the same maths: dot = b + sum(w * x), d/dw = x, d/dx = w, d/db = 1; sum:
-# every local derivative is 1.
-
-_ONE = 1.0  # a local derivative of exactly 1: the incoming gradient passes through untouched
+# the engine raises, the rules give inf or NaN, and `Jitted._explain` then runs each sample holding
+# one through the engine, which raises its own error (see `_nonfinite_samples`). 'dot' and 'sum'
+# have many children and are compiled specially (see _Program), with the same maths:
+# dot = b + sum(w * x), d/dw = x, d/dx = w, d/db = 1; sum: every local derivative is 1.
 
 
 def _elementwise(info: OpInfo) -> tuple[int, Callable[..., Any], Callable[..., tuple]]:
     fwd, local = info.vec  # type: ignore[misc]
-
-    def forward(p: float | None, *a: Any) -> Any:
-        return fwd(np, *a) if p is None else fwd(np, *a, p)
-
-    def local_derivatives(p: float | None, out: Any, *a: Any) -> tuple:
-        ds = local(np, out, *a) if p is None else local(np, out, *a, p)
-        return tuple(_ONE if type(d) is float and d == 1.0 else d for d in ds)
-
-    return info.arity, forward, local_derivatives  # type: ignore[return-value]
+    if info.name == "**p":  # the exponent is the rules' last argument
+        return 1, lambda p, a: fwd(np, a, p), lambda p, out, a: local(np, out, a, p)
+    if info.arity == 1:
+        return 1, lambda p, a: fwd(np, a), lambda p, out, a: local(np, out, a)
+    return 2, lambda p, a, b: fwd(np, a, b), lambda p, out, a, b: local(np, out, a, b)
 
 
 ELEMENTWISE: dict[str, tuple[int, Callable[..., Any], Callable[..., tuple]]] = {
     kind: _elementwise(info) for kind, info in OPS.items() if info.vec is not None
 }
+
+
+def _is_one(d: Any) -> bool:
+    # A local derivative of exactly 1 (a plain float, as '+' gives): the gradient passes through.
+    return type(d) is float and d == 1.0
 
 
 def _kind(op: str | tuple) -> str:
@@ -470,7 +469,7 @@ def _elementwise_steps(
         def backward(V: Any, G: Any, S: Any, GS: Any, per_sample: bool) -> None:
             g = G[o]
             (d,) = local(p, V[o], ra(V, S))
-            accs[0](G, GS, g if d is _ONE else d * g, per_sample)
+            accs[0](G, GS, g if _is_one(d) else d * g, per_sample)
 
     else:
         ra, rb = reads
@@ -481,8 +480,8 @@ def _elementwise_steps(
         def backward(V: Any, G: Any, S: Any, GS: Any, per_sample: bool) -> None:
             g = G[o]
             da, db = local(p, V[o], ra(V, S), rb(V, S))
-            accs[0](G, GS, g if da is _ONE else da * g, per_sample)
-            accs[1](G, GS, g if db is _ONE else db * g, per_sample)
+            accs[0](G, GS, g if _is_one(da) else da * g, per_sample)
+            accs[1](G, GS, g if _is_one(db) else db * g, per_sample)
 
     return forward, backward
 

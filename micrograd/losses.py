@@ -1,20 +1,18 @@
 """Loss functions built from `Value` ops, so their gradients come from backprop for free.
 
-Each loss takes a batch as lists (predictions as Values or numbers, targets as numbers) and
-returns one `Value`, the mean over the batch unless ``reduction='sum'``:
+Each batch loss takes lists (predictions as Values or numbers, targets as numbers) and returns one
+`Value`, the mean over the batch unless ``reduction='sum'``:
 
     mse(preds, targets)                        mean of (p - t)**2 (the lecture uses the sum)
     hinge(scores, ys)                          karpathy's SVM max-margin loss, ys in {-1, +1}
-    binary_cross_entropy_with_logits(z, t)     t in {0, 1} (or a probability); stable for |z| huge
-    cross_entropy(logits, targets)             softmax cross-entropy, one list of logits per
-                                               sample, targets are class indices; stable
+    binary_cross_entropy_with_logits(z, t)     t in {0, 1} (or a probability); stable
+    cross_entropy(logits, targets)             softmax cross-entropy; targets are class indices
     l2(parameters, alpha)                      alpha * sum(p*p), karpathy's regularisation
 
-plus `logsumexp`, `softmax` and `log_softmax` for one list of logits. The stable forms are exact
-rewrites, not fudges (log-sum-exp shifted by the largest logit; the engine's stable softplus op),
-built from engine ops without branching on values: logits of ±1000 neither overflow nor lose their
-gradient, and every sample gets the same graph. Values and gradients are tested against PyTorch
-(float64). Targets are data: numbers, or Values used as they are (no checks, gradients flow).
+Each is the mean of a *per-sample term* (`TERMS`: `hinge_term`, `mse_term`, ...), plain Value code
+for one sample that never branches on data, so `micrograd.jit` can trace it once and replay it
+over a batch; `check_targets` is the one check of the labels. Also `logsumexp`, `softmax` and
+`log_softmax` (exact stable rewrites, no ``log(x + eps)``) and `softplus` (the engine's op).
 """
 
 from __future__ import annotations
@@ -32,7 +30,7 @@ def _value(x: Operand, what: str) -> Value:
         return x
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
         raise TypeError(f"{what}: expected a Value or a real number, got {type(x).__name__} {x!r}")
-    return Value(float(x))
+    return Value(x)  # the engine says what is wrong with, e.g., a 400-digit int
 
 
 def _target(t: object, what: str) -> float | Value:
@@ -41,7 +39,10 @@ def _target(t: object, what: str) -> float | Value:
         return t
     if isinstance(t, bool) or not isinstance(t, numbers.Real):
         raise TypeError(f"{what}: targets must be real numbers, got {type(t).__name__} {t!r}")
-    return float(t)
+    try:
+        return float(t)
+    except OverflowError:
+        raise OverflowError(f"{what}: a target is too large for a float (max ~1.8e308)") from None
 
 
 def _pairs(preds: Sequence, targets: Sequence, what: str) -> list[tuple]:
@@ -64,25 +65,82 @@ def _reduce(terms: list[Value], reduction: str, what: str) -> Value:
     return total if reduction == "sum" else total * (1.0 / len(terms))
 
 
+def check_target(loss: str, t: object, n_classes: int | None = None) -> float | Value:
+    """One target for `loss` as the loss uses it (a float, or an int class index), else the
+    error every path raises; a Value (e.g. a placeholder being traced) is used as it is."""
+    if loss == "cross_entropy":
+        if isinstance(t, bool) or not isinstance(t, numbers.Integral) or not (
+            n_classes is None or 0 <= t < n_classes
+        ):
+            raise ValueError(
+                f"cross_entropy: target must be a class index in [0, {n_classes}), got {t!r}"
+            )
+        return int(t)  # type: ignore[return-value]
+    what = "binary_cross_entropy_with_logits" if loss == "bce" else loss
+    tv = _target(t, what)
+    if isinstance(tv, Value):
+        return tv
+    if loss == "hinge" and tv not in (-1.0, 1.0):
+        raise ValueError(f"hinge: labels must be -1 or +1, got {t!r}")
+    if loss == "bce" and not 0.0 <= tv <= 1.0:
+        raise ValueError(f"binary_cross_entropy_with_logits: targets must be in [0, 1], got {t!r}")
+    return tv
+
+
+def check_targets(loss: str, targets: Sequence, n_classes: int | None = None) -> list:
+    """`check_target` over a batch (for code that computes the loss another way, e.g. jit)."""
+    return [check_target(loss, t, n_classes) for t in targets]
+
+
+# ---------------------------------------------------------------- per-sample terms
+
+
+def mse_term(pred: Operand, t: Operand) -> Value:
+    """(pred - t)**2 for one sample."""
+    return (_value(pred, "mse") - _target(t, "mse")) ** 2
+
+
+def hinge_term(score: Operand, y: Operand) -> Value:
+    """``(1 + -y*score).relu()`` for one sample, y = ±1: zero once the score is on y's side of 0
+    by a margin of 1."""
+    return (1 + -y * _value(score, "hinge")).relu()  # type: ignore[operator]
+
+
+def bce_term(z: Operand, t: Operand) -> Value:
+    """-[t log σ(z) + (1-t) log(1 - σ(z))] for one logit z, as softplus(z) - t*z (never log 0)."""
+    z = _value(z, "binary_cross_entropy_with_logits")
+    return softplus(z) - t * z  # type: ignore[operator]
+
+
+def cross_entropy_term(logits: Sequence[Operand], target: int | Sequence[Operand]) -> Value:
+    """logsumexp(z) - z[target] for one sample's class scores. `target` is a class index, or a
+    one-hot row (then z[target] is a dot with it: the same graph whatever the class, for jit)."""
+    if isinstance(logits, (Value, numbers.Number)):
+        raise TypeError(
+            f"cross_entropy: each sample needs a list of class logits, got {logits!r} "
+            f"(for one output per sample use binary_cross_entropy_with_logits)"
+        )
+    zs = [_value(z, "cross_entropy") for z in logits]
+    if isinstance(target, Sequence):
+        return logsumexp(zs) - Value.dot(zs, target)
+    return logsumexp(zs) - zs[target]
+
+
+TERMS = {"hinge": hinge_term, "mse": mse_term, "bce": bce_term, "cross_entropy": cross_entropy_term}
+
+
+# ---------------------------------------------------------------- batch losses
+
+
 def mse(preds: Sequence[Operand], targets: Sequence[Operand], reduction: str = "mean") -> Value:
     """Mean squared error: mean of (pred - target)**2 (``reduction='sum'``: the lecture's sum)."""
-    terms = [
-        (_value(p, "mse") - _target(t, "mse")) ** 2 for p, t in _pairs(preds, targets, "mse")
-    ]
+    terms = [mse_term(p, t) for p, t in _pairs(preds, targets, "mse")]
     return _reduce(terms, reduction, "mse")
 
 
 def hinge(scores: Sequence[Operand], ys: Sequence[Operand], reduction: str = "mean") -> Value:
-    """The SVM max-margin loss of karpathy's demo: mean of ``(1 + -y*score).relu()``, y = ±1.
-
-    Zero once every score is on the right side of 0 by a margin of 1.
-    """
-    terms = []
-    for s, y in _pairs(scores, ys, "hinge"):
-        yv = _target(y, "hinge")
-        if not isinstance(yv, Value) and yv not in (-1.0, 1.0):
-            raise ValueError(f"hinge: labels must be -1 or +1, got {y!r}")
-        terms.append((1 + -yv * _value(s, "hinge")).relu())
+    """The SVM max-margin loss of karpathy's demo: mean of `hinge_term`, labels y = ±1."""
+    terms = [hinge_term(s, check_target("hinge", y)) for s, y in _pairs(scores, ys, "hinge")]
     return _reduce(terms, reduction, "hinge")
 
 
@@ -95,19 +153,10 @@ def softplus(x: Operand) -> Value:
 def binary_cross_entropy_with_logits(
     logits: Sequence[Operand], targets: Sequence[Operand], reduction: str = "mean"
 ) -> Value:
-    """-[t log σ(z) + (1-t) log(1 - σ(z))], computed as softplus(z) - t*z (never log of 0).
-
-    `targets` are 0/1 labels (or probabilities in [0, 1]); PyTorch's `BCEWithLogitsLoss`.
-    """
-    terms = []
-    for z, t in _pairs(logits, targets, "binary_cross_entropy_with_logits"):
-        tv = _target(t, "binary_cross_entropy_with_logits")
-        if not isinstance(tv, Value) and not 0.0 <= tv <= 1.0:
-            raise ValueError(
-                f"binary_cross_entropy_with_logits: targets must be in [0, 1], got {t!r}"
-            )
-        z = _value(z, "binary_cross_entropy_with_logits")
-        terms.append(softplus(z) - tv * z)
+    """Mean of `bce_term`: targets are 0/1 labels (or probabilities in [0, 1]); PyTorch's
+    `BCEWithLogitsLoss`."""
+    pairs = _pairs(logits, targets, "binary_cross_entropy_with_logits")
+    terms = [bce_term(z, check_target("bce", t)) for z, t in pairs]
     return _reduce(terms, reduction, "binary_cross_entropy_with_logits")
 
 
@@ -154,24 +203,15 @@ def softmax(logits: Sequence[Operand]) -> list[Value]:
 def cross_entropy(
     logits: Sequence[Sequence[Operand]], targets: Sequence[int], reduction: str = "mean"
 ) -> Value:
-    """Softmax cross-entropy: mean over samples of logsumexp(z) - z[target].
+    """Softmax cross-entropy: mean over samples of `cross_entropy_term`.
 
     `logits` holds one list of class scores per sample (e.g. ``model.outputs(x)``), `targets`
     the index of the right class; PyTorch's `F.cross_entropy`.
     """
     terms = []
     for z, t in _pairs(logits, targets, "cross_entropy"):
-        if isinstance(z, (Value, numbers.Number)):
-            raise TypeError(
-                f"cross_entropy: each sample needs a list of class logits, got {z!r} "
-                f"(for one output per sample use binary_cross_entropy_with_logits)"
-            )
-        zs = [_value(zi, "cross_entropy") for zi in z]
-        if isinstance(t, bool) or not isinstance(t, numbers.Integral) or not 0 <= t < len(zs):
-            raise ValueError(
-                f"cross_entropy: target must be a class index in [0, {len(zs)}), got {t!r}"
-            )
-        terms.append(logsumexp(zs) - zs[int(t)])
+        n = len(z) if not isinstance(z, (Value, numbers.Number)) else None
+        terms.append(cross_entropy_term(z, check_target("cross_entropy", t, n) if n else 0))
     return _reduce(terms, reduction, "cross_entropy")
 
 

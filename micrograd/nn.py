@@ -4,17 +4,22 @@ karpathy's micrograd `nn.py`, with his defaults (ReLU hidden layers, a linear ou
 from ``random.uniform(-1, 1)`` in the same order, bias 0) so a seeded run reproduces his demo, plus:
 a choice of activation (``MLP(3, [4, 4, 1], activation='tanh', out_activation='tanh')`` is the
 lecture's all-tanh net), a fused neuron (one `Value.dot` node instead of 2n; ``fused=False`` draws
-the lecture's unfused graph), and clear errors for inputs of the wrong size.
+the lecture's unfused graph), and clear errors for inputs of the wrong size. An `MLP` checks its
+constructor arguments, describes them (`config`), and saves, loads and exports itself
+(`save`, `load`, `to_torch`; the file format is `micrograd.io`'s).
 """
 
 from __future__ import annotations
 
+import math
 import numbers
+import os
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import io
 from .engine import OPS, Operand, OpInfo, Value
 
 
@@ -80,20 +85,20 @@ class Module:
     def parameters(self) -> list[Value]:
         return []
 
-    def save(self, path: str) -> None:
-        """Write this model (architecture and weights) to `path` as JSON, atomically.
-
-        See `micrograd.io`; ``MLP.load(path)`` reads it back with bit-identical weights.
-        """
-        from .io import save  # io.py, not nn.py, knows the file format
-
-        save(self, path)
+    def save(self, path: str | os.PathLike) -> None:
+        """Only an `MLP` can be saved: its constructor arguments describe it (see `MLP.save`)."""
+        raise TypeError(_only_mlp(self, "save"))
 
     def to_torch(self) -> object:
-        """A float64 `torch.nn.Sequential` computing the same function (needs PyTorch)."""
-        from .io import to_torch
+        """Only an `MLP` can be exported (see `MLP.to_torch`)."""
+        raise TypeError(_only_mlp(self, "to_torch"))
 
-        return to_torch(self)
+
+def _only_mlp(module: Module, what: str) -> str:
+    return (
+        f"{what}: only an MLP can be saved or exported, got a {type(module).__name__}; "
+        f"a layer of n neurons reading k inputs is MLP(k, [n], out_activation=...)"
+    )
 
 
 class Neuron(Module):
@@ -174,6 +179,7 @@ class MLP(Module):
     Hidden layers use `activation` (default ReLU, as in karpathy's micrograd); the last layer uses
     `out_activation` (default linear). ``MLP(3, [4, 4, 1], activation='tanh',
     out_activation='tanh')`` is the lecture's network. `fused=False` builds unfused neurons.
+    Every argument is checked here, so any MLP that can be built can be saved and loaded back.
     """
 
     def __init__(
@@ -184,10 +190,21 @@ class MLP(Module):
         out_activation: str | None = None,
         fused: bool = True,
     ) -> None:
-        nouts = list(nouts)
+        nin = _count(nin, "MLP", "nin", "inputs")
+        if isinstance(nouts, (str, bytes)) or not hasattr(nouts, "__iter__"):
+            raise TypeError(f"MLP needs nouts as a list of layer sizes like [4, 1], got {nouts!r}")
+        nouts = [_count(n, "MLP", f"nouts[{i}]", "neurons") for i, n in enumerate(nouts)]
         if not nouts:
             raise ValueError("MLP needs at least one layer size in nouts, got []")
+        for name, act in (("activation", activation), ("out_activation", out_activation)):
+            if act is not None and not isinstance(act, str):
+                raise TypeError(f"MLP: {name} must be a name like 'relu' or None, got {act!r}")
+        if not isinstance(fused, bool):
+            raise TypeError(f"MLP: fused must be True or False, got {fused!r}")
         hidden, last = _activation(activation), _activation(out_activation)
+        self._config: dict[str, Any] = {
+            "nin": nin, "nouts": nouts, "activation": hidden, "out_activation": last, "fused": fused
+        }
         sz = [nin] + nouts
         self.layers = [
             Layer(sz[i], sz[i + 1], activation=last if i == len(nouts) - 1 else hidden, fused=fused)
@@ -210,9 +227,74 @@ class MLP(Module):
     def __repr__(self) -> str:
         return f"MLP of [{', '.join(str(layer) for layer in self.layers)}]"
 
-    @classmethod
-    def load(cls, path: str) -> MLP:
-        """The MLP saved at `path` by `save` (a ValueError says what is wrong with a bad file)."""
-        from .io import load
+    def config(self) -> dict[str, Any]:
+        """The constructor arguments that rebuild this MLP's shape: ``MLP(**m.config())``.
 
-        return load(path)
+        A ValueError if its layers or neurons were swapped or changed after construction, since
+        then no constructor call describes it.
+        """
+        c = self._config
+        sizes = [c["nin"], *c["nouts"]]
+        for i, layer in enumerate(self.layers if len(self.layers) == len(c["nouts"]) else [None]):
+            act = c["out_activation"] if i == len(c["nouts"]) - 1 else c["activation"]
+            if layer is None or len(layer.neurons) != sizes[i + 1] or any(
+                len(n.w) != sizes[i] or n.activation != act or n.fused is not c["fused"]
+                for n in layer.neurons
+            ):
+                raise ValueError(
+                    "this MLP is no longer described by its constructor arguments "
+                    f"(MLP({c['nin']}, {c['nouts']}, ...)): its layers or neurons were changed "
+                    "after construction"
+                )
+        return {**c, "nouts": list(c["nouts"])}
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write this MLP (constructor arguments and weights) to `path` as JSON, atomically.
+
+        ``MLP.load(path)`` reads it back with bit-identical weights. A ValueError if a weight is
+        NaN or infinite (JSON has no such numbers); an OSError naming `path` if it cannot be
+        written (the old file, if any, is left as it was).
+        """
+        weights = [p.data for p in self.parameters()]
+        for i, w in enumerate(weights):
+            if not math.isfinite(w):  # refuse rather than write a file load would refuse
+                raise ValueError(
+                    f"cannot save {os.fspath(path)}: weight {i} is {w!r} (training diverged?)"
+                )
+        io.save(path, self.config(), weights)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> MLP:
+        """The MLP saved at `path` by `save`. Any problem with the file's contents is a
+        ValueError naming `path` and what is wrong; a file that cannot be read at all is the
+        OSError `open` raises (FileNotFoundError, PermissionError, ...), which names it too."""
+        config, weights = io.read(path)
+        state = random.getstate()  # building draws random weights: leave the caller's stream
+        try:
+            model = cls(**config)
+        except (TypeError, ValueError) as e:
+            raise io.bad_file(path, str(e)) from None
+        finally:
+            random.setstate(state)
+        for p, w in zip(model.parameters(), weights):
+            p.data = w
+        return model
+
+    def to_torch(self) -> Any:
+        """A float64 `torch.nn.Sequential` computing the same function (needs PyTorch).
+
+        Linear layers hold the weights (row j of a layer's weight matrix is neuron j's `w`),
+        each followed by the torch module of its activation.
+        """
+        c = self.config()
+        layers = [
+            (
+                [[w.data for w in n.w] for n in layer.neurons],
+                [n.b.data for n in layer.neurons],
+                ACTIVATIONS[
+                    c["out_activation"] if i == len(self.layers) - 1 else c["activation"]
+                ].torch_module,
+            )
+            for i, layer in enumerate(self.layers)
+        ]
+        return io.torch_sequential(layers)

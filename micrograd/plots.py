@@ -1,21 +1,26 @@
-"""Pictures of training: a 2-D classifier's decision boundary, and loss/accuracy curves.
+"""Pictures of training, as PNG files: a 2-D decision boundary, loss/accuracy curves, digits.
 
     plots.decision_boundary(model, X, y, "boundary.png")
     plots.training_curves(history, "training.png")
+    plots.digit_predictions(model, X_test, y_test, "predictions.png")
 
-Both write PNG files with matplotlib's Agg renderer through a private `Figure` (pyplot's global
-state and backend are left alone, so this is safe inside notebooks and on machines without a
-display). The boundary is drawn from a numpy copy of the network's forward pass: a 200x200 grid
-would be 40,000 scalar graphs otherwise.
+matplotlib draws on a private `Figure` with the Agg renderer (pyplot's global state is left
+alone: safe in notebooks and without a display); the PNG is written with `atomic_write`. Model
+outputs come from `forward_numpy` (a 200x200 grid would be 40,000 scalar graphs otherwise).
 """
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Sequence
 from typing import Any
 
-from .nn import ACTIVATIONS, MLP
+from .atomic import atomic_write
+from .jit_train import forward_numpy
+from .nn import MLP
+
+CLIP = 1e100  # the largest loss drawn as it is
 
 
 def _matplotlib() -> tuple[Any, Any]:
@@ -23,30 +28,15 @@ def _matplotlib() -> tuple[Any, Any]:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise ImportError("plotting needs matplotlib: pip install micrograd-plus[plot]") from None
+        raise ImportError('plotting needs matplotlib: pip install -e ".[plot]"') from None
     return Figure, FigureCanvasAgg
 
 
 def _save(fig: Any, canvas_cls: Any, path: str | os.PathLike) -> None:
     canvas_cls(fig)
-    fig.savefig(os.fspath(path), format="png", dpi=100)
-
-
-def forward_numpy(model: MLP, points: Any) -> Any:
-    """The MLP's outputs for an (n, nin) array of points, as an (n, nout) float64 array."""
-    import numpy as np
-
-    from .io import architecture
-
-    arch = architecture(model)
-    h = np.asarray(points, dtype=np.float64)
-    for i, layer in enumerate(model.layers):
-        W = np.array([[w.data for w in n.w] for n in layer.neurons])
-        b = np.array([n.b.data for n in layer.neurons])
-        last = i == len(model.layers) - 1
-        act = ACTIVATIONS[arch["out_activation"] if last else arch["activation"]]
-        h = act.numpy(np, h @ W.T + b)
-    return h
+    buffer = io.BytesIO()  # rendered in memory, then written whole: never a half PNG
+    fig.savefig(buffer, format="png", dpi=100)
+    atomic_write(path, buffer.getvalue())
 
 
 def decision_boundary(
@@ -92,14 +82,17 @@ def training_curves(history: Any, path: str | os.PathLike, title: str = "trainin
     fig = Figure(figsize=(10, 4))
     ax1, ax2 = fig.subplots(1, 2)
     steps = range(len(history.loss))
-    ax1.plot(steps, history.loss, color="tab:blue")
-    if history.loss and min(history.loss) > 0:
+    # matplotlib cannot place ticks near the float limit: a run that blew up is drawn clipped.
+    shown = [max(min(v, CLIP), -CLIP) for v in history.loss]
+    ax1.plot(steps, shown, color="tab:blue")
+    if shown and min(shown) > 0 and max(shown) / min(shown) < 1e200:
         ax1.set_yscale("log")
     ax1.set_xlabel("step")
-    ax1.set_ylabel("loss")
+    ax1.set_ylabel("loss" if shown == list(history.loss) else f"loss (clipped at ±{CLIP:g})")
     ax1.set_title(f"{title}: loss")
     ax1.grid(True, alpha=0.3)
-    ax2.plot(steps, [100 * a for a in history.accuracy], color="tab:green", label="batch")
+    ax2.plot(steps, [100 * a for a in history.accuracy], color="tab:green",
+             label="training batch")
     test = getattr(history, "test_accuracy", None)
     if test:
         ax2.plot(*zip(*[(k, 100 * a) for k, a in test]), "o-", color="tab:red", label="test")
@@ -113,28 +106,47 @@ def training_curves(history: Any, path: str | os.PathLike, title: str = "trainin
     _save(fig, Canvas, path)
 
 
+def pick_digits(guesses: Sequence[int], y: Sequence[int], n: int = 32) -> list[int]:
+    """Indices of up to `n` samples to show: the wrong guesses first (up to half of `n`, in data
+    order), then right ones, so a picture never hides the mistakes."""
+    wrong = [i for i, (g, t) in enumerate(zip(guesses, y)) if g != t]
+    right = [i for i, (g, t) in enumerate(zip(guesses, y)) if g == t]
+    shown_wrong = wrong[: max(n // 2, n - len(right))]
+    return shown_wrong + right[: n - len(shown_wrong)]
+
+
 def digit_predictions(
     model: MLP,
     X: Sequence[Sequence[float]],
     y: Sequence[int],
     path: str | os.PathLike,
     n: int = 32,
-) -> None:
-    """The first `n` 8x8 digits of (X, y) with the model's guess above each (red when wrong)."""
+    which: str = "test",
+) -> list[int]:
+    """Up to `n` 8x8 digits of (X, y) with the model's guess above each: its mistakes first, in
+    red as ``guess≠truth``, then right guesses. Returns the indices shown."""
     import numpy as np
 
     Figure, Canvas = _matplotlib()
-    Xa = np.asarray(X[:n], dtype=np.float64)
+    Xa = np.asarray(X, dtype=np.float64)
     if Xa.ndim != 2 or Xa.shape[1] != 64:
         raise ValueError(f"digit_predictions: needs 8x8 images as rows of 64, got {Xa.shape}")
-    guesses = forward_numpy(model, Xa).argmax(axis=1)
+    guesses = forward_numpy(model, Xa).argmax(axis=1).tolist()
+    shown = pick_digits(guesses, y, n)
+    n_wrong = sum(g != t for g, t in zip(guesses, y))
     cols = 8
-    rows = -(-len(Xa) // cols)
-    fig = Figure(figsize=(cols * 1.1, rows * 1.3))
-    for i, (img, guess, truth) in enumerate(zip(Xa, guesses, y)):
-        ax = fig.add_subplot(rows, cols, i + 1)
-        ax.imshow(img.reshape(8, 8), cmap="gray_r", interpolation="nearest")
-        ax.set_title(str(guess), color="black" if guess == truth else "red", fontsize=10)
+    rows = max(1, -(-len(shown) // cols))
+    fig = Figure(figsize=(cols * 1.1, rows * 1.3 + 0.4))
+    for k, i in enumerate(shown):
+        ax = fig.add_subplot(rows, cols, k + 1)
+        ax.imshow(Xa[i].reshape(8, 8), cmap="gray_r", interpolation="nearest")
+        wrong = guesses[i] != y[i]
+        ax.set_title(f"{guesses[i]}≠{y[i]}" if wrong else str(guesses[i]),
+                     color="red" if wrong else "black", fontsize=10)
         ax.set_axis_off()
-    fig.suptitle("test digits: the model's guesses (red: wrong)")
+    fig.suptitle(
+        f"{which} digits: {len(y) - n_wrong} of {len(y)} right; the model's guess above each "
+        f"(red: wrong, guess≠true label)"
+    )
     _save(fig, Canvas, path)
+    return shown

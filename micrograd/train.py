@@ -1,7 +1,6 @@
-"""`fit`: a training loop with a progress bar and a history of loss and accuracy.
+"""`fit`: the training loop you would write by hand, with a progress bar and a `History`.
 
-`fit` is a convenience, not a framework. It runs the loop you would write by hand, the lecture's
-loop, which stays first-class and is often clearer in a notebook::
+The lecture's loop stays first-class (and is often clearer in a notebook)::
 
     opt = optim.SGD(model.parameters(), lr=0.05)
     for k in range(100):
@@ -13,8 +12,8 @@ loop, which stays first-class and is often clearer in a notebook::
 
 With `fit` the same is ``fit(model, X, y, loss='hinge', alpha=1e-4, optimizer=opt, steps=100)``.
 Each step is one call of a *step function* ``step_fn(X_batch, y_batch) -> (loss, accuracy)``
-that leaves the gradients in every parameter's ``.grad``; `make_step` builds the eager one, and a
-faster engine (e.g. a compiled one) can be passed in its place.
+that leaves the gradients in ``.grad``: `make_step` builds the eager one (`jit_train.JitStep` is
+the jitted one). A loss that stops being finite ends `fit` with `Diverged`, at that step.
 """
 
 from __future__ import annotations
@@ -41,6 +40,17 @@ LOSSES: dict[str, LossFn] = {
     "bce": L.binary_cross_entropy_with_logits,
     "cross_entropy": L.cross_entropy,
 }
+
+
+class Diverged(ArithmeticError):
+    """Training stopped at `step` (0-based) because the loss was not finite (`loss` is nan or
+    ±inf) or the step raised an arithmetic error (overflow); `history` holds the steps before it.
+    The parameters are as they were before that step's update."""
+
+    def __init__(self, step: int, loss: float, history: History, why: str = "") -> None:
+        self.step, self.loss, self.history = step, loss, history
+        why = why or f"the loss became {loss!r}"
+        super().__init__(f"training diverged at step {step + 1}: {why}")
 
 
 @dataclass
@@ -180,6 +190,8 @@ def fit(
     progress    a tqdm bar when tqdm is installed, else a line every 10% of the steps
     step_fn     replaces the eager forward/backward (see `make_step`)
     callback    called as ``callback(k, history)`` after each step
+
+    Raises `Diverged` at the first step whose loss is not finite (before its update).
     """
     steps = _steps(steps)
     if optimizer is None:
@@ -195,7 +207,12 @@ def fit(
         for k in range(steps):
             Xb, yb = next(feed)
             lr = optimizer.lr
-            value, acc = step_fn(Xb, yb)
+            try:
+                value, acc = step_fn(Xb, yb)
+            except ArithmeticError as e:  # e.g. exp overflowing: the same story as a nan loss
+                raise Diverged(k, math.nan, history, str(e)) from e
+            if not math.isfinite(value):  # stop here: one more update would spread it
+                raise Diverged(k, value, history)
             optimizer.step()
             if scheduler is not None:
                 scheduler.step()
@@ -208,8 +225,26 @@ def fit(
     finally:
         if bar is not None:
             bar.close()
-    history.seconds = time.perf_counter() - t0
+        history.seconds = time.perf_counter() - t0
+    bad = next((p.data for p in model.parameters() if not math.isfinite(p.data)), None)
+    if bad is not None:  # the last update overflowed: the loss never showed it
+        raise Diverged(steps - 1, history.final_loss, history, f"a weight became {bad!r}")
     return history
+
+
+def freeze_gc() -> None:
+    """Take every object alive now out of the cyclic garbage collector's way (`gc.freeze`).
+
+    For a program that has done its imports and is about to train: our graphs hold no reference
+    cycles (refcounting frees them), yet each full collection walks every live object, numpy's
+    and matplotlib's included, about a third of an eager moons step (benchmarks/RESULTS.md).
+    `micrograd demo` calls it after its imports; the library never does it on its own, since it
+    changes the whole process.
+    """
+    import gc
+
+    gc.collect()
+    gc.freeze()
 
 
 def _progress(
@@ -220,7 +255,7 @@ def _progress(
         return None, lambda k, loss, acc: None
     try:
         from tqdm import tqdm
-    except ImportError:  # plain lines: pip install micrograd-plus[progress] for a bar
+    except ImportError:  # plain lines: pip install -e ".[progress]" for a bar
         every = max(1, steps // 10)
 
         def plain(k: int, loss: float, acc: float) -> None:

@@ -43,7 +43,10 @@ class DotNotFoundError(RuntimeError):
 
 
 def _check_root(root: object, what: str) -> None:
-    if not isinstance(root, Value):
+    # Any node of the lecture's shape will do: a learner's own Value class draws too.
+    if not isinstance(root, Value) and not all(
+        hasattr(root, a) for a in ("data", "grad", "_prev", "_op", "label")
+    ):
         raise TypeError(f"{what}: root must be a Value, got {type(root).__name__} {root!r}")
 
 
@@ -218,8 +221,9 @@ def draw_dot(
 ) -> Any:
     """The graph behind `root` as a `graphviz.Digraph`, drawn as in the lecture.
 
-    Each Value is a record ``{ label | data 2.0000 | grad 6.0000 }``; each op is a small ellipse
-    between its operands and its result (a fused neuron's `dot` reads ``w·x+b``). `format` is the
+    Each Value is a record ``{ label | data 2.0000 | grad 6.0000 }`` (an unlabelled one shows its
+    made-up name from `display_names`, in grey); each op is a small ellipse between its operands
+    and its result (a fused neuron's `dot` reads ``w·x+b``). `format` is the
     image format for ``.render()`` / ``.pipe()``, `rankdir` the direction ('LR' left to right,
     'TB' top to bottom). Graphs of more than `max_nodes` Values are refused with a ValueError.
 

@@ -45,21 +45,49 @@ def test_two_d_sets(loader) -> None:
     assert loader(n_samples=60, seed=6) != (X, y)
 
 
-@pytest.mark.parametrize("loader", [data.moons, data.circles])
-def test_pure_python_fallback_without_sklearn(loader, monkeypatch) -> None:
+def _without(monkeypatch, *packages: str) -> None:
     real_import = builtins.__import__
 
-    def no_sklearn(name, *args, **kwargs):
-        if name.startswith("sklearn"):
-            raise ImportError("no sklearn here")
+    def guarded(name, *args, **kwargs):
+        if name.split(".")[0] in packages:
+            raise ImportError(f"no {name} here")
         return real_import(name, *args, **kwargs)
 
-    monkeypatch.setattr(builtins, "__import__", no_sklearn)
-    X, y = loader(n_samples=50, seed=1)
-    assert len(X) == 50 and set(y) == {-1, 1} and all(len(r) == 2 for r in X)
-    assert loader(n_samples=50, seed=1) == (X, y)
-    with pytest.raises(ImportError, match=r"micrograd-plus\[data\]"):
+    monkeypatch.setattr(builtins, "__import__", guarded)
+
+
+def _sklearn(name: str, n: int, noise: float, seed: int) -> tuple[list, list]:
+    import sklearn.datasets as sk
+
+    kw = {"factor": 0.5} if name == "circles" else {}
+    make = sk.make_circles if name == "circles" else sk.make_moons
+    X, y = make(n_samples=n, noise=noise, random_state=np.random.RandomState(seed), **kw)
+    return X.tolist(), (y * 2 - 1).tolist()
+
+
+CASES = [(n, noise, seed) for n in (1, 2, 7, 100, 301) for noise in (0.0, 0.1, 0.35)
+         for seed in (0, 1337, 2**32 - 1)]
+
+
+@pytest.mark.parametrize("name", ["moons", "circles"])
+@pytest.mark.parametrize("numpy_too", [False, True], ids=["no sklearn", "no sklearn, no numpy"])
+def test_moons_and_circles_are_sklearns_bit_for_bit_without_it(name, numpy_too, monkeypatch):
+    want = {case: _sklearn(name, *case) for case in CASES}
+    _without(monkeypatch, "sklearn", *(["numpy"] if numpy_too else []))
+    loader = getattr(data, name)
+    for (n, noise, seed), (X, y) in want.items():
+        assert loader(n, noise, seed=seed) == (X, y), (n, noise, seed)
+    with pytest.raises(ImportError, match=r'pip install -e "\.\[data\]"'):
         data.digits()
+
+
+def test_generating_moons_imports_no_sklearn() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys; from micrograd import data; data.moons(); data.circles(); " \
+           "assert 'sklearn' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_xor_labels_follow_the_quadrant() -> None:
@@ -114,6 +142,8 @@ def test_batches_full_and_cycling() -> None:
         (lambda: data.moons(n_samples=0), "n_samples"),
         (lambda: data.moons(noise=-1), "noise"),
         (lambda: data.circles(factor=1.5), "factor"),
+        (lambda: data.moons(seed=-1), r"seed must be an integer in \[0, 2\*\*32 - 1\]"),
+        (lambda: data.circles(seed=2**32), "seed must be"),
         (lambda: data.train_test_split([[1.0]] * 4, [1] * 3), "4 samples but y has 3"),
         (lambda: data.train_test_split([[1.0]] * 4, [1] * 4, test_size=1.5), "test_size"),
         (lambda: list(data.minibatches([[1.0]], [1], 0)), "batch_size"),

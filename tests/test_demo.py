@@ -1,29 +1,45 @@
-"""`micrograd demo` as a user runs it: a subprocess, its exit code, output and files."""
+"""`micrograd demo`: in-process through `cli.main` (exit status, output, files), plus a few
+subprocess smoke tests of the command as a user runs it (progress bar, Ctrl-C, import cost)."""
 
 from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from micrograd import data
+from micrograd import cli, data, demo, jit_train, optim, plots, train
 from micrograd.demo import PRESETS, DemoConfig, config_for
 from micrograd.nn import MLP
 from micrograd.train import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+KARPATHY_FINAL_LOSS = 0.010978370135492717  # step 99 of karpathy's demo.ipynb
 
 
-def demo(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+@pytest.fixture(autouse=True)
+def no_gc_freeze(monkeypatch) -> None:
+    """The command freezes the gc for its own process; not for pytest's."""
+    monkeypatch.setattr(train, "freeze_gc", lambda: None)
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    status = cli.main(["demo", "--no-progress", *args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def subprocess_demo(*args: str, cwd: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
-    return subprocess.run(
+    return subprocess.Popen(
         [sys.executable, "-m", "micrograd", "demo", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
+        cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
 
 
@@ -35,82 +51,309 @@ def assert_png(path: Path) -> None:
     assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
 
 
-def test_default_demo_is_karpathys(tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    r = demo("--out", str(out), cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    last = r.stdout.strip().splitlines()[-1]
-    assert re.fullmatch(r".*accuracy \d+\.\d%", last)
-    # The default engine is micrograd.jit (numpy sums in its own order): karpathy's loss to 1e-9;
-    # test_demo_jit checks that --no-jit (the eager engine) gives it bit for bit.
-    m = re.fullmatch(r"step 100/100: loss (\S+), accuracy 100.0%", last)
+def final_line(out: str) -> re.Match:
+    last = out.strip().splitlines()[-1]
+    m = re.fullmatch(
+        r"step (\d+)/\1: (batch )?loss (\S+), accuracy (\d+\.\d)% on the whole training set "
+        r"\((\d+) samples\)(?:, (\d+\.\d)% on the test set \((\d+)\))?",
+        last,
+    )
     assert m, last
-    assert float(m.group(1)) == pytest.approx(0.010978370135492717, rel=1e-9, abs=0)
-    assert_png(out / "decision_boundary.png")
-    assert_png(out / "training.png")
-    model = MLP.load(out / "model.json")
-    assert len(model.parameters()) == 337
-    X, y = data.moons(seed=1337)
-    assert evaluate(model, X, y, "hinge") == 1.0
-    assert "100/100" in r.stderr  # the progress bar
+    return m
 
 
-def test_default_out_dir_and_other_datasets(tmp_path: Path) -> None:
-    r = demo("xor", "--steps", "5", "--hidden", "4", "--activation", "tanh", "--lr", "0.5",
-             "--no-progress", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    assert re.search(r"accuracy \d+\.\d%$", r.stdout.strip())
-    out = tmp_path / "micrograd-demo"
-    assert sorted(os.listdir(out)) == ["decision_boundary.png", "model.json", "training.png"]
-    model = MLP.load(out / "model.json")
-    assert repr(model) == "MLP of [Layer of [TanhNeuron(2), TanhNeuron(2), TanhNeuron(2), " \
-        "TanhNeuron(2)], Layer of [LinearNeuron(4)]]"
-    assert r.stderr == ""
+# ------------------------------------------------------------------ karpathy's demo, per engine
 
 
-def test_digits_reports_test_accuracy(tmp_path: Path) -> None:
-    r = demo("digits", "--steps", "3", "--hidden", "4", "--no-progress", "--out", "d",
-             cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    assert re.search(r"test accuracy \d+\.\d%$", r.stdout.strip())
-    assert_png(tmp_path / "d" / "training.png")
-    assert_png(tmp_path / "d" / "predictions.png")
-    assert not (tmp_path / "d" / "decision_boundary.png").exists()  # 64-D: no boundary
-    assert len(MLP.load(tmp_path / "d" / "model.json").parameters()) == 64 * 4 + 4 + 4 * 10 + 10
+@pytest.mark.parametrize("engine", ["jit", "eager"])
+def test_default_demo_is_karpathys(capsys, tmp_path, engine) -> None:
+    args = ["--out", str(tmp_path)] + (["--no-jit"] if engine == "eager" else [])
+    status, out, err = run(capsys, *args)
+    assert status == 0, err
+    assert out.splitlines()[0].endswith(f"; {engine} engine")
+    assert "MLP 2-16-16-1 (337 parameters, relu); hinge loss, sgd lr 1.0" in out
+    m = final_line(out)
+    loss = float(m.group(3))
+    if engine == "eager":
+        assert loss == KARPATHY_FINAL_LOSS  # bit for bit
+    else:  # numpy sums in its own order
+        assert loss == pytest.approx(KARPATHY_FINAL_LOSS, rel=1e-9, abs=0)
+    assert m.group(4) == "100.0" and m.group(5) == "100"
+    model = MLP.load(tmp_path / "model.json")
+    assert evaluate(model, *data.moons(seed=1337), "hinge") == 1.0
+    assert_png(tmp_path / "decision_boundary.png")
+    assert_png(tmp_path / "training.png")
+    assert f"wrote {tmp_path}/model.json, {tmp_path}/training.png, " in out
+    if engine == "eager":  # the README shows this line
+        readme = (ROOT / "README.md").read_text()
+        assert f"```text\n{out.strip().splitlines()[-1]}\n```" in readme
+
+
+# ------------------------------------------------------------------ as a user runs it
+
+
+def test_smoke_subprocess_progress_and_default_out(tmp_path: Path) -> None:
+    p = subprocess_demo("xor", "--steps", "5", "--hidden", "4", "--activation", "tanh",
+                        cwd=tmp_path)
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    assert "5/5" in err  # the progress bar
+    final_line(out)
+    assert sorted(os.listdir(tmp_path / "micrograd-demo")) == [
+        "decision_boundary.png", "model.json", "training.png"]
+    model = MLP.load(tmp_path / "micrograd-demo" / "model.json")
+    assert model.config()["activation"] == "tanh"
+
+
+def test_smoke_ctrl_c_is_one_line_exit_130_and_no_file(tmp_path: Path) -> None:
+    p = subprocess_demo("digits", "--steps", "1000000", "--out", "o", cwd=tmp_path)
+    seen = ""
+    deadline = time.monotonic() + 120
+    while "training:" not in seen and time.monotonic() < deadline:  # the bar has started
+        char = p.stderr.read(1)
+        if not char:  # the process ended early: fail below with what it said
+            break
+        seen += char
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130
+    last = (seen + err).replace("\r", "\n").strip().splitlines()[-1]
+    assert re.fullmatch(r"micrograd demo: error: interrupted at step \d+/1000000; nothing written",
+                        last), last
+    assert "Traceback" not in seen + err
+    assert os.listdir(tmp_path / "o") == []
+
+
+def test_smoke_moons_does_not_import_sklearn(tmp_path: Path) -> None:
+    code = ("import sys; from micrograd import cli, train; train.freeze_gc = lambda: None; "
+            "assert cli.main(['demo', '--steps', '1', '--no-progress', '--out', 'o']) == 0; "
+            "assert 'sklearn' not in sys.modules, 'sklearn imported'")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
+    subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, check=True,
+                   capture_output=True)
+
+
+# ------------------------------------------------------------------ bad input: one line, first
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--steps", "-3"], "--steps must be at least 1"),
+        (["--steps", "-3"], "--steps must be at least 1, got -3"),
         (["--steps", "ten"], "--steps needs a whole number"),
         (["mnist"], "invalid choice: 'mnist'"),
         (["--hidden", "16,x"], "--hidden needs comma-separated positive layer sizes"),
         (["--hidden", "0"], "--hidden"),
         (["--lr", "-1"], "--lr must be a positive number"),
+        (["--lr", "inf"], "--lr must be a positive number"),
         (["--activation", "gelu"], "invalid choice: 'gelu'"),
+        (["--optimizer", "rmsprop"], "invalid choice: 'rmsprop'"),
+        (["--seed", "-1"], "--seed must be from 0 to 4294967295, got -1"),
+        (["--seed", str(2**32)], "--seed must be from 0 to 4294967295, got 4294967296"),
+        (["--seed", "1.5"], "--seed needs a whole number"),
+        (["--batch-size", "0"], "--batch-size must be at least 1"),
+        (["--max-params", "0"], "--max-params must be at least 1"),
+        (["--hidden", "100000,100000"],
+         "MLP 2-100000-100000-1 has 10,000,500,001 parameters, more than the cap of 200,000 "
+         "(it would need about 7.7 TB of memory); pass --max-params 10000500001"),
+        (["digits", "--hidden", "4000"], "MLP 64-4000-10 has 300,010 parameters"),
+        (["--hidden", "300,300", "--max-params", "1000"], "more than the cap of 1,000"),
     ],
 )
-def test_bad_options_exit_2_with_one_line(tmp_path: Path, args: list, message: str) -> None:
-    r = demo(*args, cwd=tmp_path)
-    assert r.returncode == 2
-    assert r.stdout == ""
-    assert len(r.stderr.strip().splitlines()) == 1 and message in r.stderr
+def test_bad_options_exit_2_with_one_line(capsys, tmp_path, monkeypatch, args, message) -> None:
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run(capsys, *args)
+    assert status == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("micrograd demo: error: ")
+    assert message in err
     assert not (tmp_path / "micrograd-demo").exists()
 
 
-def test_out_is_a_file(tmp_path: Path) -> None:
-    (tmp_path / "f").write_text("x")
-    r = demo("--out", "f", cwd=tmp_path)
-    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
-    assert "is a file" in r.stderr
+def test_the_size_cap_has_an_override(capsys, tmp_path) -> None:
+    status, out, err = run(capsys, "--hidden", "30", "--max-params", "121", "--steps", "1",
+                           "--out", str(tmp_path))
+    assert status == 0, err
+    assert "MLP 2-30-1 (121 parameters" in out
 
 
-def test_out_that_cannot_be_created_is_one_line(tmp_path: Path) -> None:
-    (tmp_path / "f").write_text("x")
-    r = demo("--out", "f/sub", cwd=tmp_path)
-    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
-    assert "cannot create --out 'f/sub'" in r.stderr and "Traceback" not in r.stderr
+def test_memory_estimate_grows_with_the_model() -> None:
+    small, big = DemoConfig(hidden=(16, 16)), DemoConfig(hidden=(160, 160))
+    assert 0 < demo.memory_estimate(small) < demo.memory_estimate(big)
+    eager = DemoConfig(hidden=(16, 16), jit=False)
+    assert demo.memory_estimate(eager) > demo.memory_estimate(small)  # one graph per sample
+
+
+@pytest.mark.parametrize(
+    "setup, out, message",
+    [
+        (lambda d: (d / "f").write_text("x"), "f", "--out f is a file, not a folder"),
+        (lambda d: (d / "f").write_text("x"), "f/sub",
+         "cannot create the folder f/sub: Not a directory"),
+        (lambda d: (d / "o" / "model.json").mkdir(parents=True), "o",
+         "cannot write o/model.json: it is a folder"),
+        (lambda d: (d / "o" / "training.png").mkdir(parents=True), "o",
+         "cannot write o/training.png: it is a folder"),
+    ],
+)
+def test_unwritable_out_is_found_before_training(capsys, tmp_path, monkeypatch, setup, out,
+                                                 message) -> None:
+    monkeypatch.chdir(tmp_path)
+    setup(tmp_path)
+    monkeypatch.setattr(demo, "run_demo", lambda cfg: pytest.fail("trained anyway"))
+    status, stdout, err = run(capsys, "--out", out)
+    assert status == 2 and stdout == ""
+    assert err == f"micrograd demo: error: {message}\n"
+
+
+def test_a_write_failing_after_training_names_the_file(capsys, tmp_path, monkeypatch) -> None:
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device", str(tmp_path / "training.png"))
+
+    monkeypatch.setattr(plots, "training_curves", full_disk)
+    status, out, err = run(capsys, "--steps", "2", "--out", str(tmp_path))
+    assert status == 1
+    assert err == f"micrograd demo: error: cannot write {tmp_path}/training.png: " \
+                  "No space left on device\n"
+    assert ".tmp" not in err
+
+
+# ------------------------------------------------------------------ divergence and Ctrl-C
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--lr", "1e10"], ["--hidden", "64,64,64"], ["--lr", "1e10", "--no-jit"]],
+    ids=["jit lr", "jit hidden", "eager lr"],
+)
+def test_divergence_stops_at_its_step_with_one_line(capsys, tmp_path, args) -> None:
+    status, out, err = run(capsys, *args, "--out", str(tmp_path))
+    assert status == 1
+    m = re.fullmatch(
+        r"micrograd demo: error: training diverged at step (\d+): (.*) \(try a lower --lr than "
+        r"\S+\); wrote the curves up to it: (.*)\n", err)
+    assert m, err
+    assert m.group(3) == str(tmp_path / "training.png")
+    assert_png(tmp_path / "training.png")
+    assert os.listdir(tmp_path) == ["training.png"]  # no model with nan weights
+    assert "Traceback" not in err
+
+
+def test_divergence_keeps_the_history_up_to_its_step(tmp_path) -> None:
+    result = demo.run_demo(DemoConfig(lr=1e10, progress=False, out=str(tmp_path)),
+                           out=open(os.devnull, "w"))
+    e = result["diverged"]
+    assert isinstance(e, train.Diverged)
+    assert len(e.history.loss) == e.step  # the steps before it, all finite
+    assert all(v == v and abs(v) != float("inf") for v in e.history.loss)
+
+
+def test_ctrl_c_during_training(capsys, tmp_path, monkeypatch) -> None:
+    calls = []
+    real = jit_train.JitStep.__call__
+
+    def interrupt_at_step_4(self, X, y):
+        calls.append(1)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return real(self, X, y)
+
+    monkeypatch.setattr(jit_train.JitStep, "__call__", interrupt_at_step_4)
+    status, out, err = run(capsys, "--out", str(tmp_path))
+    assert status == 130
+    assert err == "micrograd demo: error: interrupted at step 3/100; nothing written\n"
+    assert os.listdir(tmp_path) == []
+
+
+def test_ctrl_c_while_writing_leaves_whole_files(capsys, tmp_path, monkeypatch) -> None:
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(plots, "training_curves", interrupt)
+    status, out, err = run(capsys, "--steps", "3", "--out", str(tmp_path))
+    assert status == 130
+    assert err == ("micrograd demo: error: interrupted while writing the results (wrote "
+                   f"{tmp_path}/model.json; the rest of {tmp_path} is as it was)\n")
+    assert os.listdir(tmp_path) == ["model.json"]
+    MLP.load(tmp_path / "model.json")  # whole
+
+
+# ------------------------------------------------------------------ what the summary says
+
+
+def test_accuracy_is_on_the_whole_training_set(capsys, tmp_path) -> None:
+    status, out, err = run(capsys, "--batch-size", "10", "--steps", "20", "--out", str(tmp_path))
+    assert status == 0, err
+    m = final_line(out)
+    assert m.group(2) == "batch "
+    model = MLP.load(tmp_path / "model.json")
+    whole = evaluate(model, *data.moons(seed=1337), "hinge")
+    assert m.group(4) == f"{100 * whole:.1f}" and m.group(5) == "100"
+
+
+def test_digits_reports_training_and_test_accuracy(capsys, tmp_path) -> None:
+    status, out, err = run(capsys, "digits", "--steps", "3", "--hidden", "4", "--out",
+                           str(tmp_path))
+    assert status == 0, err
+    m = final_line(out)
+    X, y = data.digits()
+    X_train, X_test, y_train, y_test = data.train_test_split(X, y, 0.2, 1337)
+    model = MLP.load(tmp_path / "model.json")
+    assert m.group(4) == f"{100 * evaluate(model, X_train, y_train, 'cross_entropy'):.1f}"
+    assert m.group(6) == f"{100 * evaluate(model, X_test, y_test, 'cross_entropy'):.1f}"
+    assert (m.group(5), m.group(7)) == (str(len(X_train)), str(len(X_test)))
+    assert_png(tmp_path / "predictions.png")
+    assert not (tmp_path / "decision_boundary.png").exists()  # 64-D: no boundary
+
+
+@pytest.mark.parametrize("name", ["sgd", "adam", "adamw"])
+def test_optimizer_option(capsys, tmp_path, name) -> None:
+    status, out, err = run(capsys, "--optimizer", name, "--lr", "0.05", "--steps", "3",
+                           "--out", str(tmp_path))
+    assert status == 0, err
+    assert f"hinge loss, {name} lr 0.05" in out
+    opt, _ = demo.make_optimizer(DemoConfig(optimizer=name), MLP(2, [1]))
+    assert type(opt) is {"sgd": optim.SGD, "adam": optim.Adam, "adamw": optim.AdamW}[name]
+
+
+def test_plot_titles_name_the_network(capsys, tmp_path, monkeypatch) -> None:
+    titles = []
+    real = plots.training_curves
+    monkeypatch.setattr(plots, "training_curves",
+                        lambda h, p, title: (titles.append(title), real(h, p, title=title)))
+    assert run(capsys, "xor", "--hidden", "4", "--steps", "2", "--out", str(tmp_path))[0] == 0
+    assert titles == ["xor: MLP 2-4-1"]
+    assert demo.shape_name([64, 64, 10]) == "MLP 64-64-10"
+
+
+def test_a_reused_out_folder_is_explained(capsys, tmp_path) -> None:
+    (tmp_path / "predictions.png").write_bytes(PNG_SIGNATURE)  # as an earlier digits run left
+    status, out, err = run(capsys, "--steps", "1", "--out", str(tmp_path))
+    assert status == 0
+    assert f"wrote {tmp_path}/model.json, {tmp_path}/training.png, " \
+           f"{tmp_path}/decision_boundary.png\n" in out
+    assert f"note: predictions.png in {tmp_path} is from an earlier run, not this one" in out
+
+
+def test_digit_pictures_show_the_mistakes(tmp_path) -> None:
+    assert plots.pick_digits([1, 2, 3, 4], [1, 0, 3, 0], n=4) == [1, 3, 0, 2]
+    assert plots.pick_digits([0] * 40, [1] * 40, n=32) == list(range(32))  # all wrong
+    assert plots.pick_digits([5] * 40, [5] * 40, n=8) == list(range(8))  # all right
+    X, y = data.digits()
+    import random
+
+    random.seed(0)
+    model = MLP(64, [10])  # untrained: mostly wrong
+    shown = plots.digit_predictions(model, X[:100], y[:100], tmp_path / "p.png")
+    guesses = jit_train.forward_numpy(model, X[:100]).argmax(axis=1)
+    wrong = [i for i in shown if guesses[i] != y[i]]
+    right = [i for i in shown if guesses[i] == y[i]]
+    assert len(shown) == 32 and wrong and shown[: len(wrong)] == wrong and right == shown[16:]
+    assert_png(tmp_path / "p.png")
+
+
+# ------------------------------------------------------------------ configuration
 
 
 def test_config_presets() -> None:
@@ -122,15 +365,44 @@ def test_config_presets() -> None:
         config_for("mnist")
 
 
-def test_numpy_forward_used_for_plots_matches_the_model() -> None:
-    import random
+def test_activation_choices_are_the_librarys() -> None:
+    import argparse
 
-    from micrograd.plots import forward_numpy
+    from micrograd.nn import ACTIVATIONS
 
-    random.seed(0)
-    for model in (MLP(2, [5, 5, 1]), MLP(2, [4, 3], activation="tanh", out_activation="sigmoid")):
-        points = [[0.5, -1.0], [2.0, 0.25], [-0.3, 0.0]]
-        got = forward_numpy(model, points).tolist()
-        want = [[o.data for o in model.outputs(p)] for p in points]
-        for g, w in zip(got, want):
-            assert g == pytest.approx(w, rel=1e-12, abs=1e-12)
+    parser = argparse.ArgumentParser()
+    sub = demo.add_demo_command(parser.add_subparsers())
+    choices = next(a.choices for a in sub._actions if a.dest == "activation")
+    assert list(choices) == [a for a in ACTIVATIONS if a != "linear"]  # one map, no copy
+
+
+def test_the_demo_module_does_one_job() -> None:
+    import ast
+
+    tree = ast.parse((ROOT / "micrograd" / "demo.py").read_text())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert "gc" not in imported  # the gc freeze is train.freeze_gc, named and documented
+    text = (ROOT / "micrograd" / "demo.py").read_text()
+    assert ".relu()" not in text and "labels must be" not in text  # no loss formula or check
+    assert len(text.splitlines()) < 450
+
+
+def test_digits_without_sklearn_is_one_line(capsys, tmp_path, monkeypatch) -> None:
+    def missing():
+        raise ImportError('digits needs scikit-learn: pip install -e ".[data]"')
+
+    monkeypatch.setattr(data, "digits", missing)
+    status, out, err = run(capsys, "digits", "--out", str(tmp_path))
+    assert status == 1
+    assert err == 'micrograd demo: error: digits needs scikit-learn: pip install -e ".[data]"\n'
+
+
+def test_ctrl_c_anywhere_in_a_command_is_one_line(capsys, monkeypatch) -> None:
+    from micrograd import expr
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(expr, "run_graph", interrupted)
+    assert cli.main(["graph", "x = 1"]) == 130
+    assert capsys.readouterr().err == "micrograd graph: interrupted\n"

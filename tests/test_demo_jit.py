@@ -1,108 +1,50 @@
-"""The demo on micrograd.jit: the same losses, gradients and results as the eager engine.
-
-Truth here is the eager engine (`train.make_step`, itself tested against PyTorch) and karpathy's
-published final loss for the moons demo.
+"""Training on micrograd.jit (`jit_train`): the same losses, gradients and results as the eager
+engine (`train.make_step`, itself tested against PyTorch). karpathy's final moons loss, per engine,
+is checked once, in test_demo.py.
 """
 
 from __future__ import annotations
 
 import random
-import re
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from micrograd.demo import (
-    DemoConfig,
-    JitStep,
-    ModelOutputs,
-    config_for,
-    make_evaluator,
-    make_step_fn,
-    uses_jit,
-)
+from micrograd.jit_train import JitStep, ModelOutputs, make_evaluator, make_step_fn
 from micrograd.nn import MLP, Layer
 from micrograd.train import make_step
 
-from .test_demo import demo
-
-KARPATHY_FINAL_LOSS = 0.010978370135492717
 TOL = dict(rel=1e-9, abs=1e-12)
 
 
-def last_line(stdout: str) -> tuple[float, str]:
-    """The final loss and the rest of the demo's last line."""
-    last = stdout.strip().splitlines()[-1]
-    m = re.fullmatch(r"step (\d+)/\1: loss (\S+), (.*)", last)
-    assert m, last
-    return float(m.group(2)), m.group(3)
+def test_digits_with_and_without_jit_agree(tmp_path, monkeypatch) -> None:
+    import io
 
+    from micrograd import demo
 
-# ------------------------------------------------------------------ end to end
-
-
-def test_moons_with_and_without_jit_reach_karpathys_loss(tmp_path: Path) -> None:
-    jit_run = demo("--no-progress", "--out", "j", cwd=tmp_path)
-    eager_run = demo("--no-progress", "--no-jit", "--out", "e", cwd=tmp_path)
-    assert jit_run.returncode == 0, jit_run.stderr
-    assert eager_run.returncode == 0, eager_run.stderr
-    assert jit_run.stdout.splitlines()[0].endswith("; jit engine")
-    assert eager_run.stdout.splitlines()[0].endswith("; eager engine")
-    jit_loss, jit_rest = last_line(jit_run.stdout)
-    eager_loss, eager_rest = last_line(eager_run.stdout)
-    assert eager_loss == KARPATHY_FINAL_LOSS  # the eager engine: bit for bit
-    assert jit_loss == pytest.approx(KARPATHY_FINAL_LOSS, rel=1e-9, abs=0)
-    assert jit_rest == eager_rest == "accuracy 100.0%"
-    # both trained the same network: the saved weights agree
-    wj = [p.data for p in MLP.load(tmp_path / "j" / "model.json").parameters()]
-    we = [p.data for p in MLP.load(tmp_path / "e" / "model.json").parameters()]
-    assert wj == pytest.approx(we, rel=1e-9, abs=1e-12)
-
-
-def test_digits_with_and_without_jit_agree(tmp_path: Path) -> None:
-    args = ("digits", "--steps", "4", "--hidden", "8", "--no-progress")
-    jit_run = demo(*args, "--out", "j", cwd=tmp_path)
-    eager_run = demo(*args, "--no-jit", "--out", "e", cwd=tmp_path)
-    assert jit_run.returncode == 0, jit_run.stderr
-    assert eager_run.returncode == 0, eager_run.stderr
-    assert "MLP(64, [8, 10]), 610 parameters" in jit_run.stdout
-    assert "jit engine" in jit_run.stdout and "eager engine" in eager_run.stdout
-    jit_loss, jit_rest = last_line(jit_run.stdout)
-    eager_loss, eager_rest = last_line(eager_run.stdout)
-    assert jit_loss == pytest.approx(eager_loss, **TOL)
-    assert re.fullmatch(r"training-batch accuracy \d+\.\d%, test accuracy \d+\.\d%", jit_rest)
-    assert jit_rest == eager_rest
-
-
-# ------------------------------------------------------------------ which engine
+    runs = {}
+    for jit in (True, False):
+        cfg = demo.config_for("digits", steps=4, hidden=(8,), progress=False, jit=jit,
+                              out=str(tmp_path / str(jit)))
+        runs[jit] = demo.run_demo(cfg, out=io.StringIO())
+    assert runs[True]["loss"] == pytest.approx(runs[False]["loss"], **TOL)
+    assert runs[True]["accuracy"] == runs[False]["accuracy"]
+    assert runs[True]["test_accuracy"] == runs[False]["test_accuracy"]
+    wj = [p.data for p in runs[True]["model"].parameters()]
+    we = [p.data for p in runs[False]["model"].parameters()]
+    assert wj == pytest.approx(we, **TOL)
 
 
 def test_make_step_fn_picks_the_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     model = MLP(2, [3, 1])
-    assert uses_jit(DemoConfig())
-    assert isinstance(make_step_fn(DemoConfig(), model), JitStep)
-    eager = make_step_fn(DemoConfig(jit=False), model)
+    assert isinstance(make_step_fn(model), JitStep)
+    eager = make_step_fn(model, jit=False)
     assert not isinstance(eager, JitStep)
     assert eager.__qualname__ == make_step(model).__qualname__  # train.make_step's step
     # numpy missing: the eager engine, even when jit is asked for
     monkeypatch.setitem(sys.modules, "numpy", None)
-    assert not uses_jit(DemoConfig())
-    assert not isinstance(make_step_fn(DemoConfig(), model), JitStep)
-
-
-def test_no_jit_flag_sets_the_config() -> None:
-    import argparse
-
-    from micrograd.demo import add_demo_command
-
-    parser = argparse.ArgumentParser()
-    add_demo_command(parser.add_subparsers())
-    assert parser.parse_args(["demo", "--no-jit"]).no_jit is True
-    assert parser.parse_args(["demo"]).no_jit is False
-    assert config_for("moons").jit is True
-    assert config_for("digits", jit=False).jit is False
+    assert not isinstance(make_step_fn(model), JitStep)
 
 
 # ------------------------------------------------------------------ the jit step = the eager step
@@ -210,7 +152,7 @@ def test_evaluator_with_and_without_jit(loss: str) -> None:
     random.seed(5)
     model = MLP(nin, nouts, activation=activation)
     X, y = batch(loss, 40, 6)
-    jit_acc = make_evaluator(DemoConfig(loss=loss), model)(X, y)
-    eager_acc = make_evaluator(DemoConfig(loss=loss, jit=False), model)(X, y)
+    jit_acc = make_evaluator(model, loss)(X, y)
+    eager_acc = make_evaluator(model, loss, jit=False)(X, y)
     assert jit_acc == eager_acc
     assert 0 < eager_acc < 1  # an untrained model: neither all right nor all wrong

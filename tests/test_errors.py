@@ -126,3 +126,32 @@ def test_layer_sizes_are_whole_numbers() -> None:
         Layer(2, 2.5)
     with pytest.raises(TypeError, match="whole number of inputs, got nin='3'"):
         Neuron("3")
+
+
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda: Value(10**400), "Value: got a 401-digit int (about 1e400), too large for a float"),
+        (lambda: Value(-(10**5000)), "Value: got a 5001-digit int (about -1e5000)"),
+        (lambda: Value(1.0) + 10**400, "the operand of +: got a 401-digit int"),
+        (lambda: 10**400 * Value(1.0), "got a 401-digit int"),
+        (lambda: Value(2.0) ** 10**400, "the exponent of **: got a 401-digit int"),
+    ],
+)
+def test_numbers_too_large_for_a_float_say_what_was_given(make, words) -> None:
+    with pytest.raises(OverflowError) as err:
+        make()
+    assert words in str(err.value) and "float64" in str(err.value)
+
+
+def test_the_class_of_too_large_numbers_elsewhere() -> None:
+    from micrograd import data, losses
+
+    with pytest.raises(OverflowError, match="mse: a target is too large for a float"):
+        losses.mse([1.0], [10**400])
+    with pytest.raises(OverflowError, match="401-digit int"):
+        losses.hinge([10**400], [1])
+    with pytest.raises(ValueError, match="moons: noise is too large for a float"):
+        data.moons(noise=10**400)
+    with pytest.raises(ValueError, match="noise must be a finite number"):
+        data.circles(noise=float("inf"))

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+import math
 import random
 import sys
 
 import pytest
 
 from micrograd import data, losses, optim, train
+from micrograd.engine import Value
 from micrograd.nn import MLP
 
 
@@ -41,17 +43,84 @@ def test_fit_equals_the_hand_written_loop() -> None:
     assert len(h.accuracy) == len(h.lr) == 20 and h.seconds > 0
 
 
-def test_fit_moons_is_karpathys_demo() -> None:
+def test_fit_moons_follows_karpathys_schedule() -> None:
+    # His final loss is checked once per engine in test_demo.py; here: the same first steps.
     X, y = data.moons(seed=1337)
     random.seed(1337)
     model = MLP(2, [16, 16, 1])
     opt = optim.SGD(model.parameters(), lr=1.0)
     sched = optim.LinearDecay(opt, 1.0, 0.1, 100)
-    h = train.fit(model, X, y, "hinge", opt, steps=100, alpha=1e-4, scheduler=sched,
+    h = train.fit(model, X, y, "hinge", opt, steps=3, alpha=1e-4, scheduler=sched,
                   progress=False)
-    assert h.final_loss == 0.010978370135492717
-    assert h.final_accuracy == 1.0
-    assert h.lr[:3] == [1.0, 1.0 - 0.9 / 100, 1.0 - 0.9 * 2 / 100]
+    random.seed(1337)
+    twin = MLP(2, [16, 16, 1])
+    for k in range(3):
+        total = losses.hinge([twin(x) for x in X], y) + losses.l2(twin.parameters(), 1e-4)
+        twin.zero_grad()
+        total.backward()
+        for p in twin.parameters():
+            p.data -= (1.0 - 0.9 * k / 100) * p.grad
+        assert h.loss[k] == total.data
+    assert [p.data for p in model.parameters()] == [p.data for p in twin.parameters()]
+    assert h.lr == [1.0, 1.0 - 0.9 / 100, 1.0 - 0.9 * 2 / 100]
+
+
+def _fit_with(step_fn, steps: int = 6):
+    X, y = data.lecture()
+    random.seed(0)
+    model = MLP(3, [2, 1])
+    opt = optim.SGD(model.parameters(), lr=0.01)
+    return model, lambda: train.fit(model, X, y, optimizer=opt, steps=steps, progress=False,
+                                    step_fn=step_fn)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_a_non_finite_loss_stops_fit_at_its_step(bad) -> None:
+    calls = []
+
+    def step(Xb, yb):
+        calls.append(1)
+        return (bad if len(calls) == 4 else 1.0 / len(calls)), 0.5
+
+    model, run = _fit_with(step)
+    before = None
+    with pytest.raises(train.Diverged, match=rf"diverged at step 4: the loss became {bad!r}") as e:
+        before = [p.data for p in model.parameters()]
+        run()
+    assert e.value.step == 3 and e.value.history.loss == [1.0, 0.5, 1.0 / 3]
+    assert len(calls) == 4  # stopped there: no step 5
+    assert [p.data for p in model.parameters()] == before  # grads were 0: no update happened
+
+
+def test_an_overflow_in_a_step_is_a_divergence() -> None:
+    def step(Xb, yb):
+        return Value(1000.0).exp().data, 0.0
+
+    with pytest.raises(train.Diverged, match=r"diverged at step 1: exp\(1000.0\)") as e:
+        _fit_with(step)[1]()
+    assert isinstance(e.value.__cause__, OverflowError)
+
+
+def test_a_weight_overflowing_in_the_last_update_is_a_divergence() -> None:
+    def step(Xb, yb):
+        for p in model.parameters():
+            p.grad = -1e308
+        return 1.0, 1.0
+
+    model, run = _fit_with(step, steps=2)
+    model.parameters()[0].data = 1.79e308  # + 0.01 * 1e308 overflows
+    with pytest.raises(train.Diverged, match="a weight became inf"):
+        run()
+
+
+def test_freeze_gc_is_a_named_helper(monkeypatch) -> None:
+    import gc
+
+    seen = []
+    monkeypatch.setattr(gc, "freeze", lambda: seen.append("freeze"))
+    train.freeze_gc()
+    assert seen == ["freeze"]
+    assert "gc.freeze" in train.freeze_gc.__doc__
 
 
 def test_fit_minibatches_cross_entropy_learns() -> None:

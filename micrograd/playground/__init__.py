@@ -9,6 +9,7 @@ Views: the backprop explorer (`explorer.py`, the page `static/index.html`) and t
 (`training.py`, `static/train.html`). The server (`server.py`) uses only the standard library.
 """
 
-from .server import EventStream, HTTPError, Playground, Request, Session, serve
+from .api import EventStream, HTTPError, Request, Session
+from .server import Playground, serve
 
 __all__ = ["serve", "Playground", "Request", "Session", "HTTPError", "EventStream"]

@@ -27,8 +27,8 @@ from typing import Any
 from ..engine import OPS, Value, _topological_order, explain_local, op_kind
 from ..expr import FUNCTIONS, ProgramError, parse_program
 from ..viz import trace
+from .api import HTTPError, Request, json_float
 from .layout import Box, layout
-from .server import HTTPError, Request, json_float
 
 MAX_PROGRAM_CHARS = 5000
 MAX_NODES = 500  # Values in one graph

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import http.server
 import ipaddress
-import json
-import math
 import mimetypes
 import re
 import socket
@@ -34,141 +32,30 @@ import sys
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable, Iterator
 from importlib import resources
 from typing import Any
 
+from .api import (  # noqa: F401  (re-exported: the server's public names)
+    MAX_SESSIONS,
+    EventStream,
+    Handler,
+    HTTPError,
+    Request,
+    Session,
+    Sessions,
+    _dumps,
+    _finite_json,
+    json_float,
+)
+
 MAX_BODY = 256 * 1024  # bytes of a POST body: a program or a data set of a few thousand points
 MAX_URL = 4096  # characters of a request target
-MAX_SESSIONS = 64  # open tabs; past this the least recently seen session is dropped
-SESSION_IDLE_SECONDS = 30 * 60.0  # a tab not heard from for this long is forgotten
 SOCKET_TIMEOUT = 30.0  # a client that sends nothing (or reads nothing) for this long is dropped
 HEARTBEAT_SECONDS = 10.0  # an EventStream sends a comment this often, to notice vanished clients
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 _STATIC_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 _PAGES = {"/": "index.html", "/index.html": "index.html", "/train": "train.html"}
-
-
-class HTTPError(Exception):
-    """A request the server refuses: sent as ``{"error": message}`` with `status` (4xx)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-class Session:
-    """One browser tab's state: `.state` holds a dict per view (``state.setdefault('explorer',
-    {})``), `.lock` serialises the tab's requests where a view needs it, `.closed` is set when the
-    session expires or the server stops (a background thread of a view should watch it), and
-    functions appended to `.on_close` run then (to stop such a thread)."""
-
-    def __init__(self, session_id: str) -> None:
-        self.id = session_id
-        self.state: dict[str, Any] = {}
-        self.lock = threading.RLock()
-        self.last_seen = time.monotonic()
-        self.closed = threading.Event()
-        self.on_close: list[Callable[[], None]] = []
-
-    def close(self) -> None:
-        if self.closed.is_set():
-            return
-        self.closed.set()
-        for fn in self.on_close:
-            try:
-                fn()
-            except Exception as exc:  # one view's cleanup must not stop the others'
-                print(f"micrograd playground: session cleanup failed: {exc!r}", file=sys.stderr)
-
-
-class Sessions:
-    """The open sessions: at most `limit`; idle ones expire; past the limit the least recently
-    seen one is dropped (a new tab always works; a long-forgotten one starts afresh)."""
-
-    def __init__(
-        self,
-        limit: int = MAX_SESSIONS,
-        idle: float = SESSION_IDLE_SECONDS,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.limit = limit
-        self.idle = idle
-        self.clock = clock
-        self._sessions: dict[str, Session] = {}
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._sessions)
-
-    def get(self, session_id: str) -> Session:
-        dropped: list[Session] = []
-        with self._lock:
-            now = self.clock()
-            for sid, s in list(self._sessions.items()):
-                if now - s.last_seen > self.idle and sid != session_id:
-                    dropped.append(self._sessions.pop(sid))
-            session = self._sessions.get(session_id)
-            if session is None:
-                while len(self._sessions) >= self.limit:
-                    oldest = min(self._sessions.values(), key=lambda s: s.last_seen)
-                    dropped.append(self._sessions.pop(oldest.id))
-                session = self._sessions[session_id] = Session(session_id)
-            session.last_seen = now
-        for s in dropped:  # outside the lock: a cleanup may take a moment
-            s.close()
-        return session
-
-    def close_all(self) -> None:
-        with self._lock:
-            sessions = list(self._sessions.values())
-            self._sessions.clear()
-        for s in sessions:
-            s.close()
-
-
-class Request:
-    """What a handler sees: `.method`, `.path`, `.query` (one value per name), `.body` (the parsed
-    JSON of a POST, or None), `.session` (the tab's `Session`), `.options` (the server's options,
-    e.g. ``{"jit": True}``), and `.stopping` (set when the server shuts down)."""
-
-    def __init__(
-        self,
-        method: str,
-        path: str,
-        query: dict[str, str],
-        body: Any,
-        session: Session,
-        options: dict[str, Any],
-        stopping: threading.Event,
-    ) -> None:
-        self.method = method
-        self.path = path
-        self.query = query
-        self.body = body
-        self.session = session
-        self.options = options
-        self.stopping = stopping
-
-
-class EventStream:
-    """A handler's answer that streams Server-Sent Events: each item of `iterator` (a dict) is sent
-    as one ``data: {json}`` event; an item None sends only a comment, so a generator waiting for
-    something can yield None now and then and a vanished client is noticed. The stream ends when
-    the iterator does, the client goes away, or the server stops; then the iterator is closed
-    (a generator's ``finally`` runs) and `on_close` is called, once."""
-
-    def __init__(
-        self, iterator: Iterable[dict[str, Any] | None], on_close: Callable[[], None] | None = None
-    ) -> None:
-        self.iterator: Iterator[dict[str, Any] | None] = iter(iterator)
-        self.on_close = on_close
-
-
-Handler = Callable[[Request], "dict[str, Any] | EventStream"]
 
 
 def build_routes() -> dict[tuple[str, str], Handler]:
@@ -182,29 +69,6 @@ def build_routes() -> dict[tuple[str, str], Handler]:
                 raise RuntimeError(f"route {key} is declared twice")
             routes[key] = fn
     return routes
-
-
-def json_float(x: float) -> float | str:
-    """A float for a JSON answer: NaN and infinities (not JSON) as 'nan', 'inf', '-inf'."""
-    return x if math.isfinite(x) else ("nan" if x != x else ("inf" if x > 0 else "-inf"))
-
-
-def _json_default(value: Any) -> Any:
-    raise TypeError(f"cannot send {type(value).__name__} as JSON")
-
-
-def _dumps(obj: Any) -> bytes:
-    # NaN and infinities are not JSON; a handler sends them as strings, and this catches a slip.
-    return json.dumps(obj, allow_nan=False, default=_json_default, separators=(",", ":")).encode()
-
-
-def _finite_json(obj: Any) -> Any:
-    """JSON from the page with NaN/Infinity refused (Python's json accepts them by default)."""
-
-    def refuse(name: str) -> float:
-        raise ValueError(f"{name} is not a number JSON allows")
-
-    return json.loads(obj, parse_constant=refuse)
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -579,99 +443,3 @@ def serve(
 
         threading.Thread(target=webbrowser.open, args=(handle.url,), daemon=True).start()
     return handle
-
-
-# ------------------------------------------------------------------------------ the command line
-
-
-def add_playground_command(subparsers: Any) -> Any:
-    """Register `micrograd playground` on an argparse subparsers object."""
-    import argparse
-
-    parser = subparsers.add_parser(
-        "playground",
-        help="open a local web page to watch backpropagation (and training) step by step",
-        description="Start a local web server with the micrograd playground: the backprop "
-        "explorer (type an expression, step the forward and backward pass node by node) and the "
-        "training view. It prints its URL and opens your browser; Ctrl-C stops it.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--port",
-        type=int,
-        default=8000,
-        metavar="N",
-        help="port to listen on (default 8000; 0, or a taken port, picks a free one)",
-    )
-    parser.add_argument(
-        "--host",
-        default="127.0.0.1",
-        metavar="H",
-        help="address to listen on (default 127.0.0.1, this machine only; 0.0.0.0 shares the "
-        "page with your network, with no password)",
-    )
-    parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
-    parser.add_argument(
-        "--no-jit", action="store_true", help="train without micrograd.jit (numpy) even if present"
-    )
-    parser.add_argument("--verbose", action="store_true", help="log every request to stderr")
-    parser.set_defaults(run=run_playground)
-    return parser
-
-
-def run_playground(args: Any) -> int:
-    """`micrograd playground`: serve until Ctrl-C (or SIGTERM); returns the exit status."""
-    import signal
-
-    if not 0 <= args.port <= 65535:
-        print(
-            f"micrograd playground: error: --port must be 0 to 65535, got {args.port}",
-            file=sys.stderr,
-        )
-        return 2
-    done = threading.Event()
-
-    def on_signal(signum: int, frame: Any) -> None:
-        done.set()
-
-    main_thread = threading.current_thread() is threading.main_thread()  # signals live there
-    previous = signal.signal(signal.SIGTERM, on_signal) if main_thread else None
-    previous_int = signal.getsignal(signal.SIGINT)
-    handle: Playground | None = None
-    # Ctrl-C may come at any moment, even while starting up: one try around all of it.
-    try:
-        try:
-            handle = serve(
-                args.host,
-                args.port,
-                open_browser=not args.no_browser,
-                jit=not args.no_jit,
-                verbose=args.verbose,
-            )
-        except (OSError, ValueError) as exc:
-            print(f"micrograd playground: error: {exc}", file=sys.stderr)
-            return 1
-        if handle.note:
-            print(f"micrograd playground: {handle.note}")
-        if args.host.strip("[]") not in ("127.0.0.1", "localhost", "::1"):
-            print(
-                f"micrograd playground: warning: listening on {args.host}, so other machines on "
-                f"your network can use this page (there is no password); use --host 127.0.0.1 "
-                f"to keep it to this machine",
-                file=sys.stderr,
-            )
-        print(f"micrograd playground: serving {handle.url}  (Ctrl-C to stop)", flush=True)
-        while not done.wait(0.2):
-            pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        if main_thread:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the stop
-        if handle is not None:
-            handle.stop()
-        if main_thread:
-            signal.signal(signal.SIGTERM, previous)
-            signal.signal(signal.SIGINT, previous_int)
-    print("micrograd playground: stopped", flush=True)
-    return 0

@@ -1,0 +1,97 @@
+"""Check a learner's own micrograd: what is wrong with *your* Value class, op by op, and why.
+
+    from micrograd import check
+    report = check(Value)              # your Value class, the lecture's duck type
+    report.ok, report.problems         # True/False; one line per problem
+    print(report)                      # or leave it last in a notebook cell
+    check(NeuronClass=Neuron, LayerClass=Layer, MLPClass=MLP)   # your nn, against micrograd.nn
+
+`check` builds small expressions with your class and with micrograd's `Value` and compares them:
+forward values and gradients of each op at several points, the op's `_backward` on its own (with
+an upstream gradient that is not 1), reused nodes (``a + a``, ``a * a``), graphs where the visiting
+order matters, deep and heavily shared graphs, and calling ``backward()`` twice. A problem names
+the op, the expression, what it expected and what it got, and the most likely cause. Ops your class
+does not define yet are listed as "not implemented yet", not as failures.
+
+Your code never hangs the caller: each check runs under a time limit (`time_limit` seconds), and
+after three checks ran out of time the rest are not run, so `check` returns within a few time
+limits whatever the class does. The graphs the checker builds are small and bounded (a few
+thousand nodes at most) and it reads at most 64 children of a node; a crash inside your class is
+reported with its traceback's last line.
+
+Also here, for the notebooks' exercises: `@exercise` marks a template cell, and `@solution` on the
+collapsed solution keeps the learner's own definition once it is written.
+
+Inside: `table` (the ops and their classic mistakes), `ops` and `graphs` (the checks of a Value
+class), `nets` (of Neuron, Layer, MLP), `sandbox` (time limits, crashes as one line), `report`.
+"""
+
+from __future__ import annotations
+
+import numbers
+import random
+
+from .exercises import exercise, solution
+from .graphs import ValueChecker
+from .nets import NNChecker
+from .ops import StopChecking
+from .report import CheckReport
+from .sandbox import DEFAULT_TIME_LIMIT, MAX_TIMEOUTS
+
+__all__ = ["CheckReport", "check", "exercise", "solution"]
+
+
+def check(
+    ValueClass: type | None = None,
+    *,
+    NeuronClass: type | None = None,
+    LayerClass: type | None = None,
+    MLPClass: type | None = None,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+) -> CheckReport:
+    """Check your own Value class (and/or Neuron, Layer, MLP classes) against micrograd's.
+
+    `ValueClass` is the lecture's duck type: ``ValueClass(2.0)`` has `data`, `grad`, `_prev`,
+    `_op`, and (once you get there) `_backward` and `backward()`, plus whichever of ``+ - * / **``,
+    `exp`, `tanh`, `relu`, `log`, `sigmoid` it defines. The nn classes are called as in the
+    lecture: ``NeuronClass(3)``, ``LayerClass(3, 2)``, ``MLPClass(3, [4, 4, 1])``, each with
+    `parameters()` (each neuron's weights, then its bias) and, if you wrote it, `zero_grad()`.
+
+    Returns a `CheckReport`; nothing is raised for a problem in your code. `time_limit` bounds
+    each check in seconds. The random module's state is restored afterwards, so a seeded notebook
+    gives the same numbers whether or not it calls `check`.
+    """
+    given = {"ValueClass": ValueClass, "NeuronClass": NeuronClass, "LayerClass": LayerClass,
+             "MLPClass": MLPClass}
+    for name, cls in given.items():
+        if cls is not None and not isinstance(cls, type):
+            raise TypeError(f"check: {name} must be a class, got {type(cls).__name__} {cls!r}")
+    if all(cls is None for cls in given.values()):
+        raise TypeError("check: pass your Value class, or NeuronClass=, LayerClass=, MLPClass=")
+    if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real) or not (
+        0 < time_limit <= 600
+    ):
+        raise ValueError(f"check: time_limit must be a number of seconds in (0, 600], got "
+                         f"{time_limit!r}")
+
+    args = [f"{k}={c.__name__}" if k != "ValueClass" else c.__name__
+            for k, c in given.items() if c is not None]
+    report = CheckReport(f"check({', '.join(args)})")
+    state = random.getstate()
+    try:
+        if ValueClass is not None:
+            ValueChecker(ValueClass, float(time_limit), report).all()
+        nn = NNChecker(float(time_limit), report)
+        try:
+            if NeuronClass is not None:
+                nn.neuron(NeuronClass)
+            if LayerClass is not None:
+                nn.layer(LayerClass)
+            if MLPClass is not None:
+                nn.mlp(MLPClass)
+        except StopChecking:
+            report.problems.append(f"stopped: {MAX_TIMEOUTS} checks ran out of time, so the rest "
+                                   f"were not run — fix what never finishes, then check again")
+    finally:
+        random.setstate(state)
+    return report

@@ -1,0 +1,242 @@
+"""Graphs where a learner's backward() goes wrong even when every op is right: reused nodes
+(the += bug), the visiting order, a graph with 2^200 paths (a missing visited set), a deep chain,
+and calling backward() twice."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..engine import Value
+from .ops import OpChecks, StopChecking
+from .sandbox import MAX_TIMEOUTS, _attr, _close, _describe, _Failed, _fmt
+from .table import _ASSIGN, NAMES, ROWS, registry_rows
+
+
+class ValueChecker(OpChecks):
+    """All of `check`'s checks of one Value class; `all()` runs them in order."""
+
+    # graphs where nodes are reused or the order matters --------------------------------
+
+    def graph(self, op: str, expr: str, build: Callable[..., Any], xs: tuple[float, ...],
+              needs: str, hint: Callable[[float | None, float], str],
+              names: str = NAMES) -> bool | None:
+        """Build `expr` with both classes, backward() both, compare every leaf's grad.
+
+        Returns None when the class cannot run it, else whether it passed (problems reported).
+        """
+        if not self.has_backward or not self.defines(needs.split()):
+            return None
+        ref_in = [Value(x) for x in xs]
+        build(Value, *ref_in)[-1].backward()
+        ins = self.leaves(xs)
+        if isinstance(ins, _Failed):
+            return None
+        label = f"{op}: for {expr} with {self.where(xs, names)}"
+        nodes = self.run(build, self.V, *ins)
+        if isinstance(nodes, _Failed):
+            self.problem(f"{label}, it crashed: {nodes.text}")
+            return False
+        if not self.backward(nodes[-1], f"{expr} with {self.where(xs, names)}"):
+            return False
+        for i, (v, w) in enumerate(zip(ins, ref_in)):
+            g = self.grad(v)
+            if not _close(g, w.grad):
+                self.problem(f"{label}, {names[i]}.grad is {_describe(_attr(v, 'grad'))}, "
+                             f"expected {_fmt(w.grad)} — {hint(g, w.grad)}")
+                return False
+        self.report.passed.append(f"{op}: {expr}")
+        return True
+
+    def reuse(self) -> None:
+        for op, expr, build, needs in (
+            ("+", "b = a + a", lambda V, a: (a + a,), "__add__"),
+            ("*", "b = a * a", lambda V, a: (a * a,), "__mul__"),
+        ):
+            if op in self.wrong_ops:
+                continue  # its own checks already failed: one problem per cause
+            if self.graph(op, expr, build, (3.0,), needs, lambda g, w: _ASSIGN) is False:
+                self.assign_bug = True
+
+    def shared(self) -> None:
+        """A graph with 2^200 paths: built in milliseconds, walked forever unless nodes are
+        visited once. (Two *different* nodes use y, so a set of children cannot hide it.)"""
+        if not self.has_backward or not self.defines(["__add__", "__mul__"]):
+            return
+        if self.wrong_ops & {"+", "*"}:
+            return
+        V = self.V
+        levels = 200
+
+        def build() -> tuple[Any, Any]:
+            x = V(1.5)
+            h1, h2 = V(0.25), V(0.75)
+            y = x
+            for _ in range(levels):
+                y = y * h1 + y * h2  # y is used twice: the number of paths to x doubles
+            return x, y
+
+        built = self.run(build)
+        expr = f"y = y*0.25 + y*0.75, {levels} times from x = 1.5"
+        if isinstance(built, _Failed):
+            self.problem(f"backward(): building {expr} crashed: {built.text}")
+            return
+        x, y = built
+        done = self.run(lambda: y.backward())
+        if isinstance(done, _Failed) and done.timeout:
+            self.walk_wrong = True
+            self.problem(f"backward(): for {expr} (2^{levels} paths to x, {4 * levels + 3} "
+                         f"nodes), backward() {done.text} — does build_topo skip nodes it has "
+                         f"already visited (a visited set), so each node is visited once?")
+        elif isinstance(done, _Failed):
+            self.problem(f"backward(): for {expr}, backward() crashed: {done.text}")
+        elif not _close(self.grad(x), 1.0) and not self.assign_bug:
+            # Reported after order(), whose smaller graphs say more, if those find nothing.
+            self.shared_wrong = (f"backward(): for {expr}, x.grad is "
+                                 f"{_describe(_attr(x, 'grad'))}, expected 1.0 — is each node "
+                                 f"visited once, in topological order?")
+        elif not self.assign_bug:
+            self.report.passed.append(f"backward(): {expr} (each node visited once)")
+
+    def order(self) -> None:
+        """Graphs whose grads come out wrong when backward() visits nodes in the wrong order."""
+        if self.assign_bug or self.walk_wrong or self.wrong_ops & {"+", "*"}:
+            return  # those problems spoil these graphs too: one cause, one problem
+
+        def hint(g: float | None, w: float) -> str:
+            if g == 0.0:
+                return ("the output's gradient never reached it: does backward() call _backward "
+                        "on reversed(topo), the output first?")
+            return ("grads depend on the order nodes were visited — is the graph walked in "
+                    "topological order (a node's _backward only after every node that uses it)?")
+
+        def lecture(V: type, a: Any, b: Any, c: Any, f: Any) -> tuple:
+            e = a * b
+            d = e + c
+            return (e, d, d * f)
+
+        def diamond_short_first(V: type, a: Any) -> tuple:
+            b = a * V(2.0)
+            c = b * V(3.0)
+            return (b, c, b + c)
+
+        def diamond_long_first(V: type, a: Any) -> tuple:
+            b = a * V(2.0)
+            c = b * V(3.0)
+            return (b, c, c + b)
+
+        def two_paths(V: type, a: Any, b: Any) -> tuple:
+            d = a * b
+            e = a + b
+            return (d, e, d * e)
+
+        checks = (
+            ("L = (a*b + c) * f", lecture, (2.0, -3.0, 10.0, -2.0), "abcf"),
+            ("b = a*2; c = b*3; out = b + c", diamond_short_first, (1.5,), "a"),
+            ("b = a*2; c = b*3; out = c + b", diamond_long_first, (1.5,), "a"),
+            ("f = (a*b) * (a+b)", two_paths, (-2.0, 3.0), "ab"),
+        )
+        for expr, build, xs, names in checks:
+            passed = self.graph("backward()", expr, build, xs, "__add__ __mul__", hint, names)
+            if passed is False:
+                self.walk_wrong = True
+                return  # one problem is enough: they share a cause
+        if self.shared_wrong:
+            self.walk_wrong = True
+            self.problem(self.shared_wrong)
+
+    def twice(self) -> None:
+        if not self.has_backward or not self.defines(["__mul__"]) or "*" in self.wrong_ops:
+            return
+        if self.walk_wrong or self.assign_bug:
+            return
+        ins = self.leaves((3.0,))
+        if isinstance(ins, _Failed):
+            return
+        (x,) = ins
+        y = self.run(lambda: x * x * x)
+        if isinstance(y, _Failed) or not self.backward(y, "y = x * x * x"):
+            return
+        g1 = self.grad(x)
+        done = self.run(lambda: y.backward())
+        if isinstance(done, _Failed):
+            self.problem(f"backward() twice: for y = x * x * x with x = 3.0, the second "
+                         f"y.backward() {'crashed: ' * (not done.timeout)}{done.text}")
+            return
+        g2 = self.grad(x)
+        if g1 != 27.0:
+            return  # wrong already; reported by the * checks
+        if g2 == 54.0:
+            self.report.passed.append("backward() twice: x.grad 27 → 54, leaves accumulate "
+                                      "(as in PyTorch and micrograd)")
+        elif g2 == 72.0:
+            self.report.notes.append(
+                "backward() twice on y = x * x * x (x = 3.0) gives x.grad 27 → 72, as the "
+                "lecture's engine does: the intermediate x*x keeps its old grad and is counted "
+                "again. PyTorch and micrograd give 54 (they reset intermediate grads). Either "
+                "way, zero the grads before each backward()."
+            )
+        elif g2 == 27.0:
+            self.report.notes.append(
+                "backward() twice on y = x * x * x (x = 3.0) leaves x.grad at 27: your "
+                "backward() resets the grads. PyTorch and micrograd accumulate into leaves (54), "
+                "which is why training loops call zero_grad()."
+            )
+        else:
+            self.problem(f"backward() twice: for y = x * x * x with x = 3.0, x.grad goes 27 → "
+                         f"{_describe(_attr(x, 'grad'))}; expected 54 (leaves accumulate, as in "
+                         f"PyTorch) or 72 (the lecture's engine)")
+
+    def deep(self) -> None:
+        """A chain 3,000 nodes deep: a recursive build_topo runs out of stack (a note, not a
+        problem: the lecture's does too)."""
+        if not self.has_backward or not self.defines(["__add__"]) or "+" in self.wrong_ops:
+            return
+        if self.walk_wrong or self.assign_bug:
+            return
+        n = 3000
+        V = self.V
+
+        def chain() -> Any:
+            x = V(0.0)
+            step = V(0.001)
+            y = x
+            for _ in range(n):
+                y = y + step
+            y.backward()
+            return x
+
+        x = self.run(chain)
+        if isinstance(x, _Failed):
+            if isinstance(x.exc, RecursionError):
+                self.report.notes.append(
+                    f"backward() on a chain of {n:,} additions hits Python's recursion limit: a "
+                    f"recursive build_topo (the lecture's) stops near 1,000 nodes deep. "
+                    f"micrograd's backward() walks the graph with an explicit stack instead."
+                )
+            else:
+                self.problem(f"backward(): for a chain of {n:,} additions, {x.text}")
+        elif _close(self.grad(x), 1.0):
+            self.report.passed.append(f"backward(): a chain of {n:,} additions")
+        else:
+            self.problem(f"backward(): for a chain of {n:,} additions y = x + 0.001 + ..., x.grad "
+                         f"is {_describe(_attr(x, 'grad'))}, expected 1.0")
+
+    def all(self) -> None:
+        try:
+            if not self.basics():
+                return
+            for row in ROWS + registry_rows():
+                self.row(row)
+            self.reuse()
+            self.shared()
+            self.order()
+            self.derived()
+            self.twice()
+            self.deep()
+        except StopChecking:
+            if self.downstream:
+                self.problem(f"ops built from the ones above are wrong too: "
+                             f"{'; '.join(self.downstream)}")
+            self.problem(f"stopped: {MAX_TIMEOUTS} checks ran out of time, so the rest were not "
+                         f"run — fix the ops above that never finish, then check again")

@@ -1,0 +1,215 @@
+"""A learner's Neuron, Layer and MLP against micrograd.nn: parameter counts, `parameters()` order,
+outputs and gradients with the same weights, and `zero_grad()`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import islice
+from typing import Any
+
+from ..engine import Value
+from .ops import StopChecking
+from .report import CheckReport
+from .sandbox import (
+    MAX_PREV,
+    MAX_TIMEOUTS,
+    _attr,
+    _close,
+    _describe,
+    _Failed,
+    _fmt,
+    _number,
+    _run,
+    _short,
+)
+
+
+class NNChecker:
+    """Checks a learner's Neuron, Layer and MLP against micrograd.nn with the same weights."""
+
+    def __init__(self, limit: float, report: CheckReport) -> None:
+        self.limit = limit
+        self.report = report
+        self.x = [2.0, 3.0, -1.0]
+        self.timeouts = 0
+
+    def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """fn(*args) under the time limit; raises StopChecking after MAX_TIMEOUTS timeouts."""
+        if self.timeouts >= MAX_TIMEOUTS:
+            raise StopChecking
+        result = _run(self.limit, fn, *args)
+        if isinstance(result, _Failed) and result.timeout:
+            self.timeouts += 1
+        return result
+
+    def problem(self, text: str) -> None:
+        self.report.problems.append(text)
+
+    def params(self, what: str, module: Any, count: int, shape: str) -> list[Any] | None:
+        ps = self.run(lambda: list(islice(module.parameters(), count + 1)))
+        if isinstance(ps, _Failed):
+            self.problem(f"{what}.parameters() crashed: {ps.text}")
+            return None
+        if len(ps) != count:
+            more = "more than " if len(ps) > count else ""
+            self.problem(f"{what}.parameters() has {more}{len(ps)} entries, expected {count} "
+                         f"({shape})")
+            return None
+        datas = [_number(_attr(p, "data")) for p in ps]
+        if any(d is None for d in datas):
+            self.problem(f"{what}.parameters() holds something without a numeric .data: "
+                         f"{_short(ps[datas.index(None)])}")
+            return None
+        return ps
+
+    def compare(self, what: str, module: Any, ps: list[Any],
+                models: dict[str, Any], outputs: Callable[[Any], list[Any]]) -> str | None:
+        """Run the learner's module and each candidate micrograd model (same weights) on self.x.
+
+        Returns the name of the candidate that matches, after checking its gradients too.
+        """
+        got = self.run(lambda: _as_list(module(list(self.x))))
+        if isinstance(got, _Failed):
+            self.problem(f"{what}({self.x}) crashed: {got.text}")
+            return None
+        values = [_number(_attr(o, "data")) for o in got]
+        matched = None
+        expected: dict[str, list[float]] = {}
+        for name, model in models.items():
+            for p, q in zip(model.parameters(), ps):
+                p.data = _number(q.data)
+                p.grad = 0.0
+            outs = outputs(model)
+            expected[name] = [o.data for o in outs]
+            if len(outs) == len(values) and all(_close(v, o.data) for v, o in zip(values, outs)):
+                matched = name
+                break
+        if matched is None:
+            shown = "; ".join(f"{k}: {[_fmt(v) for v in e]}" for k, e in expected.items())
+            self.problem(f"{what}({self.x}) gives {[_describe(v) for v in values]}; micrograd.nn "
+                         f"with the same parameters() (in order: each neuron's w, then its b) "
+                         f"gives {shown}")
+            return None
+
+        model = models[matched]
+        ref_out = outputs(model)
+        Value.sum(ref_out).backward()
+
+        def back() -> None:
+            total = got[0]
+            for o in got[1:]:
+                total = total + o
+            total.backward()
+
+        done = self.run(back)
+        if isinstance(done, _Failed):
+            self.problem(f"{what}: backward() from its outputs crashed: {done.text}")
+            return None
+        for i, (p, q) in enumerate(zip(model.parameters(), ps)):
+            if not _close(self.grad(q), p.grad):
+                self.problem(f"{what}: after backward() of the sum of its outputs, parameter {i} "
+                             f"has grad {_describe(_attr(q, 'grad'))}, expected {_fmt(p.grad)} "
+                             f"(micrograd.nn, same weights)")
+                return None
+        return matched
+
+    @staticmethod
+    def grad(p: Any) -> float | None:
+        return _number(_attr(p, "grad"))
+
+    def zero_grad(self, what: str, module: Any, ps: list[Any]) -> None:
+        if not callable(getattr(module, "zero_grad", None)):
+            self.report.missing.append(
+                f"{what}.zero_grad() not implemented yet (or zero the grads in the training loop: "
+                f"for p in model.parameters(): p.grad = 0.0)"
+            )
+            return
+        done = self.run(module.zero_grad)
+        if isinstance(done, _Failed):
+            self.problem(f"{what}.zero_grad() crashed: {done.text}")
+            return
+        left = [i for i, p in enumerate(ps) if self.grad(p) != 0.0]
+        if left:
+            self.problem(f"{what}.zero_grad() left parameter {left[0]} with grad "
+                         f"{_describe(_attr(ps[left[0]], 'grad'))}; it should set every "
+                         f"parameter's grad to 0")
+        else:
+            self.report.passed.append(f"{what}.zero_grad() zeroes every parameter's grad")
+
+    def neuron(self, cls: type) -> None:
+        from ..nn import Neuron
+
+        what = f"{cls.__name__}(3)"
+        n = self.run(cls, 3)
+        if isinstance(n, _Failed):
+            self.problem(f"{what} crashed: {n.text}")
+            return
+        ps = self.params(what, n, 4, "3 weights and a bias")
+        if ps is None:
+            return
+        models = {a: Neuron(3, activation=a) for a in ("tanh", "relu", "linear")}
+        act = self.compare(what, n, ps, models, lambda m: [m(list(self.x))])
+        if act is None:
+            return
+        self.report.passed.append(f"{what}: 4 parameters; output {act}(w·x + b) and its "
+                                  f"gradients match micrograd.nn.Neuron(3, activation='{act}')")
+        other = self.run(cls, 3)
+        if not isinstance(other, _Failed):
+            theirs = self.run(lambda: [_number(p.data) for p in other.parameters()])
+            if theirs == [_number(p.data) for p in ps]:
+                self.report.notes.append(
+                    f"two {what}s start with the same parameters: draw them at random "
+                    f"(random.uniform(-1, 1)), or every neuron of a layer learns the same thing"
+                )
+        self.zero_grad(what, n, ps)
+
+    def layer(self, cls: type) -> None:
+        from ..nn import Layer
+
+        what = f"{cls.__name__}(3, 2)"
+        layer = self.run(cls, 3, 2)
+        if isinstance(layer, _Failed):
+            self.problem(f"{what} crashed: {layer.text}")
+            return
+        ps = self.params(what, layer, 8, "2 neurons × (3 weights + a bias)")
+        if ps is None:
+            return
+        models = {a: Layer(3, 2, activation=a) for a in ("tanh", "relu", "linear")}
+        act = self.compare(what, layer, ps, models, lambda m: m.outputs(list(self.x)))
+        if act is None:
+            return
+        self.report.passed.append(f"{what}: 8 parameters, neuron by neuron; outputs and "
+                                  f"gradients match micrograd.nn.Layer(3, 2, activation='{act}')")
+        self.zero_grad(what, layer, ps)
+
+    def mlp(self, cls: type) -> None:
+        from ..nn import MLP
+
+        what = f"{cls.__name__}(3, [4, 4, 1])"
+        model = self.run(cls, 3, [4, 4, 1])
+        if isinstance(model, _Failed):
+            self.problem(f"{what} crashed: {model.text}")
+            return
+        ps = self.params(what, model, 41, "3·4+4 + 4·4+4 + 4+1")
+        if ps is None:
+            return
+        combos = {
+            "tanh throughout (the lecture's)": ("tanh", "tanh"),
+            "ReLU hidden, linear output (karpathy's micrograd)": ("relu", "linear"),
+            "tanh hidden, linear output": ("tanh", "linear"),
+        }
+        models = {k: MLP(3, [4, 4, 1], activation=h, out_activation=o)
+                  for k, (h, o) in combos.items()}
+        kind = self.compare(what, model, ps, models, lambda m: m.outputs(list(self.x)))
+        if kind is None:
+            return
+        self.report.passed.append(f"{what}: 41 parameters, layer by layer; output and gradients "
+                                  f"match micrograd.nn.MLP, {kind}")
+        self.zero_grad(what, model, ps)
+
+
+def _as_list(out: Any) -> list[Any]:
+    # karpathy's Layer returns a lone Value for one neuron and a list otherwise: accept both.
+    if isinstance(out, (list, tuple)):
+        return list(islice(out, MAX_PREV))
+    return [out]

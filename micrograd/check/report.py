@@ -1,0 +1,53 @@
+"""The report `check` returns: problems, what is not implemented yet, notes, what passed."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+
+
+@dataclass
+class CheckReport:
+    """What `check` found. `ok` is True when nothing is wrong (ops not implemented yet are fine)."""
+
+    subject: str
+    problems: list[str] = field(default_factory=list)  # one line each: op, expression, got, why
+    missing: list[str] = field(default_factory=list)  # "not implemented yet", with what to define
+    notes: list[str] = field(default_factory=list)  # worth knowing, not wrong
+    passed: list[str] = field(default_factory=list)  # what was checked and found right
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def summary(self) -> str:
+        parts = [f"{len(self.problems)} problem{'s' * (len(self.problems) != 1)}"]
+        parts.append(f"{len(self.passed)} passed")
+        if self.missing:
+            parts.append(f"{len(self.missing)} not implemented yet")
+        verdict = "all good" if self.ok else "not yet"
+        return f"{self.subject}: {verdict} ({', '.join(parts)})"
+
+    def __str__(self) -> str:
+        lines = [self.summary()]
+        lines += [f"  ✗ {p}" for p in self.problems]
+        lines += [f"  … {m}" for m in self.missing]
+        lines += [f"  note: {n}" for n in self.notes]
+        lines += [f"  ✓ {p}" for p in self.passed]
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        def items(marks: str, entries: list[str]) -> str:
+            return "".join(f"<li>{marks} {html.escape(e)}</li>" for e in entries)
+
+        colour = "#1a7f37" if self.ok else "#cf222e"
+        out = [f'<div><b style="color:{colour}">{html.escape(self.summary())}</b><ul>']
+        out.append(items("✗", self.problems) + items("…", self.missing))
+        out.append(items("note:", self.notes))
+        out.append("</ul>")
+        if self.passed:
+            out.append(f"<details><summary>{len(self.passed)} checks passed</summary><ul>")
+            out.append(items("✓", self.passed) + "</ul></details>")
+        return "".join(out) + "</div>"

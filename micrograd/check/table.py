@@ -1,0 +1,191 @@
+"""The table of ops `check` runs on a learner's class, and how each usually goes wrong.
+
+Each row is an expression over inputs a, b (`a * b`, `2.0 - a`, `a.tanh()`), the methods it needs,
+the points to evaluate it at, its local derivative as a hint, and classic wrong derivatives with
+the hint for each. Ops registered in the engine (`engine.OPS`) that the table does not spell out
+get rows made from the registry, so an op added to the engine is checked too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..engine import OPS, Value
+from .sandbox import _close
+
+UPSTREAM = 2.5  # the out.grad each op's _backward is tried with: 1 would hide a missing × out.grad
+
+# Leaf names, in order, for the expressions below.
+NAMES = "abcd"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One op to check: the expression, which methods it needs, and how it usually goes wrong."""
+
+    op: str  # how problems name it
+    expr: str  # the expression, over inputs a, b, ...
+    fn: Callable[..., Any]  # builds it from Values of either class
+    needs: tuple[str, ...]  # methods the class must define
+    points: tuple[tuple[float, ...], ...]  # where to evaluate it
+    rule: str = ""  # the local derivative, as a hint
+    # Classic wrong local derivatives, each with its hint: fn(*xs, out) -> one per input.
+    mistakes: tuple[tuple[Callable[..., tuple[float, ...]], str], ...] = ()
+    reflected: str = ""  # for `2.0 - a`: the method Python calls, __rsub__
+    number: bool = False  # mixes a plain number in: needs numbers wrapped into Values
+    primitive: bool = False  # out._prev must hold the inputs (+ and *: nothing to build them from)
+    extra: bool = False  # beyond the lecture: missing is mentioned, never expected
+
+
+def _row(op: str, expr: str, fn: Callable[..., Any], needs: str, points: Any, **kw: Any) -> Row:
+    pts = tuple(p if isinstance(p, tuple) else (p,) for p in points)
+    return Row(op, expr, fn, tuple(needs.split()), pts, **kw)
+
+
+BIN = ((2.0, -3.0), (-0.5, 1.5), (1.25, 0.75))
+POS = ((2.0, 0.5), (0.75, 1.5), (3.0, 2.5))
+UN = (-1.5, 0.4, 2.0)
+UNPOS = (0.5, 1.3, 2.0)
+
+_ASSIGN = "does _backward assign (=) instead of accumulating (+=)?"
+
+ROWS: tuple[Row, ...] = (
+    _row("+", "a + b", lambda a, b: a + b, "__add__", BIN, primitive=True,
+         rule="a.grad += out.grad; b.grad += out.grad"),
+    _row("*", "a * b", lambda a, b: a * b, "__mul__", BIN, primitive=True,
+         rule="a.grad += b.data * out.grad; b.grad += a.data * out.grad",
+         mistakes=((lambda a, b, o: (a, b),
+                    "each input's local derivative is the *other* input: a.grad += b.data * "
+                    "out.grad"),
+                   (lambda a, b, o: (1.0, 1.0), "that is +'s rule; for * it is the other input"))),
+    _row("+", "a + 2.0", lambda a: a + 2.0, "__add__", UN, number=True),
+    _row("*", "a * 3.0", lambda a: a * 3.0, "__mul__", UN, number=True),
+    _row("+", "2.0 + a", lambda a: 2.0 + a, "__radd__", UN, number=True, reflected="__radd__"),
+    _row("*", "3.0 * a", lambda a: 3.0 * a, "__rmul__", UN, number=True, reflected="__rmul__"),
+    _row("neg", "-a", lambda a: -a, "__neg__", UN),
+    _row("-", "a - b", lambda a, b: a - b, "__sub__", BIN),
+    _row("-", "2.0 - a", lambda a: 2.0 - a, "__rsub__", UN, number=True, reflected="__rsub__"),
+    _row("**", "a ** 2", lambda a: a**2, "__pow__", UN, number=True,
+         rule="a.grad += p * a.data**(p - 1) * out.grad",
+         mistakes=((lambda a, o: (a,), "forgot the factor p: p * a.data**(p - 1)"),
+                   (lambda a, o: (2 * a**2,), "the exponent drops by one: p * a.data**(p - 1)"))),
+    _row("**", "a ** 3", lambda a: a**3, "__pow__", UN, number=True,
+         rule="a.grad += p * a.data**(p - 1) * out.grad",
+         mistakes=((lambda a, o: (a**2,), "forgot the factor p: p * a.data**(p - 1)"),
+                   (lambda a, o: (3 * a**3,), "the exponent drops by one: p * a.data**(p - 1)"),
+                   (lambda a, o: (3 * o,), "p * out.data is p * a**p; it is p * a.data**(p - 1)"),
+                   )),
+    _row("**", "a ** -1", lambda a: a**-1, "__pow__", UNPOS, number=True,
+         rule="a.grad += p * a.data**(p - 1) * out.grad",
+         mistakes=((lambda a, o: (a**-2,), "forgot the factor p: p * a.data**(p - 1)"),
+                   (lambda a, o: (-(a**-1),), "the exponent drops by one: p * a.data**(p - 1)"))),
+    _row("**", "a ** 0.5", lambda a: a**0.5, "__pow__", UNPOS, number=True,
+         rule="a.grad += p * a.data**(p - 1) * out.grad"),
+    _row("/", "a / b", lambda a, b: a / b, "__truediv__", POS),
+    _row("/", "2.0 / a", lambda a: 2.0 / a, "__rtruediv__", UNPOS, number=True,
+         reflected="__rtruediv__"),
+    _row("exp", "a.exp()", lambda a: a.exp(), "exp", UN,
+         rule="a.grad += out.data * out.grad  (d/dx e^x = e^x)",
+         mistakes=((lambda a, o: (a,), "d/dx e^x is e^x, the output (out.data), not x"),
+                   (lambda a, o: (1.0,), "d/dx e^x is e^x, the output (out.data)"))),
+    _row("tanh", "a.tanh()", lambda a: a.tanh(), "tanh", UN,
+         rule="a.grad += (1 - t**2) * out.grad, with t = tanh(a), the output",
+         mistakes=((lambda a, o: (1 - a**2,),
+                    "1 - x² uses the input; the derivative is 1 - t² with t = tanh(x), the "
+                    "output"),
+                   (lambda a, o: (1 - o,), "forgot the square: 1 - t**2"),
+                   (lambda a, o: (o**2,), "it is 1 - t**2, not t**2"),
+                   (lambda a, o: (1 + o**2,), "it is 1 - t**2, not 1 + t**2"))),
+    _row("relu", "a.relu()", lambda a: a.relu(), "relu", UN,
+         rule="a.grad += (out.data > 0) * out.grad",
+         mistakes=((lambda a, o: (o,), "the slope is 1 where a > 0 (not the output's value), "
+                    "0 elsewhere"),
+                   (lambda a, o: (1.0,), "the slope is 0 where a <= 0"))),
+    _row("log", "a.log()", lambda a: a.log(), "log", UNPOS, extra=True,
+         rule="a.grad += (1 / a.data) * out.grad",
+         mistakes=((lambda a, o: (o,), "d/dx ln x is 1/x"),)),
+    _row("sigmoid", "a.sigmoid()", lambda a: a.sigmoid(), "sigmoid", UN, extra=True,
+         rule="a.grad += s * (1 - s) * out.grad, with s the output"),
+)
+
+
+
+
+def registry_rows(covered: set[str] | None = None) -> tuple[Row, ...]:
+    """Rows for the engine's registered one-input ops (engine.OPS) that ROWS does not spell out.
+
+    So an op added to the engine is checked on learners' classes too, with no second table: the
+    method the class must define is the registered method's name, the points are drawn from a
+    few candidates where micrograd's own op is defined, and the hint is the registry's formula.
+    """
+    covered = {n for row in ROWS for n in row.needs} if covered is None else covered
+    rows = []
+    for info in OPS.values():
+        method = getattr(info.method, "__name__", "")
+        if info.arity != 1 or method in covered or not method.isidentifier():
+            continue
+        if method.startswith("__"):
+            continue  # operators (** with a number) are spelled out in ROWS
+        points = []
+        for x in (-1.5, 0.4, 2.0, 0.7, 1.3, 2.5):
+            try:
+                info.apply(Value(x))
+            except (ArithmeticError, ValueError):
+                continue
+            points.append((x,))
+        if not points:
+            continue
+        rows.append(Row(info.name, f"a.{method}()", _method_call(method), (method,),
+                        tuple(points[:3]), rule=f"micrograd's rule: {info.formula}", extra=True))
+    return tuple(rows)
+
+
+def _method_call(name: str) -> Callable[[Any], Any]:
+    return lambda a: getattr(a, name)()
+
+
+_REFLECTED = {"+": "__radd__", "-": "__rsub__", "*": "__rmul__", "/": "__rtruediv__",
+              "** or pow()": "__rpow__"}
+
+
+def _operand_hint(exc: BaseException | None) -> str:
+    # `2.0 * a` inside a learner's derived op (other * self**-1) needs the reflected method.
+    text = str(exc)
+    if not isinstance(exc, TypeError) or "unsupported operand type(s) for " not in text:
+        return ""
+    op = text.split("unsupported operand type(s) for ", 1)[1].split(":", 1)[0]
+    first = text.split("'")[1] if text.count("'") >= 4 else ""
+    if op in _REFLECTED and first in ("float", "int"):
+        return f" — a number on the left of {op} needs {_REFLECTED[op]}"
+    return ""
+
+
+def _is_unwrapped_number(exc: BaseException) -> bool:
+    # The lecture's first __add__ reads other.data: with a plain number that is an AttributeError.
+    text = str(exc)
+    return isinstance(exc, AttributeError) and any(
+        f"'{t}' object has no attribute" in text for t in ("float", "int")
+    )
+
+
+def _local_cause(row: Row, xs: tuple[float, ...], out: float, got: list[float | None],
+                 want: list[float]) -> str:
+    """The likeliest reason `got` (after _backward with out.grad = UPSTREAM) is not `want`."""
+    if all(g is not None for g in got):
+        if all(_close(g, w / UPSTREAM) for g, w in zip(got, want)):
+            return ("it is the local derivative without × out.grad: multiply by out.grad (the "
+                    "chain rule)")
+        for mistake, hint in row.mistakes:
+            try:
+                wrong = mistake(*xs, out)
+            except (ArithmeticError, ValueError):
+                continue
+            if all(_close(g, UPSTREAM * m) for g, m in zip(got, wrong)):
+                return hint
+            if all(_close(g, m) for g, m in zip(got, wrong)):
+                return hint + ", and multiply by out.grad"
+        if all(g == 0 for g in got):
+            return "did _backward run at all? each op sets out._backward = _backward"
+    return f"expected {row.rule}" if row.rule else "check its _backward"

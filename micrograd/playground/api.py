@@ -1,0 +1,163 @@
+"""What a playground view's handlers see and return: `Request`, `Session`, `HTTPError`,
+`EventStream`.
+
+The view modules (`explorer.py`, `training.py`) import only this, and `server.py` imports them, so
+the package's import graph has no circle. The sessions live here too: each browser tab has its own.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+MAX_SESSIONS = 64  # open tabs; past this the least recently seen session is dropped
+SESSION_IDLE_SECONDS = 30 * 60.0  # a tab not heard from for this long is forgotten
+
+
+class HTTPError(Exception):
+    """A request the server refuses: sent as ``{"error": message}`` with `status` (4xx)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class Session:
+    """One browser tab's state: `.state` holds a dict per view (``state.setdefault('explorer',
+    {})``), `.lock` serialises the tab's requests where a view needs it, `.closed` is set when the
+    session expires or the server stops (a background thread of a view should watch it), and
+    functions appended to `.on_close` run then (to stop such a thread)."""
+
+    def __init__(self, session_id: str) -> None:
+        self.id = session_id
+        self.state: dict[str, Any] = {}
+        self.lock = threading.RLock()
+        self.last_seen = time.monotonic()
+        self.closed = threading.Event()
+        self.on_close: list[Callable[[], None]] = []
+
+    def close(self) -> None:
+        if self.closed.is_set():
+            return
+        self.closed.set()
+        for fn in self.on_close:
+            try:
+                fn()
+            except Exception as exc:  # one view's cleanup must not stop the others'
+                print(f"micrograd playground: session cleanup failed: {exc!r}", file=sys.stderr)
+
+
+class Sessions:
+    """The open sessions: at most `limit`; idle ones expire; past the limit the least recently
+    seen one is dropped (a new tab always works; a long-forgotten one starts afresh)."""
+
+    def __init__(
+        self,
+        limit: int = MAX_SESSIONS,
+        idle: float = SESSION_IDLE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limit = limit
+        self.idle = idle
+        self.clock = clock
+        self._sessions: dict[str, Session] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._sessions)
+
+    def get(self, session_id: str) -> Session:
+        dropped: list[Session] = []
+        with self._lock:
+            now = self.clock()
+            for sid, s in list(self._sessions.items()):
+                if now - s.last_seen > self.idle and sid != session_id:
+                    dropped.append(self._sessions.pop(sid))
+            session = self._sessions.get(session_id)
+            if session is None:
+                while len(self._sessions) >= self.limit:
+                    oldest = min(self._sessions.values(), key=lambda s: s.last_seen)
+                    dropped.append(self._sessions.pop(oldest.id))
+                session = self._sessions[session_id] = Session(session_id)
+            session.last_seen = now
+        for s in dropped:  # outside the lock: a cleanup may take a moment
+            s.close()
+        return session
+
+    def close_all(self) -> None:
+        with self._lock:
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+        for s in sessions:
+            s.close()
+
+
+class Request:
+    """What a handler sees: `.method`, `.path`, `.query` (one value per name), `.body` (the parsed
+    JSON of a POST, or None), `.session` (the tab's `Session`), `.options` (the server's options,
+    e.g. ``{"jit": True}``), and `.stopping` (set when the server shuts down)."""
+
+    def __init__(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, str],
+        body: Any,
+        session: Session,
+        options: dict[str, Any],
+        stopping: threading.Event,
+    ) -> None:
+        self.method = method
+        self.path = path
+        self.query = query
+        self.body = body
+        self.session = session
+        self.options = options
+        self.stopping = stopping
+
+
+class EventStream:
+    """A handler's answer that streams Server-Sent Events: each item of `iterator` (a dict) is sent
+    as one ``data: {json}`` event; an item None sends only a comment, so a generator waiting for
+    something can yield None now and then and a vanished client is noticed. The stream ends when
+    the iterator does, the client goes away, or the server stops; then the iterator is closed
+    (a generator's ``finally`` runs) and `on_close` is called, once."""
+
+    def __init__(
+        self, iterator: Iterable[dict[str, Any] | None], on_close: Callable[[], None] | None = None
+    ) -> None:
+        self.iterator: Iterator[dict[str, Any] | None] = iter(iterator)
+        self.on_close = on_close
+
+
+Handler = Callable[[Request], "dict[str, Any] | EventStream"]
+
+
+def json_float(x: float) -> float | str:
+    """A float for a JSON answer: NaN and infinities (not JSON) as 'nan', 'inf', '-inf'."""
+    return x if math.isfinite(x) else ("nan" if x != x else ("inf" if x > 0 else "-inf"))
+
+
+def _json_default(value: Any) -> Any:
+    raise TypeError(f"cannot send {type(value).__name__} as JSON")
+
+
+def _dumps(obj: Any) -> bytes:
+    # NaN and infinities are not JSON; a handler sends them as strings, and this catches a slip.
+    return json.dumps(obj, allow_nan=False, default=_json_default, separators=(",", ":")).encode()
+
+
+def _finite_json(obj: Any) -> Any:
+    """JSON from the page with NaN/Infinity refused (Python's json accepts them by default)."""
+
+    def refuse(name: str) -> float:
+        raise ValueError(f"{name} is not a number JSON allows")
+
+    return json.loads(obj, parse_constant=refuse)

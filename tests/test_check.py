@@ -1,0 +1,515 @@
+"""micrograd.check on a learner's code: the lecture's implementation passes, and each classic bug
+(one line of it changed, see tests/learner.py) is diagnosed by name, with the numbers."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+import pytest
+
+import micrograd
+from micrograd import check
+from micrograd.check import CheckReport, exercise, solution
+from micrograd.engine import Value as EngineValue
+from tests import learner
+from tests.learner import variant
+
+ASSIGN_ADD = (
+    "self.grad += 1.0 * out.grad\n            other.grad += 1.0 * out.grad",
+    "self.grad = 1.0 * out.grad\n            other.grad = 1.0 * out.grad",
+)
+ASSIGN_MUL = (
+    "self.grad += other.data * out.grad\n            other.grad += self.data * out.grad",
+    "self.grad = other.data * out.grad\n            other.grad = self.data * out.grad",
+)
+BUILD_TOPO = """            if v not in visited:
+                visited.add(v)
+                for child in v._prev:
+                    build_topo(child)
+                topo.append(v)"""
+BACKWARD_LOOP = """        build_topo(self)
+        self.grad = 1.0
+        for node in reversed(topo):
+            node._backward()"""
+
+
+def only(report: CheckReport) -> str:
+    assert len(report.problems) == 1, str(report)
+    return report.problems[0]
+
+
+# ------------------------------------------------------------------------------ correct code
+
+
+def test_the_lecture_implementation_passes() -> None:
+    report = check(learner.Value)
+    assert report.ok, str(report)
+    assert report.problems == []
+    passed = "\n".join(report.passed)
+    for expr in ("a + b", "a * b", "a ** 2", "a / b", "2.0 - a", "a.tanh()", "a.exp()",
+                 "a.relu()", "b = a + a", "b = a * a", "L = (a*b + c) * f"):
+        assert expr in passed
+    # The lecture's engine counts the intermediate x*x twice on a second backward(): 72, not 54.
+    assert any("27 → 72" in n for n in report.notes)
+    # Its recursive build_topo stops near Python's recursion limit: worth knowing, not wrong.
+    assert any("recursion limit" in n for n in report.notes)
+    # log and sigmoid are beyond the lecture: listed on one line, not failures.
+    beyond = [m for m in report.missing if m.startswith("beyond the lecture")]
+    assert len(beyond) == 1 and "not implemented yet: log, sigmoid" in beyond[0]
+
+
+def test_the_engine_itself_passes_everything() -> None:
+    report = check(EngineValue)
+    assert report.ok and not report.missing, str(report)
+    assert any("27 → 54" in p for p in report.passed)
+    assert any("chain of 3,000 additions" in p for p in report.passed)
+
+
+def test_micrograd_check_is_the_function() -> None:
+    assert micrograd.check is check
+    assert "check" in micrograd.__all__
+
+
+def test_a_bare_value_lists_what_is_not_implemented_yet() -> None:
+    class Value:  # notebook 01's first Value: + and * forward, no backward yet
+        def __init__(self, data, _children=(), _op=""):
+            self.data, self.grad, self._prev, self._op = data, 0.0, tuple(_children), _op
+
+        def __add__(self, other):
+            return Value(self.data + other.data, (self, other), "+")
+
+        def __mul__(self, other):
+            return Value(self.data * other.data, (self, other), "*")
+
+    report = check(Value)
+    assert report.ok, str(report)
+    assert "+: a + b, value at 3 points" in report.passed
+    missing = "\n".join(report.missing)
+    assert "backward(): not implemented yet" in missing
+    assert "tanh: a.tanh() not implemented yet — define tanh" in missing
+    # The lecture's first __add__ reads other.data: numbers are "not yet", with the fix.
+    assert ("a + 2.0, a * 3.0: not implemented yet — a plain number has no .data: wrap it first"
+            in missing)
+
+
+# ----------------------------------------------------------------------------- classic bugs
+
+
+def test_assigning_instead_of_accumulating_in_add() -> None:
+    report = check(variant(ASSIGN_ADD)["Value"])
+    assert only(report) == (
+        "+: for b = a + a with a = 3.0, a.grad is 1.0, expected 2.0 — does _backward assign (=) "
+        "instead of accumulating (+=)?"
+    )
+
+
+def test_assigning_instead_of_accumulating_in_mul() -> None:
+    # The issue's own example.
+    report = check(variant(ASSIGN_MUL)["Value"])
+    assert only(report) == (
+        "*: for b = a * a with a = 3.0, a.grad is 3.0, expected 6.0 — does _backward assign (=) "
+        "instead of accumulating (+=)?"
+    )
+
+
+def test_wrong_tanh_derivative_using_the_input() -> None:
+    V = variant(("self.grad += (1 - t**2) * out.grad", "self.grad += (1 - x**2) * out.grad"))
+    problem = only(check(V["Value"]))
+    # tanh(-1.5) = -0.9051482536; with out.grad = 2.5: (1 - t²)·2.5 = 0.4517665973,
+    # the bug gives (1 - 2.25)·2.5 = -3.125.
+    assert problem.startswith("tanh: for out = a.tanh() with a = -1.5 and out.grad = 2.5, ")
+    assert "a.grad = -3.125, expected 0.4517665973" in problem
+    assert "1 - x² uses the input; the derivative is 1 - t² with t = tanh(x)" in problem
+
+
+def test_tanh_forgetting_the_chain_rule() -> None:
+    V = variant(("self.grad += (1 - t**2) * out.grad", "self.grad += 1 - t**2"))
+    problem = only(check(V["Value"]))
+    assert "a.grad = 0.1807066389, expected 0.4517665973" in problem
+    assert "without × out.grad: multiply by out.grad (the chain rule)" in problem
+
+
+def test_wrong_pow_derivative() -> None:
+    V = variant(("other * (self.data ** (other - 1))", "other * (self.data ** other)"))
+    report = check(V["Value"])
+    assert not report.ok
+    # 2·(-1.5)²·2.5 = 11.25 instead of 2·(-1.5)·2.5 = -7.5; one problem for the op, not four.
+    assert report.problems[0] == (
+        "**: for out = a ** 2 with a = -1.5 and out.grad = 2.5, out._backward() gives a.grad = "
+        "11.25, expected -7.5 — the exponent drops by one: p * a.data**(p - 1)"
+    )
+    assert sum(p.startswith("**:") for p in report.problems) == 1
+    # Division is built from ** -1: its gradients are wrong too, and the report says why.
+    assert "ops built from the ones above are wrong too: a / b" in report.problems[1]
+
+
+def test_pow_forgetting_the_factor_p() -> None:
+    V = variant(("other * (self.data ** (other - 1))", "(self.data ** (other - 1))"))
+    assert "forgot the factor p: p * a.data**(p - 1)" in check(V["Value"]).problems[0]
+
+
+def test_backward_not_reversed() -> None:
+    V = variant(("for node in reversed(topo):", "for node in topo:"))
+    assert only(check(V["Value"])) == (
+        "backward(): for L = (a*b + c) * f with a = 2.0, b = -3.0, c = 10.0, f = -2.0, a.grad is "
+        "0.0, expected 6.0 — the output's gradient never reached it: does backward() call "
+        "_backward on reversed(topo), the output first?"
+    )
+
+
+def test_backward_without_topological_order() -> None:
+    # Breadth-first from the output, each node once: in b = a*2; c = b*3; out = b + c, b's
+    # _backward runs before c has passed b its share, so a.grad is 2, not 2 + 6 = 8.
+    bfs = """        order, seen, queue = [], set(), [self]
+        while queue:
+            v = queue.pop(0)
+            if v not in seen:
+                seen.add(v)
+                order.append(v)
+                queue.extend(v._prev)
+        self.grad = 1.0
+        for node in order:
+            node._backward()"""
+    V = variant(("self._prev = set(_children)", "self._prev = tuple(_children)"),
+                (BACKWARD_LOOP, bfs))
+    assert only(check(V["Value"])) == (
+        "backward(): for b = a*2; c = b*3; out = b + c with a = 1.5, a.grad is 2.0, expected 8.0 "
+        "— grads depend on the order nodes were visited — is the graph walked in topological "
+        "order (a node's _backward only after every node that uses it)?"
+    )
+
+
+def test_build_topo_without_visited_set_is_stopped_not_hung() -> None:
+    no_visited = """            for child in v._prev:
+                build_topo(child)
+            topo.append(v)"""
+    report = check(variant((BUILD_TOPO, no_visited))["Value"], time_limit=0.5)
+    problem = only(report)
+    assert problem.startswith("backward(): for y = y*0.25 + y*0.75, 200 times from x = 1.5 "
+                              "(2^200 paths to x, 803 nodes), backward() did not finish within "
+                              "0.5 s (stopped)")
+    assert "does build_topo skip nodes it has already visited (a visited set)" in problem
+
+
+def test_missing_reflected_op() -> None:
+    V = variant(("    def __rmul__(self, other):  # other * self\n        return self * other\n",
+                 ""))
+    report = check(V["Value"])
+    assert ("*: 3.0 * a not implemented yet — define __rmul__ (Python calls a.__rmul__(3.0) when "
+            "the number is on the left)") in report.missing
+    # 2.0 / a is other * self**-1 in the lecture: the crash names the method it needs.
+    assert only(report) == (
+        "/: for out = 2.0 / a with a = 0.5, it crashed: TypeError: unsupported operand type(s) "
+        "for *: 'float' and 'Value' (in __rtruediv__: return other * self**-1) — a number on "
+        "the left of * needs __rmul__"
+    )
+
+
+def test_reflected_op_the_wrong_way_round() -> None:
+    V = variant(("return other + (-self)", "return self - other"))
+    assert only(check(V["Value"])) == (
+        "-: for out = 2.0 - a with a = -1.5, out.data is -3.5, expected 3.5 — Python calls "
+        "a.__rsub__(2.0) for 2.0 - a: it must compute 2.0 - a, not the other way round"
+    )
+
+
+def test_a_hanging_backward_is_stopped_once() -> None:
+    V = variant(("        build_topo(self)\n", "        while True: pass\n"))
+    report = check(V["Value"], time_limit=0.3)
+    assert only(report) == (
+        "backward(): for out = a + b, backward() did not finish within 0.3 s (stopped) — does "
+        "its loop end? (no more gradients are checked)"
+    )
+
+
+def test_time_limit_without_signals_in_another_thread() -> None:
+    # Off the main thread there is no SIGALRM: a trace function stops the learner's code instead.
+    V = variant((BACKWARD_LOOP, "        while True:\n            x = 1"))["Value"]
+    box: list[CheckReport] = []
+    worker = threading.Thread(target=lambda: box.append(check(V, time_limit=0.3)))
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive()
+    assert "did not finish within 0.3 s (stopped)" in only(box[0])
+
+
+def test_a_crash_is_reported_with_the_tracebacks_last_line() -> None:
+    V = variant(("        out = Value(math.exp(x), (self,), \"exp\")",
+                 "        out = Value(math.exp(x), (self,), \"exp\", labl='e')"))
+    problem = only(check(V["Value"]))
+    assert problem.startswith("exp: for out = a.exp() with a = -1.5, it crashed: TypeError: ")
+    assert "unexpected keyword argument 'labl'" in problem
+    assert "(in exp: out = Value(math.exp(x), (self,), \"exp\", labl='e'))" in problem
+
+
+def test_a_class_that_cannot_even_be_built() -> None:
+    class Broken:
+        def __init__(self, data):
+            raise RuntimeError("not today")
+
+    assert only(check(Broken)).startswith("Value(2.0) crashed: RuntimeError: not today")
+
+
+# ---------------------------------------------------------------------------------------- nn
+
+
+def test_the_lecture_nn_passes_and_is_named() -> None:
+    report = check(NeuronClass=learner.Neuron, LayerClass=learner.Layer, MLPClass=learner.MLP)
+    assert report.ok, str(report)
+    text = "\n".join(report.passed)
+    assert "Neuron(3): 4 parameters; output tanh(w·x + b)" in text
+    assert "MLP(3, [4, 4, 1]): 41 parameters" in text and "tanh throughout" in text
+    # The lecture zeroes grads in its loop; a zero_grad method is optional.
+    assert any(m.startswith("MLP(3, [4, 4, 1]).zero_grad() not implemented yet")
+               for m in report.missing)
+
+
+def test_karpathys_own_nn_passes() -> None:
+    report = check(NeuronClass=micrograd.Neuron, LayerClass=micrograd.Layer,
+                   MLPClass=micrograd.MLP)
+    assert report.ok and not report.missing, str(report)
+    assert any("ReLU hidden, linear output" in p for p in report.passed)
+
+
+def test_check_leaves_the_random_state_alone() -> None:
+    random.seed(7)
+    expected = [random.random() for _ in range(3)]
+    random.seed(7)
+    check(learner.Value, MLPClass=learner.MLP)
+    assert [random.random() for _ in range(3)] == expected
+
+
+def test_parameters_in_the_wrong_order() -> None:
+    ns = variant(("        return self.w + [self.b]", "        return [self.b] + self.w"))
+    report = check(NeuronClass=ns["Neuron"])
+    problem = only(report)
+    assert problem.startswith("Neuron(3)([2.0, 3.0, -1.0]) gives [")
+    assert "micrograd.nn with the same parameters() (in order: each neuron's w, then its b)" in (
+        problem
+    )
+
+
+def test_a_neuron_without_its_bias() -> None:
+    ns = variant(("        return self.w + [self.b]", "        return self.w"))
+    assert only(check(NeuronClass=ns["Neuron"])) == (
+        "Neuron(3).parameters() has 3 entries, expected 4 (3 weights and a bias)"
+    )
+
+
+def test_an_mlp_that_forgets_a_layer_in_parameters() -> None:
+    ns = variant(("        return [p for layer in self.layers for p in layer.parameters()]",
+                  "        return [p for layer in self.layers[1:] for p in layer.parameters()]"))
+    assert only(check(MLPClass=ns["MLP"])) == (
+        "MLP(3, [4, 4, 1]).parameters() has 25 entries, expected 41 (3·4+4 + 4·4+4 + 4+1)"
+    )
+
+
+def test_a_zero_grad_that_does_not_zero() -> None:
+    class Neuron(learner.Neuron):
+        def zero_grad(self):
+            for p in self.w:
+                p.grad = 0.0  # forgets the bias
+
+    problem = only(check(NeuronClass=Neuron))
+    assert problem.startswith("Neuron(3).zero_grad() left parameter 3 with grad ")
+    assert problem.endswith("it should set every parameter's grad to 0")
+
+
+# ------------------------------------------------------------------------------ the report
+
+
+def test_report_text_and_html() -> None:
+    report = check(variant(ASSIGN_MUL)["Value"])
+    text = str(report)
+    assert text.splitlines()[0].startswith("check(Value): not yet (1 problem, ")
+    assert "  ✗ *: for b = a * a" in text
+    html = report._repr_html_()
+    assert "✗ *: for b = a * a with a = 3.0" in html
+    assert "(=) instead of accumulating (+=)?" in html
+    assert "<details>" in html and repr(report) == text
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(TypeError, match="pass your Value class"):
+        check()
+    with pytest.raises(TypeError, match="ValueClass must be a class, got Value"):
+        check(EngineValue(2.0))
+    with pytest.raises(ValueError, match="time_limit must be a number of seconds"):
+        check(EngineValue, time_limit=0)
+
+
+# ------------------------------------------------------------------ exercises in notebooks
+
+
+def test_solution_is_used_while_the_exercise_is_a_template(capsys) -> None:
+    ns: dict = {"exercise": exercise, "solution": solution}
+    exec("@exercise\nclass Value:\n    pass\n", ns)
+    template = ns["Value"]
+    exec("@solution\nclass Value:\n    answer = 42\n", ns)
+    assert ns["Value"] is not template and ns["Value"].answer == 42
+    assert "Using the solution's Value" in capsys.readouterr().out
+    # Running the solution cell again still uses the solution (it is not the learner's).
+    exec("@solution\nclass Value:\n    answer = 43\n", ns)
+    assert ns["Value"].answer == 43
+
+
+def test_solution_keeps_the_learners_own(capsys) -> None:
+    ns: dict = {"exercise": exercise, "solution": solution}
+    exec("class Value:\n    mine = True\n", ns)
+    mine = ns["Value"]
+    exec("@solution\nclass Value:\n    mine = False\n", ns)
+    assert ns["Value"] is mine
+    assert "Keeping your Value" in capsys.readouterr().out
+
+
+def test_a_bare_except_does_not_disarm_the_time_limit() -> None:
+    # The alarm fires again until the check gives up: a learner's `except:` that swallows it
+    # once does not leave the rest of their code running forever.
+    swallow = """        try:
+            while True:
+                pass
+        except:  # noqa: E722
+            pass
+        while True:
+            pass"""
+    report = check(variant((BACKWARD_LOOP, swallow))["Value"], time_limit=0.2)
+    assert "did not finish within 0.2 s (stopped)" in only(report)
+
+
+def test_every_registered_op_is_checked() -> None:
+    # The engine's op table is the truth: each one-input op it registers has a row, spelled out
+    # in ROWS or made from the registry.
+    from micrograd.check.table import ROWS, registry_rows
+    from micrograd.engine import OPS
+
+    checked = {n for row in ROWS + registry_rows() for n in row.needs}
+    registered = {info.method.__name__ for info in OPS.values() if info.arity in (1, 2)}
+    assert registered <= checked | {"__pow__"} and "__pow__" in checked
+
+
+def test_rows_made_from_the_registry_check_like_the_spelled_out_ones() -> None:
+    from micrograd.check.table import registry_rows
+
+    rows = {row.expr: row for row in registry_rows(covered=set())}
+    assert {"a.exp()", "a.tanh()", "a.relu()", "a.log()", "a.sigmoid()"} <= set(rows)
+    assert all(x > 0 for (x,) in rows["a.log()"].points)  # only where log is defined
+    assert rows["a.tanh()"].rule == "micrograd's rule: d/da = 1 - out²"
+    # Run on the lecture's Value with a wrong tanh, they find the bug the same way.
+    V = variant(("self.grad += (1 - t**2) * out.grad", "self.grad += (1 - x**2) * out.grad"))
+    from micrograd.check.graphs import ValueChecker
+
+    report = CheckReport("check(Value)")
+    checker = ValueChecker(V["Value"], 2.0, report)
+    assert checker.basics()
+    checker.row(rows["a.tanh()"])
+    assert only(report).startswith("tanh: for out = a.tanh() with a = -1.5 and out.grad = 2.5, "
+                                   "out._backward() gives a.grad = -3.125, expected 0.4517665973")
+
+
+def test_backward_that_never_seeds_the_output_gradient() -> None:
+    V = variant(("        self.grad = 1.0\n        for node in reversed(topo):",
+                 "        for node in reversed(topo):"))
+    assert only(check(V["Value"])) == (
+        "+: for out = a + b with a = 2.0, b = -3.0, after out.backward() a.grad is 0.0, expected "
+        "1.0 — out._backward() alone is right, so look at backward(): does it set self.grad = "
+        "1.0 first, then call every node's _backward, output first? (no more gradients are "
+        "checked)"
+    )
+
+
+def test_exercise_and_solution_decorate_classes_and_functions_only() -> None:
+    with pytest.raises(TypeError, match=r"@solution goes on a class or a function \(def\), got"):
+        solution(42)
+    with pytest.raises(TypeError, match="@exercise goes on a class or a function"):
+        exercise("Value")
+
+
+def test_an_op_that_returns_a_plain_number() -> None:
+    V = variant(("        out = Value(self.data * other.data, (self, other), \"*\")\n",
+                 "        return self.data * other.data\n"))
+    report = check(V["Value"])
+    assert report.problems[0] == (
+        "*: for out = a * b with a = 2.0, b = -3.0, it returned -6.0 (float), not a Value with "
+        "data and _prev: each op returns a new Value(...)"
+    )
+    # -a is a * -1 in the lecture: a consequence, on one line with the others.
+    assert report.problems[1].startswith(
+        "ops built from the ones above are wrong too: -a (returned a float); 2.0 - a (returned a "
+        "float); a / b (returned a float)"
+    )
+    assert len(report.problems) == 2
+
+
+def test_the_time_limit_leaves_signals_and_timers_as_it_found_them() -> None:
+    import signal
+
+    if not hasattr(signal, "setitimer"):
+        pytest.skip("no interval timers on this platform")
+    before = signal.getsignal(signal.SIGALRM)
+    check(learner.Value)
+    assert signal.getsignal(signal.SIGALRM) is before
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    # Someone else's timer (pytest-timeout, a notebook extension) keeps running untouched: the
+    # checker falls back to its trace function instead.
+    signal.setitimer(signal.ITIMER_REAL, 100.0)
+    try:
+        V = variant(("        build_topo(self)\n", "        while True:\n            x = 1\n"))
+        assert "did not finish within 0.3 s" in only(check(V["Value"], time_limit=0.3))
+        assert 90.0 < signal.getitimer(signal.ITIMER_REAL)[0] <= 100.0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def test_ops_that_hang_stop_the_check_after_a_few_time_limits() -> None:
+    # Four ops that never return would each wait out the limit; after three, nothing more runs.
+    class Hangs(learner.Value):
+        def __pow__(self, other):
+            while True:
+                pass
+
+        def exp(self):
+            while True:
+                pass
+
+        def tanh(self):
+            while True:
+                pass
+
+        def relu(self):
+            while True:
+                pass
+
+    report = check(Hangs, time_limit=0.2)
+    text = "\n".join(report.problems)
+    assert report.problems[0] == (
+        "**: for out = a ** 2 with a = -1.5, it crashed: did not finish within 0.2 s (stopped)"
+    )
+    assert text.count("did not finish within 0.2 s") == 3
+    assert report.problems[-1] == (
+        "stopped: 3 checks ran out of time, so the rest were not run — fix the ops above that "
+        "never finish, then check again"
+    )
+
+
+def test_nn_classes_that_hang_are_stopped_too() -> None:
+    class Neuron(learner.Neuron):
+        def __call__(self, x):
+            while True:
+                pass
+
+    class Layer(learner.Layer):
+        def __init__(self, nin, nout):
+            self.neurons = [Neuron(nin) for _ in range(nout)]
+
+    class MLP(learner.MLP):
+        def __init__(self, nin, nouts):
+            while True:
+                pass
+
+    report = check(NeuronClass=Neuron, LayerClass=Layer, MLPClass=MLP, time_limit=0.2)
+    assert report.problems == [
+        "Neuron(3)([2.0, 3.0, -1.0]) crashed: did not finish within 0.2 s (stopped)",
+        "Layer(3, 2)([2.0, 3.0, -1.0]) crashed: did not finish within 0.2 s (stopped)",
+        "MLP(3, [4, 4, 1]) crashed: did not finish within 0.2 s (stopped)",
+    ]
