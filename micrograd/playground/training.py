@@ -1,10 +1,11 @@
 """The playground's training view: train a small MLP live, on the real engine, one tab at a time.
 
-This module is the view's HTTP API (`ROUTES`, joined into the server's table by `server.py`);
-the work is done by `trainer.Trainer` (one tab's run and its training thread), `train_setup`
-(settings, data sets, per-sample losses, all checked) and `train_views` (the decision regions,
-neuron heat maps and one point's graph, computed by the model). A bad setting is a ValueError
-naming the page's control and the value; the routes send it back as a 400 with that one line.
+This module is the view's HTTP API (`ROUTES`, joined into the server's table by `server.py`;
+the handlers see only `api`, so there is no import circle). The work is done by
+`trainer.Trainer` (one tab's run and its training thread), `train_setup` (settings, data sets,
+per-sample losses, all checked) and `train_views` (the decision regions, neuron heat maps and
+one point's graph, computed by the model). A bad setting is a ValueError naming the page's
+control and the value; the routes send it back as a 400 with that one line.
 
 Routes (the tab's session id in the X-Session header, or ?session= for the event stream):
     GET  /api/train/options   menus and limits for the page's controls
@@ -23,7 +24,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .server import EventStream, HTTPError
+from .api import EventStream, HTTPError
 from .train_setup import Settings, options
 from .trainer import Trainer
 
