@@ -295,33 +295,18 @@ def extent(X: Sequence[Sequence[float]]) -> tuple[float, float, float, float]:
 
 
 # ------------------------------------------------------------------ per-sample losses
-# Each takes the network's outputs for one point (a list of Values) and that point's target; the
-# batch loss is their mean. Where `micrograd.losses` offers its per-sample terms (`TERMS`), those
-# are used, so each formula lives once, there. Otherwise the two-class ones are the batch loss of
-# a batch of one (its sum) and cross-entropy is logsumexp(z) - z·onehot. Either way the target
-# of cross-entropy is a one-hot row, so every point has the same graph and `jit` traces it once.
+# Each takes the network's outputs for one point (a list of Values) and that point's target:
+# `micrograd.losses`' own per-sample terms (`TERMS`), so each formula lives once, there; the
+# batch loss is their mean. Cross-entropy's target is a one-hot row, so every point has the same
+# graph and `jit` traces it once.
 
-
-def _ce_one_hot(zs: list[Value], onehot: Sequence[Any]) -> Value:
-    return losses.logsumexp(zs) - Value.dot(zs, list(onehot))
-
-
-_TERMS: dict[str, Callable[..., Value]] | None = getattr(losses, "TERMS", None)
-if _TERMS is not None:
-    _T = _TERMS
-    PER_SAMPLE: dict[str, Callable[[list[Value], Any], Value]] = {
-        "hinge": lambda zs, y: _T["hinge"](zs[0], y),
-        "bce": lambda zs, t: _T["bce"](zs[0], t),
-        "mse": lambda zs, y: _T["mse"](zs[0], y),
-        "cross_entropy": lambda zs, onehot: _T["cross_entropy"](zs, list(onehot)),
-    }
-else:
-    PER_SAMPLE = {
-        "hinge": lambda zs, y: losses.hinge(zs, [y], reduction="sum"),
-        "bce": lambda zs, t: losses.binary_cross_entropy_with_logits(zs, [t], reduction="sum"),
-        "mse": lambda zs, y: losses.mse(zs, [y], reduction="sum"),
-        "cross_entropy": _ce_one_hot,
-    }
+_TERMS = losses.TERMS
+PER_SAMPLE: dict[str, Callable[[list[Value], Any], Value]] = {
+    "hinge": lambda zs, y: _TERMS["hinge"](zs[0], y),
+    "bce": lambda zs, t: _TERMS["bce"](zs[0], t),
+    "mse": lambda zs, y: _TERMS["mse"](zs[0], y),
+    "cross_entropy": lambda zs, onehot: _TERMS["cross_entropy"](zs, list(onehot)),
+}
 
 
 def targets(loss: str, cls: Sequence[int], classes: int) -> list[Any]:
