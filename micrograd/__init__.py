@@ -14,9 +14,9 @@ Public API:
     micrograd.viz       trace, draw_dot, render_text: see the computation graph
 """
 
+from . import jit  # the module, callable; it imports numpy only when jit() is first called
 from .engine import Value, grad
 from .gradcheck import gradcheck, numerical_grad
-from .jit import jit  # jit.py imports numpy only when jit() is first called
 from .nn import MLP, Layer, Module, Neuron
 
 __all__ = [

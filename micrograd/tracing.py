@@ -1,0 +1,327 @@
+"""Run per-sample code once and record what it did: the graph, and the choices it made on the data.
+
+`micrograd.jit` calls ``trace(fn, args)``: it runs `fn` on one sample with placeholder Values and
+returns a `Trace` -- the graph `fn` built, which of its leaves existed before the call (captured:
+parameters) and which it made (constants), and the *guards*: every decision the Python code of
+`fn` took on a number computed from the sample. While tracing, ``v.data`` of the placeholders and
+of every node made from them is a `TracedNumber`: a stand-in for the float (``isinstance(x.data,
+float)`` holds) whose comparisons, ``bool()``, ``int()``, ``round()``, ``math.floor`` / ``ceil``
+/ ``trunc`` and ``is_integer()`` return the traced sample's answer and record it as a guard. jit
+checks the guards on the whole batch on every call, so a sample that would take another path is
+caught instead of silently replaying the traced one.
+
+What cannot be guarded is refused, with `TraceError`, at trace time: arithmetic on ``x.data``
+(``x.data * 2``), ``float(x.data)``, ``math.exp(x.data)``, ``Value(x.data)``, ``x * x.data``, a
+``backward()`` or float ``grad()`` inside `fn` -- each would turn one sample's number into a
+constant. Text (``print(x.data)``, ``repr(x)``) is allowed and guarded as "this sample's exact
+value", so it pins the number: print outside the traced function.
+
+The engine's own ops read ``.data`` too; their reads are not decisions of `fn` (jit's numpy rule
+for the op makes the same choice per sample), so the frames of the engine's op methods are
+trusted: there a `TracedNumber` is just its float. Everything else in the engine (``grad``'s
+symbolic rules, ``backward``) is treated like user code. New nodes are noticed through a
+profile hook (``sys.setprofile``, this thread only, for the duration of the call).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import numbers
+import operator
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from . import engine
+from .engine import Value
+
+__all__ = ["TraceError", "TracedNumber", "Guard", "Trace", "trace"]
+
+
+class TraceError(ValueError):
+    """`fn` cannot be replayed as one graph for the whole batch: its Python code used a number
+    computed from a sample in a way jit cannot check per sample, or a sample took another path
+    than the traced one."""
+
+
+# The code of the engine functions whose reads of `.data` are the op itself (trusted): the op
+# methods and the float helpers they call. Value.__init__ converts its `data` with _as_float; that
+# conversion is trusted only when the Value being built has children (an op passing its input
+# through as its output, as relu does) -- a childless Value made from x.data is a constant.
+def _code(fn: Any) -> Any:
+    return getattr(fn, "__func__", fn).__code__
+
+
+_OP_METHODS = ("__add__", "__mul__", "__pow__", "__truediv__", "exp", "log", "tanh", "sigmoid",
+               "relu", "dot", "sum")  # fmt: skip
+_TRUSTED = frozenset(
+    [_code(Value.__dict__[name]) for name in _OP_METHODS]
+    + [_code(engine._pow_forward), _code(engine._pow_local)]
+)
+_AS_FLOAT = _code(engine._as_float)
+_INIT = _code(Value.__init__)
+_ENGINE = engine.__dict__
+
+COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+    "==": operator.eq, "!=": operator.ne,
+}  # fmt: skip
+UNARY = ("bool", "int", "floor", "ceil", "round", "is_integer", "same")
+
+
+class Guard:
+    """One decision `fn` took on traced data: `kind` (a comparison, or one of UNARY) of `a` (and
+    `b`: a Value, or a plain number), which gave `expected` on the traced sample, at `where`."""
+
+    __slots__ = ("kind", "a", "b", "expected", "where", "text")
+
+    def __init__(
+        self, kind: str, a: Value, b: Value | float | None, expected: Any, where: str, text: str
+    ) -> None:
+        self.kind, self.a, self.b, self.expected = kind, a, b, expected
+        self.where, self.text = where, text
+
+    def __repr__(self) -> str:
+        return f"Guard({self.text} -> {self.expected!r} at {self.where})"
+
+
+def _where(frame: FrameType | None) -> str:
+    if frame is None:
+        return "?"
+    return f"{Path(frame.f_code.co_filename).name}:{frame.f_lineno}"
+
+
+def _compare(symbol: str, reflected: str) -> Callable:
+    op = COMPARISONS[symbol]
+
+    def method(self: TracedNumber, other: object) -> Any:
+        o = other.value if type(other) is TracedNumber else other
+        if isinstance(o, Value) or not isinstance(o, numbers.Real):
+            return NotImplemented
+        result = op(self.value, o)
+        frame = sys._getframe(1)
+        if not self.trace.trusts(frame):
+            b = other.node if type(other) is TracedNumber else float(o)
+            self.trace.guard(symbol, self.node, b, result, frame)
+        return result
+
+    method.__name__ = f"__{reflected}__"
+    return method
+
+
+def _unary(kind: str, convert: Callable[[float], Any]) -> Callable:
+    def method(self: TracedNumber) -> Any:
+        result = convert(self.value)
+        frame = sys._getframe(1)
+        if not self.trace.trusts(frame):
+            self.trace.guard(kind, self.node, None, result, frame)
+        return result
+
+    return method
+
+
+def _number(name: str, what: str) -> Callable:
+    """An operation that makes a new number from traced data: the engine's ops may; fn may not."""
+
+    def method(self: TracedNumber, *args: Any) -> Any:
+        frame = sys._getframe(1)
+        if not self.trace.trusts(frame):
+            self.trace.refuse(what, frame)
+        args = tuple(a.value if type(a) is TracedNumber else a for a in args)
+        return getattr(self.value, name)(*args)
+
+    return method
+
+
+def _text(name: str) -> Callable:
+    def method(self: TracedNumber, *args: Any) -> Any:
+        frame = sys._getframe(1)
+        if not self.trace.trusts(frame):
+            self.trace.guard("same", self.node, self.value, True, frame)
+        return getattr(self.value, name)(*args)
+
+    return method
+
+
+class TracedNumber:
+    """``v.data`` while `fn` is traced: the float `value` of node `node`, reporting to `trace`."""
+
+    __slots__ = ("value", "node", "trace")
+
+    def __init__(self, value: float, node: Value, trace: Trace) -> None:
+        self.value, self.node, self.trace = value, node, trace
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # isinstance(x.data, float) stays true for fn's type checks
+        return float
+
+    __lt__ = _compare("<", "lt")
+    __le__ = _compare("<=", "le")
+    __gt__ = _compare(">", "gt")
+    __ge__ = _compare(">=", "ge")
+    __eq__ = _compare("==", "eq")  # type: ignore[assignment]
+    __ne__ = _compare("!=", "ne")  # type: ignore[assignment]
+    __bool__ = _unary("bool", bool)
+    __int__ = _unary("int", int)
+    __trunc__ = _unary("int", math.trunc)
+    __floor__ = _unary("floor", math.floor)
+    __ceil__ = _unary("ceil", math.ceil)
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        frame = sys._getframe(1)
+        if ndigits is None:
+            result = round(self.value)
+            if not self.trace.trusts(frame):
+                self.trace.guard("round", self.node, None, result, frame)
+            return result
+        if not self.trace.trusts(frame):
+            self.trace.refuse("round(x.data, ndigits)", frame)
+        return round(self.value, ndigits)
+
+    def is_integer(self) -> bool:
+        result = self.value.is_integer()
+        frame = sys._getframe(1)
+        if not self.trace.trusts(frame):
+            self.trace.guard("is_integer", self.node, None, result, frame)
+        return result
+
+    __repr__ = _text("__repr__")  # type: ignore[assignment]
+    __str__ = _text("__str__")  # type: ignore[assignment]
+    __format__ = _text("__format__")  # type: ignore[assignment]
+    __hash__ = _text("__hash__")  # type: ignore[assignment]
+
+    def __getattr__(self, name: str) -> Any:  # hex, as_integer_ratio, real, ...
+        frame = sys._getframe(1)
+        if not self.trace.trusts(frame):
+            self.trace.refuse(f"x.data.{name}", frame)
+        return getattr(self.value, name)
+
+
+for _name, _what in [
+    ("__float__", "float(x.data) (or math.*, numpy, struct of it)"),
+    ("__complex__", "complex(x.data)"),
+    ("__neg__", "-x.data"), ("__pos__", "+x.data"), ("__abs__", "abs(x.data)"),
+    *[(f"__{r}{op}__", f"arithmetic on x.data ({sym})")
+      for op, sym in [("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"),
+                      ("floordiv", "//"), ("mod", "%"), ("divmod", "divmod"), ("pow", "**")]
+      for r in ("", "r")],
+]:  # fmt: skip
+    setattr(TracedNumber, _name, _number(_name, _what))
+
+
+class Trace:
+    """One run of `fn` on one sample: its `placeholders` (with display `names`), output `out`,
+    the Values made during the call (`created`), the `guards` and any `refused` use."""
+
+    def __init__(self, fn: Callable[..., Value], args: Sequence[Any]) -> None:
+        self.placeholders: list[Value] = []
+        self.names: list[str] = []
+        self.created: set[Value] = set()
+        self.guards: list[Guard] = []
+        self.refused: list[str] = []
+        self.active = True
+        self._wrapped: list[Value] = []
+        try:
+            params = list(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            params = []
+        names = [params[k] if k < len(params) else f"arg{k}" for k in range(len(args))]
+        placed = [self._place(a, name) for a, name in zip(args, names)]
+        previous = sys.getprofile()
+        sys.setprofile(self._profile)
+        try:
+            self.out = fn(*placed)
+        finally:
+            sys.setprofile(previous)
+            self.active = False
+            for v in self._wrapped:  # the nodes fn may keep go back to plain floats
+                if type(v.data) is TracedNumber:
+                    v.data = v.data.value
+        if self.refused:  # refused even if fn caught the TraceError and went on
+            raise TraceError(self.refused[0])
+
+    def _place(self, x: Any, name: str) -> Any:
+        if isinstance(x, list):
+            return [self._place(e, f"{name}[{k}]") for k, e in enumerate(x)]
+        v = Value(x)
+        v.data = TracedNumber(v.data, v, self)  # type: ignore[assignment]
+        self.placeholders.append(v)
+        self.names.append(name)
+        self._wrapped.append(v)
+        return v
+
+    def _profile(self, frame: FrameType, event: str, arg: Any) -> None:
+        # Every Value made during the call is recorded; an engine function returning a new node
+        # (an op) gets its data wrapped, so fn's reads of it are seen.
+        if event != "return":
+            return
+        if frame.f_code is _INIT:
+            self.created.add(frame.f_locals["self"])
+        elif (
+            isinstance(arg, Value)
+            and arg._prev
+            and frame.f_globals is _ENGINE
+            and type(arg.data) is float
+            and arg in self.created
+        ):
+            arg.data = TracedNumber(arg.data, arg, self)  # type: ignore[assignment]
+            self._wrapped.append(arg)
+
+    def trusts(self, frame: FrameType) -> bool:
+        """Whether a read of traced data from `frame` is part of an engine op (not a decision)."""
+        if not self.active:
+            return True
+        code = frame.f_code
+        if code in _TRUSTED:
+            return True
+        if code is _AS_FLOAT:
+            up = frame.f_back
+            return up is not None and up.f_code is _INIT and bool(up.f_locals.get("_children"))
+        return False
+
+    def describe(self, v: Value) -> str:
+        """How fn's code names node v: ``x[1].data`` for an input, else its op."""
+        for p, name in zip(self.placeholders, self.names):
+            if p is v:
+                return f"{name}.data"
+        return f"(a {v._op!r} node).data"
+
+    def guard(self, kind: str, a: Value, b: Value | float | None, result: Any, frame: Any) -> None:
+        if kind in COMPARISONS:
+            rhs = self.describe(b) if isinstance(b, Value) else repr(b)
+            text = f"{self.describe(a)} {kind} {rhs}"
+        elif kind == "same":
+            text = f"the exact value of {self.describe(a)} (turned into text)"
+        else:
+            text = f"{kind}({self.describe(a)})"
+        self.guards.append(Guard(kind, a, b, result, _where(frame), text))
+
+    def refuse(self, what: str, frame: FrameType) -> None:
+        where = _where(frame)
+        if frame.f_globals is _ENGINE and frame.f_code.co_name in ("_as_float", "_lift"):
+            what = "a number taken from x.data used as a constant (Value(x.data), x * x.data)"
+            where = _where(_user_frame(frame))
+        elif frame.f_globals is _ENGINE:
+            what = f"{what} inside micrograd's {frame.f_code.co_name}() (e.g. backward in fn)"
+            where = _where(_user_frame(frame))
+        message = (
+            f"jit: fn uses the number of a traced Value in a way jit cannot check per sample: "
+            f"{what}, at {where}. jit replays Value ops and checks comparisons, bool(), int() "
+            f"and rounding of .data; compute with Value ops instead, or run fn eagerly."
+        )
+        self.refused.append(message)
+        raise TraceError(message)
+
+
+def _user_frame(frame: FrameType | None) -> FrameType | None:
+    while frame is not None and frame.f_globals is _ENGINE:
+        frame = frame.f_back
+    return frame
+
+
+def trace(fn: Callable[..., Value], args: Sequence[Any]) -> Trace:
+    """Run ``fn(*args)`` once, `args` being floats or nested lists of floats, on placeholders."""
+    return Trace(fn, args)
