@@ -42,7 +42,7 @@ class DemoConfig:
     lr: float = 1.0  # learning rate at step 0; decays linearly to lr/10 at the last step
     seed: int = 1337  # seeds `random` (initial weights) and the data (karpathy's 1337)
     hidden: tuple[int, ...] = (16, 16)  # hidden layer sizes; the output layer is added
-    activation: str = "relu"  # hidden-layer nonlinearity: relu | tanh | sigmoid
+    activation: str = "relu"  # hidden-layer nonlinearity: a name in nn.ACTIVATIONS
     loss: str = "hinge"  # hinge (labels ±1, one output) | cross_entropy (class indices)
     alpha: float = 1e-4  # L2 regularisation strength, alpha * sum(p*p)
     optimizer: str = "sgd"  # sgd (karpathy's plain p -= lr*grad) | adam
@@ -459,6 +459,8 @@ def _batch(text: str) -> int:
 
 def add_demo_command(subparsers: Any) -> argparse.ArgumentParser:
     """Register `micrograd demo` on the CLI's subparsers."""
+    from .nn import ACTIVATIONS
+
     p = subparsers.add_parser(
         "demo",
         help="train a small network (karpathy's moons demo by default) and plot it",
@@ -473,7 +475,7 @@ def add_demo_command(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--lr", type=_lr, help="initial learning rate, decays linearly to lr/10")
     p.add_argument("--seed", type=int, help="random seed for weights and data (default 1337)")
     p.add_argument("--hidden", type=_hidden, help='hidden layer sizes, e.g. "16,16"')
-    p.add_argument("--activation", choices=("relu", "tanh", "sigmoid"),
+    p.add_argument("--activation", choices=[a for a in ACTIVATIONS if a != "linear"],
                    help="hidden-layer activation (default relu)")
     p.add_argument("--batch-size", type=_batch, help="minibatch size (moons: full batch)")
     p.add_argument("--out", default="micrograd-demo",

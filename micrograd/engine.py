@@ -1,23 +1,20 @@
-"""The autograd engine: a scalar `Value` that remembers how it was made, and backpropagation.
+"""The autograd engine: `Value`, a scalar that remembers how it was made, and backpropagation.
 
-This is the lecture's `Value` with three changes a learner can see and one they mostly can't:
+Each op computes its output *and its local derivatives* side by side and stores the derivatives
+on the result (`_local`, one per child in `_prev`), so backpropagation is one uniform loop:
+``child.grad += local * out.grad``. ``node._backward()`` still works as in the lecture. `backward()`
+is iterative (a million-deep graph is fine) and deterministic; `grad(out, inputs,
+create_graph=True)` returns gradients as Values, to differentiate again.
 
-* Each op computes its output *and its local derivatives* on the spot, side by side, and stores the
-  local derivatives on the result (`_local`, one per child in `_prev`). The backward pass is then a
-  single, uniform application of the chain rule: ``child.grad += local * out.grad``. (The lecture
-  stores a closure per node instead; a closure costs ~250 bytes, which is most of a node.)
-  ``node._backward()`` still works, exactly as in the lecture.
-* ``backward()`` is iterative (a million-deep graph is fine), deterministic (children are a tuple,
-  visited in order), and PyTorch-shaped: gradients accumulate into leaves across calls, while the
-  grads of intermediate nodes are recomputed each time (so calling it twice is not wrong).
-* `grad(output, inputs, create_graph=True)` returns gradients as `Value`s, so you can differentiate
-  again (second derivatives, Newton's method). For that each primitive also registers its local
-  derivative written with `Value` arithmetic, right above its method (`@_rule`).
-* Fused ops `Value.dot` (a neuron's w·x + b) and `Value.sum` are single nodes with many children:
-  the same maths as a chain of `*` and `+`, many times fewer Python objects.
+Every primitive is declared once, by a decorator on its method: `@_op` records it in `OPS`, the op
+registry, with its symbolic derivative (for create_graph), its numpy rule (for `micrograd.jit`),
+and its local derivative as text (for pictures and the playground). Everything else that needs to
+know the ops -- jit, the expression language, `nn`'s activations, the pictures -- reads `OPS`.
+Derived ops (`-`, `/`, reflected forms) are built from the primitives.
 
-Derived ops (`-`, `/`, reflected forms) are built from the primitives and need no derivative of
-their own.
+Numbers: finite numbers in give a finite number out, or an error that names the op you wrote
+(OverflowError, ZeroDivisionError, ValueError). NaN and ±inf that you put in propagate as in
+PyTorch, without an error.
 """
 
 from __future__ import annotations
@@ -25,24 +22,151 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
 from operator import mul
-from typing import Union
+from typing import Any, NamedTuple, Union
 
 Number = Union[int, float, Fraction]
 Operand = Union["Value", int, float, Fraction]
 
-# Symbolic local derivatives, by op kind, for create_graph=True: rule(out, *children) -> tuple of
-# Values, one per child. Filled by @_rule beside each primitive below.
-_RULES: dict[str, Callable[..., tuple[Value, ...]]] = {}
+
+# ------------------------------------------------------------------------------- the op registry
 
 
-def _rule(kind: str, fn: Callable[..., tuple]) -> Callable[[Callable], Callable]:
+class Vec(NamedTuple):
+    """An op over arrays (for `micrograd.jit`): ``forward(xp, *children)`` and ``local(xp, out,
+    *children)``, one local derivative per child; `xp` is the array module (numpy), passed in so
+    that this file imports nothing beyond the standard library. '**p' rules take the exponent as
+    a last argument. Where the engine raises (overflow, log of a negative number, ...) these give
+    IEEE's inf or NaN; jit then finds the sample and lets the engine raise its own error."""
+
+    forward: Callable[..., Any]
+    local: Callable[..., tuple]
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """Everything micrograd knows about one primitive op; see `OPS`."""
+
+    name: str  # the node kind, as `op_kind` gives it: '+', '*', '**p', 'tanh', ...
+    arity: int | None  # children per node; None: any number (dot, sum)
+    method: Callable[..., Value]  # the Value method: forward value + float local derivatives
+    symbolic: Callable[..., tuple]  # rule(out, *children) -> local derivatives as Values
+    vec: Vec | None  # the numpy rule (None: jit compiles dot and sum specially)
+    explain: tuple[str, ...] | Callable[..., tuple[str, ...]]  # d node / d child, as text
+    formula: str = ""  # the local derivative(s) in words, e.g. 'd/da = 1 - out²'
+    caption: str = ""  # how pictures caption the op, if not by its `_op` (dot: 'w·x+b')
+    torch: Callable[[Any], Any] | None = field(default=None, compare=False)  # torch -> a Module
+
+    def apply(self, *children: Value, p: float | None = None) -> Value:
+        """A new node of this op on `children` (for '**p', the exponent `p`)."""
+        if self.name == "**p":
+            return children[0] ** p
+        if self.name == "dot":
+            n = len(children) // 2
+            return Value.dot(children[:n], children[n : 2 * n], children[-1])
+        if self.name == "sum":
+            return Value.sum(children)
+        return self.method(*children)
+
+    def forward(self, *xs: float, p: float | None = None) -> tuple[float, tuple[float, ...]]:
+        """The op on plain floats: (value, local derivatives), computed by the Value method."""
+        node = self.apply(*(Value(x) for x in xs), p=p)
+        return node.data, tuple(node._local)
+
+
+# The registry: node kind -> OpInfo, filled by @_op beside each primitive below.
+OPS: dict[str, OpInfo] = {}
+
+
+def _op(
+    name: str,
+    arity: int | None,
+    symbolic: Callable[..., tuple],
+    explain: tuple[str, ...] | Callable[..., tuple[str, ...]],
+    vec: Vec | None = None,
+    formula: str = "",
+    caption: str = "",
+    torch: Callable[[Any], Any] | None = None,
+) -> Callable[[Callable], Callable]:
+    """Register the decorated method as the primitive `name` (the method itself is unchanged)."""
+
     def register(method: Callable) -> Callable:
-        _RULES[kind] = fn
+        text = formula
+        if not text and isinstance(explain, tuple):
+            names = {"a": "a", "b": "b", "out": "out"}
+            parts = [t.format(**names) for t in explain]
+            text = (
+                f"d/da = {parts[0]}"
+                if len(parts) == 1
+                else ", ".join(f"d/d{c} = {t}" for c, t in zip("ab", parts))
+            )
+        fn = method.__func__ if isinstance(method, staticmethod) else method
+        OPS[name] = OpInfo(name, arity, fn, symbolic, vec, explain, text, caption, torch)
         return method
 
     return register
+
+
+def op_kind(node: Value) -> str:
+    """The registry key of `node`'s op: its `_op`, except '**p' for ``x ** number`` nodes (whose
+    `_op` reads '**2', '**-1', ... and whose exponent is `node._p`)."""
+    return "**p" if isinstance(node, _Power) else node._op
+
+
+def explain_local(node: Value, names: Sequence[str], out_name: str) -> tuple[str, ...]:
+    """d node / d child for each child of `node`, as readable text with the children's display
+    `names` and the node's own `out_name` filled in: ``('b', 'a')`` for ``e = a*b``, ``('1 -
+    o²',)`` for ``o = tanh(n)``, ``('2·x',)`` for ``x**2``. A leaf gives ``()``."""
+    if not node._prev:
+        return ()
+    info = OPS.get(op_kind(node))
+    if info is None:
+        raise ValueError(f"explain_local: {node._op!r} is not a registered op (see engine.OPS)")
+    if len(names) != len(node._prev):
+        raise ValueError(
+            f"explain_local: {len(node._prev)} children but {len(names)} names: {names!r}"
+        )
+    if callable(info.explain):
+        return info.explain(node, tuple(names), out_name)
+    fill = {"a": names[0], "b": names[-1], "out": out_name}
+    return tuple(t.format(**fill) for t in info.explain)
+
+
+def _number_text(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else repr(x)
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _power_text(base: str, q: float) -> str:
+    """base^q, as a learner writes it: x, x², x⁻¹, x^0.5."""
+    if q == 1:
+        return base
+    if float(q).is_integer() and abs(q) < 100:
+        return base + str(int(q)).translate(_SUPERSCRIPT)
+    return f"{base}^{_number_text(q)}"
+
+
+def _explain_power(node: Value, names: tuple[str, ...], out_name: str) -> tuple[str, ...]:
+    p = node._p
+    if p == 0:
+        return ("0",)
+    if p == 1:
+        return ("1",)
+    return (f"{_number_text(p)}·{_power_text(names[0], p - 1)}",)
+
+
+def _explain_dot(node: Value, names: tuple[str, ...], out_name: str) -> tuple[str, ...]:
+    n = len(names) // 2  # children (*w, *x, b): d/dw_i = x_i, d/dx_i = w_i, d/db = 1
+    return (*names[n : 2 * n], *names[:n], "1")
+
+
+# ------------------------------------------------------------------------------- numbers
+
+_FLOAT_MAX = "max ~1.8e308"
 
 
 def _as_float(data: object, what: str = "Value") -> float:
@@ -76,41 +200,72 @@ def _lift(other: object, op: str, left: object) -> Value:
     return Value(float(other))
 
 
-def _pow_local(a: float, p: float) -> float:
-    """d/da a**p = p * a**(p-1), with PyTorch's values where that formula breaks down."""
-    if p == 0:
-        return 0.0  # PyTorch masks this to 0, though 0 * 0**-1 would be 0 * inf
-    try:
-        return p * a ** (p - 1)
-    except ZeroDivisionError:  # a == 0 and p < 1: the slope is infinite (sqrt at 0)
-        return math.inf if p > 0 else -math.inf
-    except OverflowError:  # the slope is too steep for a float: ±inf, with the formula's sign
-        odd_power = (p - 1) % 2 == 1  # a**(p-1) keeps the sign of a only for odd p-1
-        return math.copysign(math.inf, p * (a if odd_power else 1.0))
+def _overflow(what: str, *inputs: float) -> None:
+    """An op's result is NaN or ±inf: an OverflowError if its inputs were all finite (the policy:
+    finite in, finite out or an error), nothing if a NaN or inf was put in (it propagates)."""
+    if all(map(math.isfinite, inputs)):
+        raise OverflowError(f"{what} overflows a float ({_FLOAT_MAX})")
 
 
 def _pow_forward(a: float, p: float) -> float:
-    if a == 0 and p < 0:
-        raise ZeroDivisionError(f"pow: {a!r} ** {p!r} (zero to a negative power) is undefined")
-    if a < 0 and not float(p).is_integer():
+    """a ** p, with an error naming pow where the result is undefined or too large."""
+    try:
+        out = a**p
+    except ZeroDivisionError:
+        if math.isfinite(p):
+            raise ZeroDivisionError(
+                f"pow: {a!r} ** {p!r} (zero to a negative power) is undefined"
+            ) from None
+        return math.inf  # 0 ** -inf: an inf put in propagates, as IEEE and PyTorch give it
+    except OverflowError:  # Python raises it only for finite operands
+        raise OverflowError(f"pow: {a!r} ** {p!r} overflows a float ({_FLOAT_MAX})") from None
+    if type(out) is complex:  # a finite negative base to a non-integer power
         raise ValueError(
             f"pow: {a!r} ** {p!r} is not a real number (a negative base needs an integer "
             f"exponent)"
         )
+    return out
+
+
+def _pow_local(a: float, p: float) -> float:
+    """d/da a**p = p * a**(p-1), with PyTorch's values where that formula breaks down."""
+    if p == 0:
+        return 0.0  # PyTorch masks this to 0, though 0 * 0**-1 would be 0 * inf
+    return p * _ieee_pow(a, p - 1)
+
+
+def _ieee_pow(a: float, q: float) -> float:
+    """a ** q as IEEE floating point gives it: ±inf at zero and on overflow, never an error."""
     try:
-        return float(a**p)
-    except OverflowError:
-        raise OverflowError(f"pow: {a!r} ** {p!r} overflows a float (max ~1.8e308)") from None
-
-
-def _exponent(op: str) -> float:
-    # `x ** p` with a plain number p is labelled '**p', as in karpathy's micrograd; repr
-    # round-trips, so the exponent is recovered exactly when a symbolic rule needs it.
-    text = op[2:]
-    return float(Fraction(text)) if "/" in text else float(text)
+        out = a**q
+    except ZeroDivisionError:  # zero to a negative power: +inf, or -inf for -0.0 ** odd
+        odd = float(q).is_integer() and q % 2 == 1
+        return math.copysign(math.inf, a) if odd else math.inf
+    except OverflowError:  # |a| > 1: the sign of a survives only odd integer powers
+        odd = float(q).is_integer() and q % 2 == 1
+        return math.copysign(math.inf, a if odd else 1.0)
+    return math.nan if type(out) is complex else out
 
 
 _ONE, _ZERO = (1.0,), (0.0,)  # ReLU's local derivative, shared by every ReLU node
+
+
+def _sigmoid_vec(xp: Any, a: Any) -> Any:
+    # The engine's two formulas, picked per element: never exp of a large positive number.
+    e = xp.exp(-xp.abs(a))
+    return xp.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def _pow_local_vec(xp: Any, a: Any, p: Any) -> Any:
+    # p * a**(p-1), 0 where p == 0 (PyTorch's mask); IEEE gives ±inf at a == 0 by itself
+    return xp.where(p == 0, 0.0, p * xp.power(a, p - 1))
+
+
+def _pow_value_local_vec(xp: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
+    # d/db a**b = a**b * ln(a): NaN for a < 0, 0 for a == 0 (as the engine)
+    safe = xp.where(a > 0, a, 1.0)
+    db = xp.where(a > 0, out * xp.log(safe), xp.where(a == 0, 0.0, math.nan))
+    return _pow_local_vec(xp, a, b), db
 
 
 class Value:
@@ -144,20 +299,49 @@ class Value:
     # Values hash and compare by identity (object's defaults): they live in sets and dicts.
 
     # ---------------------------------------------------------------- primitives
-    # Each: forward value, then the local derivative w.r.t. each child.
+    # Each: forward value, then the local derivative w.r.t. each child. The @_op above it
+    # registers the op in OPS: its derivative as Values (for create_graph), its numpy form (jit),
+    # and the derivative as text.
 
-    @_rule("+", lambda out, a, b: (Value(1.0), Value(1.0)))
+    @_op(
+        "+", 2,
+        symbolic=lambda out, a, b: (Value(1.0), Value(1.0)),
+        vec=Vec(lambda xp, a, b: a + b, lambda xp, out, a, b: (1.0, 1.0)),
+        explain=("1", "1"),
+    )  # fmt: skip
     def __add__(self, other: Operand) -> Value:
         other = other if isinstance(other, Value) else _lift(other, "+", self)
-        return Value(self.data + other.data, (self, other), "+", "", (1.0, 1.0))
+        out = self.data + other.data
+        if not -1.7976931348623157e308 <= out <= 1.7976931348623157e308:  # NaN or ±inf
+            _overflow(f"addition: {self.data!r} + {other.data!r}", self.data, other.data)
+        return Value(out, (self, other), "+", "", (1.0, 1.0))
 
-    @_rule("*", lambda out, a, b: (b, a))
+    @_op(
+        "*", 2,
+        symbolic=lambda out, a, b: (b, a),
+        vec=Vec(lambda xp, a, b: a * b, lambda xp, out, a, b: (b, a)),
+        explain=("{b}", "{a}"),
+    )  # fmt: skip
     def __mul__(self, other: Operand) -> Value:
         other = other if isinstance(other, Value) else _lift(other, "*", self)
-        return Value(self.data * other.data, (self, other), "*", "", (other.data, self.data))
+        out = self.data * other.data
+        if not -1.7976931348623157e308 <= out <= 1.7976931348623157e308:  # NaN or ±inf
+            _overflow(f"multiplication: {self.data!r} * {other.data!r}", self.data, other.data)
+        return Value(out, (self, other), "*", "", (other.data, self.data))
 
-    @_rule("**p", lambda out, a: (_pow_rule(a, _exponent(out._op)),))
-    @_rule("**", lambda out, a, b: (_pow_rule(a, b), out * _log_or_nan(a)))
+    @_op(
+        "**p", 1,  # x ** a number p: the node's _op reads '**2', its exponent is node._p
+        symbolic=lambda out, a: (_pow_rule(a, out._p),),
+        vec=Vec(lambda xp, a, p: xp.power(a, p), lambda xp, out, a, p: (_pow_local_vec(xp, a, p),)),
+        explain=_explain_power,
+        formula="d/da = p·a^(p-1)",
+    )  # fmt: skip
+    @_op(
+        "**", 2,  # x ** a Value
+        symbolic=lambda out, a, b: (_pow_rule(a, b), out * _log_or_nan(a)),
+        vec=Vec(lambda xp, a, b: xp.power(a, b), _pow_value_local_vec),
+        explain=("{b}·{a}^({b} - 1)", "{out}·ln {a}"),
+    )  # fmt: skip
     def __pow__(self, other: Operand) -> Value:
         a = self.data
         if isinstance(other, Value):  # d/db a**b = a**b * ln(a): NaN for a < 0, 0 for a == 0
@@ -166,30 +350,53 @@ class Value:
             db = out * math.log(a) if a > 0 else (0.0 if a == 0 else math.nan)
             return Value(out, (self, other), "**", "", (_pow_local(a, b), db))
         p = _as_float(other, "the exponent of **")
-        return Value(_pow_forward(a, p), (self,), f"**{other}", "", (_pow_local(a, p),))
+        return _Power(_pow_forward(a, p), (self,), f"**{other}", "", (_pow_local(a, p),), p)
 
-    @_rule("exp", lambda out, a: (out,))
+    @_op(
+        "exp", 1,
+        symbolic=lambda out, a: (out,),
+        vec=Vec(lambda xp, a: xp.exp(a), lambda xp, out, a: (out,)),
+        explain=("{out}",),
+        formula="d/da = e^a = out",
+    )  # fmt: skip
     def exp(self) -> Value:
         x = self.data
         try:
             e = math.exp(x)
         except OverflowError:
-            raise OverflowError(f"exp({x!r}) overflows a float (max ~1.8e308)") from None
+            raise OverflowError(f"exp({x!r}) overflows a float ({_FLOAT_MAX})") from None
         return Value(e, (self,), "exp", "", (e,))  # d/dx e^x = e^x
 
-    @_rule("log", lambda out, a: (1 / a,))
+    @_op(
+        "log", 1,
+        symbolic=lambda out, a: (1 / a,),
+        vec=Vec(lambda xp, a: xp.log(a), lambda xp, out, a: (1.0 / a,)),
+        explain=("1/{a}",),
+    )  # fmt: skip
     def log(self) -> Value:
         x = self.data
-        if not x > 0:
+        if x <= 0 and math.isfinite(x):  # NaN and ±inf propagate: log(-inf) is NaN, as in PyTorch
             raise ValueError(f"log is defined for positive numbers only, got log({x!r})")
-        return Value(math.log(x), (self,), "log", "", (1.0 / x,))
+        return Value(math.log(x) if x > 0 else math.nan, (self,), "log", "", (1.0 / x,))
 
-    @_rule("tanh", lambda out, a: (1 - out * out,))
+    @_op(
+        "tanh", 1,
+        symbolic=lambda out, a: (1 - out * out,),
+        vec=Vec(lambda xp, a: xp.tanh(a), lambda xp, out, a: (1.0 - out * out,)),
+        explain=("1 - {out}²",),
+        torch=lambda torch: torch.nn.Tanh(),
+    )  # fmt: skip
     def tanh(self) -> Value:
         t = math.tanh(self.data)  # exact ±1 at ±1e308, where (e^2x - 1)/(e^2x + 1) overflows
         return Value(t, (self,), "tanh", "", (1.0 - t * t,))
 
-    @_rule("sigmoid", lambda out, a: (out * (1 - out),))
+    @_op(
+        "sigmoid", 1,
+        symbolic=lambda out, a: (out * (1 - out),),
+        vec=Vec(_sigmoid_vec, lambda xp, out, a: (out * (1.0 - out),)),
+        explain=("{out}·(1 - {out})",),
+        torch=lambda torch: torch.nn.Sigmoid(),
+    )  # fmt: skip
     def sigmoid(self) -> Value:
         x = self.data
         if x >= 0:  # never exp of a large positive number: stable at ±1e308
@@ -199,18 +406,33 @@ class Value:
             s = e / (1.0 + e)
         return Value(s, (self,), "sigmoid", "", (s * (1.0 - s),))
 
-    @_rule("ReLU", lambda out, a: (Value(1.0 if a.data > 0 else 0.0),))
+    @_op(
+        "ReLU", 1,
+        symbolic=lambda out, a: (Value(0.0 if a.data <= 0 else 1.0),),
+        vec=Vec(
+            lambda xp, a: xp.where(a <= 0, 0.0, a),
+            lambda xp, out, a: (xp.where(a <= 0, 0.0, 1.0),),
+        ),
+        explain=("1 if {a} > 0 else 0",),
+        torch=lambda torch: torch.nn.ReLU(),
+    )  # fmt: skip
     def relu(self) -> Value:
         x = self.data
-        # Shared constant tuples for the slope: one allocation fewer per node, less work for gc.
-        return Value(x if x > 0 else 0.0, (self,), "ReLU", "", _ONE if x > 0 else _ZERO)
+        # `x <= 0`, not `x > 0`: NaN passes through with slope 1, as in PyTorch. Shared constant
+        # tuples for the slope: one allocation fewer per node, less work for gc.
+        return Value(0.0 if x <= 0 else x, (self,), "ReLU", "", _ZERO if x <= 0 else _ONE)
 
     # ---------------------------------------------------------------- fused ops
     # Same maths as chains of * and +, as one node: the level at which an op lives is a choice.
 
     @staticmethod
-    # children are (*w, *x, b): d/dw_i = x_i, d/dx_i = w_i, d/db = 1
-    @_rule("dot", lambda out, *c: (*c[(len(c) // 2) : -1], *c[: len(c) // 2], Value(1.0)))
+    @_op(
+        "dot", None,  # children are (*w, *x, b): d/dw_i = x_i, d/dx_i = w_i, d/db = 1
+        symbolic=lambda out, *c: (*c[(len(c) // 2) : -1], *c[: len(c) // 2], Value(1.0)),
+        explain=_explain_dot,
+        formula="d/dw_i = x_i, d/dx_i = w_i, d/db = 1",
+        caption="w·x+b",
+    )  # fmt: skip
     def dot(w: Sequence[Value], x: Sequence[Operand], b: Operand = 0.0) -> Value:
         """b + w[0]*x[0] + w[1]*x[1] + ..., one node (a neuron's pre-activation).
 
@@ -237,10 +459,18 @@ class Value:
         out = b.data
         for p in map(mul, wd, xd):
             out += p
+        if not -1.7976931348623157e308 <= out <= 1.7976931348623157e308:  # NaN or ±inf
+            _overflow("dot: w·x + b", *wd, *xd, b.data)
         return Value(out, (*w, *x, b), "dot", "", (*xd, *wd, 1.0))
 
     @staticmethod
-    @_rule("sum", lambda out, *c: tuple(Value(1.0) for _ in c))
+    @_op(
+        "sum", None,
+        symbolic=lambda out, *c: tuple(Value(1.0) for _ in c),
+        explain=lambda node, names, out_name: ("1",) * len(names),
+        formula="d/da_i = 1",
+        caption="Σ",
+    )  # fmt: skip
     def sum(values: Iterable[Operand]) -> Value:
         """values[0] + values[1] + ..., one node with every term as a child."""
         vs = tuple(values)
@@ -251,9 +481,12 @@ class Value:
         out = 0.0
         for v in vs:  # a plain loop, not sum(): see dot
             out += v.data
+        if not -1.7976931348623157e308 <= out <= 1.7976931348623157e308:  # NaN or ±inf
+            _overflow("sum", *(v.data for v in vs))
         return Value(out, vs, "sum", "", (1.0,) * len(vs))
 
     # ---------------------------------------------------------------- derived ops
+    # Built from the primitives; an error inside one is re-raised naming the op you wrote.
 
     def __neg__(self) -> Value:
         return self * -1
@@ -263,10 +496,13 @@ class Value:
 
     def __sub__(self, other: Operand) -> Value:
         other = other if isinstance(other, Value) else _lift(other, "-", self)
-        return self + (-other)
+        try:
+            return self + (-other)
+        except OverflowError:
+            raise OverflowError(_overflowed("subtraction", self, "-", other)) from None
 
     def __rsub__(self, other: Operand) -> Value:
-        return _lift(other, "-", self) + (-self)
+        return _lift(other, "-", self) - self
 
     def __rmul__(self, other: Operand) -> Value:
         return _lift(other, "*", self) * self
@@ -275,7 +511,10 @@ class Value:
         other = other if isinstance(other, Value) else _lift(other, "/", self)
         if other.data == 0:
             raise ZeroDivisionError(f"division by zero: {self.data!r} / {other.data!r}")
-        return self * other**-1
+        try:
+            return self * other**-1
+        except OverflowError:
+            raise OverflowError(_overflowed("division", self, "/", other)) from None
 
     def __rtruediv__(self, other: Operand) -> Value:
         return _lift(other, "/", self) / self
@@ -341,13 +580,46 @@ class Value:
                 local()
 
 
+class _Power(Value):
+    """A node ``x ** p`` for a plain number p: a Value that also keeps its exponent, `_p` (its
+    `_op` reads '**2'). Only these nodes pay for the extra slot."""
+
+    __slots__ = ("_p",)
+
+    def __init__(
+        self,
+        data: float,
+        _children: tuple[Value, ...],
+        _op: str,
+        label: str,
+        _local: tuple[float, ...],
+        p: float,
+    ) -> None:
+        super().__init__(data, _children, _op, label, _local)
+        self._p = p
+
+
+def _overflowed(word: str, a: Value, op: str, b: Value) -> str:
+    return f"{word}: {a.data!r} {op} {b.data!r} overflows a float ({_FLOAT_MAX})"
+
+
+def _ieee_pow_node(a: Value, q: Value | float) -> Value:
+    # a ** q as a node that never raises (IEEE values at zero and on overflow): the derivative of
+    # a ** p at an edge point may be infinite, as in PyTorch, where a ** p itself was fine.
+    if isinstance(q, Value):
+        out = _ieee_pow(a.data, q.data)
+        db = out * math.log(a.data) if a.data > 0 else (0.0 if a.data == 0 else math.nan)
+        return Value(out, (a, q), "**", "", (_pow_local(a.data, q.data), db))
+    local = (_pow_local(a.data, q),)
+    return _Power(_ieee_pow(a.data, q), (a,), f"**{_number_text(q)}", "", local, q)
+
+
 def _pow_rule(a: Value, p: Value | float) -> Value:
-    # The symbolic d/da a**p = p * a**(p-1), with the float path's values where it breaks down
-    # (p == 0, or a == 0 with p < 1): there the slope is a constant, 0 or ±inf.
+    # The symbolic d/da a**p = p * a**(p-1); 0 where p == 0, as the float path (PyTorch's mask).
     pv = p.data if isinstance(p, Value) else p
-    if pv == 0 or (a.data == 0 and pv < 1):
-        return Value(_pow_local(a.data, pv))
-    return p * a ** (p - 1)
+    if pv == 0:
+        return Value(0.0)
+    return p * _ieee_pow_node(a, p - 1)
 
 
 def _log_or_nan(a: Value) -> Value:
@@ -383,10 +655,6 @@ def _topological_order(root: Value) -> list[Value]:
     return topo
 
 
-def _kind(op: str) -> str:
-    return "**p" if op.startswith("**") and len(op) > 2 else op
-
-
 def grad(
     output: Value, inputs: Value | Sequence[Value], create_graph: bool = False
 ) -> float | Value | tuple:
@@ -414,12 +682,12 @@ def grad(
         if g is None or not v._prev:
             continue
         if create_graph:
-            rule = _RULES.get(_kind(v._op))
-            if rule is None:
+            info = OPS.get(op_kind(v))
+            if info is None:
                 raise NotImplementedError(
                     f"grad(create_graph=True): no symbolic derivative for op {v._op!r}"
                 )
-            local = rule(v, *v._prev)
+            local = info.symbolic(v, *v._prev)
         else:
             local = v._local
             if callable(local):

@@ -4,10 +4,11 @@
     micrograd graph "x = 2.0; w = -3.0; o = tanh(x*w + 6.88)" -o o.svg  # an image (needs Graphviz)
 
 A program is assignments separated by ``;`` or newlines. The right-hand sides use numbers, names
-assigned earlier, ``+ - * / **``, unary ``-``, parentheses and the functions tanh, exp, log, relu
-and sigmoid. Each name labels the Value it is given; the last assignment is the output, and
-backpropagation runs from it. Numbers combine as numbers (``e * -2`` multiplies by the constant
--2, ``x ** 2`` is the op ``**2``); anything involving a name becomes a node of the graph.
+assigned earlier, ``+ - * / **``, unary ``-``, parentheses, and the engine's one-argument ops as
+functions (`FUNCTIONS`, read from the op registry: ``tanh(x)``, ``relu(x)``, ...). Each name labels
+the Value it is given; the last assignment is the output, and backpropagation runs from it.
+Numbers combine as numbers (``e * -2`` multiplies by the constant -2, ``x ** 2`` is the op
+``**2``); anything involving a name becomes a node of the graph.
 
 `parse_program` reads the text with `ast` and evaluates only the node types above, one by one,
 without recursion; it never calls eval or exec, so anything else (attribute access, other calls,
@@ -23,15 +24,15 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from .engine import Value
+from .engine import OPS, Value
 
+# Every one-argument primitive of the engine, by its method name: tanh(x) is x.tanh().
 FUNCTIONS: dict[str, Callable[[Value], Value]] = {
-    "tanh": Value.tanh,
-    "exp": Value.exp,
-    "log": Value.log,
-    "relu": Value.relu,
-    "sigmoid": Value.sigmoid,
+    info.method.__name__: info.method
+    for info in OPS.values()
+    if info.arity == 1 and not info.method.__name__.startswith("_")
 }
+_FUNCTION_NAMES = "/".join(FUNCTIONS)
 BINARY_OPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: lambda a, b: a + b,
     ast.Sub: lambda a, b: a - b,
@@ -42,7 +43,7 @@ BINARY_OPS: dict[type, Callable[[Any, Any], Any]] = {
 UNARY_OPS: dict[type, Callable[[Any], Any]] = {ast.USub: lambda a: -a, ast.UAdd: lambda a: a}
 LANGUAGE = (
     "a program is assignments like `x = 2.0` separated by ';' or newlines, using numbers, "
-    "earlier names, + - * / **, unary -, parentheses and tanh/exp/log/relu/sigmoid"
+    f"earlier names, + - * / **, unary -, parentheses and {_FUNCTION_NAMES}"
 )
 
 # What to call the constructs the language refuses, so the message says what was written.
@@ -124,7 +125,7 @@ def _check_expression(expr: ast.expr, text: str) -> None:
         elif isinstance(node, ast.Call):
             func = node.func
             if not isinstance(func, ast.Name):
-                raise _refuse(node, text, "calling anything but tanh/exp/log/relu/sigmoid")
+                raise _refuse(node, text, f"calling anything but {_FUNCTION_NAMES}")
             if func.id not in FUNCTIONS:
                 raise _refuse(node, text, f"calling {func.id}()")
             if node.keywords or len(node.args) != 1 or isinstance(node.args[0], ast.Starred):
@@ -244,12 +245,12 @@ def parse_program(text: str) -> dict[str, Value]:
 
 FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot", ".txt": "txt"}
 
-_DESCRIPTION = """\
+_DESCRIPTION = f"""\
 Evaluate a tiny program of assignments (names become labels), run backward from the last
 assignment, and show the computation graph with every node's data and grad.
 
 A program is assignments like `x = 2.0` separated by ';' or newlines, using numbers, earlier
-names, + - * / **, unary -, parentheses and tanh/exp/log/relu/sigmoid. Nothing else is run.
+names, + - * / **, unary -, parentheses and {_FUNCTION_NAMES}. Nothing else is run.
 As in Python, numbers combine as plain numbers (`y = 1.0 + 2.0*3.0` is one leaf, 7.0); anything
 involving a name becomes a node of the graph (`x = 2.0; y = 1.0 + x*3.0` has * and + nodes).
 """

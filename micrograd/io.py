@@ -22,7 +22,7 @@ import random
 import tempfile
 from typing import Any
 
-from .nn import MLP, Module
+from .nn import ACTIVATIONS, MLP, Module
 
 FORMAT = "micrograd-mlp"
 VERSION = 1
@@ -165,14 +165,13 @@ def to_torch(model: Module) -> Any:
     """A `torch.nn.Sequential` (float64) computing the same function as `model`.
 
     Linear layers hold the weights (row j of a layer's weight matrix is neuron j's `w`), followed
-    by ReLU/Tanh/Sigmoid modules where the MLP has them.
+    by the activation's module (`nn.ACTIVATIONS`) where the MLP has one.
     """
     try:
         import torch
     except ImportError:
         raise ImportError("to_torch needs PyTorch: pip install micrograd-plus[export]") from None
     arch = architecture(model)  # type: ignore[arg-type]
-    acts = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh, "sigmoid": torch.nn.Sigmoid}
     modules: list[Any] = []
     n = len(model.layers)  # type: ignore[attr-defined]
     for i, layer in enumerate(model.layers):  # type: ignore[attr-defined]
@@ -186,7 +185,8 @@ def to_torch(model: Module) -> Any:
                 torch.tensor([nr.b.data for nr in layer.neurons], dtype=torch.float64)
             )
         modules.append(linear)
-        act = arch["out_activation"] if i == n - 1 else arch["activation"]
-        if act in acts:
-            modules.append(acts[act]())
+        act = ACTIVATIONS[arch["out_activation"] if i == n - 1 else arch["activation"]]
+        module = act.torch_module(torch)
+        if module is not None:  # None: linear
+            modules.append(module)
     return torch.nn.Sequential(*modules)

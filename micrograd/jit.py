@@ -31,7 +31,7 @@ import types
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .engine import Value, _exponent, _kind
+from .engine import OPS, OpInfo, Value, op_kind
 from .tracing import COMPARISONS, Trace, TraceError, trace
 
 if TYPE_CHECKING:
@@ -58,116 +58,44 @@ def _numpy() -> Any:
 
 
 # ------------------------------------------------------------------------- the op table
-# Elementwise op kind -> (forward(p, *children) -> out, local(p, out, *children) -> one local
-# derivative per child). Arrays are (nodes, batch) blocks, or (nodes, 1) for a child that is the
-# same for every sample (a parameter or constant). `p` is the number exponent of '**p', else None.
-# Each mirrors the engine's method of the same op, including its errors and edge-case values;
-# numpy's floating-point warnings are silenced around the whole replay, as Python floats never warn.
-# 'dot' and 'sum' have many children and are compiled specially (see _Compiler), with the same
-# maths: dot = b + sum(w * x), d/dw = x, d/dx = w, d/db = 1; sum: every local derivative is 1.
+# Elementwise op kind -> (arity, forward(p, *children) -> out, local(p, out, *children) -> one
+# local derivative per child), read from the engine's registry (engine.OPS: each op's `vec` rule,
+# written beside its Value method). Arrays are (nodes, batch) blocks, or (nodes, 1) for a child
+# that is the same for every sample (a parameter or constant). `p` is the number exponent of a
+# '**p' node, else None. numpy's floating-point warnings are silenced around the whole replay: where
+# the engine raises, the rules give inf or NaN, and `_check_finite` then lets the engine itself
+# raise its error for that sample. 'dot' and 'sum' have many children and are compiled specially
+# (see _Program), with the same maths: dot = b + sum(w * x), d/dw = x, d/dx = w, d/db = 1; sum:
+# every local derivative is 1.
 
 _ONE = 1.0  # a local derivative of exactly 1: the incoming gradient passes through untouched
 
 
-def _where(mask: Any) -> tuple[tuple[int, int], str]:
-    """The first (node, sample) position where `mask` holds, and words for the error message."""
-    k, i = (int(j) for j in np.argwhere(mask)[0])
-    return (k, i), (f" (jit: batch sample {i})" if mask.shape[1] > 1 else " (jit)")
+def _elementwise(info: OpInfo) -> tuple[int, Callable[..., Any], Callable[..., tuple]]:
+    fwd, local = info.vec  # type: ignore[misc]
 
+    def forward(p: float | None, *a: Any) -> Any:
+        return fwd(np, *a) if p is None else fwd(np, *a, p)
 
-def _at(a: Any, pos: tuple[int, int], shape: tuple[int, ...]) -> float:
-    return float(np.broadcast_to(a, shape)[pos])
+    def local_derivatives(p: float | None, out: Any, *a: Any) -> tuple:
+        ds = local(np, out, *a) if p is None else local(np, out, *a, p)
+        return tuple(_ONE if type(d) is float and d == 1.0 else d for d in ds)
 
-
-def _pow_forward(a: Any, e: Any) -> Any:
-    """a ** e with the engine's errors; `e` is a float (op '**p') or an array (op '**')."""
-    scalar = isinstance(e, float)
-    if not scalar or e < 0:
-        bad = (a == 0) & (e < 0)
-        if bad.any():
-            pos, where = _where(bad)
-            x, y = _at(a, pos, bad.shape), _at(e, pos, bad.shape)
-            raise ZeroDivisionError(
-                f"pow: {x!r} ** {y!r} (zero to a negative power) is undefined{where}"
-            )
-    if not scalar or not e.is_integer():
-        integer = e.is_integer() if scalar else (np.isfinite(e) & (np.floor(e) == e))
-        bad = (a < 0) & ~np.asarray(integer)
-        if bad.any():
-            pos, where = _where(bad)
-            x, y = _at(a, pos, bad.shape), _at(e, pos, bad.shape)
-            raise ValueError(
-                f"pow: {x!r} ** {y!r} is not a real number (a negative base needs an integer "
-                f"exponent){where}"
-            )
-    out = np.power(a, e)
-    if np.isinf(out).any():  # Python's float ** raises OverflowError where numpy gives inf
-        bad = np.isinf(out) & np.isfinite(a) & np.isfinite(e)
-        if bad.any():
-            pos, where = _where(bad)
-            x, y = _at(a, pos, bad.shape), _at(e, pos, bad.shape)
-            raise OverflowError(f"pow: {x!r} ** {y!r} overflows a float (max ~1.8e308){where}")
-    return out
-
-
-def _pow_local(a: Any, e: Any) -> Any:
-    """d/da a**e = e * a**(e-1), with engine._pow_local's conventions: 0 when e == 0 (PyTorch's
-    mask), ±inf at a == 0 for e < 1 and on overflow -- which IEEE pow gives by itself."""
-    d = e * np.power(a, e - 1)
-    if isinstance(e, float):
-        return np.zeros_like(d) if e == 0 else d
-    return np.where(e == 0, 0.0, d)
-
-
-def _exp(p: None, a: Any) -> Any:
-    out = np.exp(a)
-    if np.isinf(out).any():  # math.exp raises OverflowError past ~709.78
-        bad = np.isinf(out) & np.isfinite(a)
-        if bad.any():
-            pos, where = _where(bad)
-            x = _at(a, pos, bad.shape)
-            raise OverflowError(f"exp({x!r}) overflows a float (max ~1.8e308){where}")
-    return out
-
-
-def _log(p: None, a: Any) -> Any:
-    bad = ~(a > 0)  # NaN too, like the engine's `not x > 0`
-    if bad.any():
-        pos, where = _where(bad)
-        x = _at(a, pos, bad.shape)
-        raise ValueError(f"log is defined for positive numbers only, got log({x!r}){where}")
-    return np.log(a)
-
-
-def _sigmoid(p: None, a: Any) -> Any:
-    # The engine's two formulas, picked per sample: never exp of a large positive number.
-    e = np.exp(-np.abs(a))
-    return np.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-
-
-def _pow_value_local(p: None, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
-    # d/db a**b = a**b * ln(a): NaN for a < 0, 0 for a == 0 (as the engine)
-    safe = np.where(a > 0, a, 1.0)
-    db = np.where(a > 0, out * np.log(safe), np.where(a == 0, 0.0, np.nan))
-    return _pow_local(a, b), db
+    return info.arity, forward, local_derivatives  # type: ignore[return-value]
 
 
 ELEMENTWISE: dict[str, tuple[int, Callable[..., Any], Callable[..., tuple]]] = {
-    # kind:    (arity, forward, local derivatives)
-    "+": (2, lambda p, a, b: a + b, lambda p, out, a, b: (_ONE, _ONE)),
-    "*": (2, lambda p, a, b: a * b, lambda p, out, a, b: (b, a)),
-    "**": (2, lambda p, a, b: _pow_forward(a, b), _pow_value_local),  # Value exponent
-    "**p": (1, lambda p, a: _pow_forward(a, p), lambda p, out, a: (_pow_local(a, p),)),
-    "exp": (1, _exp, lambda p, out, a: (out,)),  # d/dx e^x = e^x
-    "log": (1, _log, lambda p, out, a: (1.0 / a,)),
-    "tanh": (1, lambda p, a: np.tanh(a), lambda p, out, a: (1.0 - out * out,)),
-    "sigmoid": (1, _sigmoid, lambda p, out, a: (out * (1.0 - out),)),
-    "ReLU": (  # NaN -> 0, as the engine's `x if x > 0 else 0.0`
-        1,
-        lambda p, a: np.where(a > 0, a, 0.0),
-        lambda p, out, a: (np.where(a > 0, 1.0, 0.0),),
-    ),
+    kind: _elementwise(info) for kind, info in OPS.items() if info.vec is not None
 }
+
+
+def _nonfinite_samples(V: Any, n_input_rows: int, S: Any) -> list[int]:
+    """Samples (columns of V) holding a NaN or ±inf that no input put there: some op made it from
+    finite numbers, where the engine raises. Cheap when all is finite (one sum)."""
+    if np.isfinite(V.sum()) or not np.isfinite(S).all():
+        return []  # a NaN or inf captured value or constant propagates everywhere, as eagerly
+    made = ~np.isfinite(V).all(0) & np.isfinite(V[:n_input_rows]).all(0)
+    return np.flatnonzero(made).tolist()
 
 
 # ------------------------------------------------------------------------- the traced graph
@@ -178,8 +106,8 @@ Ref = tuple  # how a node refers to a child: ('x', k) input k, ('c', k) captured
 
 def _op_of(v: Value) -> tuple[str, float | None]:
     """A node's op kind (a key of ELEMENTWISE, or 'dot' / 'sum') and the exponent of '**p'."""
-    kind = _kind(v._op)
-    return kind, (_exponent(v._op) if kind == "**p" else None)
+    kind = op_kind(v)
+    return kind, (v._p if kind == "**p" else None)  # type: ignore[attr-defined]
 
 
 def _walk(roots: Sequence[Value], inside: set[Value]) -> list[Value]:
@@ -257,26 +185,11 @@ class _Graph:
     def depends_on_sample(self, r: Ref | None) -> bool:
         return r is not None and (r[0] == "x" or (r[0] == "n" and self.varying[r[1]]))
 
-    def phases(self) -> list[int]:
-        """Per node, the first guard (in the order fn took its decisions) whose operands depend
-        on it, or len(guards): the replay computes those nodes, then checks that guard, before
-        anything else. So a sample on another path fails its guard before it can fail an op
-        (log of a negative number, say) that the eager code would never have run for it."""
-        phase = [len(self.guards)] * len(self.nodes)
-        for k, (_, a, b) in enumerate(self.guards):
-            stack = [r[1] for r in (a, b) if r is not None and r[0] == "n"]
-            while stack:
-                j = stack.pop()
-                if phase[j] > k:
-                    phase[j] = k
-                    stack.extend(c[1] for c in self.nodes[j][2] if c[0] == "n")
-        return phase
-
 
 # ------------------------------------------------------------------------- planning
 # A program is a list of numpy steps over V, a (rows, batch) array with one row per input, per
 # interior node, and per captured Value or constant that a step reads as a row. Nodes of the same
-# kind at the same depth (and phase) run as one step: a layer's 16 ReLUs are one np.where, its 16
+# kind at the same depth run as one step: a layer's 16 ReLUs are one np.where, its 16
 # fused neurons reading the same inputs one matrix product.
 
 
@@ -285,9 +198,8 @@ def _is_scalar(r: Ref) -> bool:
 
 
 def _group_nodes(g: _Graph) -> list[tuple[tuple, list[int]]]:
-    """Nodes grouped into steps, keyed (phase, depth, kind, ...), in an order that runs every
-    node after its children."""
-    phase = g.phases()
+    """Nodes grouped into steps, keyed (depth, kind, ...), in an order that runs every node
+    after its children."""
     depth: list[int] = []
     groups: dict[tuple, list[int]] = {}
     for j, (kind, p, refs) in enumerate(g.nodes):
@@ -317,8 +229,8 @@ def _group_nodes(g: _Graph) -> list[tuple[tuple, list[int]]]:
                 f"jit: no vectorised rule for op {kind!r}; jit knows "
                 f"{', '.join([*ELEMENTWISE, 'dot', 'sum'])}"
             )
-        groups.setdefault((phase[j], d, *key), []).append(j)
-    return sorted(groups.items(), key=lambda kv: kv[0][:2])  # stable
+        groups.setdefault((d, *key), []).append(j)
+    return sorted(groups.items(), key=lambda kv: kv[0][0])  # stable: by depth
 
 
 class _Layout:
@@ -337,9 +249,9 @@ class _Layout:
 
         for key, members in groups:
             refs_of = [g.nodes[j][2] for j in members]
-            if key[2] == "dot":  # the weights and bias are read from S; only x needs rows
-                rows_please(key[4])
-            elif key[2] in ("dot*", "sum"):
+            if key[1] == "dot":  # the weights and bias are read from S; only x needs rows
+                rows_please(key[3])
+            elif key[1] in ("dot*", "sum"):
                 rows_please([r for refs in refs_of for r in refs])
             else:  # a child position that is a scalar for every node is read from S
                 for pos in zip(*refs_of):
@@ -382,15 +294,15 @@ def _build_step(
     """The forward and backward numpy functions of one group of nodes."""
     o = at.nodes(members)
     refs_of = [g.nodes[j][2] for j in members]
-    kind = key[2]
+    kind = key[1]
     if kind == "dot":
-        n, x = key[3], key[4]
+        n, x = key[2], key[3]
         ws = [[at.scalar(r) for r in (refs[:n] if refs[n : 2 * n] == x else refs[n : 2 * n])]
               for refs in refs_of]  # fmt: skip
         bs = [at.scalar(refs[-1]) for refs in refs_of]
         return _dot_steps(o, np.array(ws, dtype=np.intp), bs, at.operand(x, False))
     if kind == "dot*":
-        n = key[3]
+        n = key[2]
         cols = list(zip(*refs_of))
         return _general_dot_steps(
             o,
@@ -401,8 +313,8 @@ def _build_step(
         )
     if kind == "sum":
         flat = [r for refs in refs_of for r in refs]
-        return _sum_steps(o, key[3], at.operand(flat, False))
-    return _elementwise_steps(o, kind, key[3], [at.operand(pos, True) for pos in zip(*refs_of)])
+        return _sum_steps(o, key[2], at.operand(flat, False))
+    return _elementwise_steps(o, kind, key[2], [at.operand(pos, True) for pos in zip(*refs_of)])
 
 
 class _Diverged(Exception):
@@ -455,8 +367,8 @@ def _build_check(g: _Graph, ks: list[int], at: _Layout) -> Callable[[Any], None]
 
 
 class _Program:
-    """The compiled replay of one traced graph, for any batch size: forward steps with the
-    guard checks between them, and the backward steps."""
+    """The compiled replay of one traced graph, for any batch size: the forward steps, the guard
+    check, the backward steps."""
 
     def __init__(self, g: _Graph) -> None:
         self.graph = g
@@ -466,27 +378,25 @@ class _Program:
         self.n_scalars = len(g.captured) + len(g.consts)
         groups = _group_nodes(g)
         at = _Layout(g, groups)
-        self.layout = at
         self.n_rows = at.n_rows
         self.scalar_rows, self.scalar_rows_of = at.scalar_rows, at.scalar_rows_of
         self.out_row = at.row_of(g.out)
-        # forward: [(steps, guard check)], one entry per phase (see _Graph.phases)
-        self.forward: list[tuple[list[Callable], Callable | None]] = []
-        self.backward: list[Callable] = []
-        by_phase: dict[int, list[Callable]] = {}
-        for key, members in groups:
-            f, b = _build_step(g, key, members, at)
-            by_phase.setdefault(key[0], []).append(f)
-            self.backward.append(b)
-        for phase in range(len(g.guards) + 1):
-            steps = by_phase.get(phase, [])
-            check = _build_check(g, [phase], at) if phase < len(g.guards) else None
-            if steps or check:
-                self.forward.append((steps, check))
+        steps = [_build_step(g, key, members, at) for key, members in groups]
+        self.forward = [f for f, _ in steps]
+        self.backward = [b for _, b in steps]
+        self.check = _build_check(g, list(range(len(g.guards))), at) if g.guards else None
 
-    def run(self, arrays: Sequence[Any], B: int, seed: float | None) -> tuple[Any, Any]:
+    def run(
+        self,
+        arrays: Sequence[Any],
+        B: int,
+        seed: float | None,
+        on_nonfinite: Callable[[list[int]], None] | None = None,
+    ) -> tuple[Any, Any]:
         """Per-sample outputs, and (unless `seed` is None) the gradient of `seed` times their
-        sum w.r.t. each captured Value. Raises _Diverged when a sample takes another path."""
+        sum w.r.t. each captured Value. Raises _Diverged when a sample takes another path than
+        the traced one; `on_nonfinite(samples)` hears of samples where an op made NaN or inf
+        from finite numbers (where the engine raises)."""
         V = np.empty((self.n_rows, B))
         r = 0
         for a in arrays:
@@ -498,14 +408,17 @@ class _Program:
         C = len(self.captured)
         S[:C] = [c.data for c in self.captured]  # current values: updates need no retrace
         S[C:] = self.consts
-        with np.errstate(all="ignore"):  # the rules raise the engine's errors themselves
+        with np.errstate(all="ignore"):  # inf and NaN are looked at below, as a whole
             if len(self.scalar_rows):
                 V[self.scalar_rows] = S[self.scalar_rows_of][:, None]
-            for steps, check in self.forward:
-                for step in steps:
-                    step(V, S)
-                if check is not None:
-                    check(V)
+            for step in self.forward:
+                step(V, S)
+            if self.check is not None:
+                self.check(V)
+            if on_nonfinite is not None:
+                bad = _nonfinite_samples(V, r, S)
+                if bad:
+                    on_nonfinite(bad)
             outs = V[self.out_row].copy()
             if seed is None:
                 return outs, None
@@ -749,8 +662,9 @@ class Jitted:
         prog = self._programs.get(key)
         if prog is None:
             prog = self._programs[key] = self._trace(arrays)
+        explain = lambda bad: self._explain(arrays, bad)  # noqa: E731
         try:
-            return prog, prog.run(arrays, B, seed)
+            return prog, prog.run(arrays, B, seed, explain)
         except _Diverged as d:
             g = prog.graph
             _, a, b = g.guards[d.k]
@@ -760,9 +674,21 @@ class Jitted:
         # optimiser step): the eager code would now take the other path for every sample.
         prog = self._programs[key] = self._trace(arrays)
         try:
-            return prog, prog.run(arrays, B, seed)
+            return prog, prog.run(arrays, B, seed, explain)
         except _Diverged as d:
             raise TraceError(prog.explain(d, traced=0)) from None
+
+    def _explain(self, arrays: list[Any], samples: list[int]) -> None:
+        # Some op made NaN or inf from finite numbers in these samples: the engine raises there
+        # (overflow, log of a negative number, ...). Running fn eagerly on the sample raises the
+        # engine's own error, naming the op the user wrote (`/`, not the `**-1` it is made of).
+        for i in samples:
+            try:
+                self.fn(*[_values(a[i].tolist()) for a in arrays])
+            except (ValueError, ZeroDivisionError, OverflowError) as e:
+                if type(e) not in (ValueError, ZeroDivisionError, OverflowError):
+                    raise
+                raise type(e)(f"{e} (jit: batch sample {i})") from e
 
     def _trace(self, arrays: list[Any]) -> _Program:
         try:
@@ -802,6 +728,10 @@ def jit(fn: Callable[..., Value], reduce: str = "mean") -> Jitted:
         raise ValueError(f"jit: reduce must be one of {', '.join(REDUCES)}, got {reduce!r}")
     _numpy()
     return Jitted(fn, reduce)
+
+
+def _values(x: Any) -> Any:
+    return [_values(e) for e in x] if isinstance(x, list) else Value(x)
 
 
 class _Module(types.ModuleType):

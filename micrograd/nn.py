@@ -11,11 +11,50 @@ from __future__ import annotations
 
 import numbers
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from .engine import Operand, Value
+from .engine import OPS, Operand, OpInfo, Value
 
-ACTIVATIONS = ("relu", "tanh", "sigmoid", "linear")
+
+@dataclass(frozen=True)
+class Activation:
+    """A neuron's nonlinearity: the Value method, and the same function for numpy and PyTorch
+    (both read from the engine's op registry, so there is one definition of each)."""
+
+    name: str  # as MLP(..., activation=name) takes it
+    title: str  # how a neuron's repr names it: ReLUNeuron(3)
+    apply: Callable[[Value], Value] | None  # the Value method; None: linear (the identity)
+
+    @property
+    def op(self) -> OpInfo | None:
+        """The engine op this activation is (None for linear)."""
+        return next((i for i in OPS.values() if i.method is self.apply), None)
+
+    def numpy(self, xp: Any, a: Any) -> Any:
+        """The activation of every entry of the array `a`; `xp` is the array module (numpy)."""
+        op = self.op
+        return a if op is None else op.vec.forward(xp, a)  # type: ignore[union-attr]
+
+    def torch_module(self, torch: Any) -> Any:
+        """A `torch.nn.Module` computing the activation (None for linear); `torch` is the module."""
+        op = self.op
+        return None if op is None else op.torch(torch)  # type: ignore[misc]
+
+
+# Every activation a Neuron or MLP takes, by name: Neuron, its repr, io.to_torch, the plots, the
+# demo's --activation and the playground's menu all read this map. An op becomes an activation by
+# a line here (its registry entry gives the numpy and PyTorch forms).
+ACTIVATIONS: dict[str, Activation] = {
+    a.name: a
+    for a in (
+        Activation("relu", "ReLU", Value.relu),
+        Activation("tanh", "Tanh", Value.tanh),
+        Activation("sigmoid", "Sigmoid", Value.sigmoid),
+        Activation("linear", "Linear", None),
+    )
+}
 
 
 def _activation(name: str | None) -> str:
@@ -75,8 +114,18 @@ class Neuron(Module):
         self.w = [Value(random.uniform(-1, 1)) for _ in range(nin)]
         self.b = Value(0)
         self.nonlin = nonlin
-        self.activation = _activation(activation) if nonlin else "linear"
+        self.activation = activation if nonlin else "linear"
         self.fused = fused
+
+    @property
+    def activation(self) -> str:
+        """The activation's name, a key of `ACTIVATIONS`."""
+        return self._activation
+
+    @activation.setter
+    def activation(self, name: str) -> None:
+        self._activation = _activation(name)
+        self._apply = ACTIVATIONS[self._activation].apply  # looked up once, not per call
 
     def __call__(self, x: Sequence[Operand]) -> Value:
         if len(x) != len(self.w):
@@ -85,20 +134,14 @@ class Neuron(Module):
             act = Value.dot(self.w, x, self.b)
         else:
             act = sum((wi * xi for wi, xi in zip(self.w, x)), self.b)
-        if self.activation == "relu":
-            return act.relu()
-        if self.activation == "tanh":
-            return act.tanh()
-        if self.activation == "sigmoid":
-            return act.sigmoid()
-        return act
+        apply = self._apply
+        return act if apply is None else apply(act)
 
     def parameters(self) -> list[Value]:
         return self.w + [self.b]
 
     def __repr__(self) -> str:
-        kind = {"relu": "ReLU", "tanh": "Tanh", "sigmoid": "Sigmoid", "linear": "Linear"}
-        return f"{kind[self.activation]}Neuron({len(self.w)})"
+        return f"{ACTIVATIONS[self.activation].title}Neuron({len(self.w)})"
 
 
 class Layer(Module):

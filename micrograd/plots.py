@@ -15,7 +15,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from .nn import MLP
+from .nn import ACTIVATIONS, MLP
 
 
 def _matplotlib() -> tuple[Any, Any]:
@@ -39,18 +39,13 @@ def forward_numpy(model: MLP, points: Any) -> Any:
     from .io import architecture
 
     arch = architecture(model)
-    acts = {
-        "relu": lambda a: np.maximum(a, 0.0),
-        "tanh": np.tanh,
-        "sigmoid": lambda a: 1.0 / (1.0 + np.exp(-a)),
-        "linear": lambda a: a,
-    }
     h = np.asarray(points, dtype=np.float64)
     for i, layer in enumerate(model.layers):
         W = np.array([[w.data for w in n.w] for n in layer.neurons])
         b = np.array([n.b.data for n in layer.neurons])
         last = i == len(model.layers) - 1
-        h = acts[arch["out_activation"] if last else arch["activation"]](h @ W.T + b)
+        act = ACTIVATIONS[arch["out_activation"] if last else arch["activation"]]
+        h = act.numpy(np, h @ W.T + b)
     return h
 
 

@@ -47,19 +47,22 @@ class TraceError(ValueError):
     than the traced one."""
 
 
-# The code of the engine functions whose reads of `.data` are the op itself (trusted): the op
-# methods and the float helpers they call. Value.__init__ converts its `data` with _as_float; that
-# conversion is trusted only when the Value being built has children (an op passing its input
-# through as its output, as relu does) -- a childless Value made from x.data is a constant.
+# The code of the engine functions whose reads of `.data` are the op itself (trusted): each
+# registered op's Value method (engine.OPS), the derived ops that check their operands (division
+# by zero), and the float helpers they call. An op added to the registry is trusted with no change
+# here; a helper it calls is not until listed (its decisions would be guarded, its arithmetic
+# refused: loud, never silent). Value.__init__ converts its `data` with _as_float; that is trusted
+# only when the Value being built has children (an op passing its input through as its output,
+# as relu does) -- a childless Value made from x.data is a constant taken from one sample.
 def _code(fn: Any) -> Any:
     return getattr(fn, "__func__", fn).__code__
 
 
-_OP_METHODS = ("__add__", "__mul__", "__pow__", "__truediv__", "exp", "log", "tanh", "sigmoid",
-               "relu", "dot", "sum")  # fmt: skip
+_HELPERS = ("_pow_forward", "_pow_local", "_ieee_pow", "_overflow", "_overflowed")
 _TRUSTED = frozenset(
-    [_code(Value.__dict__[name]) for name in _OP_METHODS]
-    + [_code(engine._pow_forward), _code(engine._pow_local)]
+    [_code(info.method) for info in engine.OPS.values()]
+    + [_code(Value.__truediv__)]
+    + [_code(getattr(engine, name)) for name in _HELPERS if hasattr(engine, name)]
 )
 _AS_FLOAT = _code(engine._as_float)
 _INIT = _code(Value.__init__)

@@ -22,14 +22,12 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from .engine import Value
+from .engine import OPS, Value, op_kind
 
 DEFAULT_MAX_NODES = 2000  # for draw_dot: Graphviz lays out ~2,000 nodes in seconds, not minutes
 DEFAULT_TEXT_MAX_NODES = 200  # for render_text: about what a terminal's scrollback shows usefully
 RANKDIRS = ("LR", "TB", "RL", "BT")
 
-# How an op node is captioned in the drawing: a fused neuron reads better as what it computes.
-OP_CAPTIONS = {"dot": "w·x+b", "sum": "Σ"}
 
 INSTALL_DOT = (
     "install the OS package 'graphviz' (Debian/Ubuntu: sudo apt install graphviz; "
@@ -102,6 +100,37 @@ def _too_large(what: str, limit: int | None) -> str:
         f"pass max_nodes= a larger number to draw it anyway (Graphviz slows down badly past a "
         f"few thousand nodes), or look at it with render_text()"
     )
+
+
+# ----------------------------------------------------------------------------------------- names
+
+
+def display_names(nodes: list[Value]) -> dict[Value, str]:
+    """A distinct, stable name for each node: its label, or, for an unlabelled one, ``c1, c2, ...``
+    for a leaf (a constant, or an input or parameter without a label) and ``t1, t2, ...`` for an
+    intermediate result, numbered in the order of `nodes`. Made-up names skip the graph's labels."""
+    taken = {v.label for v in nodes if v.label}
+    names: dict[Value, str] = {}
+    counters = {"c": 0, "t": 0}
+    for v in nodes:
+        if v.label:
+            names[v] = v.label
+            continue
+        prefix = "t" if v._prev else "c"
+        while True:
+            counters[prefix] += 1
+            name = f"{prefix}{counters[prefix]}"
+            if name not in taken:
+                break
+        names[v] = name
+    return names
+
+
+def caption(v: Value) -> str:
+    """How an op node is captioned in pictures: the registry's caption (a fused neuron reads
+    better as what it computes), else its `_op`."""
+    info = OPS.get(op_kind(v))
+    return info.caption if info is not None and info.caption else v._op
 
 
 # --------------------------------------------------------------------------------------- numbers
@@ -208,13 +237,17 @@ def draw_dot(
 
     dot = _graph_class(graphviz)(format=format, graph_attr={"rankdir": rankdir})
     ids = {v: f"v{i}" for i, v in enumerate(nodes)}
+    names = display_names(nodes)
     for v in nodes:
         uid = ids[v]
-        label = f"{{ {_record_text(v.label)} | data {_fixed(v.data)} | grad {_fixed(v.grad)} }}"
-        dot.node(name=uid, label=label, shape="record")
+        label = f"{{ {_record_text(names[v])} | data {_fixed(v.data)} | grad {_fixed(v.grad)} }}"
+        # Made-up names of unlabelled nodes are grey: they are not in the user's program.
+        extra = {} if v.label else {"fontcolor": "gray30"}
+        dot.node(name=uid, label=label, shape="record", **extra)
         if v._op:
-            caption = OP_CAPTIONS.get(v._op, v._op)
-            dot.node(name=uid + "op", label=caption, shape="ellipse", fontsize="11", margin="0.02")
+            dot.node(
+                name=uid + "op", label=caption(v), shape="ellipse", fontsize="11", margin="0.02"
+            )
             dot.edge(uid + "op", uid)
     for v in nodes:
         # An op node sits between the operands and the result; a node built by hand with children
@@ -230,8 +263,8 @@ def draw_dot(
 MAX_OPERANDS_SHOWN = 8  # a fused neuron has 2n + 1 operands; past this the line gets unreadable
 
 
-def _operands(v: Value) -> str:
-    shown = [c.label or _short(c.data) for c in v._prev[:MAX_OPERANDS_SHOWN]]
+def _operands(v: Value, names: dict[Value, str]) -> str:
+    shown = [names[c] for c in v._prev[:MAX_OPERANDS_SHOWN]]
     extra = len(v._prev) - len(shown)
     if extra > 0:
         shown.append(f"… {extra} more")
@@ -242,23 +275,23 @@ def render_text(root: Value, max_nodes: int = DEFAULT_TEXT_MAX_NODES) -> str:
     """The graph behind `root` as text: one block per depth from the root, dashed lines between.
 
     In the spirit of the Go article's `DisplayGraph`; each node appears once, at its shallowest
-    depth, as ``label | data 4.0000 | grad -2.0000 | prev { + [e c] }`` (operands by label, or
-    by value when unlabelled; the label column appears only if some node has a label). At most
+    depth, as ``name | data 4.0000 | grad -2.0000 | prev { + [e c] }``, operands by name. A name
+    is the node's label, or for an unlabelled node a made-up one (`display_names`): ``c1, c2,
+    ...`` for leaves such as constants, ``t1, t2, ...`` for intermediate results. At most
     `max_nodes` nodes are shown, then a line ``… N more nodes``.
     """
     _check_root(root, "render_text")
     _check_limit(max_nodes, "render_text")
     nodes, depths, _ = _walk(root)  # the whole graph, to say how many nodes are not shown
     shown = nodes[:max_nodes]
-    width = max((len(v.label) for v in shown), default=0)
+    names = display_names(nodes)
+    width = max(len(names[v]) for v in shown)
 
     lines: list[str] = []
     for v in shown:
-        line = f"data {_fixed(v.data)} | grad {_fixed(v.grad)}"
+        line = f"{names[v].ljust(width)} | data {_fixed(v.data)} | grad {_fixed(v.grad)}"
         if v._prev:
-            line += f" | prev {{ {v._op or '?'} [{_operands(v)}] }}"
-        if width:
-            line = f"{v.label.ljust(width)} | {line}"
+            line += f" | prev {{ {v._op or '?'} [{_operands(v, names)}] }}"
         lines.append(line)
     rule = "-" * max(len(line) for line in lines)
 

@@ -289,3 +289,14 @@ def test_version_and_overflowing_literal() -> None:
     assert r.returncode == 0 and r.stdout.strip() == f"micrograd {micrograd.__version__}"
     r = run("graph", "x = 1e400")
     assert r.returncode == 2 and "too large for a float" in r.stderr
+
+
+def test_text_view_tells_constants_from_intermediate_results() -> None:
+    # The example: the constant 4 and the intermediate x*x (also 4) were both "data 4".
+    result = run("graph", "x = 2; y = x*x*3 + 4")
+    assert result.returncode == 0
+    lines = [line for line in result.stdout.splitlines() if " | " in line]
+    assert lines[0].startswith("y  | data 16.0000") and "prev { + [t1 c1] }" in lines[0]
+    fours = [line for line in lines if "data 4.0000" in line]
+    assert [line.split(" | ")[0] for line in fours] == ["c1", "t2"]
+    assert "prev { * [x x] }" in fours[1]

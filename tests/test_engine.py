@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from micrograd import Value, grad, gradcheck, numerical_grad
-from micrograd.engine import _RULES, _kind
+from micrograd.engine import OPS as ENGINE_OPS
+from micrograd.engine import explain_local, op_kind
 from tests.optable import OPS, Op, ours_value_and_grads, torch_value_and_grads
 
 TOL = dict(rel_tol=1e-9, abs_tol=1e-12)
@@ -90,8 +91,10 @@ def test_symbolic_rule_agrees_with_local_derivatives(op: Op) -> None:
 
 def test_every_primitive_has_a_symbolic_rule() -> None:
     ops = {"+", "*", "**", "**p", "exp", "log", "tanh", "sigmoid", "ReLU", "dot", "sum"}
-    assert ops <= set(_RULES)
-    assert _kind("**-1") == "**p" and _kind("**") == "**"
+    assert ops <= set(ENGINE_OPS)
+    x = Value(2.0)
+    assert op_kind(x**-1) == "**p" and (x**-1)._op == "**-1" and (x**-1)._p == -1.0
+    assert op_kind(x ** Value(2.0)) == "**"
 
 
 @pytest.mark.parametrize(
@@ -424,3 +427,34 @@ def test_gradcheck_takes_values_or_numbers() -> None:
     assert numerical_grad(lambda a: a * a, [Value(3.0)], h=1e-3)[0] == pytest.approx(6.0)
     with pytest.raises(TypeError, match="real number"):
         gradcheck(lambda a: a, ["0.3"])
+
+
+# --------------------------------------------------------------------------- the op registry
+
+
+def test_explain_local_fills_in_the_names() -> None:
+    a, b, x = Value(2.0), Value(-3.0), Value(3.0)
+    e = a * b
+    assert explain_local(e, ["a", "b"], "e") == ("b", "a")
+    assert explain_local(e.tanh(), ["e"], "o") == ("1 - o²",)
+    assert explain_local(x**2, ["x"], "y") == ("2·x",)
+    assert explain_local(x**3, ["x"], "y") == ("3·x²",)
+    assert explain_local(a + b, ["a", "b"], "c") == ("1", "1")
+    assert explain_local(Value.dot([a, b], [x, x], 1.0), ["w1", "w2", "x1", "x2", "b"], "n") == (
+        "x1",
+        "x2",
+        "w1",
+        "w2",
+        "1",
+    )
+    assert explain_local(x, [], "x") == ()
+    with pytest.raises(ValueError, match="2 children but 1 names"):
+        explain_local(e, ["a"], "e")
+
+
+def test_registry_forward_is_the_value_method() -> None:
+    assert ENGINE_OPS["tanh"].forward(0.5) == (math.tanh(0.5), (1 - math.tanh(0.5) ** 2,))
+    assert ENGINE_OPS["**p"].forward(3.0, p=2.0) == (9.0, (6.0,))
+    assert ENGINE_OPS["dot"].forward(1.0, 2.0, 3.0, 4.0, 0.5) == (11.5, (3.0, 4.0, 1.0, 2.0, 1.0))
+    assert ENGINE_OPS["*"].formula == "d/da = b, d/db = a"
+    assert ENGINE_OPS["tanh"].formula == "d/da = 1 - out²"

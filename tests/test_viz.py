@@ -233,35 +233,61 @@ def test_text_view_of_the_lecture_example_is_exact() -> None:
     assert render_text(L) == GOLDEN_L
 
 
-def test_text_view_without_labels_shows_operands_by_value() -> None:
+def test_text_view_names_unlabelled_nodes_distinctly() -> None:
     # The Go article's double(x) loss (ypred - y)**2 at w = 1.68: its loss 0.4096 at step 1.
     # By hand: w*x = 3.36, + y*-1 = -0.64, squared 0.4096; d/d(sum) = 2 * -0.64 = -1.28, so
     # dw = -1.28 * x = -2.56, dx = -1.28 * w = -2.1504, dy = -1.28 * -1 = 1.28, d(-1) = -5.12.
+    # Unlabelled leaves are c1, c2, ...; intermediate results t1, t2, ..., in walk order.
     w, x, y = Value(1.68), Value(2.0), Value(4.0)
     loss = (w * x + y * -1.0) ** 2
     loss.backward()
-    RULE = "-" * 50  # as wide as the widest line
+    RULE = "-" * 53  # as wide as the widest line
     assert render_text(loss).splitlines() == [
-        "data 0.4096 | grad 1.0000 | prev { **2 [-0.64] }",
+        "t1 | data 0.4096 | grad 1.0000 | prev { **2 [t2] }",
         RULE,
-        "data -0.6400 | grad -1.2800 | prev { + [3.36 -4] }",
+        "t2 | data -0.6400 | grad -1.2800 | prev { + [t3 t4] }",
         RULE,
-        "data 3.3600 | grad -1.2800 | prev { * [1.68 2] }",
-        "data -4.0000 | grad -1.2800 | prev { * [4 -1] }",
+        "t3 | data 3.3600 | grad -1.2800 | prev { * [c1 c2] }",
+        "t4 | data -4.0000 | grad -1.2800 | prev { * [c3 c4] }",
         RULE,
-        "data 1.6800 | grad -2.5600",
-        "data 2.0000 | grad -2.1504",
-        "data 4.0000 | grad 1.2800",
-        "data -1.0000 | grad -5.1200",
+        "c1 | data 1.6800 | grad -2.5600",
+        "c2 | data 2.0000 | grad -2.1504",
+        "c3 | data 4.0000 | grad 1.2800",
+        "c4 | data -1.0000 | grad -5.1200",
         RULE,
     ]
+
+
+def test_made_up_names_are_stable_and_skip_the_users_labels() -> None:
+    def build() -> Value:
+        x = Value(2.0, label="x")
+        t1 = x * x
+        t1.label = "t1"  # a user's label that a made-up name must not repeat
+        return (t1 * 3 + 4) * x
+
+    texts = [render_text(build()) for _ in range(2)]
+    assert texts[0] == texts[1]
+    names = [line.split(" | ")[0].strip() for line in texts[0].splitlines() if " | " in line]
+    assert len(names) == len(set(names)) == 7
+    assert names.count("t1") == 1 and "t2" in names and "c1" in names
+    assert {n[0] for n in names if n not in ("x", "t1")} == {"t", "c"}
+
+
+def test_draw_dot_names_unlabelled_nodes_as_the_text_view_does() -> None:
+    x = Value(2.0, label="x")
+    y = x * x * 3 + 4
+    y.backward()
+    source = draw_dot(y).source
+    for name in ("t1", "t2", "t3", "c1", "c2"):
+        assert f"{{ {name} | data" in source
+    assert source.count("fontcolor=gray30") == 5  # made-up names are grey; x is the user's
 
 
 def test_text_view_truncates_with_a_count_of_what_is_left() -> None:
     text = render_text(chain(50), max_nodes=10)
     lines = text.splitlines()
     assert lines[-1].startswith("… 91 more nodes")
-    assert sum(line.startswith("data") for line in lines) == 10
+    assert sum(" | data " in line for line in lines) == 10
     assert "… 0 more" not in render_text(chain(3))
 
 
@@ -273,7 +299,8 @@ def test_text_view_of_a_deep_graph_is_iterative() -> None:
 def test_text_view_lists_many_operands_briefly() -> None:
     out = Value.dot([Value(1.0) for _ in range(10)], [Value(2.0) for _ in range(10)], 0.5)
     first = render_text(out, max_nodes=1).splitlines()[0]
-    assert first == "data 20.5000 | grad 0.0000 | prev { dot [1 1 1 1 1 1 1 1 … 13 more] }"
+    operands = "c1 c2 c3 c4 c5 c6 c7 c8 … 13 more"
+    assert first == f"t1 | data 20.5000 | grad 0.0000 | prev {{ dot [{operands}] }}"
 
 
 def test_text_view_checks_its_arguments() -> None:
