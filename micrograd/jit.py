@@ -501,31 +501,33 @@ class _Operand:
 def _elementwise_steps(
     o: slice, kind: str, p: float | None, ops: list[_Operand]
 ) -> tuple[Callable, Callable]:
-    _, fwd, local = ELEMENTWISE[kind]
+    fwd, local = OPS[kind].vec  # type: ignore[misc]  # the registry's rule, called directly
+    extra = () if p is None else (p,)  # the exponent of '**p'
     reads = [op.reader() for op in ops]
     accs = [op.accumulator() for op in ops]
     if len(reads) == 1:
         (ra,) = reads
 
         def forward(V: Any, S: Any) -> None:
-            V[o] = fwd(p, ra(V, S))
+            V[o] = fwd(np, ra(V, S), *extra)
 
         def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
             g = G[o]
-            (d,) = local(p, V[o], ra(V, S))
-            accs[0](G, GS, g if d is _ONE else d * g)
+            (d,) = local(np, V[o], ra(V, S), *extra)
+            # a local derivative of exactly 1 passes the incoming gradient through untouched
+            accs[0](G, GS, g if type(d) is float and d == 1.0 else d * g)
 
     else:
         ra, rb = reads
 
         def forward(V: Any, S: Any) -> None:
-            V[o] = fwd(p, ra(V, S), rb(V, S))
+            V[o] = fwd(np, ra(V, S), rb(V, S), *extra)
 
         def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
             g = G[o]
-            da, db = local(p, V[o], ra(V, S), rb(V, S))
-            accs[0](G, GS, g if da is _ONE else da * g)
-            accs[1](G, GS, g if db is _ONE else db * g)
+            da, db = local(np, V[o], ra(V, S), rb(V, S), *extra)
+            accs[0](G, GS, g if type(da) is float and da == 1.0 else da * g)
+            accs[1](G, GS, g if type(db) is float and db == 1.0 else db * g)
 
     return forward, backward
 

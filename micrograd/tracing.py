@@ -32,6 +32,7 @@ import operator
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from sys import _getframe
 from types import FrameType
 from typing import Any
 
@@ -52,8 +53,8 @@ class TraceError(ValueError):
 # by zero), and the float helpers they call. An op added to the registry is trusted with no change
 # here; a helper it calls is not until listed (its decisions would be guarded, its arithmetic
 # refused: loud, never silent). Value.__init__ converts its `data` with _as_float; that is trusted
-# only when the Value being built has children (an op passing its input through as its output,
-# as relu does) -- a childless Value made from x.data is a constant taken from one sample.
+# only when a trusted op builds the Value (passing its input through as its output, as relu does)
+# -- a Value that fn makes from x.data is a constant taken from one sample.
 def _code(fn: Any) -> Any:
     return getattr(fn, "__func__", fn).__code__
 
@@ -97,52 +98,72 @@ def _where(frame: FrameType | None) -> str:
     return f"{Path(frame.f_code.co_filename).name}:{frame.f_lineno}"
 
 
-def _compare(symbol: str, reflected: str) -> Callable:
+# Each method below first asks whether its caller is a trusted engine op (the fast path: tracing
+# runs every op of fn through here), then treats the use as a decision (a guard) or refuses it.
+
+
+def _compare(symbol: str) -> Callable:
     op = COMPARISONS[symbol]
 
     def method(self: TracedNumber, other: object) -> Any:
         o = other.value if type(other) is TracedNumber else other
-        if isinstance(o, Value) or not isinstance(o, numbers.Real):
+        if type(o) is not float and (isinstance(o, Value) or not isinstance(o, numbers.Real)):
             return NotImplemented
         result = op(self.value, o)
-        frame = sys._getframe(1)
-        if not self.trace.trusts(frame):
+        frame = _getframe(1)
+        if frame.f_code not in _TRUSTED and not self.trace.trusts(frame):
             b = other.node if type(other) is TracedNumber else float(o)
             self.trace.guard(symbol, self.node, b, result, frame)
         return result
 
-    method.__name__ = f"__{reflected}__"
     return method
 
 
 def _unary(kind: str, convert: Callable[[float], Any]) -> Callable:
     def method(self: TracedNumber) -> Any:
         result = convert(self.value)
-        frame = sys._getframe(1)
-        if not self.trace.trusts(frame):
+        frame = _getframe(1)
+        if frame.f_code not in _TRUSTED and not self.trace.trusts(frame):
             self.trace.guard(kind, self.node, None, result, frame)
         return result
 
     return method
 
 
-def _number(name: str, what: str) -> Callable:
+def _number(what: str, op: Callable[..., Any], binary: bool, reflected: bool = False) -> Callable:
     """An operation that makes a new number from traced data: the engine's ops may; fn may not."""
+    if reflected:
 
-    def method(self: TracedNumber, *args: Any) -> Any:
-        frame = sys._getframe(1)
-        if not self.trace.trusts(frame):
+        def rmethod(self: TracedNumber, other: Any) -> Any:
+            frame = _getframe(1)
+            if frame.f_code not in _TRUSTED and not self.trace.trusts(frame):
+                self.trace.refuse(what, frame)
+            return op(other.value if type(other) is TracedNumber else other, self.value)
+
+        return rmethod
+    if binary:
+
+        def method(self: TracedNumber, other: Any) -> Any:
+            frame = _getframe(1)
+            if frame.f_code not in _TRUSTED and not self.trace.trusts(frame):
+                self.trace.refuse(what, frame)
+            return op(self.value, other.value if type(other) is TracedNumber else other)
+
+        return method
+
+    def unary(self: TracedNumber) -> Any:
+        frame = _getframe(1)
+        if frame.f_code not in _TRUSTED and not self.trace.trusts(frame):
             self.trace.refuse(what, frame)
-        args = tuple(a.value if type(a) is TracedNumber else a for a in args)
-        return getattr(self.value, name)(*args)
+        return op(self.value)
 
-    return method
+    return unary
 
 
 def _text(name: str) -> Callable:
     def method(self: TracedNumber, *args: Any) -> Any:
-        frame = sys._getframe(1)
-        if not self.trace.trusts(frame):
+        frame = _getframe(1)
+        if frame.f_code not in _TRUSTED and not self.trace.trusts(frame):
             self.trace.guard("same", self.node, self.value, True, frame)
         return getattr(self.value, name)(*args)
 
@@ -161,12 +182,12 @@ class TracedNumber:
     def __class__(self) -> type:  # isinstance(x.data, float) stays true for fn's type checks
         return float
 
-    __lt__ = _compare("<", "lt")
-    __le__ = _compare("<=", "le")
-    __gt__ = _compare(">", "gt")
-    __ge__ = _compare(">=", "ge")
-    __eq__ = _compare("==", "eq")  # type: ignore[assignment]
-    __ne__ = _compare("!=", "ne")  # type: ignore[assignment]
+    __lt__ = _compare("<")
+    __le__ = _compare("<=")
+    __gt__ = _compare(">")
+    __ge__ = _compare(">=")
+    __eq__ = _compare("==")  # type: ignore[assignment]
+    __ne__ = _compare("!=")  # type: ignore[assignment]
     __bool__ = _unary("bool", bool)
     __int__ = _unary("int", int)
     __trunc__ = _unary("int", math.trunc)
@@ -174,7 +195,7 @@ class TracedNumber:
     __ceil__ = _unary("ceil", math.ceil)
 
     def __round__(self, ndigits: int | None = None) -> Any:
-        frame = sys._getframe(1)
+        frame = _getframe(1)
         if ndigits is None:
             result = round(self.value)
             if not self.trace.trusts(frame):
@@ -186,7 +207,7 @@ class TracedNumber:
 
     def is_integer(self) -> bool:
         result = self.value.is_integer()
-        frame = sys._getframe(1)
+        frame = _getframe(1)
         if not self.trace.trusts(frame):
             self.trace.guard("is_integer", self.node, None, result, frame)
         return result
@@ -197,22 +218,28 @@ class TracedNumber:
     __hash__ = _text("__hash__")  # type: ignore[assignment]
 
     def __getattr__(self, name: str) -> Any:  # hex, as_integer_ratio, real, ...
-        frame = sys._getframe(1)
+        frame = _getframe(1)
         if not self.trace.trusts(frame):
             self.trace.refuse(f"x.data.{name}", frame)
         return getattr(self.value, name)
 
 
-for _name, _what in [
-    ("__float__", "float(x.data) (or math.*, numpy, struct of it)"),
-    ("__complex__", "complex(x.data)"),
-    ("__neg__", "-x.data"), ("__pos__", "+x.data"), ("__abs__", "abs(x.data)"),
-    *[(f"__{r}{op}__", f"arithmetic on x.data ({sym})")
-      for op, sym in [("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"),
-                      ("floordiv", "//"), ("mod", "%"), ("divmod", "divmod"), ("pow", "**")]
-      for r in ("", "r")],
+for _name, _what, _op in [
+    ("__float__", "float(x.data) (or math.*, numpy, struct of it)", float),
+    ("__complex__", "complex(x.data)", complex),
+    ("__neg__", "-x.data", operator.neg),
+    ("__pos__", "+x.data", operator.pos),
+    ("__abs__", "abs(x.data)", abs),
+]:
+    setattr(TracedNumber, _name, _number(_what, _op, binary=False))
+for _name, _sym, _op in [
+    ("add", "+", operator.add), ("sub", "-", operator.sub), ("mul", "*", operator.mul),
+    ("truediv", "/", operator.truediv), ("floordiv", "//", operator.floordiv),
+    ("mod", "%", operator.mod), ("divmod", "divmod", divmod), ("pow", "**", operator.pow),
 ]:  # fmt: skip
-    setattr(TracedNumber, _name, _number(_name, _what))
+    _what = f"arithmetic on x.data ({_sym})"
+    setattr(TracedNumber, f"__{_name}__", _number(_what, _op, binary=True))
+    setattr(TracedNumber, f"__r{_name}__", _number(_what, _op, binary=True, reflected=True))
 
 
 class Trace:
@@ -234,7 +261,7 @@ class Trace:
         names = [params[k] if k < len(params) else f"arg{k}" for k in range(len(args))]
         placed = [self._place(a, name) for a, name in zip(args, names)]
         previous = sys.getprofile()
-        sys.setprofile(self._profile)
+        sys.setprofile(self._hook())
         try:
             self.out = fn(*placed)
         finally:
@@ -256,22 +283,27 @@ class Trace:
         self._wrapped.append(v)
         return v
 
-    def _profile(self, frame: FrameType, event: str, arg: Any) -> None:
-        # Every Value made during the call is recorded; an engine function returning a new node
-        # (an op) gets its data wrapped, so fn's reads of it are seen.
-        if event != "return":
-            return
-        if frame.f_code is _INIT:
-            self.created.add(frame.f_locals["self"])
-        elif (
-            isinstance(arg, Value)
-            and arg._prev
-            and frame.f_globals is _ENGINE
-            and type(arg.data) is float
-            and arg in self.created
-        ):
-            arg.data = TracedNumber(arg.data, arg, self)  # type: ignore[assignment]
-            self._wrapped.append(arg)
+    def _hook(self) -> Callable[[FrameType, str, Any], None]:
+        # The profile function: every Value made during the call is recorded; an engine function
+        # returning a new node (an op) gets its data wrapped, so fn's reads of it are seen.
+        created, add, wrapped = self.created, self.created.add, self._wrapped
+
+        def profile(frame: FrameType, event: str, arg: Any) -> None:
+            if event != "return":
+                return
+            if frame.f_code is _INIT:
+                add(frame.f_locals["self"])
+            elif (
+                isinstance(arg, Value)
+                and type(arg.data) is float
+                and arg._prev
+                and frame.f_globals is _ENGINE
+                and arg in created
+            ):
+                arg.data = TracedNumber(arg.data, arg, self)  # type: ignore[assignment]
+                wrapped.append(arg)
+
+        return profile
 
     def trusts(self, frame: FrameType) -> bool:
         """Whether a read of traced data from `frame` is part of an engine op (not a decision)."""
@@ -280,9 +312,10 @@ class Trace:
         code = frame.f_code
         if code in _TRUSTED:
             return True
-        if code is _AS_FLOAT:
+        if code is _AS_FLOAT:  # Value(x.data) passes: only a node built by a trusted op may
             up = frame.f_back
-            return up is not None and up.f_code is _INIT and bool(up.f_locals.get("_children"))
+            op = up.f_back if up is not None and up.f_code is _INIT else None
+            return op is not None and op.f_code in _TRUSTED
         return False
 
     def describe(self, v: Value) -> str:
