@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .engine import OPS, OpInfo, Value, op_kind
-from .tracing import COMPARISONS, Trace, TraceError, trace
+from .tracing import COMPARISONS, Guard, Trace, TraceError, trace
 
 if TYPE_CHECKING:
     from numpy import ndarray
@@ -171,9 +171,10 @@ class _Graph:
                 ref[v] = ("n", len(self.nodes) - 1)
         self.out = of(tr.out)
         self.n_inputs = len(tr.placeholders)
+        # (the guard without its nodes, so the traced graph can be freed; a's ref; b's ref)
         self.guards = [
-            (g, of(g.a), None if g.b is None else of(g.b) if isinstance(g.b, Value)
-             else constant(g.b))
+            (Guard(g.kind, None, None, g.expected, g.where, g.text), of(g.a),
+             None if g.b is None else of(g.b) if isinstance(g.b, Value) else constant(g.b))
             for g in tr.guards
         ]  # fmt: skip
 
@@ -339,10 +340,11 @@ _GUARD_VALUE: dict[str, Callable[[Any, Any], Any]] = {
 }  # fmt: skip
 
 
-def _build_check(g: _Graph, ks: list[int], at: _Layout) -> Callable[[Any], None]:
-    """Check guards `ks` over the batch: raise _Diverged for the first sample that disagrees."""
+def _build_check(g: _Graph, at: _Layout) -> Callable[[Any], None]:
+    """Check every guard over the batch, one numpy comparison per kind of guard: raise
+    _Diverged for the first sample that disagrees."""
     by_kind: dict[str, list[int]] = {}
-    for k in ks:
+    for k in range(len(g.guards)):
         by_kind.setdefault(g.guards[k][0].kind, []).append(k)
     checks = []
     for kind, group in by_kind.items():
@@ -384,7 +386,7 @@ class _Program:
         steps = [_build_step(g, key, members, at) for key, members in groups]
         self.forward = [f for f, _ in steps]
         self.backward = [b for _, b in steps]
-        self.check = _build_check(g, list(range(len(g.guards))), at) if g.guards else None
+        self.check = _build_check(g, at) if g.guards else None
 
     def run(
         self,
@@ -433,13 +435,16 @@ class _Program:
 
     def explain(self, d: _Diverged, traced: int) -> str:
         guard = self.graph.guards[d.k][0]
-        shown = d.values[:2] if guard.kind in COMPARISONS else d.values[:1]
+        a, b = d.values
+        if guard.kind in COMPARISONS:
+            there = f"{a!r} {guard.kind} {b!r} is {not guard.expected}"
+        else:
+            there = f"the number is {a!r}"
         return (
             f"jit: fn takes another path for batch sample {d.sample} than for the traced "
-            f"sample {traced}: at {guard.where}, {guard.text} gave {guard.expected!r} when "
-            f"tracing, not for sample {d.sample} (value{'s' if len(shown) > 1 else ''} "
-            f"{', '.join(map(repr, shown))}). One traced graph cannot stand for both: keep "
-            f"data-dependent choices inside ops (relu, ...), or run fn eagerly."
+            f"sample {traced}: at {guard.where}, `{guard.text}` was {guard.expected!r} when "
+            f"tracing; for sample {d.sample}, {there}. One traced graph cannot stand for both: "
+            f"keep data-dependent choices inside ops (relu, ...), or run fn eagerly."
         )
 
 

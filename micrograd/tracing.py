@@ -83,7 +83,13 @@ class Guard:
     __slots__ = ("kind", "a", "b", "expected", "where", "text")
 
     def __init__(
-        self, kind: str, a: Value, b: Value | float | None, expected: Any, where: str, text: str
+        self,
+        kind: str,
+        a: Value | None,
+        b: Value | float | None,
+        expected: Any,
+        where: str,
+        text: str,
     ) -> None:
         self.kind, self.a, self.b, self.expected = kind, a, b, expected
         self.where, self.text = where, text
