@@ -178,14 +178,6 @@ class _Graph:
             for g in tr.guards
         ]  # fmt: skip
 
-        self.varying: list[bool] = []  # per node: does its value depend on the sample?
-        for _, _, refs in self.nodes:
-            self.varying.append(any(c[0] == "x" or (c[0] == "n" and self.varying[c[1]])
-                                    for c in refs))  # fmt: skip
-
-    def depends_on_sample(self, r: Ref | None) -> bool:
-        return r is not None and (r[0] == "x" or (r[0] == "n" and self.varying[r[1]]))
-
 
 # ------------------------------------------------------------------------- planning
 # A program is a list of numpy steps over V, a (rows, batch) array with one row per input, per
@@ -672,13 +664,11 @@ class Jitted:
         explain = lambda bad: self._explain(arrays, bad)  # noqa: E731
         try:
             return prog, prog.run(arrays, B, seed, explain)
-        except _Diverged as d:
-            g = prog.graph
-            _, a, b = g.guards[d.k]
-            if g.depends_on_sample(a) or g.depends_on_sample(b):
-                raise TraceError(prog.explain(d, traced=0)) from None
-        # The choice depends only on captured Values, which have changed since the trace (an
-        # optimiser step): the eager code would now take the other path for every sample.
+        except _Diverged:
+            pass
+        # Some sample took another path than the traced one. If the whole batch agrees on a new
+        # path (another batch, or parameters that moved), a trace of this batch replays it;
+        # if its samples disagree among themselves, no single graph can.
         prog = self._programs[key] = self._trace(arrays)
         try:
             return prog, prog.run(arrays, B, seed, explain)

@@ -2,25 +2,26 @@
 
 `micrograd.jit` calls ``trace(fn, args)``: it runs `fn` on one sample with placeholder Values and
 returns a `Trace` -- the graph `fn` built, which of its leaves existed before the call (captured:
-parameters) and which it made (constants), and the *guards*: every decision the Python code of
-`fn` took on a number computed from the sample. While tracing, ``v.data`` of the placeholders and
-of every node made from them is a `TracedNumber`: a stand-in for the float (``isinstance(x.data,
-float)`` holds) whose comparisons, ``bool()``, ``int()``, ``round()``, ``math.floor`` / ``ceil``
-/ ``trunc`` and ``is_integer()`` return the traced sample's answer and record it as a guard. jit
-checks the guards on the whole batch on every call, so a sample that would take another path is
-caught instead of silently replaying the traced one.
+parameters) and which it made (constants), and the *guards*: every decision the Python code took
+on a number read from a Value. While tracing, reading ``v.data`` gives fn a `TracedNumber`: a
+stand-in for the float (``isinstance(v.data, float)`` holds) whose comparisons, ``bool()``,
+``int()``, ``round()``, ``math.floor`` / ``ceil`` / ``trunc`` and ``is_integer()`` return this
+sample's answer and record it as a guard. jit checks the guards on the whole batch on every call,
+with the parameters' current values, so a sample (or a parameter update) that would take another
+path is caught instead of silently replaying the traced one.
 
-What cannot be guarded is refused, with `TraceError`, at trace time: arithmetic on ``x.data``
+What cannot be guarded is refused, with `TraceError`, at trace time: arithmetic on ``v.data``
 (``x.data * 2``), ``float(x.data)``, ``math.exp(x.data)``, ``Value(x.data)``, ``x * x.data``, a
-``backward()`` or float ``grad()`` inside `fn` -- each would turn one sample's number into a
-constant. Text (``print(x.data)``, ``repr(x)``) is allowed and guarded as "this sample's exact
-value", so it pins the number: print outside the traced function.
+``backward()`` or float ``grad()`` inside `fn` -- each would turn one sample's (or one step's)
+number into a constant. Text (``print(x.data)``) is allowed and guarded as "this exact value".
 
-The engine's own ops read ``.data`` too; their reads are not decisions of `fn` (jit's numpy rule
-for the op makes the same choice per sample), so the frames of the engine's op methods are
-trusted: there a `TracedNumber` is just its float. Everything else in the engine (``grad``'s
-symbolic rules, ``backward``) is treated like user code. New nodes are noticed through a
-profile hook (``sys.setprofile``, this thread only, for the duration of the call).
+How uses are seen: for the duration of the call, `Value.data` and `Value._local` are properties
+(class attributes, restored afterwards; other threads get plain values from them). The engine's
+op methods read ``.data`` too; their reads are the op itself (jit's numpy rule makes the same
+choice per sample), so code of the registered ops is trusted and gets the float. Everything else
+in the engine (``grad``'s symbolic rules, ``repr``) is treated like user code. A Value made during
+the call is noticed when its ``__init__`` sets its data; ``backward()`` and ``grad()`` show
+themselves by reading the local derivatives of nodes made during the call.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ import inspect
 import math
 import numbers
 import operator
-import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from sys import _getframe
 from types import FrameType
@@ -50,24 +52,31 @@ class TraceError(ValueError):
 
 # The code of the engine functions whose reads of `.data` are the op itself (trusted): each
 # registered op's Value method (engine.OPS), the derived ops that check their operands (division
-# by zero), and the float helpers they call. An op added to the registry is trusted with no change
-# here; a helper it calls is not until listed (its decisions would be guarded, its arithmetic
-# refused: loud, never silent). Value.__init__ converts its `data` with _as_float; that is trusted
-# only when a trusted op builds the Value (passing its input through as its output, as relu does)
-# -- a Value that fn makes from x.data is a constant taken from one sample.
+# by zero), the helpers they call, and the comprehensions inside them. An op added to the registry
+# is trusted with no change here; a helper it reads `.data` in is not until listed (its decisions
+# would be guarded, its arithmetic refused: loud, never silent).
 def _code(fn: Any) -> Any:
     return getattr(fn, "__func__", fn).__code__
 
 
+def _with_nested(codes: Iterable[Any]) -> frozenset:
+    out, todo = set(), list(codes)
+    while todo:
+        code = todo.pop()
+        out.add(code)
+        todo.extend(c for c in code.co_consts if hasattr(c, "co_code"))
+    return frozenset(out)
+
+
 _HELPERS = ("_pow_forward", "_pow_local", "_ieee_pow", "_overflow", "_overflowed")
-_TRUSTED = frozenset(
+_TRUSTED = _with_nested(
     [_code(info.method) for info in engine.OPS.values()]
     + [_code(Value.__truediv__)]
     + [_code(getattr(engine, name)) for name in _HELPERS if hasattr(engine, name)]
 )
-_AS_FLOAT = _code(engine._as_float)
 _INIT = _code(Value.__init__)
 _ENGINE = engine.__dict__
+
 
 COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
     "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
@@ -104,8 +113,8 @@ def _where(frame: FrameType | None) -> str:
     return f"{Path(frame.f_code.co_filename).name}:{frame.f_lineno}"
 
 
-# Each method below first asks whether its caller is a trusted engine op (the fast path: tracing
-# runs every op of fn through here), then treats the use as a decision (a guard) or refuses it.
+# Every use of a TracedNumber is fn's (the engine's ops read plain floats): each method below
+# records it as a decision (a guard) or refuses it, unless the trace is over (then it is a float).
 
 
 def _compare(symbol: str) -> Callable:
@@ -117,7 +126,7 @@ def _compare(symbol: str) -> Callable:
             return NotImplemented
         result = op(self.value, o)
         frame = _getframe(1)
-        if frame.f_code not in _TRUSTED and not self.trace.trusts(frame):
+        if self.trace.active:
             b = other.node if type(other) is TracedNumber else float(o)
             self.trace.guard(symbol, self.node, b, result, frame)
         return result
@@ -129,7 +138,7 @@ def _unary(kind: str, convert: Callable[[float], Any]) -> Callable:
     def method(self: TracedNumber) -> Any:
         result = convert(self.value)
         frame = _getframe(1)
-        if frame.f_code not in _TRUSTED and not self.trace.trusts(frame):
+        if self.trace.active:
             self.trace.guard(kind, self.node, None, result, frame)
         return result
 
@@ -142,7 +151,7 @@ def _number(what: str, op: Callable[..., Any], binary: bool, reflected: bool = F
 
         def rmethod(self: TracedNumber, other: Any) -> Any:
             frame = _getframe(1)
-            if frame.f_code not in _TRUSTED and not self.trace.trusts(frame):
+            if self.trace.active:
                 self.trace.refuse(what, frame)
             return op(other.value if type(other) is TracedNumber else other, self.value)
 
@@ -151,7 +160,7 @@ def _number(what: str, op: Callable[..., Any], binary: bool, reflected: bool = F
 
         def method(self: TracedNumber, other: Any) -> Any:
             frame = _getframe(1)
-            if frame.f_code not in _TRUSTED and not self.trace.trusts(frame):
+            if self.trace.active:
                 self.trace.refuse(what, frame)
             return op(self.value, other.value if type(other) is TracedNumber else other)
 
@@ -159,7 +168,7 @@ def _number(what: str, op: Callable[..., Any], binary: bool, reflected: bool = F
 
     def unary(self: TracedNumber) -> Any:
         frame = _getframe(1)
-        if frame.f_code not in _TRUSTED and not self.trace.trusts(frame):
+        if self.trace.active:
             self.trace.refuse(what, frame)
         return op(self.value)
 
@@ -169,7 +178,7 @@ def _number(what: str, op: Callable[..., Any], binary: bool, reflected: bool = F
 def _text(name: str) -> Callable:
     def method(self: TracedNumber, *args: Any) -> Any:
         frame = _getframe(1)
-        if frame.f_code not in _TRUSTED and not self.trace.trusts(frame):
+        if self.trace.active:
             self.trace.guard("same", self.node, self.value, True, frame)
         return getattr(self.value, name)(*args)
 
@@ -204,17 +213,17 @@ class TracedNumber:
         frame = _getframe(1)
         if ndigits is None:
             result = round(self.value)
-            if not self.trace.trusts(frame):
+            if self.trace.active:
                 self.trace.guard("round", self.node, None, result, frame)
             return result
-        if not self.trace.trusts(frame):
+        if self.trace.active:
             self.trace.refuse("round(x.data, ndigits)", frame)
         return round(self.value, ndigits)
 
     def is_integer(self) -> bool:
         result = self.value.is_integer()
         frame = _getframe(1)
-        if not self.trace.trusts(frame):
+        if self.trace.active:
             self.trace.guard("is_integer", self.node, None, result, frame)
         return result
 
@@ -225,7 +234,7 @@ class TracedNumber:
 
     def __getattr__(self, name: str) -> Any:  # hex, as_integer_ratio, real, ...
         frame = _getframe(1)
-        if not self.trace.trusts(frame):
+        if self.trace.active:
             self.trace.refuse(f"x.data.{name}", frame)
         return getattr(self.value, name)
 
@@ -248,6 +257,80 @@ for _name, _sym, _op in [
     setattr(TracedNumber, f"__r{_name}__", _number(_what, _op, binary=True, reflected=True))
 
 
+# ------------------------------------------------------------------------- reading .data
+
+_RAW = Value.__dict__["data"]  # the slots' own descriptors: plain access, no questions asked
+_RAW_LOCAL = Value.__dict__["_local"]
+_state = threading.local()  # .traces: this thread's traces in progress (a jit inside fn nests)
+_lock = threading.Lock()
+_installed = 0  # traces in progress in all threads; the properties are installed while > 0
+
+
+def _tracing() -> Trace | None:
+    traces = getattr(_state, "traces", None)
+    return traces[-1] if traces else None
+
+
+def _get(v: Value) -> Any:
+    raw = _RAW.__get__(v, Value)
+    tr = _tracing()
+    if tr is None or _getframe(1).f_code in _TRUSTED:
+        return raw
+    return TracedNumber(raw, v, tr)
+
+
+def _set(v: Value, x: Any) -> None:
+    tr = _tracing()
+    if tr is not None:
+        frame = _getframe(1)
+        if frame.f_code is _INIT:
+            tr.created.add(v)  # every Value made during the call sets its data first
+        elif type(x) is TracedNumber and x.trace.active:
+            tr.refuse("a number read from a Value stored as another's .data", frame)
+    _RAW.__set__(v, x)
+
+
+def _get_local(v: Value) -> Any:
+    # Local derivatives are numbers computed from the sample: read during the call only by
+    # backward() or grad() (not create_graph, which builds Value ops), whose results jit cannot
+    # replay per sample.
+    tr = _tracing()
+    if tr is not None and v in tr.created:
+        frame = _getframe(1)
+        tr.refuse(f"the local derivatives of a traced node ({frame.f_code.co_name})", frame)
+    return _RAW_LOCAL.__get__(v, Value)
+
+
+_PROPERTIES = {
+    "data": (_RAW, property(_get, _set, doc="The node's number (a TracedNumber for fn, when "
+                                             "jit traces).")),
+    "_local": (_RAW_LOCAL, property(_get_local, _RAW_LOCAL.__set__)),
+}  # fmt: skip
+
+
+@contextmanager
+def _reading(trace: Trace) -> Iterator[None]:
+    """For the duration of the block, reads of `.data` and `._local` in this thread report to
+    `trace` (other threads see plain values; the class attributes are restored afterwards)."""
+    global _installed
+    with _lock:
+        if _installed == 0:
+            for name, (_, prop) in _PROPERTIES.items():
+                setattr(Value, name, prop)
+        _installed += 1
+    traces = _state.__dict__.setdefault("traces", [])
+    traces.append(trace)
+    try:
+        yield
+    finally:
+        traces.pop()
+        with _lock:
+            _installed -= 1
+            if _installed == 0:
+                for name, (raw, _) in _PROPERTIES.items():
+                    setattr(Value, name, raw)
+
+
 class Trace:
     """One run of `fn` on one sample: its `placeholders` (with display `names`), output `out`,
     the Values made during the call (`created`), the `guards` and any `refused` use."""
@@ -259,23 +342,21 @@ class Trace:
         self.guards: list[Guard] = []
         self.refused: list[str] = []
         self.active = True
-        self._wrapped: list[Value] = []
         try:
             params = list(inspect.signature(fn).parameters)
         except (TypeError, ValueError):
             params = []
         names = [params[k] if k < len(params) else f"arg{k}" for k in range(len(args))]
         placed = [self._place(a, name) for a, name in zip(args, names)]
-        previous = sys.getprofile()
-        sys.setprofile(self._hook())
         try:
-            self.out = fn(*placed)
+            with _reading(self):
+                self.out = fn(*placed)
+        except Exception as e:
+            if self.refused and not isinstance(e, TraceError):
+                raise TraceError(self.refused[0]) from e  # what made fn fail, likely
+            raise
         finally:
-            sys.setprofile(previous)
             self.active = False
-            for v in self._wrapped:  # the nodes fn may keep go back to plain floats
-                if type(v.data) is TracedNumber:
-                    v.data = v.data.value
         if self.refused:  # refused even if fn caught the TraceError and went on
             raise TraceError(self.refused[0])
 
@@ -283,52 +364,17 @@ class Trace:
         if isinstance(x, list):
             return [self._place(e, f"{name}[{k}]") for k, e in enumerate(x)]
         v = Value(x)
-        v.data = TracedNumber(v.data, v, self)  # type: ignore[assignment]
         self.placeholders.append(v)
         self.names.append(name)
-        self._wrapped.append(v)
         return v
 
-    def _hook(self) -> Callable[[FrameType, str, Any], None]:
-        # The profile function: every Value made during the call is recorded; an engine function
-        # returning a new node (an op) gets its data wrapped, so fn's reads of it are seen.
-        created, add, wrapped = self.created, self.created.add, self._wrapped
-
-        def profile(frame: FrameType, event: str, arg: Any) -> None:
-            if event != "return":
-                return
-            if frame.f_code is _INIT:
-                add(frame.f_locals["self"])
-            elif (
-                isinstance(arg, Value)
-                and type(arg.data) is float
-                and arg._prev
-                and frame.f_globals is _ENGINE
-                and arg in created
-            ):
-                arg.data = TracedNumber(arg.data, arg, self)  # type: ignore[assignment]
-                wrapped.append(arg)
-
-        return profile
-
-    def trusts(self, frame: FrameType) -> bool:
-        """Whether a read of traced data from `frame` is part of an engine op (not a decision)."""
-        if not self.active:
-            return True
-        code = frame.f_code
-        if code in _TRUSTED:
-            return True
-        if code is _AS_FLOAT:  # Value(x.data) passes: only a node built by a trusted op may
-            up = frame.f_back
-            op = up.f_back if up is not None and up.f_code is _INIT else None
-            return op is not None and op.f_code in _TRUSTED
-        return False
-
     def describe(self, v: Value) -> str:
-        """How fn's code names node v: ``x[1].data`` for an input, else its op."""
+        """How fn's code names node v: ``x[1].data`` for an input, else what it is."""
         for p, name in zip(self.placeholders, self.names):
             if p is v:
                 return f"{name}.data"
+        if v not in self.created:
+            return f"(captured {v.label or v._op or 'Value'}).data"
         return f"(a {v._op!r} node).data"
 
     def guard(self, kind: str, a: Value, b: Value | float | None, result: Any, frame: Any) -> None:
@@ -347,7 +393,7 @@ class Trace:
             what = "a number taken from x.data used as a constant (Value(x.data), x * x.data)"
             where = _where(_user_frame(frame))
         elif frame.f_globals is _ENGINE:
-            what = f"{what} inside micrograd's {frame.f_code.co_name}() (e.g. backward in fn)"
+            what = f"{what} inside micrograd's {frame.f_code.co_name}()"
             where = _where(_user_frame(frame))
         message = (
             f"jit: fn uses the number of a traced Value in a way jit cannot check per sample: "

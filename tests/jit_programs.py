@@ -112,9 +112,21 @@ def _close(a: float, b: float, scale: float) -> bool:
 
 
 def check(seed: int) -> str:
-    """Run program `seed` both ways; raise AssertionError on a disagreement. Returns 'same' or
-    'refused' (jit raised TraceError, rightly)."""
+    """Run program `seed` both ways, then again after moving its parameters (an optimiser step:
+    the same jitted function must follow, retracing if the path changed); raise AssertionError on
+    a disagreement. Returns 'same', or 'refused' if jit raised TraceError (rightly)."""
     fn, params, (X, y) = random_program(seed)
+    f = jit(fn, reduce="sum")
+    result = _compare(seed, f, fn, params, X, y)
+    rng = random.Random(-seed)
+    for p in params:
+        p.data += rng.choice([0.0, 0.1, -1.0, 2.0])
+    second = _compare(seed, f, fn, params, X, y)
+    return "same" if result == second == "same" else "refused"
+
+
+def _compare(seed: int, f: Callable, fn: Callable, params: list[Value], X: np.ndarray,
+             y: np.ndarray) -> str:  # fmt: skip
     B = len(y)
     paths, outs, grads = [], [], []
     for i in range(B):
@@ -123,19 +135,17 @@ def check(seed: int) -> str:
         paths.append(decisions)
         outs.append(out.data)
         grads.append(grad(out, params))
-    f = jit(fn, reduce="sum")
-    differs = [i for i in range(B) if paths[i] != paths[0]]
-    if differs:
-        try:
-            f(X, y)
-        except TraceError as e:
-            named = re.search(r"batch sample (\d+)", str(e))
-            assert named and int(named.group(1)) in differs, (seed, str(e), differs)
-            return "refused"
-        raise AssertionError(f"program {seed}: samples {differs} take another path, jit ran")
     for p in params:
         p.grad = 0.0
-    total = f(X, y)
+    try:
+        total = f(X, y)
+    except TraceError as e:
+        differs = [i for i in range(B) if paths[i] != paths[0]]
+        named = re.search(r"batch sample (\d+)", str(e))
+        assert differs, (seed, "jit refused a batch whose samples all take one path", str(e))
+        assert named and int(named.group(1)) in differs, (seed, str(e), differs)
+        return "refused"
+    assert all(path == paths[0] for path in paths), (seed, "samples take other paths, jit ran")
     total.backward()
     for i, (got, want) in enumerate(zip(f.last_outputs.tolist(), outs)):
         assert _close(got, want, 0.0), (seed, "sample", i, got, want)
