@@ -14,13 +14,15 @@ Derived ops (`-`, `/`, reflected forms) are built from the primitives.
 
 Numbers: finite numbers in give a finite number out, or an error that names the op you wrote
 (OverflowError, ZeroDivisionError, ValueError). NaN and ±inf that you put in propagate as in
-PyTorch, without an error.
+PyTorch, except into the domain errors (log of -inf is still a ValueError); derivatives may be
+±inf, as in PyTorch. CONTRIBUTING.md has the details and how to add an op.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -57,6 +59,7 @@ class OpInfo:
     explain: tuple[str, ...] | Callable[..., tuple[str, ...]]  # d node / d child, as text
     formula: str = ""  # the local derivative(s) in words, e.g. 'd/da = 1 - out²'
     caption: str = ""  # how pictures caption the op, if not by its `_op` (dot: 'w·x+b')
+    activation: str = ""  # its title as a neuron's activation ('ReLU'); '': not an activation
     torch: Callable[[Any], Any] | None = field(default=None, compare=False)  # torch -> a Module
 
     def apply(self, *children: Value, p: float | None = None) -> Value:
@@ -88,6 +91,7 @@ def _op(
     vec: Vec | None = None,
     formula: str = "",
     caption: str = "",
+    activation: str = "",
     torch: Callable[[Any], Any] | None = None,
 ) -> Callable[[Callable], Callable]:
     """Register the decorated method as the primitive `name` (the method itself is unchanged)."""
@@ -103,7 +107,9 @@ def _op(
                 else ", ".join(f"d/d{c} = {t}" for c, t in zip("ab", parts))
             )
         fn = method.__func__ if isinstance(method, staticmethod) else method
-        OPS[name] = OpInfo(name, arity, fn, symbolic, vec, explain, text, caption, torch)
+        OPS[name] = OpInfo(
+            name, arity, fn, symbolic, vec, explain, text, caption, activation, torch
+        )
         return method
 
     return register
@@ -200,31 +206,37 @@ def _lift(other: object, op: str, left: object) -> Value:
     return Value(float(other))
 
 
+class _Derivatives(threading.local):
+    active = False  # True while grad(create_graph=True) builds derivative nodes (in this thread)
+
+
+_derivatives = _Derivatives()
+
+
 def _overflow(what: str, *inputs: float) -> None:
     """An op's result is NaN or ±inf: an OverflowError if its inputs were all finite (the policy:
-    finite in, finite out or an error), nothing if a NaN or inf was put in (it propagates)."""
-    if all(map(math.isfinite, inputs)):
+    finite in, finite out or an error), nothing if a NaN or inf was put in (it propagates).
+    Derivatives may be ±inf, as in PyTorch (x ** 0.5 at 0): grad(create_graph=True) builds its
+    nodes with `_derivatives.active` set, and they overflow to inf."""
+    if all(map(math.isfinite, inputs)) and not _derivatives.active:
         raise OverflowError(f"{what} overflows a float ({_FLOAT_MAX})")
 
 
 def _pow_forward(a: float, p: float) -> float:
     """a ** p, with an error naming pow where the result is undefined or too large."""
-    try:
-        out = a**p
-    except ZeroDivisionError:
-        if math.isfinite(p):
-            raise ZeroDivisionError(
-                f"pow: {a!r} ** {p!r} (zero to a negative power) is undefined"
-            ) from None
-        return math.inf  # 0 ** -inf: an inf put in propagates, as IEEE and PyTorch give it
-    except OverflowError:  # Python raises it only for finite operands
-        raise OverflowError(f"pow: {a!r} ** {p!r} overflows a float ({_FLOAT_MAX})") from None
-    if type(out) is complex:  # a finite negative base to a non-integer power
+    if a < 0 and not p.is_integer() and p == p:  # (NaN is no integer, but propagates)
         raise ValueError(
             f"pow: {a!r} ** {p!r} is not a real number (a negative base needs an integer "
             f"exponent)"
         )
-    return out
+    if a == 0 and p < 0:
+        raise ZeroDivisionError(f"pow: {a!r} ** {p!r} (zero to a negative power) is undefined")
+    try:
+        return a**p
+    except OverflowError:  # Python raises it only for finite operands
+        if _derivatives.active:
+            return _ieee_pow(a, p)
+        raise OverflowError(f"pow: {a!r} ** {p!r} overflows a float ({_FLOAT_MAX})") from None
 
 
 def _pow_local(a: float, p: float) -> float:
@@ -250,6 +262,23 @@ def _ieee_pow(a: float, q: float) -> float:
 _ONE, _ZERO = (1.0,), (0.0,)  # ReLU's local derivative, shared by every ReLU node
 
 
+def _sign(x: float) -> float:
+    return 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)  # 0 at 0 and for NaN, as PyTorch's abs'
+
+
+_TORCH_MODULES: dict[tuple[Any, str], Any] = {}
+
+
+def _torch_module(torch: Any, name: str, fn: Callable[[Any], Any]) -> Any:
+    """A `torch.nn.Module` applying `fn`, for an op PyTorch has no module for (abs)."""
+    cls = _TORCH_MODULES.get((torch, name))
+    if cls is None:
+        forward = lambda self, x: fn(x)  # noqa: E731
+        cls = type(name, (torch.nn.Module,), {"forward": forward, "__module__": __name__})
+        _TORCH_MODULES[(torch, name)] = cls
+    return cls()
+
+
 def _sigmoid_vec(xp: Any, a: Any) -> Any:
     # The engine's two formulas, picked per element: never exp of a large positive number.
     e = xp.exp(-xp.abs(a))
@@ -258,7 +287,10 @@ def _sigmoid_vec(xp: Any, a: Any) -> Any:
 
 def _pow_local_vec(xp: Any, a: Any, p: Any) -> Any:
     # p * a**(p-1), 0 where p == 0 (PyTorch's mask); IEEE gives ±inf at a == 0 by itself
-    return xp.where(p == 0, 0.0, p * xp.power(a, p - 1))
+    d = p * xp.power(a, p - 1)
+    if isinstance(p, float):  # the exponent of '**p', the same for the whole batch
+        return xp.zeros_like(d) if p == 0 else d
+    return xp.where(p == 0, 0.0, d)
 
 
 def _pow_value_local_vec(xp: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
@@ -312,7 +344,8 @@ class Value:
     def __add__(self, other: Operand) -> Value:
         other = other if isinstance(other, Value) else _lift(other, "+", self)
         out = self.data + other.data
-        if not -1.7976931348623157e308 <= out <= 1.7976931348623157e308:  # NaN or ±inf
+        # overflow gives ±inf (finite numbers never add up to NaN); two comparisons are cheapest
+        if out > 1.7976931348623157e308 or out < -1.7976931348623157e308:
             _overflow(f"addition: {self.data!r} + {other.data!r}", self.data, other.data)
         return Value(out, (self, other), "+", "", (1.0, 1.0))
 
@@ -325,7 +358,7 @@ class Value:
     def __mul__(self, other: Operand) -> Value:
         other = other if isinstance(other, Value) else _lift(other, "*", self)
         out = self.data * other.data
-        if not -1.7976931348623157e308 <= out <= 1.7976931348623157e308:  # NaN or ±inf
+        if out > 1.7976931348623157e308 or out < -1.7976931348623157e308:  # overflow: ±inf
             _overflow(f"multiplication: {self.data!r} * {other.data!r}", self.data, other.data)
         return Value(out, (self, other), "*", "", (other.data, self.data))
 
@@ -353,6 +386,23 @@ class Value:
         return _Power(_pow_forward(a, p), (self,), f"**{other}", "", (_pow_local(a, p),), p)
 
     @_op(
+        "ReLU", 1,
+        symbolic=lambda out, a: (Value(0.0 if a.data <= 0 else 1.0),),
+        vec=Vec(
+            lambda xp, a: xp.where(a <= 0, 0.0, a),
+            lambda xp, out, a: (xp.where(a <= 0, 0.0, 1.0),),
+        ),
+        explain=("1 if {a} > 0 else 0",),
+        activation="ReLU",
+        torch=lambda torch: torch.nn.ReLU(),
+    )  # fmt: skip
+    def relu(self) -> Value:
+        x = self.data
+        # `x <= 0`, not `x > 0`: NaN passes through with slope 1, as in PyTorch. Shared constant
+        # tuples for the slope: one allocation fewer per node, less work for gc.
+        return Value(0.0 if x <= 0 else x, (self,), "ReLU", "", _ZERO if x <= 0 else _ONE)
+
+    @_op(
         "exp", 1,
         symbolic=lambda out, a: (out,),
         vec=Vec(lambda xp, a: xp.exp(a), lambda xp, out, a: (out,)),
@@ -364,7 +414,9 @@ class Value:
         try:
             e = math.exp(x)
         except OverflowError:
-            raise OverflowError(f"exp({x!r}) overflows a float ({_FLOAT_MAX})") from None
+            if not _derivatives.active:
+                raise OverflowError(f"exp({x!r}) overflows a float ({_FLOAT_MAX})") from None
+            e = math.inf
         return Value(e, (self,), "exp", "", (e,))  # d/dx e^x = e^x
 
     @_op(
@@ -375,7 +427,7 @@ class Value:
     )  # fmt: skip
     def log(self) -> Value:
         x = self.data
-        if x <= 0 and math.isfinite(x):  # NaN and ±inf propagate: log(-inf) is NaN, as in PyTorch
+        if x <= 0:  # NaN passes: it propagates
             raise ValueError(f"log is defined for positive numbers only, got log({x!r})")
         return Value(math.log(x) if x > 0 else math.nan, (self,), "log", "", (1.0 / x,))
 
@@ -384,6 +436,7 @@ class Value:
         symbolic=lambda out, a: (1 - out * out,),
         vec=Vec(lambda xp, a: xp.tanh(a), lambda xp, out, a: (1.0 - out * out,)),
         explain=("1 - {out}²",),
+        activation="Tanh",
         torch=lambda torch: torch.nn.Tanh(),
     )  # fmt: skip
     def tanh(self) -> Value:
@@ -395,6 +448,7 @@ class Value:
         symbolic=lambda out, a: (out * (1 - out),),
         vec=Vec(_sigmoid_vec, lambda xp, out, a: (out * (1.0 - out),)),
         explain=("{out}·(1 - {out})",),
+        activation="Sigmoid",
         torch=lambda torch: torch.nn.Sigmoid(),
     )  # fmt: skip
     def sigmoid(self) -> Value:
@@ -407,20 +461,36 @@ class Value:
         return Value(s, (self,), "sigmoid", "", (s * (1.0 - s),))
 
     @_op(
-        "ReLU", 1,
-        symbolic=lambda out, a: (Value(0.0 if a.data <= 0 else 1.0),),
+        "abs", 1,
+        symbolic=lambda out, a: (Value(_sign(a.data)),),
         vec=Vec(
-            lambda xp, a: xp.where(a <= 0, 0.0, a),
-            lambda xp, out, a: (xp.where(a <= 0, 0.0, 1.0),),
+            lambda xp, a: xp.abs(a),
+            lambda xp, out, a: (xp.where(a > 0, 1.0, 0.0) - xp.where(a < 0, 1.0, 0.0),),
         ),
-        explain=("1 if {a} > 0 else 0",),
-        torch=lambda torch: torch.nn.ReLU(),
+        explain=("sign({a})",),
+        activation="Abs",
+        torch=lambda torch: _torch_module(torch, "Abs", torch.abs),
     )  # fmt: skip
-    def relu(self) -> Value:
+    def abs(self) -> Value:
         x = self.data
-        # `x <= 0`, not `x > 0`: NaN passes through with slope 1, as in PyTorch. Shared constant
-        # tuples for the slope: one allocation fewer per node, less work for gc.
-        return Value(0.0 if x <= 0 else x, (self,), "ReLU", "", _ZERO if x <= 0 else _ONE)
+        return Value(abs(x), (self,), "abs", "", (_sign(x),))  # slope 0 at 0 (and NaN), as PyTorch
+
+    @_op(
+        "softplus", 1,
+        symbolic=lambda out, a: (a.sigmoid(),),
+        vec=Vec(
+            lambda xp, a: xp.log1p(xp.exp(-xp.abs(a))) + xp.maximum(a, 0.0),
+            lambda xp, out, a: (_sigmoid_vec(xp, a),),
+        ),
+        explain=("sigmoid({a})",),
+        activation="Softplus",
+        torch=lambda torch: torch.nn.Softplus(threshold=40.0),  # past 40, x itself is exact
+    )  # fmt: skip
+    def softplus(self) -> Value:
+        x = self.data
+        # log(1 + e^x), never exp of a large positive number: exact at ±1e308
+        out = math.log1p(math.exp(-abs(x))) + (x if x > 0 else 0.0)
+        return Value(out, (self,), "softplus", "", (self.sigmoid().data,))  # slope: sigmoid(x)
 
     # ---------------------------------------------------------------- fused ops
     # Same maths as chains of * and +, as one node: the level at which an op lives is a choice.
@@ -533,6 +603,7 @@ class Value:
         local = self._local
         if callable(local):
             return local
+        local = _locals(self)
 
         def _backward() -> None:
             for child, d in zip(self._prev, local):
@@ -574,10 +645,35 @@ class Value:
                 elif n == 1 and len(v._prev) == 1:
                     v._prev[0].grad += local[0] * g
                 else:
+                    if n != len(v._prev):
+                        _locals(v)  # raises: one local derivative per child, or it is wrong
                     for child, d in zip(v._prev, local):
                         child.grad += d * g
             elif callable(local):
                 local()
+            else:  # a list (or other sequence) given by hand: the same chain rule as a tuple
+                g = v.grad
+                for child, d in zip(v._prev, _locals(v)):
+                    child.grad += d * g
+
+
+def _locals(v: Value) -> Sequence[float]:
+    """`v._local` as backward() and grad() both use it: a sequence with one local derivative per
+    child (a tuple, or a list given by hand); anything else is refused, the same way by both."""
+    local = v._local
+    if not isinstance(local, Sequence) and isinstance(local, Iterable):
+        local = tuple(local)  # e.g. a numpy array
+    if isinstance(local, (str, bytes)) or not isinstance(local, Sequence):
+        raise TypeError(
+            f"node {v!r} (op {v._op!r}): _local must be a sequence of local derivatives, one "
+            f"per child (or a callable _backward), got {type(local).__name__} {local!r}"
+        )
+    if len(local) != len(v._prev):
+        raise ValueError(
+            f"node {v!r} (op {v._op!r}) has {len(local)} local derivatives for "
+            f"{len(v._prev)} children"
+        )
+    return local
 
 
 class _Power(Value):
@@ -676,6 +772,18 @@ def grad(
         if not isinstance(x, Value):
             raise TypeError(f"grad: inputs must be Values, got {type(x).__name__} {x!r}")
     topo = _topological_order(output)
+    if create_graph:
+        active, _derivatives.active = _derivatives.active, True
+        try:
+            return _grads(topo, output, xs, single, True)
+        finally:
+            _derivatives.active = active
+    return _grads(topo, output, xs, single, False)
+
+
+def _grads(
+    topo: list[Value], output: Value, xs: list[Value], single: bool, create_graph: bool
+) -> float | Value | tuple:
     grads: dict[Value, object] = {output: Value(1.0) if create_graph else 1.0}
     for v in reversed(topo):
         g = grads.get(v)
@@ -689,12 +797,12 @@ def grad(
                 )
             local = info.symbolic(v, *v._prev)
         else:
-            local = v._local
-            if callable(local):
+            if callable(v._local):
                 raise NotImplementedError(
                     f"grad: node {v!r} (op {v._op!r}) has a hand-written _backward; "
                     f"use .backward() for it"
                 )
+            local = _locals(v)
         for child, d in zip(v._prev, local):
             prev = grads.get(child)
             contribution = d * g

@@ -63,25 +63,19 @@ def _numpy() -> Any:
 # written beside its Value method). Arrays are (nodes, batch) blocks, or (nodes, 1) for a child
 # that is the same for every sample (a parameter or constant). `p` is the number exponent of a
 # '**p' node, else None. numpy's floating-point warnings are silenced around the whole replay: where
-# the engine raises, the rules give inf or NaN, and `_check_finite` then lets the engine itself
-# raise its error for that sample. 'dot' and 'sum' have many children and are compiled specially
-# (see _Program), with the same maths: dot = b + sum(w * x), d/dw = x, d/dx = w, d/db = 1; sum:
-# every local derivative is 1.
-
-_ONE = 1.0  # a local derivative of exactly 1: the incoming gradient passes through untouched
+# the engine raises, the rules give inf or NaN, and `Jitted._explain` then runs each sample holding
+# one through the engine, which raises its own error (see `_nonfinite_samples`). 'dot' and 'sum'
+# have many children and are compiled specially (see _Program), with the same maths:
+# dot = b + sum(w * x), d/dw = x, d/dx = w, d/db = 1; sum: every local derivative is 1.
 
 
 def _elementwise(info: OpInfo) -> tuple[int, Callable[..., Any], Callable[..., tuple]]:
     fwd, local = info.vec  # type: ignore[misc]
-
-    def forward(p: float | None, *a: Any) -> Any:
-        return fwd(np, *a) if p is None else fwd(np, *a, p)
-
-    def local_derivatives(p: float | None, out: Any, *a: Any) -> tuple:
-        ds = local(np, out, *a) if p is None else local(np, out, *a, p)
-        return tuple(_ONE if type(d) is float and d == 1.0 else d for d in ds)
-
-    return info.arity, forward, local_derivatives  # type: ignore[return-value]
+    if info.name == "**p":  # the exponent is the rules' last argument
+        return 1, lambda p, a: fwd(np, a, p), lambda p, out, a: local(np, out, a, p)
+    if info.arity == 1:
+        return 1, lambda p, a: fwd(np, a), lambda p, out, a: local(np, out, a)
+    return 2, lambda p, a, b: fwd(np, a, b), lambda p, out, a, b: local(np, out, a, b)
 
 
 ELEMENTWISE: dict[str, tuple[int, Callable[..., Any], Callable[..., tuple]]] = {
@@ -89,13 +83,18 @@ ELEMENTWISE: dict[str, tuple[int, Callable[..., Any], Callable[..., tuple]]] = {
 }
 
 
-def _nonfinite_samples(V: Any, n_input_rows: int, S: Any) -> list[int]:
-    """Samples (columns of V) holding a NaN or ±inf that no input put there: some op made it from
-    finite numbers, where the engine raises. Cheap when all is finite (one sum)."""
-    if np.isfinite(V.sum()) or not np.isfinite(S).all():
-        return []  # a NaN or inf captured value or constant propagates everywhere, as eagerly
-    made = ~np.isfinite(V).all(0) & np.isfinite(V[:n_input_rows]).all(0)
-    return np.flatnonzero(made).tolist()
+def _is_one(d: Any) -> bool:
+    # A local derivative of exactly 1 (a plain float, as '+' gives): the gradient passes through.
+    return type(d) is float and d == 1.0
+
+
+def _nonfinite_samples(V: Any) -> list[int]:
+    """Samples (columns of V) holding a NaN or ±inf somewhere. Where the engine raises (overflow,
+    log of a negative number, ...) the rules give inf or NaN, so only these samples can be errors;
+    a NaN or inf put in propagates instead. Cheap when all is finite (one sum)."""
+    if np.isfinite(V.sum()):
+        return []
+    return np.flatnonzero(~np.isfinite(V).all(0)).tolist()
 
 
 # ------------------------------------------------------------------------- the traced graph
@@ -410,7 +409,7 @@ class _Program:
             if self.check is not None:
                 self.check(V)
             if on_nonfinite is not None:
-                bad = _nonfinite_samples(V, r, S)
+                bad = _nonfinite_samples(V)
                 if bad:
                     on_nonfinite(bad)
             outs = V[self.out_row].copy()
@@ -511,8 +510,7 @@ def _elementwise_steps(
         def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
             g = G[o]
             (d,) = local(np, V[o], ra(V, S), *extra)
-            # a local derivative of exactly 1 passes the incoming gradient through untouched
-            accs[0](G, GS, g if type(d) is float and d == 1.0 else d * g)
+            accs[0](G, GS, g if _is_one(d) else d * g)
 
     else:
         ra, rb = reads
@@ -523,8 +521,8 @@ def _elementwise_steps(
         def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
             g = G[o]
             da, db = local(np, V[o], ra(V, S), rb(V, S), *extra)
-            accs[0](G, GS, g if type(da) is float and da == 1.0 else da * g)
-            accs[1](G, GS, g if type(db) is float and db == 1.0 else db * g)
+            accs[0](G, GS, g if _is_one(da) else da * g)
+            accs[1](G, GS, g if _is_one(db) else db * g)
 
     return forward, backward
 
@@ -676,9 +674,10 @@ class Jitted:
             raise TraceError(prog.explain(d, traced=0)) from None
 
     def _explain(self, arrays: list[Any], samples: list[int]) -> None:
-        # Some op made NaN or inf from finite numbers in these samples: the engine raises there
-        # (overflow, log of a negative number, ...). Running fn eagerly on the sample raises the
-        # engine's own error, naming the op the user wrote (`/`, not the `**-1` it is made of).
+        # These samples hold a NaN or inf: the engine may raise for them (overflow, log of a
+        # negative number, ...) or let a NaN put in propagate. Running fn eagerly on each sample
+        # decides, and raises the engine's own error, naming the op the user wrote (`/`, not the
+        # `**-1` it is made of). It costs an eager run per such sample, only when there are any.
         for i in samples:
             try:
                 self.fn(*[_values(a[i].tolist()) for a in arrays])

@@ -11,8 +11,8 @@ returns one `Value`, the mean over the batch unless ``reduction='sum'``:
     l2(parameters, alpha)                      alpha * sum(p*p), karpathy's regularisation
 
 plus `logsumexp`, `softmax` and `log_softmax` for one list of logits. The stable forms are exact
-rewrites, not fudges (log-sum-exp shifted by the largest logit; softplus through -|x|), built from
-relu, exp and log without branching on values: logits of ±1000 neither overflow nor lose their
+rewrites, not fudges (log-sum-exp shifted by the largest logit; the engine's stable softplus op),
+built from engine ops without branching on values: logits of ±1000 neither overflow nor lose their
 gradient, and every sample gets the same graph. Values and gradients are tested against PyTorch
 (float64). Targets are data: numbers, or Values used as they are (no checks, gradients flow).
 """
@@ -87,15 +87,9 @@ def hinge(scores: Sequence[Operand], ys: Sequence[Operand], reduction: str = "me
 
 
 def softplus(x: Operand) -> Value:
-    """log(1 + e^x), without overflow, as ``relu(x) + log(1 + exp(-|x|))``.
-
-    -|x| is written ``x - 2*relu(x)``: exact, never positive (so exp cannot overflow), and, with
-    relu'(0) = 0, its slope at 0 is +1, which makes the gradient at x = 0 the right 0.5.
-    No branch on the value: the same graph for every x (so `micrograd.jit` can trace it).
-    """
-    x = _value(x, "softplus")
-    r = x.relu()
-    return r + (1 + (x - 2 * r).exp()).log()
+    """log(1 + e^x), without overflow: the engine's `Value.softplus` op (one node), for numbers
+    too."""
+    return _value(x, "softplus").softplus()
 
 
 def binary_cross_entropy_with_logits(

@@ -43,18 +43,15 @@ class Activation:
         return None if op is None else op.torch(torch)  # type: ignore[misc]
 
 
-# Every activation a Neuron or MLP takes, by name: Neuron, its repr, io.to_torch, the plots, the
-# demo's --activation and the playground's menu all read this map. An op becomes an activation by
-# a line here (its registry entry gives the numpy and PyTorch forms).
+# Every activation a Neuron or MLP takes, by name (the Value method's): Neuron, its repr,
+# io.to_torch, the plots, the demo's --activation and the playground's menu all read this map.
+# It is made from the op registry: an op with an `activation` title there is an activation here.
 ACTIVATIONS: dict[str, Activation] = {
-    a.name: a
-    for a in (
-        Activation("relu", "ReLU", Value.relu),
-        Activation("tanh", "Tanh", Value.tanh),
-        Activation("sigmoid", "Sigmoid", Value.sigmoid),
-        Activation("linear", "Linear", None),
-    )
+    info.method.__name__: Activation(info.method.__name__, info.activation, info.method)
+    for info in OPS.values()
+    if info.activation
 }
+ACTIVATIONS["linear"] = Activation("linear", "Linear", None)
 
 
 def _activation(name: str | None) -> str:

@@ -218,8 +218,9 @@ def draw_dot(
 ) -> Any:
     """The graph behind `root` as a `graphviz.Digraph`, drawn as in the lecture.
 
-    Each Value is a record ``{ label | data 2.0000 | grad 6.0000 }``; each op is a small ellipse
-    between its operands and its result (a fused neuron's `dot` reads ``w·x+b``). `format` is the
+    Each Value is a record ``{ label | data 2.0000 | grad 6.0000 }`` (an unlabelled one shows its
+    made-up name from `display_names`, in grey); each op is a small ellipse between its operands
+    and its result (a fused neuron's `dot` reads ``w·x+b``). `format` is the
     image format for ``.render()`` / ``.pipe()``, `rankdir` the direction ('LR' left to right,
     'TB' top to bottom). Graphs of more than `max_nodes` Values are refused with a ValueError.
 

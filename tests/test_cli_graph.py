@@ -14,8 +14,9 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from micrograd.engine import Value
-from micrograd.expr import ProgramError, parse_program
+from micrograd.expr import FUNCTIONS, LANGUAGE, ProgramError, parse_program
 from tests.lecture import GOLDEN_L
+from tests.optable import BY_NAME
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is missing")
@@ -176,6 +177,8 @@ def test_unsafe_or_invalid_programs_are_refused(
         ("a = -8.0; b = a ** 0.5", ["pow", "-8.0"]),
         ("a = 1000.0; b = exp(a)", ["exp", "overflows"]),
         ("a = 10 ** 400", ["overflows"]),
+        ("x = 1e308; y = x * 10", ["line 1", "multiplication: 1e+308 * 10.0 overflows"]),
+        ("x = 1e-320; y = 1 / x", ["line 1", "division: 1.0 / 1e-320 overflows"]),
     ],
 )
 def test_engine_errors_are_one_line(program: str, words: list[str]) -> None:
@@ -300,3 +303,20 @@ def test_text_view_tells_constants_from_intermediate_results() -> None:
     fours = [line for line in lines if "data 4.0000" in line]
     assert [line.split(" | ")[0] for line in fours] == ["c1", "t2"]
     assert "prev { * [x x] }" in fours[1]
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_every_function_of_the_language_matches_pytorch(name: str) -> None:
+    # FUNCTIONS comes from the engine's registry; the op table row of the same name is the truth
+    # (test_engine checks that every function has one).
+    torch = pytest.importorskip("torch")
+    op = BY_NAME[name]
+    for x0 in (op.low + 0.37 * (op.high - op.low), op.high - 0.11):
+        names = parse_program(f"x = {x0!r}; y = {name}(x * 1.5)")
+        names["y"].backward()
+        t = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
+        ty = op.torch(t * 1.5)
+        ty.backward()
+        assert math.isclose(names["y"].data, ty.item(), rel_tol=1e-12), (name, x0)
+        assert math.isclose(names["x"].grad, t.grad.item(), rel_tol=1e-12), (name, x0)
+    assert name in LANGUAGE  # the help and error texts list it

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from micrograd import Value, grad, gradcheck, numerical_grad
 from micrograd.engine import OPS as ENGINE_OPS
 from micrograd.engine import explain_local, op_kind
-from tests.optable import OPS, Op, ours_value_and_grads, torch_value_and_grads
+from tests.optable import BY_NAME, OPS, Op, ours_value_and_grads, torch_value_and_grads
 
 TOL = dict(rel_tol=1e-9, abs_tol=1e-12)
 
@@ -458,3 +458,281 @@ def test_registry_forward_is_the_value_method() -> None:
     assert ENGINE_OPS["dot"].forward(1.0, 2.0, 3.0, 4.0, 0.5) == (11.5, (3.0, 4.0, 1.0, 2.0, 1.0))
     assert ENGINE_OPS["*"].formula == "d/da = b, d/db = a"
     assert ENGINE_OPS["tanh"].formula == "d/da = 1 - out²"
+
+
+def _kinds_built_by(op: Op) -> set[str]:
+    """The registry kinds of the nodes a table row's micrograd function builds."""
+    rng = random.Random(op.name)
+    out = op.ours(*[Value(x) for x in sample(op, rng)])
+    nodes, stack = set(), [out]
+    while stack:
+        v = stack.pop()
+        if v not in nodes:
+            nodes.add(v)
+            stack.extend(v._prev)
+    return {op_kind(v) for v in nodes if v._prev}
+
+
+def test_registry_jit_expression_language_and_op_table_cover_the_same_ops() -> None:
+    # One truth, the registry; each consumer is checked against it, not against a list here.
+    from micrograd.expr import FUNCTIONS
+    from micrograd.jit import ELEMENTWISE
+    from micrograd.nn import ACTIVATIONS
+
+    registry = set(ENGINE_OPS)
+    assert set().union(*(_kinds_built_by(op) for op in OPS)) == registry
+    # jit: a numpy rule for every op, except the many-child ones it compiles specially
+    assert set(ELEMENTWISE) | {"dot", "sum"} == registry
+    assert all(ENGINE_OPS[k].arity == arity for k, (arity, _, _) in ELEMENTWISE.items())
+    # the expression language: every one-child op with a method of its own, as a function
+    unary = {k for k, info in ENGINE_OPS.items() if info.arity == 1 and k != "**p"}
+    assert {ENGINE_OPS[k].method for k in unary} == set(FUNCTIONS.values())
+    assert all(name in BY_NAME for name in FUNCTIONS)  # each has its row in the op table
+    for name, act in ACTIVATIONS.items():
+        assert name == "linear" or act.op is not None and act.op.activation == act.title
+    for info in ENGINE_OPS.values():
+        assert info.formula and info.method.__doc__ is None or info.method.__name__ in dir(Value)
+
+
+# --------------------------------------------------------------------------- edge points
+# NaN, ±inf, 0 and ±1e308 in each argument (the others at a generic point), against PyTorch.
+# The policy: finite inputs give a finite value or an error, exactly where PyTorch's value is not
+# finite; NaN and ±inf put in give PyTorch's value and gradients, except that the domain errors
+# (ValueError: log of x <= 0, a negative base to a non-integer power; ZeroDivisionError: a zero
+# divisor, zero to a negative power) stand for any input but NaN -- where PyTorch's value is NaN
+# or inf anyway. OverflowError only ever comes from finite inputs.
+
+EDGES = (math.nan, math.inf, -math.inf, 0.0, 1e308, -1e308)
+
+
+def edge_points(op: Op) -> list[list[float]]:
+    base = sample(op, random.Random("edge" + op.name))
+    points = []
+    for i in range(op.arity):
+        for e in (*EDGES, *op.edges):
+            xs = list(base)
+            xs[i] = e
+            points.append(xs)
+    return points
+
+
+def same(a: float, b: float) -> bool:
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-300)
+
+
+def check_edge(op: Op, xs: list[float]) -> None:
+    with np.errstate(all="ignore"):
+        theirs, their_grads = torch_value_and_grads(op, xs)
+    finite_in = all(map(math.isfinite, xs))
+    try:
+        ours, our_grads = ours_value_and_grads(op, xs)
+    except (ArithmeticError, ValueError) as e:
+        assert not math.isfinite(theirs), f"{op.name}{xs}: raised {e!r}, torch gives {theirs!r}"
+        assert finite_in or not isinstance(e, OverflowError), f"{op.name}{xs}: {e!r}"
+        assert not any(map(math.isnan, xs)), f"{op.name}{xs}: a NaN must propagate, got {e!r}"
+        return
+    assert not (finite_in and not math.isfinite(theirs)), (
+        f"{op.name}{xs}: finite inputs, torch {theirs!r}, ours {ours!r} without an error"
+    )
+    assert same(ours, theirs), f"{op.name}{xs}: value {ours!r} vs torch {theirs!r}"
+    for i, (g, h) in enumerate(zip(our_grads, their_grads)):
+        assert same(g, h), f"{op.name}{xs}: grad {i} {g!r} vs torch {h!r}"
+
+
+@pytest.mark.parametrize("op", OPS, ids=lambda op: op.name)
+def test_op_at_edge_points_matches_pytorch_or_raises_by_the_policy(op: Op) -> None:
+    for xs in edge_points(op):
+        check_edge(op, xs)
+
+
+@pytest.mark.parametrize("op", [op for op in OPS if op.arity == 1], ids=lambda o: o.name)
+def test_second_derivatives_at_edge_points_match_pytorch(op: Op) -> None:
+    for (x0,) in edge_points(op):
+        x = Value(x0)
+        try:
+            y = op.ours(x)
+        except (ArithmeticError, ValueError):
+            continue  # refused by the policy, checked above
+        d1 = grad(y, x, create_graph=True)
+        d2 = grad(d1, x)
+        t = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
+        (t1,) = torch.autograd.grad(op.torch(t), t, create_graph=True)
+        (t2,) = torch.autograd.grad(t1, t) if t1.requires_grad else (torch.tensor(0.0),)
+        assert same(d1.data, t1.item()), f"{op.name}({x0}): d1 {d1.data!r} vs {t1.item()!r}"
+        assert same(d2, t2.item()), f"{op.name}({x0}): d2 {d2!r} vs torch {t2.item()!r}"
+
+
+def _eager(fn, X: list[float], params: list[Value]):  # noqa: ANN001, ANN202
+    """Per-sample values and the parameters' summed gradients, or the first sample's error."""
+    outs = []
+    for k, x in enumerate(X):
+        try:
+            out = fn(Value(x))
+        except (ArithmeticError, ValueError) as e:
+            return k, e
+        outs.append(out)
+    for p in params:
+        p.grad = 0.0
+    for out in outs:
+        out.backward()  # parameters are leaves: their grads add up over the samples
+    return [o.data for o in outs], [p.grad for p in params]
+
+
+@pytest.mark.parametrize("op", OPS, ids=lambda op: op.name)
+def test_jit_agrees_with_the_engine_at_edge_points(op: Op) -> None:
+    # The same policy, batch-wise: each edge point as one sample among generic ones; one argument
+    # of the op comes from the batch, the others are parameters (captured Values).
+    from micrograd.jit import jit
+
+    generic = sample(op, random.Random("jit-edge" + op.name))
+    for xs in edge_points(op):
+        params = [Value(x) for x in xs]
+        for j in range(op.arity):
+
+            def fn(x: Value, j: int = j, params: list[Value] = params) -> Value:
+                return op.ours(*[x if i == j else params[i] for i in range(op.arity)])
+
+            X = [generic[j], xs[j], generic[j]]
+            want = _eager(fn, X, params)
+            if isinstance(want[1], Exception):
+                k, e = want
+                with pytest.raises(type(e)) as info:
+                    jit(fn, reduce="sum")(np.array(X))
+                assert str(e) in str(info.value) and f"batch sample {k}" in str(info.value)
+                continue
+            outs, grads = want
+            for p in params:
+                p.grad = 0.0
+            f = jit(fn, reduce="sum")
+            with np.errstate(all="ignore"):  # jit's sum over the batch may be inf or NaN here
+                f(np.array(X)).backward()
+            assert all(map(same, f.last_outputs.tolist(), outs)), (op.name, xs, j)
+            for p, g in zip(params, grads):
+                assert same(p.grad, g), (op.name, xs, j, p.grad, g)
+
+
+# --------------------------------------------------------------------------- the overflow policy
+
+
+@pytest.mark.parametrize(
+    "expr, words",
+    [
+        (lambda: Value(1e308) * 10, "multiplication: 1e+308 * 10.0 overflows"),
+        (lambda: 10 * Value(1e308), "multiplication: 10.0 * 1e+308 overflows"),
+        (lambda: Value(1e308) + 1e308, "addition: 1e+308 + 1e+308 overflows"),
+        (lambda: Value(-1e308) - 1e308, "subtraction: -1e+308 - 1e+308 overflows"),
+        (lambda: -1e308 - Value(1e308), "subtraction: -1e+308 - 1e+308 overflows"),
+        (lambda: Value(1.0) / 1e-320, "division: 1.0 / 1e-320 overflows"),
+        (lambda: Value(1e300) / 1e-10, "division: 1e+300 / 1e-10 overflows"),
+        (lambda: 1e300 / Value(1e-10), "division: 1e+300 / 1e-10 overflows"),
+        (lambda: Value(1e200) ** 2, "pow: 1e+200 ** 2.0 overflows"),
+        (lambda: 10 ** Value(400.0), "pow: 10.0 ** 400.0 overflows"),
+        (lambda: Value(1000.0).exp(), "exp(1000.0) overflows"),
+        (lambda: Value.dot([Value(1e308)], [Value(10.0)]), "dot: w·x + b overflows"),
+        (lambda: Value.sum([Value(1e308), Value(1e308)]), "sum overflows"),
+    ],
+)
+def test_overflow_is_an_error_naming_the_op_you_wrote(expr, words: str) -> None:  # noqa: ANN001
+    with pytest.raises(OverflowError) as info:
+        expr()
+    assert str(info.value).startswith(words), str(info.value)
+
+
+def test_nan_and_inf_put_in_propagate_without_an_error() -> None:
+    nan, inf = Value(math.nan), Value(math.inf)
+    assert math.isnan((nan * 10).data) and (inf * 10).data == math.inf
+    assert math.isnan((inf - inf).data) and (inf + 1e308).data == math.inf
+    r = nan.relu()
+    r.backward()
+    assert math.isnan(r.data) and nan.grad == 1.0  # as PyTorch: NaN does not become 0
+    model_out = Value.dot([Value(0.5), Value(-1.0)], [nan, Value(1.0)], 0.0).relu().tanh()
+    assert math.isnan(model_out.data)
+
+
+def test_jit_names_the_op_you_wrote() -> None:
+    from micrograd.jit import jit
+
+    p = Value(1.0)
+    with pytest.raises(ZeroDivisionError, match=r"division by zero: 1\.0 / 0\.0.*batch sample 1"):
+        jit(lambda x: p / x)(np.array([1.0, 0.0, 2.0, 4.0, 3.0]))
+    with pytest.raises(OverflowError, match=r"division: 1\.0 / 1e-320 overflows.*sample 1"):
+        jit(lambda x: p / x)(np.array([1.0, 1e-320, 2.0, 4.0, 3.0]))
+    with pytest.raises(OverflowError, match=r"multiplication: 1e\+308 \* 10\.0.*sample 3"):
+        jit(lambda x: (x * 10).tanh())(np.array([1.0, 2.0, 3.0, 1e308, 5.0]))
+
+
+def test_second_derivative_of_sqrt_at_zero_is_minus_inf_like_pytorch() -> None:
+    x = Value(0.0)
+    d1 = grad(x**0.5, x, create_graph=True)
+    assert d1.data == math.inf and grad(d1, x) == -math.inf
+    y = Value(1e-320)  # d/dy log(y) = 1e320 overflows: a derivative may be inf, as in PyTorch
+    assert grad(y.log(), y, create_graph=True).data == math.inf
+    with pytest.raises(OverflowError):  # ... while the values you compute may not
+        Value(1.0) / y
+
+
+# --------------------------------------------------------------------------- hand-made nodes
+
+
+@pytest.mark.parametrize("local", [[3.0, 2.0], (3.0, 2.0), np.array([3.0, 2.0])])
+def test_backward_and_grad_agree_on_a_hand_written_local(local) -> None:  # noqa: ANN001
+    def build() -> tuple[Value, Value, Value]:
+        a, b = Value(2.0), Value(3.0)
+        return Value(6.0, (a, b), "mine", "", local) * 2, a, b
+
+    out, a, b = build()
+    out.backward()
+    assert (a.grad, b.grad) == (6.0, 4.0)
+    out, a, b = build()
+    assert grad(out, [a, b]) == (6.0, 4.0)
+    out, a, b = build()
+    out._prev[0].grad = 1.0
+    out._prev[0]._backward()  # the lecture's one step by hand
+    assert (a.grad, b.grad) == (3.0, 2.0)
+
+
+@pytest.mark.parametrize(
+    "local, error", [([1.0], ValueError), ((1.0, 2.0, 3.0), ValueError), (5.0, TypeError)]
+)
+def test_backward_and_grad_refuse_a_wrong_local_alike(local, error: type) -> None:  # noqa: ANN001
+    a, b = Value(2.0), Value(3.0)
+    out = Value(6.0, (a, b), "mine", "", local)
+    with pytest.raises(error, match="local derivative"):
+        out.backward()
+    with pytest.raises(error, match="local derivative"):
+        grad(out, [a, b])
+
+
+@pytest.mark.parametrize("op", OPS, ids=lambda op: op.name)
+def test_symbolic_rules_agree_with_the_float_path_at_edge_points(op: Op) -> None:
+    # grad(create_graph=True) builds the derivative from the @_op rules; at the edge points (NaN,
+    # ±inf, 0, ±1e308) it must give what backward() and grad() give, which match PyTorch.
+    for xs in edge_points(op):
+        vs = [Value(x) for x in xs]
+        try:
+            out = op.ours(*vs)
+        except (ArithmeticError, ValueError):
+            continue
+        plain = grad(out, vs)
+        symbolic = grad(out, vs, create_graph=True)
+        for i, (p, s) in enumerate(zip(plain, symbolic)):
+            assert same(p, s.data), f"{op.name}{xs}: grad {i}: {p!r} vs symbolic {s.data!r}"
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh", "sigmoid", "abs", "softplus"])
+def test_a_nan_fed_to_an_mlp_comes_out_nan_eagerly_and_with_jit(activation: str) -> None:
+    from micrograd import MLP
+    from micrograd.jit import jit
+
+    random.seed(3)
+    model = MLP(2, [4, 4, 1], activation=activation)
+    assert math.isnan(model([math.nan, 1.0]).data)
+    f = jit(lambda x: model(x))
+    with np.errstate(all="ignore"):
+        f(np.array([[0.5, 1.0], [math.nan, 1.0], [1.0, -1.0]]))
+    out = f.last_outputs
+    assert math.isfinite(out[0]) and math.isnan(out[1]) and math.isfinite(out[2])
