@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .engine import OPS, OpInfo, Value, op_kind
-from .tracing import COMPARISONS, Guard, Trace, TraceError, trace
+from .tracing import COMPARISONS, Guard, Trace, TraceError, number, numbers_of, trace
 
 if TYPE_CHECKING:
     from numpy import ndarray
@@ -158,7 +158,7 @@ class _Graph:
             elif v not in tr.created:
                 continue  # captured, when a node reads it
             elif not v._prev:
-                ref[v] = constant(v.data)
+                ref[v] = constant(number(v))
             else:
                 if callable(v._local):
                     raise NotImplementedError(
@@ -332,27 +332,32 @@ _GUARD_VALUE: dict[str, Callable[[Any, Any], Any]] = {
 
 
 def _build_check(g: _Graph, at: _Layout) -> Callable[[Any], None]:
-    """Check every guard over the batch, one numpy comparison per kind of guard: raise
-    _Diverged for the first sample that disagrees."""
-    by_kind: dict[str, list[int]] = {}
-    for k in range(len(g.guards)):
-        by_kind.setdefault(g.guards[k][0].kind, []).append(k)
+    """Check every guard over the batch, one numpy comparison per kind of guard (and, for yes/no
+    guards, per expected answer): raise _Diverged for the first sample that disagrees."""
+    groups: dict[tuple, list[int]] = {}
+    for k, (guard, _, _) in enumerate(g.guards):
+        yes_no = isinstance(guard.expected, bool)
+        groups.setdefault((guard.kind, guard.expected if yes_no else None), []).append(k)
     checks = []
-    for kind, group in by_kind.items():
-        a = np.array([at.row_of(g.guards[k][1]) for k in group], dtype=np.intp)
-        b = np.array([at.row_of(g.guards[k][2] or g.guards[k][1]) for k in group], dtype=np.intp)
-        expected = np.array([float(g.guards[k][0].expected) for k in group])[:, None]
-        checks.append((_GUARD_VALUE[kind], a, b, expected, np.array(group)))
+    for (kind, answer), ks in groups.items():
+        a = np.array([at.row_of(g.guards[k][1]) for k in ks], dtype=np.intp)
+        b = np.array([at.row_of(g.guards[k][2] or g.guards[k][1]) for k in ks], dtype=np.intp)
+        if answer is None:  # int, floor, ...: compare with the numbers seen when tracing
+            expected = np.array([float(g.guards[k][0].expected) for k in ks])[:, None]
+        else:  # the samples that do not give the traced answer: False == value, or not value
+            expected = None
+        checks.append((_GUARD_VALUE[kind], answer, a, b, expected, ks))
 
     def check(V: Any) -> None:
         first = None
-        for value, a, b, expected, group in checks:
-            bad = value(V[a], V[b]) != expected
+        for value, answer, a, b, expected, ks in checks:
+            got = value(V[a], V[b])
+            bad = got != expected if answer is None else ~got if answer else got
             if bad.any():
                 i = int(bad.any(0).argmax())
                 if first is None or i < first[1]:
                     row = int(bad[:, i].argmax())
-                    first = (int(group[row]), i, (float(V[a[row], i]), float(V[b[row], i])))
+                    first = (ks[row], i, (float(V[a[row], i]), float(V[b[row], i])))
         if first is not None:
             raise _Diverged(*first)
 
@@ -399,7 +404,7 @@ class _Program:
             r += width
         S = np.empty(self.n_scalars)
         C = len(self.captured)
-        S[:C] = [c.data for c in self.captured]  # current values: updates need no retrace
+        S[:C] = numbers_of(self.captured)  # current values: updates need no retrace
         S[C:] = self.consts
         with np.errstate(all="ignore"):  # inf and NaN are looked at below, as a whole
             if len(self.scalar_rows):
@@ -497,30 +502,29 @@ class _Operand:
 def _elementwise_steps(
     o: slice, kind: str, p: float | None, ops: list[_Operand]
 ) -> tuple[Callable, Callable]:
-    fwd, local = OPS[kind].vec  # type: ignore[misc]  # the registry's rule, called directly
-    extra = () if p is None else (p,)  # the exponent of '**p'
+    _, fwd, local = ELEMENTWISE[kind]
     reads = [op.reader() for op in ops]
     accs = [op.accumulator() for op in ops]
     if len(reads) == 1:
         (ra,) = reads
 
         def forward(V: Any, S: Any) -> None:
-            V[o] = fwd(np, ra(V, S), *extra)
+            V[o] = fwd(p, ra(V, S))
 
         def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
             g = G[o]
-            (d,) = local(np, V[o], ra(V, S), *extra)
+            (d,) = local(p, V[o], ra(V, S))
             accs[0](G, GS, g if _is_one(d) else d * g)
 
     else:
         ra, rb = reads
 
         def forward(V: Any, S: Any) -> None:
-            V[o] = fwd(np, ra(V, S), rb(V, S), *extra)
+            V[o] = fwd(p, ra(V, S), rb(V, S))
 
         def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
             g = G[o]
-            da, db = local(np, V[o], ra(V, S), rb(V, S), *extra)
+            da, db = local(p, V[o], ra(V, S), rb(V, S))
             accs[0](G, GS, g if _is_one(da) else da * g)
             accs[1](G, GS, g if _is_one(db) else db * g)
 

@@ -41,7 +41,7 @@ from typing import Any
 from . import engine
 from .engine import Value
 
-__all__ = ["TraceError", "TracedNumber", "Guard", "Trace", "trace"]
+__all__ = ["TraceError", "TracedNumber", "Guard", "Trace", "trace", "number", "numbers_of"]
 
 
 class TraceError(ValueError):
@@ -264,6 +264,18 @@ _RAW_LOCAL = Value.__dict__["_local"]
 _state = threading.local()  # .traces: this thread's traces in progress (a jit inside fn nests)
 _lock = threading.Lock()
 _installed = 0  # traces in progress in all threads; the properties are installed while > 0
+
+
+def number(v: Value) -> float:
+    """v's float, even while a trace is in progress in this thread (for jit's own bookkeeping)."""
+    return _RAW.__get__(v, Value)
+
+
+def numbers_of(vs: Sequence[Value]) -> list[float]:
+    """The floats of `vs`: plain attribute reads when no trace is in progress (the fast path)."""
+    if _installed == 0:
+        return [v.data for v in vs]
+    return [_RAW.__get__(v, Value) for v in vs]
 
 
 def _tracing() -> Trace | None:

@@ -662,3 +662,70 @@ def test_a_function_returning_a_constant() -> None:
     out = f(np.ones(4))
     assert out.data == 3.0 and out._prev == ()
     assert list(f.last_outputs) == [3.0] * 4
+
+
+def test_a_decision_on_a_parameter_number_is_guarded_too() -> None:
+    p = Value(0.5)
+    fn = lambda x: x * p if p.data > 0 else (x * p).tanh()  # noqa: E731 - p.data read directly
+    f = jit(fn)
+    X = np.array([1.0, -2.0, 3.0])
+    assert_close(compiled(f, [X], [p]), eager(fn, [X], [p]))
+    p.data = -0.5  # the next step takes the other branch for every sample: traced again
+    assert_close(compiled(f, [X], [p]), eager(fn, [X], [p]))
+    assert f.traces == 2
+    with pytest.raises(TraceError, match=r"arithmetic on x\.data \(\*\)"):
+        jit(lambda x: x * (p.data * 2))(X)  # a parameter's number as a constant: stale later
+
+
+def test_float_gradients_inside_fn_are_refused() -> None:
+    p = Value(1.0)
+
+    def fn(x):  # noqa: ANN001, ANN202
+        out = (x * p).tanh()
+        return out * grad(out, p)  # a number computed from one sample, not a Value op
+
+    with pytest.raises(TraceError, match=r"local derivatives of a traced node.*test_jit\.py"):
+        jit(fn)(np.array([1.0, 2.0]))
+
+
+def test_tracing_leaves_value_and_other_threads_alone() -> None:
+    import threading
+
+    p = Value(2.0)
+    seen = []
+    started, go_on = threading.Event(), threading.Event()
+
+    def reader() -> None:
+        started.wait(5)
+        seen.append((type(p.data), (p * 3).data))  # another thread, while fn is being traced
+        go_on.set()
+
+    def fn(x):  # noqa: ANN001, ANN202
+        started.set()
+        go_on.wait(5)
+        return x * p
+
+    t = threading.Thread(target=reader)
+    t.start()
+    jit(fn)(np.array([1.0, 2.0]))
+    t.join()
+    assert seen == [(float, 6.0)]
+    raw = type(Value.__dict__["data"]).__name__
+    assert raw == type(Value.__dict__["_local"]).__name__ == "member_descriptor"
+    with pytest.raises(TraceError):
+        jit(lambda x: x * float(x.data))(np.array([1.0]))
+    assert type(Value.__dict__["data"]).__name__ == "member_descriptor"  # also after a refusal
+    assert sys.getprofile() is None
+
+
+def test_a_jit_inside_a_traced_function() -> None:
+    p = Value(1.5)
+    inner = jit(lambda x: x * p, reduce="sum")
+
+    def fn(x):  # noqa: ANN001, ANN202
+        if x.data > 0:  # a guard of the outer trace
+            inner(np.array([1.0, 2.0]))  # a whole inner trace and replay, nested
+        return x * p
+
+    X = np.array([1.0, 2.0])
+    assert_close(compiled(jit(fn), [X], [p]), eager(fn, [X], [p]))
