@@ -661,16 +661,15 @@ class Jitted:
     def _run(self, arrays: list[Any], B: int, seed: float | None) -> tuple[_Program, tuple]:
         key = tuple(a.shape[1:] for a in arrays)  # a new per-sample shape traces again
         prog = self._programs.get(key)
-        if prog is None:
-            prog = self._programs[key] = self._trace(arrays)
         explain = lambda bad: self._explain(arrays, bad)  # noqa: E731
-        try:
-            return prog, prog.run(arrays, B, seed, explain)
-        except _Diverged:
-            pass
-        # Some sample took another path than the traced one. If the whole batch agrees on a new
-        # path (another batch, or parameters that moved), a trace of this batch replays it;
-        # if its samples disagree among themselves, no single graph can.
+        if prog is not None:
+            try:
+                return prog, prog.run(arrays, B, seed, explain)
+            except _Diverged:
+                pass
+            # Some sample took another path than the traced one. If the whole batch agrees on
+            # a new path (another batch, or parameters that moved), a trace of this batch
+            # replays it; if its samples disagree among themselves, no single graph can.
         prog = self._programs[key] = self._trace(arrays)
         try:
             return prog, prog.run(arrays, B, seed, explain)
@@ -718,9 +717,11 @@ def jit(fn: Callable[..., Value], reduce: str = "mean") -> Jitted:
     the eager graph over the batch would. ``f.outputs(*arrays)`` gives the per-sample values as
     an array, forward only; ``f.last_outputs`` those of the last call.
 
-    Python decisions `fn` takes on a sample's numbers (``if x.data > 0``) are recorded when
-    tracing and checked on every sample of every call: a sample that would take another path
-    raises `TraceError` naming it. numpy is required (``pip install micrograd-plus[jit]``).
+    Python decisions `fn` takes on numbers (``if x.data > 0``, also on a parameter's ``.data``)
+    are recorded when tracing and checked on every sample of every call: a batch whose samples
+    all take another path is traced again, one whose samples disagree raises `TraceError` naming
+    a sample. Uses of ``.data`` no check can cover (``x.data * 2``, ``float(x.data)``) raise
+    `TraceError` when tracing. numpy is required (``pip install micrograd-plus[jit]``).
     """
     if not callable(fn):
         raise TypeError(f"jit: fn must be callable, got {type(fn).__name__} {fn!r}")

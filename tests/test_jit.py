@@ -365,6 +365,7 @@ def test_the_issue_example_is_refused_not_answered_wrongly() -> None:
     want = r"sample 1 .*`x\.data > 0\.0` was True when tracing; for sample 1, -1\.0 > 0\.0 is Fa"
     with pytest.raises(TraceError, match=want):
         f(np.array([1.0, -1.0, 2.0, -5.0, 3.0]))
+    assert f.traces == 1  # traced once, on this batch: no second try
     # a batch on which every sample takes the traced path replays it, exactly as eager
     p = Value(1.5)
     fn = lambda x: (x * p).relu() if x.data > 0 else x * p * 2  # noqa: E731
