@@ -51,10 +51,11 @@ class TraceError(ValueError):
 
 
 # The code of the engine functions whose reads of `.data` are the op itself (trusted): each
-# registered op's Value method (engine.OPS), the derived ops that check their operands (division
-# by zero), the helpers they call, and the comprehensions inside them. An op added to the registry
-# is trusted with no change here; a helper it reads `.data` in is not until listed (its decisions
-# would be guarded, its arithmetic refused: loud, never silent).
+# registered op's Value method (engine.OPS) and the comprehensions inside it, the derived op that
+# checks its operand (division by zero), and the helper that names operands in overflow errors.
+# An op added to the registry is trusted with no change here; a new helper that reads `.data` is
+# not until listed (its decisions would be guarded, its arithmetic refused: loud, never silent).
+# grad's symbolic rules (_pow_rule, ...) are not trusted: their choices become guards.
 def _code(fn: Any) -> Any:
     return getattr(fn, "__func__", fn).__code__
 
@@ -68,7 +69,7 @@ def _with_nested(codes: Iterable[Any]) -> frozenset:
     return frozenset(out)
 
 
-_HELPERS = ("_pow_forward", "_pow_local", "_ieee_pow", "_overflow", "_overflowed")
+_HELPERS = ("_overflowed",)
 _TRUSTED = _with_nested(
     [_code(info.method) for info in engine.OPS.values()]
     + [_code(Value.__truediv__)]
@@ -146,7 +147,7 @@ def _unary(kind: str, convert: Callable[[float], Any]) -> Callable:
 
 
 def _number(what: str, op: Callable[..., Any], binary: bool, reflected: bool = False) -> Callable:
-    """An operation that makes a new number from traced data: the engine's ops may; fn may not."""
+    """An operation that would make a new number from traced data: refused while tracing."""
     if reflected:
 
         def rmethod(self: TracedNumber, other: Any) -> Any:
