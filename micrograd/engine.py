@@ -644,7 +644,7 @@ class Value:
                     b.grad += db * g
                 elif n == 1 and len(v._prev) == 1:
                     v._prev[0].grad += local[0] * g
-                else:
+                elif n:  # a fused node's many children (a leaf has no local derivatives)
                     if n != len(v._prev):
                         _locals(v)  # raises: one local derivative per child, or it is wrong
                     for child, d in zip(v._prev, local):
@@ -659,7 +659,8 @@ class Value:
 
 def _locals(v: Value) -> Sequence[float]:
     """`v._local` as backward() and grad() both use it: a sequence with one local derivative per
-    child (a tuple, or a list given by hand); anything else is refused, the same way by both."""
+    child (a tuple, or a list given by hand), or empty (the gradient stops there, as with the
+    lecture's default `_backward`); anything else is refused, the same way by both."""
     local = v._local
     if not isinstance(local, Sequence) and isinstance(local, Iterable):
         local = tuple(local)  # e.g. a numpy array
@@ -668,7 +669,7 @@ def _locals(v: Value) -> Sequence[float]:
             f"node {v!r} (op {v._op!r}): _local must be a sequence of local derivatives, one "
             f"per child (or a callable _backward), got {type(local).__name__} {local!r}"
         )
-    if len(local) != len(v._prev):
+    if local and len(local) != len(v._prev):
         raise ValueError(
             f"node {v!r} (op {v._op!r}) has {len(local)} local derivatives for "
             f"{len(v._prev)} children"

@@ -736,3 +736,12 @@ def test_a_nan_fed_to_an_mlp_comes_out_nan_eagerly_and_with_jit(activation: str)
         f(np.array([[0.5, 1.0], [math.nan, 1.0], [1.0, -1.0]]))
     out = f.last_outputs
     assert math.isfinite(out[0]) and math.isnan(out[1]) and math.isfinite(out[2])
+
+
+def test_a_node_without_local_derivatives_stops_the_gradient_in_backward_and_grad() -> None:
+    # The lecture's positional form, Value(data, children, op), has no backward of its own yet.
+    a, b = Value(2.0), Value(3.0)
+    out = Value(6.0, (a, b), "*") * 2
+    out.backward()
+    assert (a.grad, b.grad) == (0.0, 0.0)
+    assert grad(out, [a, b]) == (0.0, 0.0)
