@@ -13,12 +13,13 @@
 Why it is shaped so. A learner's code stays scalar micrograd; only the batch loop moves into
 numpy. The first call *traces* `fn` on one sample (`micrograd.tracing`): the graph it builds, its
 captured Values (parameters, read afresh on every call, so an optimiser step needs no retrace),
-and a guard for every Python decision it takes on the sample's numbers. The graph becomes a few
-numpy steps, one per group of same-kind nodes at the same depth (a layer of fused neurons is one
-matrix product); each call runs them over the whole batch, checks the guards on every sample
-(`TraceError` names a sample that would take another path), runs a vectorised reverse pass, and
-returns one `Value` with op 'jit' whose children are the captured Values and whose local
-derivatives are the batch's gradients: the engine's ``backward()`` takes it from there.
+and a guard for every Python decision it takes on a number read from a Value (``if x.data >
+0``). The graph becomes a few numpy steps, one per group of same-kind nodes at the same depth (a
+layer of fused neurons is one matrix product); each call runs them over the whole batch, checks
+the guards on every sample (a batch that moved to another path as a whole is traced again; one
+whose samples disagree raises `TraceError` naming a sample: never a silent wrong answer), runs a
+vectorised reverse pass, and returns one `Value` with op 'jit' whose children are the captured
+Values and whose local derivatives are the batch's gradients: ``backward()`` takes it from there.
 
 numpy is imported on first use (``pip install micrograd-plus[jit]``); importing this module does
 not import it.
