@@ -12,10 +12,11 @@ path is caught instead of silently replaying the traced one.
 
 What cannot be guarded is refused, with `TraceError`, at trace time: arithmetic on ``v.data``
 (``x.data * 2``), ``float(x.data)``, ``math.exp(x.data)``, ``Value(x.data)``, ``x * x.data``, a
-``backward()`` or float ``grad()`` inside `fn` -- each would turn one sample's (or one step's)
-number into a constant. Text (``print(x.data)``) is allowed and guarded as "this exact value".
+``backward()`` or float ``grad()`` inside `fn`, reading ``p.grad`` -- each would turn one sample's
+(or one step's) number into a constant. Text (``print(x.data)``) is allowed and guarded as "this
+exact value".
 
-How uses are seen: for the duration of the call, `Value.data` and `Value._local` are properties
+How uses are seen: for the duration of the call, `Value.data`, `._local` and `.grad` are properties
 (class attributes, restored afterwards; other threads get plain values from them). The engine's
 op methods read ``.data`` too; their reads are the op itself (jit's numpy rule makes the same
 choice per sample), so code of the registered ops is trusted and gets the float. Everything else
@@ -262,6 +263,7 @@ for _name, _sym, _op in [
 
 _RAW = Value.__dict__["data"]  # the slots' own descriptors: plain access, no questions asked
 _RAW_LOCAL = Value.__dict__["_local"]
+_RAW_GRAD = Value.__dict__["grad"]
 _state = threading.local()  # .traces: this thread's traces in progress (a jit inside fn nests)
 _lock = threading.Lock()
 _installed = 0  # traces in progress in all threads; the properties are installed while > 0
@@ -314,10 +316,22 @@ def _get_local(v: Value) -> Any:
     return _RAW_LOCAL.__get__(v, Value)
 
 
+def _get_grad(v: Value) -> Any:
+    # A gradient read by fn (p.grad) is a number from outside the graph -- the last backward's --
+    # that a replay would keep constant: refused. The engine's own reads (repr) pass.
+    tr = _tracing()
+    if tr is not None:
+        frame = _getframe(1)
+        if frame.f_globals is not _ENGINE:
+            tr.refuse("a gradient (.grad) read inside fn", frame)
+    return _RAW_GRAD.__get__(v, Value)
+
+
 _PROPERTIES = {
     "data": (_RAW, property(_get, _set, doc="The node's number (a TracedNumber for fn, when "
                                              "jit traces).")),
     "_local": (_RAW_LOCAL, property(_get_local, _RAW_LOCAL.__set__)),
+    "grad": (_RAW_GRAD, property(_get_grad, _RAW_GRAD.__set__)),
 }  # fmt: skip
 
 

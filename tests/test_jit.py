@@ -730,3 +730,13 @@ def test_a_jit_inside_a_traced_function() -> None:
 
     X = np.array([1.0, 2.0])
     assert_close(compiled(jit(fn), [X], [p]), eager(fn, [X], [p]))
+
+
+def test_reading_a_gradient_inside_fn_is_refused() -> None:
+    p = Value(1.0)
+    p.grad = 0.25  # left over from the last step: a replay would keep it forever
+    with pytest.raises(TraceError, match=r"gradient \(\.grad\) read inside fn.*test_jit\.py"):
+        jit(lambda x: x * p * p.grad)(np.array([1.0, 2.0]))
+    assert p.grad == 0.25  # outside a trace: a plain read again
+    f = jit(lambda x: (repr(p), x * p)[1])  # repr reads .grad inside the engine: fine
+    assert_close(compiled(f, [np.array([1.0, 2.0])], [p]), (1.5, [1.5]))
