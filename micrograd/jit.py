@@ -182,8 +182,8 @@ class _Graph:
 # ------------------------------------------------------------------------- planning
 # A program is a list of numpy steps over V, a (rows, batch) array with one row per input, per
 # interior node, and per captured Value or constant that a step reads as a row. Nodes of the same
-# kind at the same depth run as one step: a layer's 16 ReLUs are one np.where, its 16
-# fused neurons reading the same inputs one matrix product.
+# kind at the same depth run as one step: a layer's 16 ReLUs are one np.where, its 16 fused
+# neurons reading the same inputs one matrix product.
 
 
 def _is_scalar(r: Ref) -> bool:
@@ -308,6 +308,12 @@ def _build_step(
         flat = [r for refs in refs_of for r in refs]
         return _sum_steps(o, key[2], at.operand(flat, False))
     return _elementwise_steps(o, kind, key[2], [at.operand(pos, True) for pos in zip(*refs_of)])
+
+
+# ------------------------------------------------------------------------- checking the guards
+# Each guard is a decision fn took when tracing (tracing.Guard), its operands rows of V. After
+# the forward steps, every guard is evaluated on every sample at once; a sample whose answer
+# differs from the traced one would have built another graph.
 
 
 class _Diverged(Exception):
