@@ -11,8 +11,8 @@ returns one `Value`, the mean over the batch unless ``reduction='sum'``:
     l2(parameters, alpha)                      alpha * sum(p*p), karpathy's regularisation
 
 plus `logsumexp`, `softmax` and `log_softmax` for one list of logits. The stable forms are exact
-rewrites, not fudges (log-sum-exp shifted by the largest logit; the engine's stable softplus op),
-built from engine ops without branching on values: logits of ±1000 neither overflow nor lose their
+rewrites, not fudges (log-sum-exp shifted by the largest logit; softplus through -|x|), built from
+relu, exp and log without branching on values: logits of ±1000 neither overflow nor lose their
 gradient, and every sample gets the same graph. Values and gradients are tested against PyTorch
 (float64). Targets are data: numbers, or Values used as they are (no checks, gradients flow).
 """
