@@ -457,6 +457,7 @@ def test_comparing_two_traced_numbers_and_sorting() -> None:
         lambda x, p: x * len(x.data.hex()),
         lambda x, p: x + sum([x.data]),
         lambda x, p: x * (x * p).data ** 2,
+        lambda x, p: (setattr(Value(0.0), "data", x.data), x)[1],  # a number moved to a Value
     ],
 )
 def test_uses_of_traced_numbers_that_cannot_be_guarded_are_refused(use) -> None:  # noqa: ANN001
