@@ -747,6 +747,7 @@ class _Module(types.ModuleType):
     and ``import micrograd.jit as mj; mj.TraceError`` both work."""
 
     def __call__(self, fn: Callable[..., Value], reduce: str = "mean") -> Jitted:
+        """``micrograd.jit(fn)`` is ``micrograd.jit.jit(fn)``; see there."""
         return jit(fn, reduce)
 
 
