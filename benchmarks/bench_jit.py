@@ -38,12 +38,14 @@ def rows(quick: bool = False) -> list:
             "bench_jit:moons_jit", {"steps": steps, "reg": "dot"}, needs=data),
         Row(MOONS, "ours: micrograd.jit per-sample loss + karpathy's eager L2",
             "bench_jit:moons_jit", {"steps": steps, "reg": "eager"}, needs=data),
+        Row(MOONS, "ours: micrograd.jit + fused L2, fn with a Python NaN check (3 guards)",
+            "bench_jit:moons_jit", {"steps": steps, "reg": "dot", "guarded": True}, needs=data),
     ]  # fmt: skip
 
 
-def moons_jit(steps: int = STEPS, reg: str = "dot") -> dict:
+def moons_jit(steps: int = STEPS, reg: str = "dot", guarded: bool = False) -> dict:
     """run.py's measurement: mean ms/step over all steps (the first one traces)."""
-    r = train_jit(reg, steps)
+    r = train_jit(reg, guarded, steps)
     times = r["times"]
     detail = f"{steps} steps, median {sorted(times)[len(times) // 2] * 1e3:.3f} ms"
     detail += f", first (traces) {times[0] * 1e3:.1f} ms"
@@ -81,15 +83,26 @@ def sgd_step(total: Any, params: list, k: int) -> None:  # total: a micrograd Va
         p.data -= lr * p.grad
 
 
-def train_jit(reg: str, steps: int = STEPS) -> dict:
+def train_jit(reg: str, guarded: bool = False, steps: int = STEPS) -> dict:
     """100 SGD steps with the per-sample loss under jit; reg 'eager' (karpathy's 674-node
-    ``sum(p*p for p in params)``) or 'dot' (one fused ``Value.dot(params, params)`` node)."""
+    ``sum(p*p for p in params)``) or 'dot' (one fused ``Value.dot(params, params)`` node).
+    `guarded`: the loss first checks its inputs and score for NaN in Python (``v.data != v.data``):
+    three decisions on the data, which jit records as guards and checks on every sample."""
     from micrograd import Value
     from micrograd.jit import jit
 
     X, y = moons()
     model, params = model_and_params()
-    f = jit(lambda x, yi: (1 + -yi * model(x)).relu())
+
+    def loss(x: list, yi: Any) -> Any:
+        if guarded and any(v.data != v.data for v in x):
+            raise ValueError("NaN input")
+        score = model(x)
+        if guarded and score.data != score.data:
+            raise ValueError("NaN score")
+        return (1 + -yi * score).relu()
+
+    f = jit(loss)
     scores = jit(lambda x: model(x))
     times = []
     for k in range(steps):
@@ -189,11 +202,12 @@ def main(argv: list[str] | None = None) -> int:
     rows = [
         ("jit + fused L2 (Value.dot)", best_median(lambda: train_jit("dot"), args.repeat)),
         ("jit + eager L2 (karpathy)", best_median(lambda: train_jit("eager"), args.repeat)),
+        ("jit + fused L2, 3 guards", best_median(lambda: train_jit("dot", True), args.repeat)),
         ("PyTorch float64 CPU", best_median(train_torch, args.repeat)),
         ("eager micrograd", best_median(lambda: train_eager(args.eager_steps), 1)),
     ]
-    torch_step = rows[2][1]["step"]
-    eager_step = rows[3][1]["step"]
+    torch_step = rows[3][1]["step"]
+    eager_step = rows[4][1]["step"]
     print(f"moons demo, MLP(2, [16, 16, 1]), batch 100, {STEPS} SGD steps")
     print(f"{'':28} {'ms/step':>9} {'x PyTorch':>10} {'eager/x':>9} {'final loss':>22} {'acc':>6}")
     ok = True

@@ -15,10 +15,13 @@ Public API:
     check               what is wrong with your own Value / Neuron / Layer / MLP (micrograd.check)
 """
 
-from .check import check
+from . import (  # modules, callable as their function
+    check,
+    gradcheck,
+    jit,  # the module, callable; it imports numpy only when jit() is first called
+)
 from .engine import Value, grad
-from .gradcheck import gradcheck, numerical_grad
-from .jit import jit  # jit.py imports numpy only when jit() is first called
+from .gradcheck import numerical_grad
 from .nn import MLP, Layer, Module, Neuron
 
 __all__ = [

@@ -8,24 +8,18 @@
     params = model.parameters()
     total = loss + 1e-4 * Value.dot(params, params)    # composes with eager code
     total.backward()           # every parameter's .grad, as the eager graph over the batch gives
-    f.last_outputs             # the B per-sample values of fn, as an array
-    f.outputs(X)               # per-sample values only (no gradients), e.g. for accuracy
+    f.outputs(X, y)            # per-sample values only (no gradients), e.g. for accuracy
 
-How it works. The first call *traces* `fn`: it calls it with placeholder leaf Values holding one
-sample, then walks the graph it built (children before parents, the engine's own order). Leaves
-that already existed before the call -- the parameters `fn` closes over -- are *captured*; leaves
-made during the call are constants. The graph becomes a flat program of numpy steps, one per group
-of same-kind nodes at the same depth (a layer's 16 ReLUs are one `np.where`; a layer's 16 fused
-`dot` neurons reading the same inputs are one matrix product). Each call then runs that program
-over the whole batch (rows of a (nodes, batch) array), runs a vectorised reverse pass, and returns
-one `Value` with op 'jit' whose children are the captured Values and whose local derivatives are
-the batch-reduced gradients: the engine's ``backward()`` takes it from there.
-
-Parameters are read afresh (their current `.data`) on every call, so an optimiser step needs no
-retrace; a new per-sample shape traces again. Python code that branches on `.data` would build a
-different graph for different samples: tracing runs `fn` on several samples of the first batch and
-raises `TraceError` if their graphs differ. That check sees only the samples it traces, so keep the
-data-dependent choices inside ops (`relu`, not ``if x.data > 0``).
+Why it is shaped so. A learner's code stays scalar micrograd; only the batch loop moves into
+numpy. The first call *traces* `fn` on one sample (`micrograd.tracing`): the graph it builds, its
+captured Values (parameters, read afresh on every call, so an optimiser step needs no retrace),
+and a guard for every Python decision it takes on a number read from a Value (``if x.data >
+0``). The graph becomes a few numpy steps, one per group of same-kind nodes at the same depth (a
+layer of fused neurons is one matrix product); each call runs them over the whole batch, checks
+the guards on every sample (a batch that moved to another path as a whole is traced again; one
+whose samples disagree raises `TraceError` naming a sample: never a silent wrong answer), runs a
+vectorised reverse pass, and returns one `Value` with op 'jit' whose children are the captured
+Values and whose local derivatives are the batch's gradients: ``backward()`` takes it from there.
 
 numpy is imported on first use (``pip install micrograd-plus[jit]``); importing this module does
 not import it.
@@ -36,7 +30,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .engine import OPS, OpInfo, Value, _topological_order, op_kind
+from ._callable import make_callable
+from .engine import OPS, OpInfo, Value, op_kind
+from .tracing import COMPARISONS, Guard, Trace, TraceError, number, numbers_of, trace
 
 if TYPE_CHECKING:
     from numpy import ndarray
@@ -45,7 +41,7 @@ __all__ = ["jit", "Jitted", "TraceError"]
 
 np: Any = None  # numpy, bound by _numpy() on first use so `import micrograd` stays numpy-free
 
-REDUCES = ("mean", "sum", "none")
+REDUCES = ("mean", "sum")
 
 
 def _numpy() -> Any:
@@ -59,11 +55,6 @@ def _numpy() -> Any:
             ) from None
         np = numpy
     return np
-
-
-class TraceError(ValueError):
-    """`fn` builds different graphs for different samples: its control flow depends on the data,
-    so one recorded graph cannot stand for the whole batch."""
 
 
 # ------------------------------------------------------------------------- the op table
@@ -97,21 +88,6 @@ def _is_one(d: Any) -> bool:
     return type(d) is float and d == 1.0
 
 
-def _kind(op: str | tuple) -> str:
-    """The registry key of a recorded node op ('**p' nodes are recorded as ('**p', exponent))."""
-    return op[0] if type(op) is tuple else op
-
-
-def _exponent(op: tuple) -> float:
-    return op[1]
-
-
-def _node_op(v: Value) -> str | tuple:
-    """How a traced node's op is recorded: its `_op`, or ('**p', exponent) for ``x ** p``."""
-    kind = op_kind(v)
-    return (kind, v._p) if kind == "**p" else v._op  # type: ignore[attr-defined]
-
-
 def _nonfinite_samples(V: Any) -> list[int]:
     """Samples (columns of V) holding a NaN or ±inf somewhere. Where the engine raises (overflow,
     log of a negative number, ...) the rules give inf or NaN, so only these samples can be errors;
@@ -121,102 +97,360 @@ def _nonfinite_samples(V: Any) -> list[int]:
     return np.flatnonzero(~np.isfinite(V).all(0)).tolist()
 
 
-# ------------------------------------------------------------------------- tracing
+# ------------------------------------------------------------------------- the traced graph
 
 Ref = tuple  # how a node refers to a child: ('x', k) input k, ('c', k) captured k,
-# ('k', hex) a constant, ('n', j) the j-th interior node
+# ('k', k) constant k, ('n', j) the j-th interior node
 
 
-class _Trace:
-    """One run of `fn` on one sample: its placeholders, output and graph (children first)."""
+def _op_of(v: Value) -> tuple[str, float | None]:
+    """A node's op kind (a key of ELEMENTWISE, or 'dot' / 'sum') and the exponent of '**p'."""
+    kind = op_kind(v)
+    return kind, (v._p if kind == "**p" else None)  # type: ignore[attr-defined]
 
-    def __init__(self, fn: Callable[..., Value], arrays: Sequence[Any], i: int) -> None:
-        self.sample = i
-        self.placeholders: list[Value] = []
 
-        def build(x: Any) -> Any:
-            if isinstance(x, list):
-                return [build(e) for e in x]
-            v = Value(x)
-            self.placeholders.append(v)
-            return v
-
-        try:
-            out = fn(*[build(a[i].tolist()) for a in arrays])
-        except (ValueError, ZeroDivisionError, OverflowError) as e:
-            if type(e) not in (ValueError, ZeroDivisionError, OverflowError):
-                raise
-            # the engine's own error for this sample; say which sample it was
-            raise type(e)(f"{e} (jit: tracing batch sample {i})") from e
-        if not isinstance(out, Value):
-            raise TypeError(
-                f"jit: fn must return one Value per sample, got {type(out).__name__} {out!r}"
-            )
-        self.out = out
-        self.topo = _topological_order(out)
+def _walk(roots: Sequence[Value], inside: set[Value]) -> list[Value]:
+    """The nodes the roots depend on, children first, not descending below nodes not `inside`
+    (Values that existed before the call: the program reads them, it does not recompute them)."""
+    order: list[Value] = []
+    seen: set[Value] = set()
+    stack = [(r, False) for r in reversed(roots)]
+    while stack:
+        v, children_done = stack.pop()
+        if children_done:
+            order.append(v)
+            continue
+        if v in seen:
+            continue
+        seen.add(v)
+        stack.append((v, True))
+        if v in inside:
+            stack.extend((c, False) for c in reversed(v._prev) if c not in seen)
+    return order
 
 
 class _Graph:
-    """A trace as a program: interior nodes (op, child refs) in order, the captured Values, the
-    output's ref. Two traces of a data-independent `fn` give equal `signature`s."""
+    """A trace as a program: interior nodes (kind, exponent, child refs) children first, the
+    captured Values, the constants, the output's ref, and the guards with refs for operands."""
 
-    def __init__(self, tr: _Trace, shared: set[Value]) -> None:
+    def __init__(self, tr: Trace) -> None:
         inputs = {v: k for k, v in enumerate(tr.placeholders)}
         ref: dict[Value, Ref] = {}
         self.captured: list[Value] = []
-        self.nodes: list[tuple[str, tuple[Ref, ...]]] = []
+        self.consts: list[float] = []
+        self.nodes: list[tuple[str, float | None, tuple[Ref, ...]]] = []
 
         def of(v: Value) -> Ref:
             r = ref.get(v)
-            if r is None:  # a captured Value (only shared ones are not yet known here)
-                r = ref[v] = ("c", len(self.captured))
+            if r is None:  # a Value that existed before the call: a parameter, or a graph built
+                r = ref[v] = ("c", len(self.captured))  # earlier; read afresh on every call
                 self.captured.append(v)
             return r
 
-        for v in tr.topo:
+        def constant(x: float) -> Ref:
+            self.consts.append(x)
+            return ("k", len(self.consts) - 1)
+
+        operands = [v for g in tr.guards for v in (g.a, g.b) if isinstance(v, Value)]
+        for v in _walk([tr.out, *operands], tr.created):
             if v in inputs:
                 ref[v] = ("x", inputs[v])
-            elif v in shared:
-                continue  # existed before the call (a parameter, or a graph built earlier)
+            elif v not in tr.created:
+                continue  # captured, when a node reads it
             elif not v._prev:
-                ref[v] = ("k", v.data.hex())  # hex: exact, and NaN compares equal
+                ref[v] = constant(number(v))
             else:
                 if callable(v._local):
                     raise NotImplementedError(
                         f"jit: node {v!r} (op {v._op!r}) has a hand-written _backward; jit "
                         f"replays only the engine's ops"
                     )
-                self.nodes.append((_node_op(v), tuple(of(c) for c in v._prev)))
+                kind, p = _op_of(v)
+                self.nodes.append((kind, p, tuple(of(c) for c in v._prev)))
                 ref[v] = ("n", len(self.nodes) - 1)
         self.out = of(tr.out)
         self.n_inputs = len(tr.placeholders)
-
-    def signature(self) -> tuple:
-        return (self.nodes, self.out, [id(c) for c in self.captured])
-
-
-def _describe(g: _Graph, j: int) -> str:
-    if j >= len(g.nodes):
-        return "nothing" if j > len(g.nodes) else f"the output {g.out}"
-    op, refs = g.nodes[j]
-    return f"{op!r} of {', '.join(map(str, refs))}"
+        # (the guard without its nodes, so the traced graph can be freed; a's ref; b's ref)
+        self.guards = [
+            (Guard(g.kind, None, None, g.expected, g.where, g.text), of(g.a),
+             None if g.b is None else of(g.b) if isinstance(g.b, Value) else constant(g.b))
+            for g in tr.guards
+        ]  # fmt: skip
 
 
-def _compare(g0: _Graph, t0: _Trace, g: _Graph, t: _Trace) -> None:
-    if g.signature() == g0.signature():
-        return
-    n = min(len(g0.nodes), len(g.nodes))
-    j = next((j for j in range(n) if g0.nodes[j] != g.nodes[j]), n)
-    raise TraceError(
-        f"jit: fn builds a different graph for batch sample {t.sample} than for sample "
-        f"{t0.sample} ({len(g.nodes)} vs {len(g0.nodes)} nodes; node {j} is "
-        f"{_describe(g, j)} vs {_describe(g0, j)}). Its Python code depends on the data (e.g. "
-        f"`if v.data > 0`, or a number taken from .data), so one recorded graph cannot stand for "
-        f"every sample; use an op instead (relu, ...) or run fn eagerly."
-    )
+# ------------------------------------------------------------------------- planning
+# A program is a list of numpy steps over V, a (rows, batch) array with one row per input, per
+# interior node, and per captured Value or constant that a step reads as a row. Nodes of the same
+# kind at the same depth run as one step: a layer's 16 ReLUs are one np.where, its 16 fused
+# neurons reading the same inputs one matrix product.
 
 
-# ------------------------------------------------------------------------- compiling
+def _is_scalar(r: Ref) -> bool:
+    return r[0] in "ck"
+
+
+def _group_nodes(g: _Graph) -> list[tuple[tuple, list[int]]]:
+    """Nodes grouped into steps, keyed (depth, kind, ...), in an order that runs every node
+    after its children."""
+    depth: list[int] = []
+    groups: dict[tuple, list[int]] = {}
+    for j, (kind, p, refs) in enumerate(g.nodes):
+        d = 1 + max((depth[r[1]] for r in refs if r[0] == "n"), default=0)
+        depth.append(d)
+        if kind == "dot":
+            n = (len(refs) - 1) // 2
+            if len(refs) != 2 * n + 1:
+                raise NotImplementedError(f"jit: a 'dot' node needs 2n+1 children, got {refs}")
+            w, x, b = refs[:n], refs[n : 2 * n], refs[-1]
+            if _is_scalar(b) and all(map(_is_scalar, w)):
+                key: tuple = ("dot", n, x)  # weights fixed per call: a matrix product
+            elif _is_scalar(b) and all(map(_is_scalar, x)):
+                key = ("dot", n, w)  # the same, with w and x swapped (dot is symmetric)
+            else:
+                key = ("dot*", n)  # weights that vary per sample
+        elif kind == "sum":
+            key = ("sum", len(refs))
+        elif kind in ELEMENTWISE:
+            if ELEMENTWISE[kind][0] != len(refs):
+                raise NotImplementedError(
+                    f"jit: op {kind!r} with {len(refs)} children is not an engine op"
+                )
+            key = (kind, p)
+        else:
+            raise NotImplementedError(
+                f"jit: no vectorised rule for op {kind!r}; jit knows "
+                f"{', '.join([*ELEMENTWISE, 'dot', 'sum'])}"
+            )
+        groups.setdefault((d, *key), []).append(j)
+    return sorted(groups.items(), key=lambda kv: kv[0][0])  # stable: by depth
+
+
+class _Layout:
+    """Where everything lives: rows of V (inputs first, then the captured Values and constants
+    that are read as rows, then the nodes step by step) and entries of S (captured, constants)."""
+
+    def __init__(self, g: _Graph, groups: list[tuple[tuple, list[int]]]) -> None:
+        self.n_captured = len(g.captured)
+        self.row: dict[Ref, int] = {("x", k): k for k in range(g.n_inputs)}
+        as_rows: dict[int, None] = {}  # scalars read as rows, in first-use order
+
+        def rows_please(refs: Sequence[Ref | None]) -> None:
+            for r in refs:
+                if r is not None and _is_scalar(r):
+                    as_rows.setdefault(self.scalar(r), None)
+
+        for key, members in groups:
+            refs_of = [g.nodes[j][2] for j in members]
+            if key[1] == "dot":  # the weights and bias are read from S; only x needs rows
+                rows_please(key[3])
+            elif key[1] in ("dot*", "sum"):
+                rows_please([r for refs in refs_of for r in refs])
+            else:  # a child position that is a scalar for every node is read from S
+                for pos in zip(*refs_of):
+                    if not all(map(_is_scalar, pos)):
+                        rows_please(pos)
+        rows_please([g.out])
+        for _, a, b in g.guards:
+            rows_please([a, b])
+
+        first = g.n_inputs
+        self.scalar_rows = np.arange(first, first + len(as_rows), dtype=np.intp)
+        self.scalar_rows_of = np.array(list(as_rows), dtype=np.intp)
+        self.srow = {s: int(r) for s, r in zip(as_rows, self.scalar_rows)}
+        nxt = first + len(as_rows)
+        for _, members in groups:
+            for j in members:
+                self.row[("n", j)] = nxt
+                nxt += 1
+        self.n_rows = nxt
+
+    def scalar(self, r: Ref) -> int:
+        """The index in S of a captured Value or constant."""
+        return r[1] if r[0] == "c" else self.n_captured + r[1]
+
+    def row_of(self, r: Ref) -> int:
+        return self.srow[self.scalar(r)] if _is_scalar(r) else self.row[r]
+
+    def operand(self, refs: Sequence[Ref], allow_scalar: bool) -> _Operand:
+        if allow_scalar and all(map(_is_scalar, refs)):
+            return _Operand(scalars=[self.scalar(r) for r in refs])
+        return _Operand(rows=[self.row_of(r) for r in refs])
+
+    def nodes(self, members: list[int]) -> slice:
+        return slice(self.row[("n", members[0])], self.row[("n", members[-1])] + 1)
+
+
+def _build_step(
+    g: _Graph, key: tuple, members: list[int], at: _Layout
+) -> tuple[Callable, Callable]:
+    """The forward and backward numpy functions of one group of nodes."""
+    o = at.nodes(members)
+    refs_of = [g.nodes[j][2] for j in members]
+    kind = key[1]
+    if kind == "dot":
+        n, x = key[2], key[3]
+        ws = [[at.scalar(r) for r in (refs[:n] if refs[n : 2 * n] == x else refs[n : 2 * n])]
+              for refs in refs_of]  # fmt: skip
+        bs = [at.scalar(refs[-1]) for refs in refs_of]
+        return _dot_steps(o, np.array(ws, dtype=np.intp), bs, at.operand(x, False))
+    if kind == "dot*":
+        n = key[2]
+        cols = list(zip(*refs_of))
+        return _general_dot_steps(
+            o,
+            n,
+            at.operand([r for c in zip(*cols[:n]) for r in c], False),
+            at.operand([r for c in zip(*cols[n : 2 * n]) for r in c], False),
+            at.operand(cols[-1], False),
+        )
+    if kind == "sum":
+        flat = [r for refs in refs_of for r in refs]
+        return _sum_steps(o, key[2], at.operand(flat, False))
+    return _elementwise_steps(o, kind, key[2], [at.operand(pos, True) for pos in zip(*refs_of)])
+
+
+# ------------------------------------------------------------------------- checking the guards
+# Each guard is a decision fn took when tracing (tracing.Guard), its operands rows of V. After
+# the forward steps, every guard is evaluated on every sample at once; a sample whose answer
+# differs from the traced one would have built another graph.
+
+
+class _Diverged(Exception):
+    """A sample disagrees with guard `k` of the trace."""
+
+    def __init__(self, k: int, sample: int, values: tuple[float, ...]) -> None:
+        self.k, self.sample, self.values = k, sample, values
+
+
+_GUARD_VALUE: dict[str, Callable[[Any, Any], Any]] = {
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+    "bool": lambda a, b: a != 0,  # NaN is true, as in Python
+    "int": lambda a, b: np.trunc(a),  # int(nan) and int(inf) raise: no sample can match them
+    "floor": lambda a, b: np.floor(a),
+    "ceil": lambda a, b: np.ceil(a),
+    "round": lambda a, b: np.rint(a),  # half to even, as Python's round
+    "is_integer": lambda a, b: np.isfinite(a) & (np.floor(a) == a),
+    # the same text: equal, the same sign of zero, or both NaN
+    "same": lambda a, b: ((a == b) & (np.signbit(a) == np.signbit(b)))
+    | (np.isnan(a) & np.isnan(b)),
+}  # fmt: skip
+
+
+def _build_check(g: _Graph, at: _Layout) -> Callable[[Any], None]:
+    """Check every guard over the batch, one numpy comparison per kind of guard (and, for yes/no
+    guards, per expected answer): raise _Diverged for the first sample that disagrees."""
+    groups: dict[tuple, list[int]] = {}
+    for k, (guard, _, _) in enumerate(g.guards):
+        yes_no = isinstance(guard.expected, bool)
+        groups.setdefault((guard.kind, guard.expected if yes_no else None), []).append(k)
+    checks = []
+    for (kind, answer), ks in groups.items():
+        a = np.array([at.row_of(g.guards[k][1]) for k in ks], dtype=np.intp)
+        b = np.array([at.row_of(g.guards[k][2] or g.guards[k][1]) for k in ks], dtype=np.intp)
+        if answer is None:  # int, floor, ...: compare with the numbers seen when tracing
+            expected = np.array([float(g.guards[k][0].expected) for k in ks])[:, None]
+        else:  # the samples that do not give the traced answer: False == value, or not value
+            expected = None
+        checks.append((_GUARD_VALUE[kind], answer, a, b, expected, ks))
+
+    def check(V: Any) -> None:
+        first = None
+        for value, answer, a, b, expected, ks in checks:
+            got = value(V[a], V[b])
+            bad = got != expected if answer is None else ~got if answer else got
+            if bad.any():
+                i = int(bad.any(0).argmax())
+                if first is None or i < first[1]:
+                    row = int(bad[:, i].argmax())
+                    first = (ks[row], i, (float(V[a[row], i]), float(V[b[row], i])))
+        if first is not None:
+            raise _Diverged(*first)
+
+    return check
+
+
+class _Program:
+    """The compiled replay of one traced graph, for any batch size: the forward steps, the guard
+    check, the backward steps."""
+
+    def __init__(self, g: _Graph) -> None:
+        self.graph = g
+        self.n_inputs = g.n_inputs
+        self.captured = g.captured
+        self.consts = np.array(g.consts, dtype=float)
+        self.n_scalars = len(g.captured) + len(g.consts)
+        groups = _group_nodes(g)
+        at = _Layout(g, groups)
+        self.n_rows = at.n_rows
+        self.scalar_rows, self.scalar_rows_of = at.scalar_rows, at.scalar_rows_of
+        self.out_row = at.row_of(g.out)
+        steps = [_build_step(g, key, members, at) for key, members in groups]
+        self.forward = [f for f, _ in steps]
+        self.backward = [b for _, b in steps]
+        self.check = _build_check(g, at) if g.guards else None
+
+    def run(
+        self,
+        arrays: Sequence[Any],
+        B: int,
+        seed: float | None,
+        on_nonfinite: Callable[[list[int]], None] | None = None,
+    ) -> tuple[Any, Any]:
+        """Per-sample outputs, and (unless `seed` is None) the gradient of `seed` times their
+        sum w.r.t. each captured Value. Raises _Diverged when a sample takes another path than
+        the traced one; `on_nonfinite(samples)` hears of samples where an op made NaN or inf
+        from finite numbers (where the engine raises)."""
+        V = np.empty((self.n_rows, B))
+        r = 0
+        for a in arrays:
+            width = a.size // B
+            if width:
+                V[r : r + width] = a.reshape(B, width).T
+            r += width
+        S = np.empty(self.n_scalars)
+        C = len(self.captured)
+        S[:C] = numbers_of(self.captured)  # current values: updates need no retrace
+        S[C:] = self.consts
+        with np.errstate(all="ignore"):  # inf and NaN are looked at below, as a whole
+            if len(self.scalar_rows):
+                V[self.scalar_rows] = S[self.scalar_rows_of][:, None]
+            for step in self.forward:
+                step(V, S)
+            if self.check is not None:
+                self.check(V)
+            if on_nonfinite is not None:
+                bad = _nonfinite_samples(V)
+                if bad:
+                    on_nonfinite(bad)
+            outs = V[self.out_row].copy()
+            if seed is None:
+                return outs, None
+            G = np.zeros((self.n_rows, B))
+            G[self.out_row] = seed
+            GS = np.zeros(self.n_scalars)
+            for step in reversed(self.backward):
+                step(V, G, S, GS)
+            if len(self.scalar_rows):
+                np.add.at(GS, self.scalar_rows_of, G[self.scalar_rows].sum(1))
+        return outs, GS[:C]
+
+    def explain(self, d: _Diverged, traced: int) -> str:
+        guard = self.graph.guards[d.k][0]
+        a, b = d.values
+        if guard.kind in COMPARISONS:
+            there = f"{a!r} {guard.kind} {b!r} is {not guard.expected}"
+        else:
+            there = f"the number is {a!r}"
+        return (
+            f"jit: fn takes another path for batch sample {d.sample} than for the traced "
+            f"sample {traced}: at {guard.where}, `{guard.text}` was {guard.expected!r} when "
+            f"tracing; for sample {d.sample}, {there}. One traced graph cannot stand for both: "
+            f"keep data-dependent choices inside ops (relu, ...), or run fn eagerly."
+        )
+
+
+# ------------------------------------------------------------------------- numpy steps
 
 
 class _Operand:
@@ -241,217 +475,34 @@ class _Operand:
             return lambda V, S: V[s]
         return lambda V, S: V[idx]
 
-    def accumulator(self) -> Callable[[Any, Any, Any, bool], None]:
-        """acc(G, GS, d, per_sample): add the gradient d (nodes, batch) into this operand's
-        rows of G, or -- summed over the batch unless per_sample -- into its entries of GS."""
+    def accumulator(self) -> Callable[[Any, Any, Any], None]:
+        """acc(G, GS, d): add the gradient d (nodes, batch) into this operand's rows of G, or
+        -- summed over the batch -- into its entries of GS."""
         s, idx, unique = self.slice, self.idx, self.unique
         if self.is_scalar:
 
-            def acc(G: Any, GS: Any, d: Any, per_sample: bool) -> None:
-                d = d if per_sample else d.sum(1)
+            def acc(G: Any, GS: Any, d: Any) -> None:
                 if unique:
-                    GS[idx] += d
+                    GS[idx] += d.sum(1)
                 else:
-                    np.add.at(GS, idx, d)
+                    np.add.at(GS, idx, d.sum(1))
 
         elif s is not None:
 
-            def acc(G: Any, GS: Any, d: Any, per_sample: bool) -> None:
+            def acc(G: Any, GS: Any, d: Any) -> None:
                 G[s] += d
 
         elif unique:
 
-            def acc(G: Any, GS: Any, d: Any, per_sample: bool) -> None:
+            def acc(G: Any, GS: Any, d: Any) -> None:
                 G[idx] += d
 
         else:  # a node read twice in one group: fancy-index += would count it once
 
-            def acc(G: Any, GS: Any, d: Any, per_sample: bool) -> None:
+            def acc(G: Any, GS: Any, d: Any) -> None:
                 np.add.at(G, idx, d)
 
         return acc
-
-
-def _is_scalar(r: Ref) -> bool:
-    return r[0] in "ck"
-
-
-class _Program:
-    """The compiled replay of one traced graph, for any batch size."""
-
-    def __init__(self, g: _Graph) -> None:
-        self.captured = tuple(g.captured)
-        C = len(g.captured)
-        consts: dict[str, int] = {}
-        # Every constant read by a node, and the output itself if fn returned a constant.
-        for r in (*(r for _, refs in g.nodes for r in refs), g.out):
-            if r[0] == "k" and r[1] not in consts:
-                consts[r[1]] = C + len(consts)
-        self.n_scalars = C + len(consts)
-        self.consts = np.array([float.fromhex(h) for h in consts], dtype=float)
-        self.n_nodes = len(g.nodes)
-
-        def sidx(r: Ref) -> int:
-            return r[1] if r[0] == "c" else consts[r[1]]
-
-        # Group nodes by (depth, kind, ...): a group runs as one numpy step over all its nodes.
-        level: list[int] = []
-        groups: dict[tuple, list[int]] = {}
-        for j, (op, refs) in enumerate(g.nodes):
-            lv = 1 + max((level[r[1]] for r in refs if r[0] == "n"), default=0)
-            level.append(lv)
-            kind = _kind(op)
-            if kind == "dot":
-                n = (len(refs) - 1) // 2
-                w, x, b = refs[:n], refs[n : 2 * n], refs[-1]
-                if len(refs) != 2 * n + 1:
-                    raise NotImplementedError(f"jit: a 'dot' node needs 2n+1 children, got {refs}")
-                if _is_scalar(b) and all(map(_is_scalar, w)):
-                    key: tuple = (lv, "dot", n, x)  # weights fixed per call: a matrix product
-                elif _is_scalar(b) and all(map(_is_scalar, x)):
-                    key = (lv, "dot", n, w)  # the same, with w and x swapped (dot is symmetric)
-                else:
-                    key = (lv, "dot*", n)
-            elif kind == "sum":
-                key = (lv, "sum", len(refs))
-            elif kind in ELEMENTWISE:
-                if ELEMENTWISE[kind][0] != len(refs):
-                    raise NotImplementedError(
-                        f"jit: op {op!r} with {len(refs)} children is not an engine op"
-                    )
-                key = (lv, op)
-            else:
-                raise NotImplementedError(
-                    f"jit: no vectorised rule for op {op!r}; jit knows "
-                    f"{', '.join([*ELEMENTWISE, 'dot', 'sum'])}"
-                )
-            groups.setdefault(key, []).append(j)
-        ordered = sorted(groups.items(), key=lambda kv: kv[0][0])  # stable: by depth
-
-        # Which child positions read rows of V, and so which scalars need a row of their own.
-        needs_row: dict[int, None] = {}
-
-        def rows_please(refs: Sequence[Ref]) -> None:
-            for r in refs:
-                if _is_scalar(r):
-                    needs_row.setdefault(sidx(r), None)
-
-        plans = []
-        for key, members in ordered:
-            kind = _kind(g.nodes[members[0]][0])
-            refs_of = [g.nodes[j][1] for j in members]
-            if kind == "dot" and key[1] == "dot":
-                n, x = key[2], key[3]
-                ws, bs = [], []
-                for refs in refs_of:
-                    w = refs[:n] if refs[n : 2 * n] == x else refs[n : 2 * n]
-                    ws.append([sidx(r) for r in w])
-                    bs.append(sidx(refs[-1]))
-                rows_please(x)
-                plans.append(("dot", members, (ws, bs, x)))
-            elif kind in ("dot", "sum"):
-                for refs in refs_of:
-                    rows_please(refs)
-                plans.append((key[1], members, None))
-            else:
-                positions = list(zip(*refs_of))
-                for pos in positions:
-                    if not all(map(_is_scalar, pos)):
-                        rows_please(pos)
-                plans.append((kind, members, positions))
-        if _is_scalar(g.out):
-            rows_please([g.out])
-
-        # Rows of V: the inputs, then scalars that need rows, then the nodes, group by group.
-        self.n_inputs = g.n_inputs
-        row: dict[Ref, int] = {("x", k): k for k in range(g.n_inputs)}
-        self.scalar_rows = np.arange(g.n_inputs, g.n_inputs + len(needs_row), dtype=np.intp)
-        self.scalar_rows_of = np.array(list(needs_row), dtype=np.intp)
-        srow = {s: int(r) for s, r in zip(needs_row, self.scalar_rows)}
-        nxt = g.n_inputs + len(needs_row)
-        for _, members, _ in plans:
-            for j in members:
-                row[("n", j)] = nxt
-                nxt += 1
-        self.n_rows = nxt
-
-        def operand(refs: Sequence[Ref], allow_scalar: bool) -> _Operand:
-            if allow_scalar and all(map(_is_scalar, refs)):
-                return _Operand(scalars=[sidx(r) for r in refs])
-            return _Operand(rows=[srow[sidx(r)] if _is_scalar(r) else row[r] for r in refs])
-
-        self.forward: list[Callable] = []
-        self.backward: list[Callable] = []
-        for kind, members, extra in plans:
-            o = slice(row[("n", members[0])], row[("n", members[-1])] + 1)
-            if kind == "dot":
-                ws, bs, x = extra
-                f, b = _dot_steps(o, np.array(ws, dtype=np.intp), bs, operand(x, False))
-            elif kind == "dot*":
-                n = (len(g.nodes[members[0]][1]) - 1) // 2
-                cols = list(zip(*[g.nodes[j][1] for j in members]))
-                f, b = _general_dot_steps(
-                    o,
-                    n,
-                    operand([r for c in zip(*cols[:n]) for r in c], False),
-                    operand([r for c in zip(*cols[n : 2 * n]) for r in c], False),
-                    operand(cols[-1], False),
-                )
-            elif kind == "sum":
-                refs_of = [g.nodes[j][1] for j in members]
-                f, b = _sum_steps(
-                    o, len(refs_of[0]), operand([r for rs in refs_of for r in rs], False)
-                )
-            else:
-                p = _exponent(g.nodes[members[0]][0]) if kind == "**p" else None
-                f, b = _elementwise_steps(o, kind, p, [operand(pos, True) for pos in extra])
-            self.forward.append(f)
-            self.backward.append(b)
-        self.out_row = srow[sidx(g.out)] if _is_scalar(g.out) else row[g.out]
-
-    def run(
-        self,
-        arrays: Sequence[Any],
-        B: int,
-        mode: str,
-        on_nonfinite: Callable[[list[int]], None] | None = None,
-    ) -> tuple[Any, Any]:
-        """Per-sample outputs, and the gradient w.r.t. each captured Value: reduced over the
-        batch for mode 'mean'/'sum', per sample ((C, B)) for 'none', not computed for 'forward'.
-        `on_nonfinite(samples)` hears of samples where an op made NaN or inf from finite numbers."""
-        V = np.empty((self.n_rows, B))
-        r = 0
-        for a in arrays:
-            width = a.size // B
-            if width:
-                V[r : r + width] = a.reshape(B, width).T
-            r += width
-        S = np.empty(self.n_scalars)
-        C = len(self.captured)
-        S[:C] = [c.data for c in self.captured]  # current values: updates need no retrace
-        S[C:] = self.consts
-        with np.errstate(all="ignore"):
-            if len(self.scalar_rows):
-                V[self.scalar_rows] = S[self.scalar_rows_of][:, None]
-            for step in self.forward:
-                step(V, S)
-            if on_nonfinite is not None:
-                bad = _nonfinite_samples(V)
-                if bad:
-                    on_nonfinite(bad)
-            outs = V[self.out_row].copy()
-            if mode == "forward":
-                return outs, None
-            per_sample = mode == "none"
-            G = np.zeros((self.n_rows, B))
-            G[self.out_row] = 1.0 / B if mode == "mean" else 1.0
-            GS = np.zeros((self.n_scalars, B) if per_sample else self.n_scalars)
-            for step in reversed(self.backward):
-                step(V, G, S, GS, per_sample)
-            if len(self.scalar_rows):
-                d = G[self.scalar_rows]
-                np.add.at(GS, self.scalar_rows_of, d if per_sample else d.sum(1))
-        return outs, GS[:C]
 
 
 def _elementwise_steps(
@@ -466,10 +517,10 @@ def _elementwise_steps(
         def forward(V: Any, S: Any) -> None:
             V[o] = fwd(p, ra(V, S))
 
-        def backward(V: Any, G: Any, S: Any, GS: Any, per_sample: bool) -> None:
+        def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
             g = G[o]
             (d,) = local(p, V[o], ra(V, S))
-            accs[0](G, GS, g if _is_one(d) else d * g, per_sample)
+            accs[0](G, GS, g if _is_one(d) else d * g)
 
     else:
         ra, rb = reads
@@ -477,11 +528,11 @@ def _elementwise_steps(
         def forward(V: Any, S: Any) -> None:
             V[o] = fwd(p, ra(V, S), rb(V, S))
 
-        def backward(V: Any, G: Any, S: Any, GS: Any, per_sample: bool) -> None:
+        def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
             g = G[o]
             da, db = local(p, V[o], ra(V, S), rb(V, S))
-            accs[0](G, GS, g if _is_one(da) else da * g, per_sample)
-            accs[1](G, GS, g if _is_one(db) else db * g, per_sample)
+            accs[0](G, GS, g if _is_one(da) else da * g)
+            accs[1](G, GS, g if _is_one(db) else db * g)
 
     return forward, backward
 
@@ -499,13 +550,13 @@ def _dot_steps(o: slice, widx: Any, bidx: list[int], x: _Operand) -> tuple[Calla
     def forward(V: Any, S: Any) -> None:
         V[o] = np.dot(S[widx], rx(V, S)) + S[bcol]
 
-    def backward(V: Any, G: Any, S: Any, GS: Any, per_sample: bool) -> None:
+    def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
         g = G[o]
         X = rx(V, S)
-        accx(G, GS, np.dot(S[widx].T, g), per_sample)
+        accx(G, GS, np.dot(S[widx].T, g))
         # np.dot, not @: numpy's matmul of two views of one buffer (g, X.T) can miss BLAS
-        dw = g[:, None, :] * X[None, :, :] if per_sample else np.dot(g, X.T)
-        db = g if per_sample else g.sum(1)
+        dw = np.dot(g, X.T)
+        db = g.sum(1)
         if w_unique:
             GS[widx] += dw
         else:
@@ -531,12 +582,12 @@ def _general_dot_steps(
         prod = rw(V, S).reshape(K, n, B) * rx(V, S).reshape(K, n, B)
         V[o] = prod.sum(1) + rb(V, S)
 
-    def backward(V: Any, G: Any, S: Any, GS: Any, per_sample: bool) -> None:
+    def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
         B = V.shape[1]
         g = G[o][:, None, :]
-        aw(G, GS, (rx(V, S).reshape(K, n, B) * g).reshape(K * n, B), per_sample)
-        ax(G, GS, (rw(V, S).reshape(K, n, B) * g).reshape(K * n, B), per_sample)
-        ab(G, GS, G[o], per_sample)
+        aw(G, GS, (rx(V, S).reshape(K, n, B) * g).reshape(K * n, B))
+        ax(G, GS, (rw(V, S).reshape(K, n, B) * g).reshape(K * n, B))
+        ab(G, GS, G[o])
 
     return forward, backward
 
@@ -548,8 +599,8 @@ def _sum_steps(o: slice, n: int, c: _Operand) -> tuple[Callable, Callable]:
     def forward(V: Any, S: Any) -> None:
         V[o] = rc(V, S).reshape(K, n, V.shape[1]).sum(1)
 
-    def backward(V: Any, G: Any, S: Any, GS: Any, per_sample: bool) -> None:
-        ac(G, GS, np.repeat(G[o], n, axis=0), per_sample)
+    def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
+        ac(G, GS, np.repeat(G[o], n, axis=0))
 
     return forward, backward
 
@@ -561,10 +612,9 @@ class Jitted:
     """`fn` compiled for batches; see `jit`. Attributes: `fn`, `reduce`, `traces` (how many times
     a graph was traced and compiled), `last_outputs` (per-sample values of the latest call)."""
 
-    def __init__(self, fn: Callable[..., Value], reduce: str, check: int) -> None:
+    def __init__(self, fn: Callable[..., Value], reduce: str) -> None:
         self.fn = fn
         self.reduce = reduce
-        self.check = check
         self.traces = 0
         self.last_outputs: ndarray | None = None
         self._programs: dict[tuple, _Program] = {}
@@ -573,39 +623,22 @@ class Jitted:
         name = getattr(self.fn, "__name__", repr(self.fn))
         return f"jit({name}, reduce={self.reduce!r}) [{self.traces} trace(s)]"
 
-    def __call__(self, *arrays: ndarray) -> Value | list[Value]:
+    def __call__(self, *arrays: ndarray) -> Value:
         """The batch's loss as one Value (op 'jit'): the mean (or sum) of fn over the samples,
-        with the captured Values as children, so `.backward()` fills their grads. With
-        reduce='none', a list of one such Value per sample."""
+        with the captured Values as children, so `.backward()` fills their grads."""
         arrays, B = self._validate(arrays)
-        prog = self._program(arrays, B)
-        mode = self.reduce
-        outs, grads = prog.run(arrays, B, mode, lambda bad: self._explain(arrays, bad))
+        mean = self.reduce == "mean"
+        prog, (outs, grads) = self._run(arrays, B, seed=1.0 / B if mean else 1.0)
         self.last_outputs = outs
-        caps = prog.captured
-        if mode == "none":
-            return [
-                Value(float(v), caps, "jit", "", tuple(col))
-                for v, col in zip(outs.tolist(), grads.T.tolist())
-            ]
-        total = outs.mean() if mode == "mean" else outs.sum()
-        return Value(float(total), caps, "jit", "", tuple(grads.tolist()))
+        total = outs.mean() if mean else outs.sum()
+        return Value(float(total), prog.captured, "jit", "", tuple(grads.tolist()))
 
     def outputs(self, *arrays: ndarray) -> ndarray:
         """fn's value for each sample, as a (B,) array; forward only (no gradients, no Value)."""
         arrays, B = self._validate(arrays)
-        prog = self._program(arrays, B)
-        outs, _ = prog.run(arrays, B, "forward", lambda bad: self._explain(arrays, bad))
+        _, (outs, _) = self._run(arrays, B, seed=None)
         self.last_outputs = outs
         return outs
-
-    def _explain(self, arrays: list[Any], samples: list[int]) -> None:
-        # These samples hold a NaN or inf: the engine may raise for them (overflow, log of a
-        # negative number, ...) or let a NaN put in propagate. Running fn eagerly on each sample
-        # decides, and raises the engine's own error, naming the op the user wrote (`/`, not the
-        # `**-1` it is made of). It costs an eager run per such sample, only when there are any.
-        for i in samples:
-            _Trace(self.fn, arrays, i)
 
     def _validate(self, arrays: tuple) -> tuple[list[Any], int]:
         if not arrays:
@@ -631,48 +664,81 @@ class Jitted:
             raise ValueError("jit: empty batch (axis 0 has length 0)")
         return out, sizes[0]
 
-    def _program(self, arrays: list[Any], B: int) -> _Program:
-        key = tuple(a.shape[1:] for a in arrays)
+    def _run(self, arrays: list[Any], B: int, seed: float | None) -> tuple[_Program, tuple]:
+        key = tuple(a.shape[1:] for a in arrays)  # a new per-sample shape traces again
         prog = self._programs.get(key)
-        if prog is None:
-            prog = self._programs[key] = self._trace(arrays, B)
-        return prog
+        explain = lambda bad: self._explain(arrays, bad)  # noqa: E731
+        if prog is not None:
+            try:
+                return prog, prog.run(arrays, B, seed, explain)
+            except _Diverged:
+                pass
+            # Some sample took another path than the traced one. If the whole batch agrees on
+            # a new path (another batch, or parameters that moved), a trace of this batch
+            # replays it; if its samples disagree among themselves, no single graph can.
+        prog = self._programs[key] = self._trace(arrays)
+        try:
+            return prog, prog.run(arrays, B, seed, explain)
+        except _Diverged as d:
+            raise TraceError(prog.explain(d, traced=0)) from None
 
-    def _trace(self, arrays: list[Any], B: int) -> _Program:
-        # Trace a few samples spread over the batch (sample 0 twice if B == 1): leaves present in
-        # every trace are the captured ones; the graphs must agree, or fn depends on the data.
-        picks = sorted({round(i * (B - 1) / (self.check - 1)) for i in range(self.check)})
-        if len(picks) == 1:
-            picks *= 2
-        traces = [_Trace(self.fn, arrays, i) for i in picks]
-        shared = set(traces[0].topo).intersection(traces[1].topo)
-        graphs = [_Graph(t, shared) for t in traces]
-        for g, t in zip(graphs[1:], traces[1:]):
-            _compare(graphs[0], traces[0], g, t)
+    def _explain(self, arrays: list[Any], samples: list[int]) -> None:
+        # These samples hold a NaN or inf: the engine may raise for them (overflow, log of a
+        # negative number, ...) or let a NaN put in propagate. Running fn eagerly on each sample
+        # decides, and raises the engine's own error, naming the op the user wrote (`/`, not the
+        # `**-1` it is made of). It costs an eager run per such sample, only when there are any.
+        for i in samples:
+            try:
+                self.fn(*[_values(a[i].tolist()) for a in arrays])
+            except (ValueError, ZeroDivisionError, OverflowError) as e:
+                if type(e) not in (ValueError, ZeroDivisionError, OverflowError):
+                    raise
+                raise type(e)(f"{e} (jit: batch sample {i})") from e
+
+    def _trace(self, arrays: list[Any]) -> _Program:
+        try:
+            tr = trace(self.fn, [a[0].tolist() for a in arrays])
+        except (ValueError, ZeroDivisionError, OverflowError) as e:
+            if type(e) not in (ValueError, ZeroDivisionError, OverflowError):
+                raise
+            # the engine's own error for this sample; say which sample it was
+            raise type(e)(f"{e} (jit: tracing batch sample 0)") from e
+        if not isinstance(tr.out, Value):
+            raise TypeError(
+                f"jit: fn must return one Value per sample, got {type(tr.out).__name__} "
+                f"{tr.out!r}"
+            )
         self.traces += 1
-        return _Program(graphs[0])
+        return _Program(_Graph(tr))
 
 
-def jit(fn: Callable[..., Value], reduce: str = "mean", *, check: int = 3) -> Jitted:
+def jit(fn: Callable[..., Value], reduce: str = "mean") -> Jitted:
     """Compile per-sample micrograd code `fn` to run over a batch with numpy.
 
     `fn` takes Values (or lists, or nested lists, of Values) and returns a Value. The compiled
     function takes numpy arrays instead, one per argument, with the batch on axis 0 (``f(X, y)``
     with X (B, 2) and y (B,) calls ``fn(x, y)`` with x a list of 2 Values and y a Value), and
-    returns a Value: fn's output reduced over the batch (`reduce` 'mean' or 'sum'; 'none' gives a
-    list of B Values). Its `.backward()` fills the grads of the Values fn captured (the model's
-    parameters) exactly as the eager graph over the batch would. ``f.outputs(*arrays)`` gives
-    the per-sample values as an array, forward only; ``f.last_outputs`` those of the last call.
+    returns a Value: fn's output reduced over the batch (`reduce` 'mean' or 'sum'). Its
+    `.backward()` fills the grads of the Values fn captured (the model's parameters) exactly as
+    the eager graph over the batch would. ``f.outputs(*arrays)`` gives the per-sample values as
+    an array, forward only; ``f.last_outputs`` those of the last call.
 
-    `check` (>= 2) is how many samples, spread over the first batch, are traced and compared to
-    catch Python code that branches on the data (TraceError). numpy is required
-    (``pip install micrograd-plus[jit]``).
+    Python decisions `fn` takes on numbers (``if x.data > 0``, also on a parameter's ``.data``)
+    are recorded when tracing and checked on every sample of every call: a batch whose samples
+    all take another path is traced again, one whose samples disagree raises `TraceError` naming
+    a sample. Uses of ``.data`` no check can cover (``x.data * 2``, ``float(x.data)``) raise
+    `TraceError` when tracing. numpy is required (``pip install micrograd-plus[jit]``).
     """
     if not callable(fn):
         raise TypeError(f"jit: fn must be callable, got {type(fn).__name__} {fn!r}")
     if reduce not in REDUCES:
         raise ValueError(f"jit: reduce must be one of {', '.join(REDUCES)}, got {reduce!r}")
-    if isinstance(check, bool) or not isinstance(check, int) or check < 2:
-        raise ValueError(f"jit: check must be an int >= 2 (samples traced), got {check!r}")
     _numpy()
-    return Jitted(fn, reduce, check)
+    return Jitted(fn, reduce)
+
+
+def _values(x: Any) -> Any:
+    return [_values(e) for e in x] if isinstance(x, list) else Value(x)
+
+
+make_callable(__name__, "jit")  # micrograd.jit is this module, callable

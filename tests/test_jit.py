@@ -1,10 +1,13 @@
 """micrograd.jit: the batched replay equals the eager graph over the batch (values and every
-captured gradient to 1e-9), for every op of the shared table, several nets and losses; plus
-retracing, data-dependence detection, errors and composition with eager code."""
+captured gradient to 1e-9), for every op of the shared table, several nets and losses, and a few
+hundred random programs; Python decisions on the data are guarded (never a silent wrong answer);
+plus retracing, refusals, errors and composition with eager code."""
 
 from __future__ import annotations
 
 import math
+import numbers
+import os
 import random
 import subprocess
 import sys
@@ -16,6 +19,7 @@ import torch
 from micrograd import MLP, Value, grad
 from micrograd.jit import Jitted, TraceError, jit
 
+from . import jit_programs
 from .optable import OPS
 
 TOL = 1e-9
@@ -34,11 +38,6 @@ def eager(fn, arrays, params, reduce="mean"):  # noqa: ANN001, ANN201
         p.grad = 0.0
     B = len(arrays[0])
     outs = [fn(*[values(a[i].tolist()) for a in arrays]) for i in range(B)]
-    if reduce == "none":
-        grads = []
-        for o in outs:
-            grads.append(grad(o, params))
-        return [o.data for o in outs], grads
     total = Value.sum(outs)
     if reduce == "mean":
         total = total * (1.0 / B)
@@ -170,21 +169,6 @@ def test_multi_output_cross_entropy_with_sum_and_log() -> None:
         return lse - Value.dot(z, t)  # t is a per-sample one-hot: a dot with data weights
 
     assert_close(compiled(jit(ce), [X, T], params), eager(ce, [X, T], params))
-
-
-def test_reduce_none_gives_one_value_per_sample_with_its_own_gradient() -> None:
-    random.seed(4)
-    model = MLP(2, [4, 1])
-    params = model.parameters()
-    X, y = moons_like(B=5)
-    f = jit(hinge(model), reduce="none")
-    outs = f(X, y)
-    want_values, want_grads = eager(hinge(model), [X, y], params, "none")
-    assert isinstance(outs, list) and len(outs) == 5
-    assert_close([o.data for o in outs], want_values)
-    for o, g in zip(outs, want_grads):
-        assert o._op == "jit" and o._prev == tuple(params)
-        assert_close(list(o._local), list(g))
 
 
 def test_matches_pytorch_float64() -> None:
@@ -376,30 +360,226 @@ def test_new_per_sample_shapes_retrace() -> None:
     assert_close(compiled(f, [X3], w), eager(fn, [X3], w))
 
 
-def test_python_branching_on_data_is_detected() -> None:
+def test_the_issue_example_is_refused_not_answered_wrongly() -> None:
+    f = jit(lambda x: x.relu() if x.data > 0 else x * 2)
+    want = r"sample 1 .*test_jit\.py:\d+, `x\.data > 0\.0` was True when tracing; for sample 1, -1"
+    with pytest.raises(TraceError, match=want):
+        f(np.array([1.0, -1.0, 2.0, -5.0, 3.0]))
+    assert f.traces == 1  # traced once, on this batch: no second try
+    # a batch on which every sample takes the traced path replays it, exactly as eager
+    p = Value(1.5)
+    fn = lambda x: (x * p).relu() if x.data > 0 else x * p * 2  # noqa: E731
+    g = jit(fn)
+    X = np.array([1.0, 2.0, 3.0])
+    assert_close(compiled(g, [X], [p]), eager(fn, [X], [p]))
+    # a batch whose samples all take the other path is traced again
+    X = np.array([-1.0, -2.0])
+    assert_close(compiled(g, [X], [p]), eager(fn, [X], [p]))
+    assert g.traces == 2
+
+
+def test_decisions_on_intermediate_nodes_are_guarded() -> None:
+    p = Value(0.5)
+
+    def fn(x, y):  # noqa: ANN001, ANN202
+        h = Value.dot([p, p], x) + y  # a fused node, then an add node: both made while tracing
+        if h.data >= 1:
+            return h.tanh()
+        return h * p
+
+    X = np.array([[1.0, 2.0], [3.0, 1.0], [0.0, 0.1]])
+    y = np.array([0.0, 0.0, 0.0])
+    with pytest.raises(TraceError, match=r"sample 2 .*\(a '\+' node\)\.data >= 1"):
+        jit(fn)(X, y)
+    assert_close(compiled(jit(fn), [X[:2], y[:2]], [p]), eager(fn, [X[:2], y[:2]], [p]))
+
+
+def test_a_decision_on_a_node_outside_the_output_graph_is_still_checked() -> None:
     p = Value(2.0)
 
-    def branchy(x):  # noqa: ANN001, ANN202
-        return (x * p).tanh() if x.data > 0 else (x * p).relu()
+    def fn(x):  # noqa: ANN001, ANN202
+        probe = (x * 3).tanh()  # only looked at, never part of the result
+        return x * p if probe.data < 0.5 else x * p * p
 
-    with pytest.raises(TraceError, match="different graph.*depends on the data"):
-        jit(branchy)(np.array([-1.0, 0.5, 2.0, 3.0]))
-
-
-def test_a_constant_taken_from_data_is_detected() -> None:
-    p = Value(2.0)
-    with pytest.raises(TraceError, match="different graph"):
-        jit(lambda x: x * p * x.data)(np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(TraceError, match="batch sample 2"):
+        jit(fn)(np.array([0.0, 0.1, 1.0]))
+    X = np.array([0.0, 0.1, -1.0])
+    assert_close(compiled(jit(fn), [X], [p]), eager(fn, [X], [p]))
 
 
-def test_a_graph_that_depends_on_data_only_beyond_the_checked_samples() -> None:
-    # Documented limit: only `check` samples are traced. With check=B every sample is.
+@pytest.mark.parametrize(
+    "pick, ok, bad",
+    [
+        (lambda v: int(v.data), [0.2, 0.9, 0.0], [0.2, 1.5]),
+        (lambda v: round(v.data), [-0.4, 0.4, 0.5], [0.2, 0.6]),  # 0.5 rounds to 0, as Python
+        (lambda v: math.floor(v.data), [0.2, 0.9], [0.2, -0.1]),
+        (lambda v: math.ceil(v.data) - 1, [0.2, 0.9, 1.0], [0.2, 1.1]),
+        (lambda v: math.trunc(v.data), [-0.9, 0.9], [0.9, 1.0]),
+        (lambda v: int(bool(v.data)), [1.0, -2.0, math.nan], [1.0, 0.0]),
+        (lambda v: int(v.data.is_integer()), [0.5, -0.25], [0.5, 3.0]),
+    ],
+    ids=["int", "round", "floor", "ceil", "trunc", "bool", "is_integer"],
+)
+def test_integers_taken_from_data_are_guarded(pick, ok, bad) -> None:  # noqa: ANN001
+    w = [Value(0.5), Value(-2.0), Value(3.0)]
+    fn = lambda x: w[pick(x)] * x  # noqa: E731
+    assert_close(compiled(jit(fn), [np.array(ok)], w), eager(fn, [np.array(ok)], w))
+    with pytest.raises(TraceError, match=f"batch sample {len(bad) - 1}"):
+        jit(fn)(np.array(bad))
+
+
+def test_comparing_two_traced_numbers_and_sorting() -> None:
+    def fn(x):  # noqa: ANN001, ANN202
+        hi = max(x, key=lambda v: v.data)  # Python's max compares the samples' numbers
+        return hi * 2 + Value.sum(sorted(x, key=lambda v: v.data)[:1])
+
+    X = np.array([[1.0, 2.0, 0.0], [3.0, 4.0, -1.0]])
+    assert_close(compiled(jit(fn), [X], []), eager(fn, [X], []))
+    with pytest.raises(TraceError, match="batch sample 1"):
+        jit(fn)(np.array([[1.0, 2.0, 0.0], [5.0, 4.0, 0.0]]))
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        lambda x, p: x * p * x.data,  # a number taken from the data as a constant
+        lambda x, p: x * Value(x.data),
+        lambda x, p: x ** x.data,
+        lambda x, p: Value.dot([p], [x.data]),
+        lambda x, p: Value.sum([x, x.data]),
+        lambda x, p: x + (x.data * 2 > 1),  # the comparison is fine; x.data * 2 is not
+        lambda x, p: x * math.exp(x.data),
+        lambda x, p: x * float(x.data),
+        lambda x, p: x * np.float64(x.data),
+        lambda x, p: x * abs(x.data),
+        lambda x, p: x * -x.data,
+        lambda x, p: x * round(x.data, 1),
+        lambda x, p: x * len(x.data.hex()),
+        lambda x, p: x + sum([x.data]),
+        lambda x, p: x * (x * p).data ** 2,
+        lambda x, p: (setattr(Value(0.0), "data", x.data), x)[1],  # a number moved to a Value
+    ],
+)
+def test_uses_of_traced_numbers_that_cannot_be_guarded_are_refused(use) -> None:  # noqa: ANN001
     p = Value(1.0)
-    fn = lambda x: x * p if x.data != 5 else x * p * 2  # noqa: E731
-    X = np.array([1.0, 2.0, 5.0, 3.0, 4.0])
-    with pytest.raises(TraceError):
-        jit(fn, check=5)(X)
+    f = jit(lambda x: use(x, p))
+    with pytest.raises(TraceError, match=r"cannot check per sample: .*at test_jit\.py:\d+"):
+        f(np.array([1.0, 2.0]))
+    assert f.traces == 0
 
+
+def test_a_refusal_caught_inside_fn_still_refuses() -> None:
+    def fn(x):  # noqa: ANN001, ANN202
+        try:
+            scale = float(x.data)
+        except Exception:  # noqa: BLE001 - what a careless fn might do
+            scale = 1.0
+        return x * scale
+
+    with pytest.raises(TraceError, match=r"float\(x\.data\)"):
+        jit(fn)(np.array([1.0, 2.0]))
+
+
+def test_backward_inside_fn_is_refused() -> None:
+    p = Value(1.0)
+
+    def fn(x):  # noqa: ANN001, ANN202
+        out = x * p
+        out.backward()  # the gradient of one sample, a number jit cannot replay
+        return out * p.grad
+
+    with pytest.raises(TraceError, match=r"inside micrograd's backward\(\).*test_jit\.py"):
+        jit(fn)(np.array([1.0, 2.0]))
+
+
+def test_second_order_terms_inside_fn_are_replayed() -> None:
+    # grad(create_graph=True) builds Value ops: jit replays them; its rules' own choices on
+    # the data (pow at 0) become guards.
+    p = Value(0.7)
+
+    def fn(x):  # noqa: ANN001, ANN202
+        out = (x * p).tanh() * x
+        (dp,) = grad(out, [p], create_graph=True)
+        return out + dp * dp
+
+    X = np.array([0.5, -1.0, 2.0])
+    assert_close(compiled(jit(fn), [X], [p]), eager(fn, [X], [p]))
+
+
+def test_text_of_a_traced_number_pins_its_value() -> None:
+    p = Value(1.0)
+    shown = []
+    fn = lambda x: (shown.append(f"{x.data:.2f}"), x * p)[1]  # noqa: E731
+    assert_close(compiled(jit(fn), [np.array([2.0, 2.0])], [p]), (2.0, [2.0]))
+    assert shown == ["2.00"]
+    with pytest.raises(TraceError, match=r"exact value of x\.data \(turned into text\)"):
+        jit(fn)(np.array([2.0, 3.0]))
+
+
+def test_traced_numbers_look_like_floats_and_turn_back_into_floats() -> None:
+    kept = []
+
+    def fn(x):  # noqa: ANN001, ANN202
+        assert isinstance(x.data, float) and isinstance(x.data, numbers.Real)
+        h = x * 2
+        kept.extend([x, h])
+        return h
+
+    jit(fn)(np.array([1.0, 2.0]))
+    assert [type(v.data) for v in kept] == [float, float]
+    assert kept[1].data * 3 == 6.0  # after tracing, plain numbers again
+
+
+def test_a_decision_on_parameters_retraces_when_they_change() -> None:
+    p = Value(1.0)
+    fn = lambda x: x * p if (p * 1).data > 0 else (x * p).tanh()  # noqa: E731
+    f = jit(fn)
+    X = np.array([0.5, 1.5, -2.0])
+    assert_close(compiled(f, [X], [p]), eager(fn, [X], [p]))
+    p.data = -1.0  # an optimiser step across the decision: every sample now takes the other path
+    assert_close(compiled(f, [X], [p]), eager(fn, [X], [p]))
+    assert f.traces == 2
+    g = jit(lambda x: x * p if (x * p).data > 0 else (x * p).tanh())  # mixing x and p
+    X = np.array([-0.5, -1.5])
+    assert_close(compiled(g, [X], [p]), eager(g.fn, [X], [p]))
+    p.data = 1.0
+    assert_close(compiled(g, [X], [p]), eager(g.fn, [X], [p]))
+    assert g.traces == 2
+
+
+def test_a_sample_on_another_path_fails_its_guard_before_an_op_it_would_not_run() -> None:
+    p = Value(1.0)
+
+    def fn(x):  # noqa: ANN001, ANN202
+        h = x.tanh().tanh().tanh()  # deeper than the log below
+        return (x * p).log() if h.data > 0 else x * p
+
+    with pytest.raises(TraceError, match="batch sample 1"):  # not log's ValueError
+        jit(fn)(np.array([1.0, -2.0]))
+
+
+def test_new_nodes_made_by_fn_are_constants_and_parameters_are_captured() -> None:
+    p = Value(2.0)
+    out = jit(lambda x: x * p + Value(3.0) * Value(0.5))(np.ones(3))
+    assert out._prev == (p,)
+
+
+def test_the_module_is_callable_and_exposes_its_names() -> None:
+    import micrograd
+    import micrograd.jit as mj
+
+    assert mj.TraceError is TraceError and mj.Jitted is Jitted and mj.jit is jit
+    assert micrograd.jit is mj
+    p = Value(1.0)
+    assert isinstance(micrograd.jit(lambda x: x * p), Jitted)
+    assert isinstance(mj(lambda x: x * p, reduce="sum"), Jitted)
+
+
+def test_random_programs_agree_with_eager_or_are_refused() -> None:
+    # benchmarks/fuzz_jit.py runs thousands; JIT_PROGRAMS=n runs n here
+    n = int(os.environ.get("JIT_PROGRAMS", "500"))
+    results = [jit_programs.check(seed) for seed in range(n)]
+    assert results.count("refused") > n // 10 and results.count("same") > n // 2
 
 # ------------------------------------------------------------------------- errors
 
@@ -442,19 +622,17 @@ def test_bad_jit_arguments() -> None:
         jit(3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="reduce must be one of"):
         jit(lambda x: x, reduce="max")
-    with pytest.raises(ValueError, match="check"):
-        jit(lambda x: x, check=1)
     with pytest.raises(TypeError, match="must return one Value"):
         jit(lambda x: [x, x])(np.zeros(3))
 
 
 def test_log_of_a_non_positive_sample_names_log_and_the_value() -> None:
     p = Value(1.0)
-    f = jit(lambda x: (x * p).log())  # traces samples 0, 2 and 4; fails in the replay
+    f = jit(lambda x: (x * p).log())  # traces sample 0; fails in the replay
     with pytest.raises(ValueError, match=r"log is defined.*log\(-2\.0\).*batch sample 1"):
         f(np.array([1.0, -2.0, 3.0, 4.0, 5.0]))
-    with pytest.raises(ValueError, match=r"log\(0\.0\).*tracing batch sample 2"):
-        jit(lambda x: (x * p).log())(np.array([1.0, 3.0, 0.0, 4.0]))
+    with pytest.raises(ValueError, match=r"log\(0\.0\).*tracing batch sample 0"):
+        jit(lambda x: (x * p).log())(np.array([0.0, 3.0, 1.0, 4.0]))
 
 
 def test_exp_overflow() -> None:
@@ -486,3 +664,80 @@ def test_a_function_returning_a_constant() -> None:
     out = f(np.ones(4))
     assert out.data == 3.0 and out._prev == ()
     assert list(f.last_outputs) == [3.0] * 4
+
+
+def test_a_decision_on_a_parameter_number_is_guarded_too() -> None:
+    p = Value(0.5)
+    fn = lambda x: x * p if p.data > 0 else (x * p).tanh()  # noqa: E731 - p.data read directly
+    f = jit(fn)
+    X = np.array([1.0, -2.0, 3.0])
+    assert_close(compiled(f, [X], [p]), eager(fn, [X], [p]))
+    p.data = -0.5  # the next step takes the other branch for every sample: traced again
+    assert_close(compiled(f, [X], [p]), eager(fn, [X], [p]))
+    assert f.traces == 2
+    with pytest.raises(TraceError, match=r"arithmetic on x\.data \(\*\)"):
+        jit(lambda x: x * (p.data * 2))(X)  # a parameter's number as a constant: stale later
+
+
+def test_float_gradients_inside_fn_are_refused() -> None:
+    p = Value(1.0)
+
+    def fn(x):  # noqa: ANN001, ANN202
+        out = (x * p).tanh()
+        return out * grad(out, p)  # a number computed from one sample, not a Value op
+
+    with pytest.raises(TraceError, match=r"local derivatives of a traced node.*test_jit\.py"):
+        jit(fn)(np.array([1.0, 2.0]))
+
+
+def test_tracing_leaves_value_and_other_threads_alone() -> None:
+    import threading
+
+    p = Value(2.0)
+    seen = []
+    started, go_on = threading.Event(), threading.Event()
+
+    def reader() -> None:
+        started.wait(5)
+        seen.append((type(p.data), (p * 3).data))  # another thread, while fn is being traced
+        go_on.set()
+
+    def fn(x):  # noqa: ANN001, ANN202
+        started.set()
+        go_on.wait(5)
+        return x * p
+
+    t = threading.Thread(target=reader)
+    t.start()
+    jit(fn)(np.array([1.0, 2.0]))
+    t.join()
+    assert seen == [(float, 6.0)]
+    raw = type(Value.__dict__["data"]).__name__
+    assert raw == type(Value.__dict__["_local"]).__name__ == "member_descriptor"
+    with pytest.raises(TraceError):
+        jit(lambda x: x * float(x.data))(np.array([1.0]))
+    assert type(Value.__dict__["data"]).__name__ == "member_descriptor"  # also after a refusal
+    assert sys.getprofile() is None
+
+
+def test_a_jit_inside_a_traced_function() -> None:
+    p = Value(1.5)
+    inner = jit(lambda x: x * p, reduce="sum")
+
+    def fn(x):  # noqa: ANN001, ANN202
+        if x.data > 0:  # a guard of the outer trace
+            inner(np.array([1.0, 2.0]))  # a whole inner trace and replay, nested
+        return x * p
+
+    X = np.array([1.0, 2.0])
+    assert_close(compiled(jit(fn), [X], [p]), eager(fn, [X], [p]))
+
+
+def test_reading_a_gradient_inside_fn_is_refused() -> None:
+    p = Value(1.0)
+    p.grad = 0.25  # left over from the last step: a replay would keep it forever
+    with pytest.raises(TraceError, match=r"gradient \(\.grad\) read inside fn.*test_jit\.py"):
+        jit(lambda x: x * p * p.grad)(np.array([1.0, 2.0]))
+    assert p.grad == 0.25  # outside a trace: a plain read again
+    f = jit(lambda x: (repr(p), x * p)[1])  # repr reads .grad inside the engine: fine
+    assert_close(compiled(f, [np.array([1.0, 2.0])], [p]), (1.5, [1.5]))

@@ -95,3 +95,12 @@ def test_no_module_is_too_long_without_a_reason() -> None:
     long = {p.name: len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")}
     long = {name: n for name, n in long.items() if n > 460 and name not in LONG_MODULES}
     assert not long, f"modules over ~450 lines without a stated reason: {long}"
+
+
+@pytest.mark.parametrize("name", ["jit", "check", "gradcheck"])
+def test_modules_named_after_their_function_are_modules_and_callable(name: str) -> None:
+    import importlib
+
+    module = importlib.import_module(f"micrograd.{name}")
+    assert getattr(micrograd, name) is module  # `import micrograd.jit as mj` gives the module
+    assert callable(module) and module.__call__.__doc__ == f"Call micrograd.{name}.{name}."

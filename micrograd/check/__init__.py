@@ -31,6 +31,7 @@ from __future__ import annotations
 import numbers
 import random
 
+from .._callable import make_callable
 from .exercises import exercise, solution
 from .graphs import ValueChecker
 from .nets import NNChecker
@@ -95,3 +96,6 @@ def check(
     finally:
         random.setstate(state)
     return report
+
+
+make_callable(__name__, "check")  # micrograd.check is this module, callable
