@@ -185,11 +185,18 @@ def _evaluate(expr: ast.expr, names: dict[str, Value], text: str) -> Value | int
     return results[0]
 
 
+def _version(name: str, k: int) -> str:
+    # A re-assigned name labels each new node apart (x, x', x'', ...): a picture or a chain-rule
+    # line where two different nodes are both called `x` would be unreadable.
+    return name + "'" * k if k <= 3 else f"{name}_{k}"
+
+
 def parse_program(text: str) -> dict[str, Value]:
     """Run a program of the expression language; return every assigned name and its Value.
 
     The dict is in order of assignment, last assigned last: its last value is the program's output.
-    A name labels the Value it is first given (``b = a`` leaves `a`'s label alone). No backward
+    A name labels the Value it is first given (``b = a`` leaves `a`'s label alone); a re-assigned
+    name labels its new Value with primes (``x = 2.0; x = x*3`` gives `x` and `x'`). No backward
     pass is run. Raises `ProgramError` (a ValueError) for anything outside the language and for
     arithmetic that fails (``log(-1)``, division by zero), naming the line.
     """
@@ -209,6 +216,7 @@ def parse_program(text: str) -> dict[str, Value]:
         raise ProgramError(f"the program cannot be parsed: {exc}") from None
 
     names: dict[str, Value] = {}
+    assigned: dict[str, int] = {}  # how often each name was assigned so far
     for stmt in tree.body:
         if isinstance(stmt, ast.Expr):
             _check_expression(stmt.value, text)
@@ -234,7 +242,8 @@ def parse_program(text: str) -> dict[str, Value]:
         if not isinstance(value, Value):
             value = Value(value)
         if not value.label:
-            value.label = name
+            value.label = _version(name, assigned.get(name, 0))
+        assigned[name] = assigned.get(name, 0) + 1
         names.pop(name, None)  # a re-assigned name moves to the end: it is the latest output
         names[name] = value
     if not names:

@@ -320,3 +320,15 @@ def test_every_function_of_the_language_matches_pytorch(name: str) -> None:
         assert math.isclose(names["y"].data, ty.item(), rel_tol=1e-12), (name, x0)
         assert math.isclose(names["x"].grad, t.grad.item(), rel_tol=1e-12), (name, x0)
     assert name in LANGUAGE  # the help and error texts list it
+
+
+def test_a_reassigned_name_labels_each_new_node_apart() -> None:
+    from micrograd.expr import parse_program
+
+    names = parse_program("x = 2.0; x = x*3; x = x + 1; y = x*x")
+    x3 = names["x"]
+    assert (x3.label, x3.data) == ("x''", 7.0)
+    x2 = x3._prev[0]
+    assert (x2.label, x2.data) == ("x'", 6.0)
+    assert (x2._prev[0].label, x2._prev[0].data) == ("x", 2.0)
+    assert names["y"].label == "y"

@@ -117,3 +117,13 @@ def test_setting_a_leaf_runs_both_passes_and_the_nudge_matches(playground: str) 
     assert status == 400 and "log" in answer["error"]
     _, state = post(playground, "/api/explorer/forward", {}, s)
     assert state["values"][x]["data"] == 2.0  # refused: nothing changed
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e["title"] for e in EXAMPLES])
+def test_every_node_of_every_example_has_its_own_name(playground: str, example: dict) -> None:
+    # Two boxes called `c`, or two constants called `1`, make the chain-rule lines unreadable.
+    status, state = post(playground, "/api/explorer/load", {"program": example["program"]},
+                         "api-names-" + str(EXAMPLES.index(example)))
+    assert status == 200
+    names = [n["name"] for n in state["drawing"]["nodes"] if "name" in n]
+    assert names and len(names) == len(set(names)), names

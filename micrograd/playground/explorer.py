@@ -52,7 +52,8 @@ EXAMPLES = [
         "n = x1*w1 + x2*w2 + b\ne = exp(2*n)\no = (e - 1)/(e + 1)",
     },
     {
-        "title": "b = a + a: a used twice (the lecture's gradient bug)",
+        # The lecture's bug: a _backward that assigns (=) gives a.grad 1; accumulating (+=), 2.
+        "title": "b = a + a: a used twice (the lecture's bug: = gives a.grad 1, += gives 2)",
         "program": "a = 3.0\nb = a + a",
     },
     {
@@ -60,7 +61,7 @@ EXAMPLES = [
         "program": "a = -2.0; b = 3.0\nd = a*b\ne = a + b\nf = d*e",
     },
     {
-        "title": "README: g = 24.7041",
+        "title": "karpathy's README: g = 24.7041",
         "program": "a = -4.0; b = 2.0\nc = a + b\nd = a*b + b**3\nc = c + c + 1\n"
         "c = c + 1 + c + (-a)\nd = d + d*2 + relu(b + a)\nd = d + 3*d + relu(b - a)\n"
         "e = c - d\nf = e**2\ng = f/2.0\ng = g + 10.0/f",
@@ -110,9 +111,9 @@ def recompute(topo: Sequence[Value], leaves: dict[Value, float]) -> dict[Value, 
 
 
 def _display_names(nodes: Sequence[Value], topo: Sequence[Value]) -> dict[Value, str]:
-    """A name for every node: its label; a constant's number; else, when it is short and made of
-    simple names, the expression it computes ("x1*w1", "tanh(n)"); else t0, t1, ... in
-    topological order."""
+    """A distinct name for every node: its label; a constant's number (c1, c2, ... if that is
+    taken); else, when it is short and made of simple names, the expression it computes
+    ("x1*w1", "tanh(n)"); else t0, t1, ... in topological order."""
     names: dict[Value, str] = {}
     taken = {v.label for v in nodes if v.label}
     counter = 0
@@ -120,8 +121,14 @@ def _display_names(nodes: Sequence[Value], topo: Sequence[Value]) -> dict[Value,
         if v.label:
             names[v] = v.label
             continue
-        if not v._prev:
-            names[v] = f"{v.data:g}"
+        if not v._prev:  # a constant reads as its number, unless another node has that name
+            text = f"{v.data:g}"
+            k = 0
+            while text in taken:
+                k += 1
+                text = f"c{k}"
+            taken.add(text)
+            names[v] = text
             continue
         parts = [names[c] for c in v._prev]
         simple = all(_SIMPLE.fullmatch(p) for p in parts)
