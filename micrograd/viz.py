@@ -140,8 +140,9 @@ def caption(v: Value) -> str:
 
 
 def _fixed(x: float) -> str:
-    """4 decimals, as the lecture prints; scientific notation where that would be a wall."""
-    if math.isfinite(x) and abs(x) >= 1e12:
+    """4 decimals, as the lecture prints; scientific notation where that would be a wall of
+    digits, or would show a number that is not zero as 0.0000."""
+    if math.isfinite(x) and (abs(x) >= 1e12 or 0 < abs(x) < 5e-5):
         return f"{x:.4e}"
     return f"{x:.4f}"
 

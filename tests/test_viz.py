@@ -308,3 +308,19 @@ def test_text_view_checks_its_arguments() -> None:
         render_text("L")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_nodes"):
         render_text(Value(1.0), max_nodes=0)
+
+
+def test_a_small_number_that_is_not_zero_never_reads_as_zero() -> None:
+    from micrograd.engine import Value
+    from micrograd.viz import render_text
+
+    x = Value(1e20, label="x")
+    y = x * 1e-30
+    y.label = "y"
+    z = y * 0.0
+    z.label = "z"
+    z.backward()
+    rows = {line.split("|")[0].strip(): line for line in render_text(z).splitlines() if "|" in line}
+    assert "data 1.0000e-10" in rows["y"] and "data 0.0000" in rows["z"]
+    assert "grad 0.0000" in rows["x"]  # a true zero stays 0.0000
+    assert "grad 1.0000e-10" in rows["c1"]

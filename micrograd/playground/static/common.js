@@ -55,7 +55,8 @@ function eventSource(path) {
 // A number as the lecture prints it: 4 decimals; 'nan'/'inf' strings from the server as is.
 function fmt(x) {
   if (typeof x === "string") return x;
-  if (Math.abs(x) >= 1e12) return x.toExponential(4);
+  // Exponent form where 4 decimals would be a wall of digits, or would show a nonzero as 0.0000.
+  if (Math.abs(x) >= 1e12 || (x !== 0 && Math.abs(x) < 5e-5)) return x.toExponential(4);
   const s = x.toFixed(4);
   return s === "-0.0000" ? "-0.0000" : s;
 }
