@@ -8,6 +8,7 @@ the file the caller asked for, never the temporary one.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import tempfile
@@ -87,3 +88,33 @@ def _umask() -> int:
         os.umask(mask)
         _UMASK.append(mask)
     return _UMASK[0]
+
+
+def prepare_folder(folder: str, paths: list[str], what: str = "folder") -> bool:
+    """Create `folder` and check each of `paths` in it can be written, before any long work
+    (else a one-line ValueError naming the folder or file). True if it made the folder."""
+    if not folder:
+        raise ValueError(f"{what} is empty; name a folder, e.g. {what} runs/moons")
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise ValueError(f"{what} {folder} is a file, not a folder")
+    created = not os.path.isdir(folder)
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        parent = os.path.dirname(os.path.abspath(folder))
+        why = f"folders cannot be made in {parent}" if os.path.isdir(parent) else e.strerror
+        raise ValueError(f"cannot create the folder '{folder}': {why}") from None
+    for path in paths:
+        try:
+            check_writable(path)
+        except OSError as e:
+            if created:
+                remove_if_empty(folder)
+            raise ValueError(describe(e)) from None
+    return created
+
+
+def remove_if_empty(folder: str) -> None:
+    """Take away a folder a run made and wrote nothing into (never one that was there)."""
+    with contextlib.suppress(OSError):
+        os.rmdir(folder)  # refuses a folder that is not empty

@@ -17,6 +17,7 @@ model size, the output files) and ends every failure with one line and a non-zer
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import random
@@ -24,7 +25,7 @@ import sys
 from dataclasses import dataclass
 from typing import IO, Any
 
-from .atomic import check_writable, describe
+from .atomic import describe, prepare_folder, remove_if_empty
 from .nn import ACTIVATIONS
 
 DATASETS = ("moons", "circles", "xor", "spiral", "digits")
@@ -136,22 +137,6 @@ def output_paths(cfg: DemoConfig) -> list[str]:
     names = ["model.json", "training.png"]
     names.append("predictions.png" if cfg.dataset == "digits" else "decision_boundary.png")
     return [os.path.join(cfg.out, name) for name in names]
-
-
-def prepare_out(cfg: DemoConfig) -> None:
-    """Create `cfg.out` and check every output file can be written there, before any training:
-    a ValueError with one line naming the folder or file otherwise."""
-    if os.path.exists(cfg.out) and not os.path.isdir(cfg.out):
-        raise ValueError(f"--out {cfg.out} is a file, not a folder")
-    try:
-        os.makedirs(cfg.out, exist_ok=True)
-    except OSError as e:
-        raise ValueError(f"cannot create the folder {cfg.out}: {e.strerror or e}") from None
-    for path in output_paths(cfg):
-        try:
-            check_writable(path)
-        except OSError as e:
-            raise ValueError(describe(e)) from None
 
 
 class Interrupted(KeyboardInterrupt):
@@ -404,7 +389,7 @@ def run(args: argparse.Namespace) -> int:
     )
     try:  # before training, so a bad size or --out costs nothing
         check_size(cfg)
-        prepare_out(cfg)
+        created = prepare_folder(cfg.out, output_paths(cfg), what="--out")
     except ValueError as e:
         return _error(str(e), 2)
     try:
@@ -413,13 +398,14 @@ def run(args: argparse.Namespace) -> int:
 
         freeze_gc()
         result = run_demo(cfg)
-    except Interrupted as e:
-        if e.written:
+    except KeyboardInterrupt as e:  # Interrupted: during the run; else before training
+        if isinstance(e, Interrupted) and e.written:
             return _error(f"interrupted while writing the results (wrote {', '.join(e.written)}; "
                           f"the rest of {cfg.out} is as it was)", 130)
-        return _error(f"interrupted at step {e.step}/{e.steps}; nothing written", 130)
-    except KeyboardInterrupt:
-        return _error("interrupted before training; nothing written", 130)
+        if created:
+            remove_if_empty(cfg.out)
+        when = f"at step {e.step}/{e.steps}" if isinstance(e, Interrupted) else "before training"
+        return _error(f"interrupted {when}; nothing written", 130)
     except OSError as e:  # e.g. the disk filled up while writing the plots
         return _error(describe(e), 1)
     except ImportError as e:  # digits without scikit-learn
@@ -439,7 +425,5 @@ def _import_what_the_run_needs(cfg: DemoConfig) -> None:
 
     names = ["numpy", "matplotlib.figure", "matplotlib.backends.backend_agg", "tqdm"]
     for name in names + (["sklearn.datasets"] if cfg.dataset == "digits" else []):
-        try:
+        with contextlib.suppress(ImportError):  # the run falls back or explains where needed
             importlib.import_module(name)
-        except ImportError:
-            pass  # the run falls back or explains, where it needs the package

@@ -122,7 +122,7 @@ def test_smoke_ctrl_c_is_one_line_exit_130_and_no_file(tmp_path: Path) -> None:
     assert re.fullmatch(r"micrograd demo: error: interrupted at step \d+/1000000; nothing written",
                         last), last
     assert "Traceback" not in seen + err
-    assert os.listdir(tmp_path / "o") == []
+    assert not (tmp_path / "o").exists()  # not even the folder the run made
 
 
 def test_smoke_moons_does_not_import_sklearn(tmp_path: Path) -> None:
@@ -190,7 +190,7 @@ def test_memory_estimate_grows_with_the_model() -> None:
     [
         (lambda d: (d / "f").write_text("x"), "f", "--out f is a file, not a folder"),
         (lambda d: (d / "f").write_text("x"), "f/sub",
-         "cannot create the folder f/sub: Not a directory"),
+         "cannot create the folder 'f/sub': Not a directory"),
         (lambda d: (d / "o" / "model.json").mkdir(parents=True), "o",
          "cannot write o/model.json: it is a folder"),
         (lambda d: (d / "o" / "training.png").mkdir(parents=True), "o",
@@ -263,7 +263,27 @@ def test_ctrl_c_during_training(capsys, tmp_path, monkeypatch) -> None:
     status, out, err = run(capsys, "--out", str(tmp_path))
     assert status == 130
     assert err == "micrograd demo: error: interrupted at step 3/100; nothing written\n"
-    assert os.listdir(tmp_path) == []
+    assert os.listdir(tmp_path) == []  # a folder that was there stays
+    calls.clear()
+    status, out, err = run(capsys, "--out", str(tmp_path / "new"))
+    assert status == 130 and "nothing written" in err
+    assert not (tmp_path / "new").exists()  # "nothing written": not even the folder it made
+
+
+def test_out_errors_name_the_folder_and_why(capsys, tmp_path) -> None:
+    status, out, err = run(capsys, "--out", "")
+    assert status == 2 and err == ("micrograd demo: error: --out is empty; name a folder, "
+                                   "e.g. --out runs/moons\n")
+    blocked = tmp_path / "ro"
+    blocked.mkdir(mode=0o500)
+    if os.access(blocked, os.W_OK):  # root may write anywhere: a file in the way instead
+        blocked = tmp_path / "file"
+        blocked.write_text("x")
+        status, out, err = run(capsys, "--out", str(blocked / "sub"))
+        assert status == 2 and f"cannot create the folder '{blocked / 'sub'}'" in err
+    else:
+        status, out, err = run(capsys, "--out", str(blocked / "sub"))
+        assert status == 2 and f"folders cannot be made in {blocked}" in err
 
 
 def test_ctrl_c_while_writing_leaves_whole_files(capsys, tmp_path, monkeypatch) -> None:
