@@ -357,7 +357,8 @@ def add_demo_command(subparsers: Any) -> argparse.ArgumentParser:
                    help=f"random seed for weights and data, 0 to {SEED_MAX} (default 1337)")
     p.add_argument("--hidden", type=_hidden, help='hidden layer sizes, e.g. "16,16"')
     p.add_argument("--activation", choices=[a for a in ACTIVATIONS if a != "linear"],
-                   help="hidden-layer activation (default relu; abs, softplus may want a lower --lr)")
+                   help="hidden-layer activation (default relu; abs and softplus may need a "
+                   "lower --lr)")
     p.add_argument("--optimizer", choices=OPTIMIZERS,
                    help="sgd (moons' default), adam (digits' default) or adamw")
     p.add_argument("--batch-size", type=_int_option("--batch-size", 1),
