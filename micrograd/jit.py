@@ -702,7 +702,7 @@ class Jitted:
             if type(e) not in (ValueError, ZeroDivisionError, OverflowError):
                 raise
             # the engine's own error for this sample; say which sample it was
-            raise type(e)(f"{e} (jit: tracing batch sample 0)") from e
+            raise type(e)(f"{e} (jit: batch sample 0)") from e
         if not isinstance(tr.out, Value):
             raise TypeError(
                 f"jit: fn must return one Value per sample, got {type(tr.out).__name__} "
