@@ -283,6 +283,9 @@ def older_files(cfg: DemoConfig, written: list[str]) -> str:
     return f"{', '.join(older)} in {cfg.out} {verb} from an earlier run, not this one"
 
 
+EXPLODED = 10.0  # a final loss this many times the first step's is called out as exploded
+
+
 def _summary(cfg: DemoConfig, result: dict, n_train: int, n_test: int, out: IO[str]) -> None:
     history = result["history"]
     print(f"wrote {', '.join(result['files'])}", file=out)
@@ -297,6 +300,10 @@ def _summary(cfg: DemoConfig, result: dict, n_train: int, n_test: int, out: IO[s
     if n_test:
         line += f", {result['test_accuracy']:.1%} on the test set ({n_test})"
     print(line, file=out)
+    first = history.loss[0] if history.loss else math.nan
+    if history.final_loss > EXPLODED * first:  # finite, but training made it much worse
+        print(f"warning: the loss rose from {first:.4g} to {history.final_loss:.4g}; "
+              f"try a lower --lr than {cfg.lr:g}", file=out)
 
 
 # ------------------------------------------------------------------ command line

@@ -426,3 +426,11 @@ def test_ctrl_c_anywhere_in_a_command_is_one_line(capsys, monkeypatch) -> None:
     monkeypatch.setattr(expr, "run_graph", interrupted)
     assert cli.main(["graph", "x = 1"]) == 130
     assert capsys.readouterr().err == "micrograd graph: interrupted\n"
+
+
+def test_a_finite_but_exploded_loss_is_called_out(capsys, tmp_path) -> None:
+    status, out, err = run(capsys, "--lr", "1e3", "--out", str(tmp_path))
+    first, last = (float(x) for x in re.search(r"loss rose from (\S+) to (\S+);", out).groups())
+    assert status == 0 and last > demo.EXPLODED * first and "lower --lr than 1000" in out
+    status, out, err = run(capsys, "--steps", "5", "--out", str(tmp_path))  # a healthy run
+    assert status == 0 and "loss rose" not in out
