@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import html
 import random
 import threading
 
@@ -513,3 +514,19 @@ def test_nn_classes_that_hang_are_stopped_too() -> None:
         "Layer(3, 2)([2.0, 3.0, -1.0]) crashed: did not finish within 0.2 s (stopped)",
         "MLP(3, [4, 4, 1]) crashed: did not finish within 0.2 s (stopped)",
     ]
+
+
+def test_checks_an_earlier_problem_would_spoil_are_listed_as_skipped() -> None:
+    # The correct class runs every graph check; with the = bug, each one it no longer runs is
+    # named and counted, never silently dropped.
+    good = check(learner.Value)
+    bad = check(variant(ASSIGN_MUL)["Value"])
+    assert good.skipped == [] and "skipped" not in good.summary()
+    assert len(bad.skipped) == 4 and len(bad.passed) < len(good.passed)
+    assert f"{len(bad.skipped)} skipped until the problems are fixed" in bad.summary()
+    text = str(bad)
+    for what in bad.skipped:
+        assert f"skipped until the problems are fixed: {what}" in text
+        assert html.escape(what) in bad._repr_html_()
+    assert any("visiting order" in s for s in bad.skipped)
+    assert any("twice" in s for s in bad.skipped)

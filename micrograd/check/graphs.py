@@ -12,9 +12,15 @@ from .ops import OpChecks, StopChecking
 from .sandbox import MAX_TIMEOUTS, _attr, _close, _describe, _Failed, _fmt
 from .table import _ASSIGN, NAMES, ROWS, registry_rows
 
+_PATHS = "backward() on a graph with 2^200 paths (is each node visited once?)"
+
 
 class ValueChecker(OpChecks):
     """All of `check`'s checks of one Value class; `all()` runs them in order."""
+
+    def skip(self, what: str) -> None:
+        """A check not run because a problem found earlier would spoil it: say so, never hide it."""
+        self.report.skipped.append(what)
 
     # graphs where nodes are reused or the order matters --------------------------------
 
@@ -64,7 +70,7 @@ class ValueChecker(OpChecks):
         if not self.has_backward or not self.defines(["__add__", "__mul__"]):
             return
         if self.wrong_ops & {"+", "*"}:
-            return
+            return self.skip(_PATHS)
         V = self.V
         levels = 200
 
@@ -97,11 +103,15 @@ class ValueChecker(OpChecks):
                                  f"visited once, in topological order?")
         elif not self.assign_bug:
             self.report.passed.append(f"backward(): {expr} (each node visited once)")
+        else:  # it finished, but the = bug spoils its grads: no verdict either way
+            self.skip(_PATHS)
 
     def order(self) -> None:
         """Graphs whose grads come out wrong when backward() visits nodes in the wrong order."""
         if self.assign_bug or self.walk_wrong or self.wrong_ops & {"+", "*"}:
-            return  # those problems spoil these graphs too: one cause, one problem
+            # those problems spoil these graphs too: one cause, one problem
+            return self.skip("backward() on graphs where the visiting order matters "
+                             "(L = (a*b + c) * f, ...)")
 
         def hint(g: float | None, w: float) -> str:
             if g == 0.0:
@@ -146,10 +156,10 @@ class ValueChecker(OpChecks):
             self.problem(self.shared_wrong)
 
     def twice(self) -> None:
-        if not self.has_backward or not self.defines(["__mul__"]) or "*" in self.wrong_ops:
+        if not self.has_backward or not self.defines(["__mul__"]):
             return
-        if self.walk_wrong or self.assign_bug:
-            return
+        if "*" in self.wrong_ops or self.walk_wrong or self.assign_bug:
+            return self.skip("backward() twice on y = x * x * x")
         ins = self.leaves((3.0,))
         if isinstance(ins, _Failed):
             return
@@ -190,10 +200,10 @@ class ValueChecker(OpChecks):
     def deep(self) -> None:
         """A chain 3,000 nodes deep: a recursive build_topo runs out of stack (a note, not a
         problem: the lecture's does too)."""
-        if not self.has_backward or not self.defines(["__add__"]) or "+" in self.wrong_ops:
+        if not self.has_backward or not self.defines(["__add__"]):
             return
-        if self.walk_wrong or self.assign_bug:
-            return
+        if "+" in self.wrong_ops or self.walk_wrong or self.assign_bug:
+            return self.skip("backward() on a chain 3,000 nodes deep")
         n = 3000
         V = self.V
 

@@ -15,6 +15,7 @@ class CheckReport:
     missing: list[str] = field(default_factory=list)  # "not implemented yet", with what to define
     notes: list[str] = field(default_factory=list)  # worth knowing, not wrong
     passed: list[str] = field(default_factory=list)  # what was checked and found right
+    skipped: list[str] = field(default_factory=list)  # not run: an earlier problem would spoil it
 
     @property
     def ok(self) -> bool:
@@ -25,6 +26,8 @@ class CheckReport:
         parts.append(f"{len(self.passed)} passed")
         if self.missing:
             parts.append(f"{len(self.missing)} not implemented yet")
+        if self.skipped:
+            parts.append(f"{len(self.skipped)} skipped until the problems are fixed")
         verdict = "all good" if self.ok else "not yet"
         return f"{self.subject}: {verdict} ({', '.join(parts)})"
 
@@ -32,6 +35,7 @@ class CheckReport:
         lines = [self.summary()]
         lines += [f"  ✗ {p}" for p in self.problems]
         lines += [f"  … {m}" for m in self.missing]
+        lines += [f"  skipped until the problems are fixed: {s}" for s in self.skipped]
         lines += [f"  note: {n}" for n in self.notes]
         lines += [f"  ✓ {p}" for p in self.passed]
         return "\n".join(lines)
@@ -45,6 +49,7 @@ class CheckReport:
         colour = "#1a7f37" if self.ok else "#cf222e"
         out = [f'<div><b style="color:{colour}">{html.escape(self.summary())}</b><ul>']
         out.append(items("✗", self.problems) + items("…", self.missing))
+        out.append(items("skipped until the problems are fixed:", self.skipped))
         out.append(items("note:", self.notes))
         out.append("</ul>")
         if self.passed:
