@@ -10,7 +10,7 @@ Unlike the lecture's `draw_dot`, the walk is iterative (any depth) and determini
 numbered in breadth-first order from the root, children in `_prev` order, so the same graph gives
 the same DOT source every time (the lecture used `id()`, which changes from run to run).
 Large graphs are refused rather than handed to Graphviz, which takes minutes on tens of thousands
-of nodes. `draw_dot` needs the `graphviz` Python package (``pip install micrograd-plus[viz]``) and,
+of nodes. `draw_dot` needs the `graphviz` Python package (``pip install graphviz``) and,
 to render, Graphviz's `dot` program (the OS package ``graphviz``).
 """
 
@@ -160,8 +160,8 @@ def _import_graphviz() -> ModuleType:
         import graphviz
     except ImportError as exc:
         raise ImportError(
-            "drawing a graph needs the 'graphviz' Python package: pip install "
-            "micrograd-plus[viz] (render_text() needs nothing)"
+            "drawing a graph needs the 'graphviz' Python package: pip install graphviz (in a "
+            "clone of micrograd: pip install -e '.[viz]'; render_text() needs nothing)"
         ) from exc
     return graphviz
 
