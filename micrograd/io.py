@@ -134,9 +134,12 @@ def _check(d: object, path: str) -> tuple[dict[str, Any], list[float]]:
         if type(w) not in (int, float):
             raise bad_file(path, f"weight {i} is not a number: {w!r}")
         try:
-            floats.append(float(w))
+            x = float(w)
         except OverflowError:
             raise bad_file(path, f"weight {i} is too large for a float: {w!r}") from None
+        if type(w) is int and x != w:  # save writes floats: it could never have written this
+            raise bad_file(path, f"weight {i} is an integer a float cannot hold exactly: {w!r}")
+        floats.append(x)
     config = {k: d[k] for k in ("nin", "nouts", "activation", "out_activation", "fused")}
     return config, floats
 

@@ -317,3 +317,16 @@ def test_to_torch_same_outputs(kw: dict) -> None:
     for row_ours, row_torch in zip(outputs(model), got):
         assert row_ours == pytest.approx(row_torch, rel=1e-12, abs=1e-12)
     assert sum(p.numel() for p in net.parameters()) == len(model.parameters())
+
+
+def test_an_integer_weight_a_float_cannot_hold_is_refused(tmp_path) -> None:
+    # Found by the property test above: 2**53 + 1 would load as 2**53, and save could not write it.
+    d = good()
+    d["weights"][0] = 2**53 + 1
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(d))
+    with pytest.raises(ValueError, match=r"weight 0 is an integer a float cannot hold exactly"):
+        MLP.load(path)
+    d["weights"][0] = 2**53  # exact: fine
+    path.write_text(json.dumps(d))
+    assert MLP.load(path).parameters()[0].data == 2.0**53
