@@ -62,21 +62,14 @@ class OpInfo:
     activation: str = ""  # its title as a neuron's activation ('ReLU'); '': not an activation
     torch: Callable[[Any], Any] | None = field(default=None, compare=False)  # torch -> a Module
 
-    def apply(self, *children: Value, p: float | None = None) -> Value:
-        """A new node of this op on `children` (for '**p', the exponent `p`)."""
-        if self.name == "**p":
-            return children[0] ** p
-        if self.name == "dot":
-            n = len(children) // 2
-            return Value.dot(children[:n], children[n : 2 * n], children[-1])
-        if self.name == "sum":
-            return Value.sum(children)
-        return self.method(*children)
+    make: Callable[..., Value] | None = None  # builds a node from (children, param), if not method
+    param: str = ""  # the node attribute holding the op's own number ('_p', the exponent of **p)
 
-    def forward(self, *xs: float, p: float | None = None) -> tuple[float, tuple[float, ...]]:
-        """The op on plain floats: (value, local derivatives), computed by the Value method."""
-        node = self.apply(*(Value(x) for x in xs), p=p)
-        return node.data, tuple(node._local)
+    def apply(self, *children: Value, p: float | None = None) -> Value:
+        """A new node of this op on `children` (an op with a `param` takes its number as `p`)."""
+        if self.make is not None:
+            return self.make(children, p)
+        return self.method(*children)
 
 
 # The registry: node kind -> OpInfo, filled by @_op beside each primitive below.
@@ -93,6 +86,8 @@ def _op(
     caption: str = "",
     activation: str = "",
     torch: Callable[[Any], Any] | None = None,
+    make: Callable[..., Value] | None = None,
+    param: str = "",
 ) -> Callable[[Callable], Callable]:
     """Register the decorated method as the primitive `name` (the method itself is unchanged)."""
 
@@ -108,7 +103,7 @@ def _op(
             )
         fn = method.__func__ if isinstance(method, staticmethod) else method
         OPS[name] = OpInfo(
-            name, arity, fn, symbolic, vec, explain, text, caption, activation, torch
+            name, arity, fn, symbolic, vec, explain, text, caption, activation, torch, make, param
         )
         return method
 
@@ -275,6 +270,13 @@ def _ieee_pow(a: float, q: float) -> float:
     return math.nan if type(out) is complex else out
 
 
+def _constant_slopes(out: Value, *children: Value) -> tuple[Value, ...]:
+    """The symbolic rule of an op whose local derivatives are constants wherever they exist (+,
+    ReLU, abs, maximum): the node's own stored slopes, as constant Values (derived, not
+    restated)."""
+    return tuple(Value(d) for d in out._local)
+
+
 _ONE, _ZERO = (1.0,), (0.0,)  # ReLU's local derivative, shared by every ReLU node
 
 
@@ -316,6 +318,27 @@ def _pow_value_local_vec(xp: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
     return _pow_local_vec(xp, a, b), db
 
 
+def _extreme_vec(xp: Any, a: Any, b: Any) -> tuple[Any, Any]:
+    # maximum's slopes over arrays (minimum's with a and b swapped): 1 for the winner, ½ each on
+    # a tie, 1 for both where a NaN is involved (no comparison holds)
+    da = xp.where(a > b, 1.0, xp.where(a < b, 0.0, xp.where(a == b, 0.5, 1.0)))
+    db = xp.where(b > a, 1.0, xp.where(b < a, 0.0, xp.where(a == b, 0.5, 1.0)))
+    return da, db
+
+
+def _explain_extreme(node: Value, names: tuple[str, ...], wins: str) -> tuple[str, ...]:
+    """maximum's (wins '>') or minimum's ('<') slopes as text, with the case this node is in."""
+    a, b = names
+    da, db = node._local
+    if da == db == 0.5:
+        return (f"½ (a tie: {a} = {b})",) * 2
+    if da == db:
+        return ("1 (NaN)",) * 2
+    lose = "<" if wins == ">" else ">"
+    case = f"{a} {wins} {b}" if da == 1.0 else f"{a} {lose} {b}"
+    return (f"{_number_text(da)} ({case})", f"{_number_text(db)} ({case})")
+
+
 class Value:
     """A scalar in a computation graph: its `data`, the `grad` of the output w.r.t. it, and how it
     was made (`_prev` children, `_op`, and `_local` derivatives of this node w.r.t. each child)."""
@@ -353,7 +376,7 @@ class Value:
 
     @_op(
         "+", 2,
-        symbolic=lambda out, a, b: (Value(1.0), Value(1.0)),
+        symbolic=_constant_slopes,
         vec=Vec(lambda xp, a, b: a + b, lambda xp, out, a, b: (1.0, 1.0)),
         explain=("1", "1"),
     )  # fmt: skip
@@ -384,6 +407,8 @@ class Value:
         vec=Vec(lambda xp, a, p: xp.power(a, p), lambda xp, out, a, p: (_pow_local_vec(xp, a, p),)),
         explain=_explain_power,
         formula="d/da = p·a^(p-1)",
+        make=lambda children, p: children[0] ** p,
+        param="_p",
     )  # fmt: skip
     @_op(
         "**", 2,  # x ** a Value
@@ -403,7 +428,7 @@ class Value:
 
     @_op(
         "ReLU", 1,
-        symbolic=lambda out, a: (Value(0.0 if a.data <= 0 else 1.0),),
+        symbolic=_constant_slopes,
         vec=Vec(
             lambda xp, a: xp.where(a <= 0, 0.0, a),
             lambda xp, out, a: (xp.where(a <= 0, 0.0, 1.0),),
@@ -478,7 +503,7 @@ class Value:
 
     @_op(
         "abs", 1,
-        symbolic=lambda out, a: (Value(_sign(a.data)),),
+        symbolic=_constant_slopes,
         vec=Vec(
             lambda xp, a: xp.abs(a),
             lambda xp, out, a: (xp.where(a > 0, 1.0, 0.0) - xp.where(a < 0, 1.0, 0.0),),
@@ -508,6 +533,45 @@ class Value:
         out = math.log1p(math.exp(-abs(x))) + (x if x > 0 else 0.0)
         return Value(out, (self,), "softplus", "", (self.sigmoid().data,))  # slope: sigmoid(x)
 
+    @_op(
+        "maximum", 2,
+        symbolic=_constant_slopes,
+        vec=Vec(lambda xp, a, b: xp.maximum(a, b), lambda xp, out, a, b: _extreme_vec(xp, a, b)),
+        explain=lambda node, names, out_name: _explain_extreme(node, names, ">"),
+        formula="d/da = 1 if a > b, ½ if a = b, else 0 (and d/db the other way)",
+    )  # fmt: skip
+    def maximum(self, other: Operand) -> Value:
+        other = other if isinstance(other, Value) else _lift(other, "maximum", self)
+        a, b = self.data, other.data
+        # PyTorch's slopes: the larger input takes the gradient, a tie splits it half and half,
+        # and a NaN (which the result carries on) passes it to both.
+        if a > b:
+            return Value(a, (self, other), "maximum", "", (1.0, 0.0))
+        if a < b:
+            return Value(b, (self, other), "maximum", "", (0.0, 1.0))
+        if a == b:
+            return Value(a, (self, other), "maximum", "", (0.5, 0.5))
+        return Value(math.nan, (self, other), "maximum", "", (1.0, 1.0))
+
+    @_op(
+        "minimum", 2,
+        symbolic=_constant_slopes,
+        vec=Vec(lambda xp, a, b: xp.minimum(a, b), lambda xp, out, a, b: _extreme_vec(xp, b, a)),
+        explain=lambda node, names, out_name: _explain_extreme(node, names, "<"),
+        formula="d/da = 1 if a < b, ½ if a = b, else 0 (and d/db the other way)",
+    )  # fmt: skip
+    def minimum(self, other: Operand) -> Value:
+        other = other if isinstance(other, Value) else _lift(other, "minimum", self)
+        a, b = self.data, other.data
+        # maximum's slopes, mirrored: the smaller input takes the gradient
+        if a < b:
+            return Value(a, (self, other), "minimum", "", (1.0, 0.0))
+        if a > b:
+            return Value(b, (self, other), "minimum", "", (0.0, 1.0))
+        if a == b:
+            return Value(a, (self, other), "minimum", "", (0.5, 0.5))
+        return Value(math.nan, (self, other), "minimum", "", (1.0, 1.0))
+
     # ---------------------------------------------------------------- fused ops
     # Same maths as chains of * and +, as one node: the level at which an op lives is a choice.
 
@@ -518,6 +582,7 @@ class Value:
         explain=_explain_dot,
         formula="d/dw_i = x_i, d/dx_i = w_i, d/db = 1",
         caption="w·x+b",
+        make=lambda c, p: Value.dot(c[: len(c) // 2], c[len(c) // 2 : -1], c[-1]),
     )  # fmt: skip
     def dot(w: Sequence[Value], x: Sequence[Operand], b: Operand = 0.0) -> Value:
         """b + w[0]*x[0] + w[1]*x[1] + ..., one node (a neuron's pre-activation).
@@ -556,6 +621,7 @@ class Value:
         explain=lambda node, names, out_name: ("1",) * len(names),
         formula="d/da_i = 1",
         caption="Σ",
+        make=lambda children, p: Value.sum(children),
     )  # fmt: skip
     def sum(values: Iterable[Operand]) -> Value:
         """values[0] + values[1] + ..., one node with every term as a child."""

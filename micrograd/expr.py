@@ -4,8 +4,9 @@
     micrograd graph "x = 2.0; w = -3.0; o = tanh(x*w + 6.88)" -o o.svg  # an image (needs Graphviz)
 
 A program is assignments separated by ``;`` or newlines. The right-hand sides use numbers, names
-assigned earlier, ``+ - * / **``, unary ``-``, parentheses, and the engine's one-argument ops as
-functions (`FUNCTIONS`, read from the op registry: ``tanh(x)``, ``relu(x)``, ...). Each name labels
+assigned earlier, ``+ - * / **``, unary ``-``, parentheses, and the engine's ops as functions,
+each taking as many arguments as its declaration says (`FUNCTIONS` and `ARITY`, read from the op
+registry: ``tanh(x)``, ``relu(x)``, ``maximum(a, b)``, ...). Each name labels
 the Value it is given; the last assignment is the output, and backpropagation runs from it.
 Numbers combine as numbers (``e * -2`` multiplies by the constant -2, ``x ** 2`` is the op
 ``**2``); anything involving a name becomes a node of the graph.
@@ -27,11 +28,16 @@ from typing import Any
 from .atomic import atomic_write
 from .engine import OPS, Value
 
-# Every one-argument primitive of the engine, by its method name: tanh(x) is x.tanh().
-FUNCTIONS: dict[str, Callable[[Value], Value]] = {
+# Every primitive of the engine with a method of its own and a fixed number of inputs, by its
+# method name, taking as many arguments as the op declares: tanh(x) is x.tanh(), maximum(a, b) is
+# a.maximum(b). (Operators such as + and ** are written as operators; dot and sum take any number.)
+FUNCTIONS: dict[str, Callable[..., Value]] = {
     info.method.__name__: info.method
     for info in OPS.values()
-    if info.arity == 1 and not info.method.__name__.startswith("_")
+    if info.arity and not info.param and not info.method.__name__.startswith("_")
+}
+ARITY: dict[str, int] = {
+    info.method.__name__: info.arity for info in OPS.values() if info.method in FUNCTIONS.values()
 }
 _FUNCTION_NAMES = "/".join(FUNCTIONS)
 BINARY_OPS: dict[type, Callable[[Any, Any], Any]] = {
@@ -129,9 +135,15 @@ def _check_expression(expr: ast.expr, text: str) -> None:
                 raise _refuse(node, text, f"calling anything but {_FUNCTION_NAMES}")
             if func.id not in FUNCTIONS:
                 raise _refuse(node, text, f"calling {func.id}()")
-            if node.keywords or len(node.args) != 1 or isinstance(node.args[0], ast.Starred):
+            n = ARITY[func.id]
+            if (
+                node.keywords
+                or len(node.args) != n
+                or any(isinstance(a, ast.Starred) for a in node.args)
+            ):
                 at, snippet = _where(node, text)
-                raise ProgramError(f"{at}{func.id}() takes exactly one argument{snippet}")
+                takes = "exactly one argument" if n == 1 else f"exactly {n} arguments"
+                raise ProgramError(f"{at}{func.id}() takes {takes}{snippet}")
         else:
             raise _refuse(node, text, _REFUSED.get(type(node), type(node).__name__))
 
@@ -168,7 +180,7 @@ def _evaluate(expr: ast.expr, names: dict[str, Value], text: str) -> Value | int
                 if isinstance(node, ast.BinOp)
                 else [node.operand]
                 if isinstance(node, ast.UnaryOp)
-                else [node.args[0]]  # a Call, checked to have one positional argument
+                else node.args  # a Call, checked to have as many arguments as its op declares
             )
             stack.extend((child, False) for child in reversed(operands))
         elif isinstance(node, ast.BinOp):
@@ -180,8 +192,10 @@ def _evaluate(expr: ast.expr, names: dict[str, Value], text: str) -> Value | int
         elif isinstance(node, ast.UnaryOp):
             results.append(UNARY_OPS[type(node.op)](results.pop()))
         else:
-            arg = results.pop()
-            results.append(FUNCTIONS[node.func.id](arg if isinstance(arg, Value) else Value(arg)))
+            n = len(node.args)
+            args = [a if isinstance(a, Value) else Value(a) for a in results[-n:]]
+            del results[-n:]
+            results.append(FUNCTIONS[node.func.id](*args))
     return results[0]
 
 

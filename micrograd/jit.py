@@ -72,7 +72,7 @@ def _numpy() -> Any:
 
 def _elementwise(info: OpInfo) -> tuple[int, Callable[..., Any], Callable[..., tuple]]:
     fwd, local = info.vec  # type: ignore[misc]
-    if info.name == "**p":  # the exponent is the rules' last argument
+    if info.param:  # the op's own number (the exponent of '**p') is the rules' last argument
         return 1, lambda p, a: fwd(np, a, p), lambda p, out, a: local(np, out, a, p)
     if info.arity == 1:
         return 1, lambda p, a: fwd(np, a), lambda p, out, a: local(np, out, a)
@@ -105,9 +105,11 @@ Ref = tuple  # how a node refers to a child: ('x', k) input k, ('c', k) captured
 
 
 def _op_of(v: Value) -> tuple[str, float | None]:
-    """A node's op kind (a key of ELEMENTWISE, or 'dot' / 'sum') and the exponent of '**p'."""
+    """A node's op kind (a key of ELEMENTWISE, or 'dot' / 'sum') and its declared parameter (the
+    exponent of '**p'), else None."""
     kind = op_kind(v)
-    return kind, (v._p if kind == "**p" else None)  # type: ignore[attr-defined]
+    info = OPS.get(kind)
+    return kind, (getattr(v, info.param) if info is not None and info.param else None)
 
 
 def _walk(roots: Sequence[Value], inside: set[Value]) -> list[Value]:

@@ -16,13 +16,13 @@ to render, Graphviz's `dot` program (the OS package ``graphviz``).
 
 from __future__ import annotations
 
-import math
 import shutil
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
 from .engine import OPS, Value, op_kind
+from .formatting import format_number
 
 DEFAULT_MAX_NODES = 2000  # for draw_dot: Graphviz lays out ~2,000 nodes in seconds, not minutes
 DEFAULT_TEXT_MAX_NODES = 200  # for render_text: about what a terminal's scrollback shows usefully
@@ -139,14 +139,6 @@ def caption(v: Value) -> str:
 # --------------------------------------------------------------------------------------- numbers
 
 
-def _fixed(x: float) -> str:
-    """4 decimals, as the lecture prints; scientific notation where that would be a wall of
-    digits, or would show a number that is not zero as 0.0000."""
-    if math.isfinite(x) and (abs(x) >= 1e12 or 0 < abs(x) < 5e-5):
-        return f"{x:.4e}"
-    return f"{x:.4f}"
-
-
 def _short(x: float) -> str:
     """An operand's value, short (as the Go article prints it: -3.2, 2, 1.68)."""
     return f"{x:.6g}"
@@ -245,7 +237,8 @@ def draw_dot(
     names = display_names(nodes)
     for v in nodes:
         uid = ids[v]
-        label = f"{{ {_record_text(names[v])} | data {_fixed(v.data)} | grad {_fixed(v.grad)} }}"
+        data, grad = format_number(v.data), format_number(v.grad)
+        label = f"{{ {_record_text(names[v])} | data {data} | grad {grad} }}"
         # Made-up names of unlabelled nodes are grey: they are not in the user's program.
         extra = {} if v.label else {"fontcolor": "gray30"}
         dot.node(name=uid, label=label, shape="record", **extra)
@@ -294,7 +287,8 @@ def render_text(root: Value, max_nodes: int = DEFAULT_TEXT_MAX_NODES) -> str:
 
     lines: list[str] = []
     for v in shown:
-        line = f"{names[v].ljust(width)} | data {_fixed(v.data)} | grad {_fixed(v.grad)}"
+        data, grad = format_number(v.data), format_number(v.grad)
+        line = f"{names[v].ljust(width)} | data {data} | grad {grad}"
         if v._prev:
             line += f" | prev {{ {v._op or '?'} [{_operands(v, names)}] }}"
         lines.append(line)

@@ -9,6 +9,7 @@ and tests/test_engine.py checks that the rows cover exactly the ops of the regis
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -26,12 +27,25 @@ class Op:
     kink: float | None = None  # a point where the derivative jumps: keep samples away from it
     twice: bool = True  # twice differentiable: include in second-derivative tests
     edges: tuple[float, ...] = ()  # special inputs besides NaN, ±inf, 0 and ±1e308 (tested too)
+    points: tuple[tuple[float, ...], ...] = ()  # whole input points to test too (ties, ...)
 
 
 def _t():
     import torch
 
     return torch
+
+def _pairs(*xs: float) -> tuple[tuple[float, float], ...]:
+    """Two-input edge points: ties at each x (a == b), and each x against its neighbours."""
+    ties = tuple((x, x) for x in xs)
+    return ties + tuple((x, y) for x in xs for y in xs if x != y)
+
+
+EXTREMES = _pairs(0.0, 1.5, math.inf, -math.inf, 1e308, -1e308) + (
+    (0.0, -0.0),
+    (-0.0, 0.0),
+    (math.nan, math.nan),
+)
 
 
 OPS: list[Op] = [
@@ -73,8 +87,11 @@ OPS: list[Op] = [
         lambda w1, w2, x1, x2, b: b + w1 * x1 + w2 * x2,
     ),
     Op("sum", 4, lambda *v: Value.sum(v), lambda *v: sum(v)),
+    Op("maximum", 2, Value.maximum, lambda a, b: _t().maximum(a, b), points=EXTREMES),
+    Op("minimum", 2, Value.minimum, lambda a, b: _t().minimum(a, b), points=EXTREMES),
     Op("sum-builtin", 3, lambda *v: sum(v), lambda *v: sum(v)),
 ]
+
 
 BY_NAME = {op.name: op for op in OPS}
 

@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from micrograd.engine import Value
-from micrograd.expr import FUNCTIONS, LANGUAGE, ProgramError, parse_program
+from micrograd.expr import ARITY, FUNCTIONS, LANGUAGE, ProgramError, parse_program
 from tests.lecture import GOLDEN_L
 from tests.optable import BY_NAME
 
@@ -307,19 +307,35 @@ def test_text_view_tells_constants_from_intermediate_results() -> None:
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_every_function_of_the_language_matches_pytorch(name: str) -> None:
-    # FUNCTIONS comes from the engine's registry; the op table row of the same name is the truth
-    # (test_engine checks that every function has one).
+    # FUNCTIONS comes from the engine's registry, each taking as many arguments as its op declares
+    # (ARITY); the op table row of the same name is the truth (test_engine checks that every
+    # function has one).
     torch = pytest.importorskip("torch")
-    op = BY_NAME[name]
-    for x0 in (op.low + 0.37 * (op.high - op.low), op.high - 0.11):
-        names = parse_program(f"x = {x0!r}; y = {name}(x * 1.5)")
+    op, n = BY_NAME[name], ARITY[name]
+    for start in (0.37, 0.89):
+        # distinct points in the row's range: x1, x2, ... spread over it
+        xs = [op.low + ((start + 0.29 * i) % 1.0) * (op.high - op.low) for i in range(n)]
+        assigns = "; ".join(f"x{i} = {x!r}" for i, x in enumerate(xs))
+        args = ", ".join(f"x{i} * 1.5" for i in range(n))
+        names = parse_program(f"{assigns}; y = {name}({args})")
         names["y"].backward()
-        t = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
-        ty = op.torch(t * 1.5)
+        ts = [torch.tensor(x, dtype=torch.float64, requires_grad=True) for x in xs]
+        ty = op.torch(*(t * 1.5 for t in ts))
         ty.backward()
-        assert math.isclose(names["y"].data, ty.item(), rel_tol=1e-12), (name, x0)
-        assert math.isclose(names["x"].grad, t.grad.item(), rel_tol=1e-12), (name, x0)
+        assert math.isclose(names["y"].data, ty.item(), rel_tol=1e-12), (name, xs)
+        for i, t in enumerate(ts):
+            assert math.isclose(names[f"x{i}"].grad, t.grad.item(), rel_tol=1e-12), (name, xs)
     assert name in LANGUAGE  # the help and error texts list it
+
+
+def test_a_function_takes_as_many_arguments_as_its_op_declares() -> None:
+    with pytest.raises(ProgramError, match=r"maximum\(\) takes exactly 2 arguments"):
+        parse_program("x = 1.0; y = maximum(x)")
+    with pytest.raises(ProgramError, match=r"tanh\(\) takes exactly one argument"):
+        parse_program("x = 1.0; y = tanh(x, x)")
+    names = parse_program("a = 2.0; b = 2.0; m = maximum(a, b)")  # a tie: half the slope each
+    names["m"].backward()
+    assert (names["a"].grad, names["b"].grad) == (0.5, 0.5)
 
 
 def test_a_reassigned_name_labels_each_new_node_apart() -> None:

@@ -452,10 +452,16 @@ def test_explain_local_fills_in_the_names() -> None:
         explain_local(e, ["a"], "e")
 
 
-def test_registry_forward_is_the_value_method() -> None:
-    assert ENGINE_OPS["tanh"].forward(0.5) == (math.tanh(0.5), (1 - math.tanh(0.5) ** 2,))
-    assert ENGINE_OPS["**p"].forward(3.0, p=2.0) == (9.0, (6.0,))
-    assert ENGINE_OPS["dot"].forward(1.0, 2.0, 3.0, 4.0, 0.5) == (11.5, (3.0, 4.0, 1.0, 2.0, 1.0))
+def _applied(kind: str, *xs: float, p: float | None = None) -> tuple[float, tuple]:
+    node = ENGINE_OPS[kind].apply(*(Value(x) for x in xs), p=p)
+    return node.data, tuple(node._local)
+
+
+def test_registry_apply_builds_the_op_from_its_declaration() -> None:
+    assert _applied("tanh", 0.5) == (math.tanh(0.5), (1 - math.tanh(0.5) ** 2,))
+    assert _applied("**p", 3.0, p=2.0) == (9.0, (6.0,))
+    assert _applied("dot", 1.0, 2.0, 3.0, 4.0, 0.5) == (11.5, (3.0, 4.0, 1.0, 2.0, 1.0))
+    assert _applied("maximum", 2.0, 2.0) == (2.0, (0.5, 0.5))
     assert ENGINE_OPS["*"].formula == "d/da = b, d/db = a"
     assert ENGINE_OPS["tanh"].formula == "d/da = 1 - out²"
 
@@ -475,7 +481,7 @@ def _kinds_built_by(op: Op) -> set[str]:
 
 def test_registry_jit_expression_language_and_op_table_cover_the_same_ops() -> None:
     # One truth, the registry; each consumer is checked against it, not against a list here.
-    from micrograd.expr import FUNCTIONS
+    from micrograd.expr import ARITY, FUNCTIONS
     from micrograd.jit import ELEMENTWISE
     from micrograd.nn import ACTIVATIONS
 
@@ -484,14 +490,21 @@ def test_registry_jit_expression_language_and_op_table_cover_the_same_ops() -> N
     # jit: a numpy rule for every op, except the many-child ones it compiles specially
     assert set(ELEMENTWISE) | {"dot", "sum"} == registry
     assert all(ENGINE_OPS[k].arity == arity for k, (arity, _, _) in ELEMENTWISE.items())
-    # the expression language: every one-child op with a method of its own, as a function
-    unary = {k for k, info in ENGINE_OPS.items() if info.arity == 1 and k != "**p"}
-    assert {ENGINE_OPS[k].method for k in unary} == set(FUNCTIONS.values())
+    # the expression language: every fixed-arity op with a public method of its own, as a
+    # function taking the declared number of arguments
+    named = {
+        k
+        for k, info in ENGINE_OPS.items()
+        if info.arity and not info.param and not info.method.__name__.startswith("_")
+    }
+    assert {ENGINE_OPS[k].method for k in named} == set(FUNCTIONS.values())
+    assert {ENGINE_OPS[k].method.__name__: ENGINE_OPS[k].arity for k in named} == ARITY
     assert all(name in BY_NAME for name in FUNCTIONS)  # each has its row in the op table
     for name, act in ACTIVATIONS.items():
         assert name == "linear" or act.op is not None and act.op.activation == act.title
-    for info in ENGINE_OPS.values():
-        assert info.formula and info.method.__doc__ is None or info.method.__name__ in dir(Value)
+    for info in ENGINE_OPS.values():  # each op explains itself in words and is a Value method
+        assert info.formula, f"{info.name}: no formula"
+        assert getattr(Value, info.method.__name__, None) is not None, info.name
 
 
 # --------------------------------------------------------------------------- edge points
@@ -506,6 +519,8 @@ EDGES = (math.nan, math.inf, -math.inf, 0.0, 1e308, -1e308)
 
 
 def edge_points(op: Op) -> list[list[float]]:
+    """Each edge value in each argument (the others at a generic point), then the row's own whole
+    points (a two-input op's ties, zeros and infinities together)."""
     base = sample(op, random.Random("edge" + op.name))
     points = []
     for i in range(op.arity):
@@ -513,7 +528,7 @@ def edge_points(op: Op) -> list[list[float]]:
             xs = list(base)
             xs[i] = e
             points.append(xs)
-    return points
+    return points + [list(p) for p in op.points]
 
 
 def same(a: float, b: float) -> bool:

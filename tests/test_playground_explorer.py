@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from micrograd.expr import parse_program
+from micrograd.formatting import format_number
 from micrograd.playground.explorer import EXAMPLES
 from micrograd.viz import trace
 
@@ -24,8 +25,7 @@ LECTURE_L = EXAMPLES[1]["program"]
 BUTTONS = ("Forward pass", "Backward step", "Backward pass", "Reset")
 
 
-def fmt(x: float) -> str:
-    return f"{x:.4f}"
+fmt = format_number  # the one formatter (tests/test_formatting.py checks it and its JS mirror)
 
 
 def ref(name: str) -> str:

@@ -114,36 +114,43 @@ ROWS: tuple[Row, ...] = (
 
 
 def registry_rows(covered: set[str] | None = None) -> tuple[Row, ...]:
-    """Rows for the engine's registered one-input ops (engine.OPS) that ROWS does not spell out.
+    """Rows for the engine's registered ops (engine.OPS) with a method of their own that ROWS
+    does not spell out, one input or several (``a.tanh()``, ``a.maximum(b)``).
 
     So an op added to the engine is checked on learners' classes too, with no second table: the
-    method the class must define is the registered method's name, the points are drawn from a
-    few candidates where micrograd's own op is defined, and the hint is the registry's formula.
+    method the class must define is the registered method's name, its inputs are as many as the
+    declaration's arity, the points are drawn from a few candidates where micrograd's own op is
+    defined, and the hint is the registry's formula.
     """
     covered = {n for row in ROWS for n in row.needs} if covered is None else covered
     rows = []
     for info in OPS.values():
         method = getattr(info.method, "__name__", "")
-        if info.arity != 1 or method in covered or not method.isidentifier():
-            continue
+        if not info.arity or info.param or method in covered or not method.isidentifier():
+            continue  # many-input ops (dot, sum) and ops with a number of their own (** p)
         if method.startswith("__"):
-            continue  # operators (** with a number) are spelled out in ROWS
+            continue  # operators are spelled out in ROWS
         points = []
-        for x in (-1.5, 0.4, 2.0, 0.7, 1.3, 2.5):
+        for k in range(len(_CANDIDATES)):  # each point a rotation of the candidates: distinct
+            xs = tuple(_CANDIDATES[(k + i) % len(_CANDIDATES)] for i in range(info.arity))
             try:
-                info.apply(Value(x))
+                info.apply(*(Value(x) for x in xs))
             except (ArithmeticError, ValueError):
                 continue
-            points.append((x,))
+            points.append(xs)
         if not points:
             continue
-        rows.append(Row(info.name, f"a.{method}()", _method_call(method), (method,),
+        args = ", ".join(NAMES[1 : info.arity])
+        rows.append(Row(info.name, f"a.{method}({args})", _method_call(method), (method,),
                         tuple(points[:3]), rule=f"micrograd's rule: {info.formula}", extra=True))
     return tuple(rows)
 
 
-def _method_call(name: str) -> Callable[[Any], Any]:
-    return lambda a: getattr(a, name)()
+_CANDIDATES = (-1.5, 0.4, 2.0, 0.7, 1.3, 2.5)
+
+
+def _method_call(name: str) -> Callable[..., Any]:
+    return lambda a, *others: getattr(a, name)(*others)
 
 
 _REFLECTED = {"+": "__radd__", "-": "__rsub__", "*": "__rmul__", "/": "__rtruediv__",

@@ -25,7 +25,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..engine import OPS, Value, _topological_order, explain_local, op_kind
-from ..expr import FUNCTIONS, ProgramError, parse_program
+from ..expr import ARITY, ProgramError, parse_program
+from ..formatting import format_number as fmt
 from ..viz import trace
 from .api import HTTPError, Request, json_float
 from .layout import Box, layout
@@ -78,15 +79,6 @@ RECORD_H = 3 * ROW_H + 6
 OP_H = 24.0
 
 
-def fmt(x: float) -> str:
-    """4 decimals, as the lecture prints (viz's format); nan/inf as words."""
-    if not math.isfinite(x):
-        return "nan" if x != x else ("inf" if x > 0 else "-inf")
-    if abs(x) >= 1e12:
-        return f"{x:.4e}"
-    return f"{x:.4f}"
-
-
 # ------------------------------------------------------------------------ recomputing the graph
 
 
@@ -102,8 +94,9 @@ def recompute(topo: Sequence[Value], leaves: dict[Value, float]) -> dict[Value, 
         if not v._prev:
             fresh[v] = Value(leaves.get(v, v.data))
         else:
-            p = getattr(v, "_p", None)  # only x ** p nodes have an exponent
-            fresh[v] = OPS[op_kind(v)].apply(*(fresh[c] for c in v._prev), p=p)
+            info = OPS[op_kind(v)]
+            p = getattr(v, info.param) if info.param else None  # e.g. the exponent of x ** p
+            fresh[v] = info.apply(*(fresh[c] for c in v._prev), p=p)
     return fresh
 
 
@@ -498,8 +491,14 @@ def nudge(req: Request) -> dict[str, Any]:
         return ex.state()
 
 
+def _signature(name: str, arity: int) -> str:
+    """How the page lists a function of the language: tanh(x), maximum(a, b)."""
+    return f"{name}({'x' if arity == 1 else ', '.join('abcd'[:arity])})"
+
+
 def examples(req: Request) -> dict[str, Any]:
-    return {"examples": EXAMPLES, "default": DEFAULT_PROGRAM, "functions": list(FUNCTIONS)}
+    functions = [_signature(name, n) for name, n in ARITY.items()]
+    return {"examples": EXAMPLES, "default": DEFAULT_PROGRAM, "functions": functions}
 
 
 ROUTES = {

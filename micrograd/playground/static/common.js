@@ -52,11 +52,16 @@ function eventSource(path) {
   return new EventSource(`${path}${sep}session=${encodeURIComponent(sessionId())}`);
 }
 
-// A number as the lecture prints it: 4 decimals; 'nan'/'inf' strings from the server as is.
+// A number as micrograd shows it: micrograd/formatting.py's format_number, mirrored exactly
+// (tests/test_formatting.py runs both on the same numbers). 4 decimals as the lecture prints, never
+// fewer than 4 significant digits, exponent form below 1e-4 and from 1e12 up; 'nan'/'inf' strings
+// from the server as is.
 function fmt(x) {
   if (typeof x === "string") return x;
-  // Exponent form where 4 decimals would be a wall of digits, or would show a nonzero as 0.0000.
-  if (Math.abs(x) >= 1e12 || (x !== 0 && Math.abs(x) < 5e-5)) return x.toExponential(4);
-  const s = x.toFixed(4);
-  return s === "-0.0000" ? "-0.0000" : s;
+  if (Number.isNaN(x)) return "nan";
+  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+  const size = Math.abs(x);
+  if (size === 0) return Object.is(x, -0) ? "-0.0000" : "0.0000";
+  if (size >= 1e12 || size < 1e-4) return x.toExponential(4);
+  return x.toFixed(size >= 0.1 ? 4 : size >= 0.01 ? 5 : size >= 0.001 ? 6 : 7);
 }

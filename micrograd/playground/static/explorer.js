@@ -292,7 +292,7 @@ async function init() {
   window.addEventListener("resize", () => { if (zoom === null) applyZoom(); });
 
   const { examples, default: program, functions } = await api("/api/explorer/examples", undefined, "program-error");
-  $("functions").textContent = functions.join("/");
+  $("functions").textContent = functions.join(", ");
   const select = $("examples");
   const blank = document.createElement("option");
   blank.value = "";
