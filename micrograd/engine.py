@@ -224,7 +224,7 @@ class _Derivatives(threading.local):
 _derivatives = _Derivatives()
 
 
-def _overflow(what: str, *inputs: float) -> None:
+def _raise_if_overflowed(what: str, *inputs: float) -> None:
     """An op's result is NaN or ±inf: an OverflowError if its inputs were all finite (the policy:
     finite in, finite out or an error), nothing if a NaN or inf was put in (it propagates).
     Derivatives may be ±inf, as in PyTorch (x ** 0.5 at 0): grad(create_graph=True) builds its
@@ -385,7 +385,8 @@ class Value:
         out = self.data + other.data
         # overflow gives ±inf (finite numbers never add up to NaN); two comparisons are cheapest
         if out > 1.7976931348623157e308 or out < -1.7976931348623157e308:
-            _overflow(f"addition: {self.data!r} + {other.data!r}", self.data, other.data)
+            what = f"addition: {self.data!r} + {other.data!r}"
+            _raise_if_overflowed(what, self.data, other.data)
         return Value(out, (self, other), "+", "", (1.0, 1.0))
 
     @_op(
@@ -398,7 +399,8 @@ class Value:
         other = other if isinstance(other, Value) else _lift(other, "*", self)
         out = self.data * other.data
         if out > 1.7976931348623157e308 or out < -1.7976931348623157e308:  # overflow: ±inf
-            _overflow(f"multiplication: {self.data!r} * {other.data!r}", self.data, other.data)
+            what = f"multiplication: {self.data!r} * {other.data!r}"
+            _raise_if_overflowed(what, self.data, other.data)
         return Value(out, (self, other), "*", "", (other.data, self.data))
 
     @_op(
@@ -611,7 +613,7 @@ class Value:
         for p in map(mul, wd, xd):
             out += p
         if not -1.7976931348623157e308 <= out <= 1.7976931348623157e308:  # NaN or ±inf
-            _overflow("dot: w·x + b", *wd, *xd, b.data)
+            _raise_if_overflowed("dot: w·x + b", *wd, *xd, b.data)
         return Value(out, (*w, *x, b), "dot", "", (*xd, *wd, 1.0))
 
     @staticmethod
@@ -634,7 +636,7 @@ class Value:
         for v in vs:  # a plain loop, not sum(): see dot
             out += v.data
         if not -1.7976931348623157e308 <= out <= 1.7976931348623157e308:  # NaN or ±inf
-            _overflow("sum", *(v.data for v in vs))
+            _raise_if_overflowed("sum", *(v.data for v in vs))
         return Value(out, vs, "sum", "", (1.0,) * len(vs))
 
     # ---------------------------------------------------------------- derived ops
@@ -651,7 +653,7 @@ class Value:
         try:
             return self + (-other)
         except OverflowError:
-            raise OverflowError(_overflowed("subtraction", self, "-", other)) from None
+            raise OverflowError(_overflow_message("subtraction", self, "-", other)) from None
 
     def __rsub__(self, other: Operand) -> Value:
         return _lift(other, "-", self) - self
@@ -666,7 +668,7 @@ class Value:
         try:
             return self * other**-1
         except OverflowError:
-            raise OverflowError(_overflowed("division", self, "/", other)) from None
+            raise OverflowError(_overflow_message("division", self, "/", other)) from None
 
     def __rtruediv__(self, other: Operand) -> Value:
         return _lift(other, "/", self) / self
@@ -685,13 +687,8 @@ class Value:
         local = self._local
         if callable(local):
             return local
-        local = _locals(self)
-
-        def _backward() -> None:
-            for child, d in zip(self._prev, local):
-                child.grad += d * self.grad
-
-        return _backward
+        _locals(self)  # refuse a malformed _local now, not when it is called
+        return lambda: backward_step(self)
 
     @_backward.setter
     def _backward(self, fn: Callable[[], None]) -> None:
@@ -704,7 +701,7 @@ class Value:
         Like PyTorch, leaves (nodes with no children: inputs and parameters) accumulate, so call
         `zero_grad()` between steps; intermediate nodes are overwritten.
         """
-        topo = _topological_order(self)
+        topo = topological_order(self)
         for v in topo:
             if v._prev:
                 v.grad = 0.0
@@ -734,9 +731,24 @@ class Value:
             elif callable(local):
                 local()
             else:  # a list (or other sequence) given by hand: the same chain rule as a tuple
-                g = v.grad
-                for child, d in zip(v._prev, _locals(v)):
-                    child.grad += d * g
+                backward_step(v)
+
+
+def backward_step(v: Value) -> list[tuple[Value, float, float]]:
+    """The chain rule at one node, as backward() applies it to each: every child's ``grad +=
+    local derivative * v.grad``, children in order. Returns (child, local derivative, the child's
+    grad after) for each, for whoever shows the step (the playground's chain-rule log).
+
+    backward() runs this same update inline where the local derivatives are a tuple (every node
+    micrograd builds: a call per node would cost a third of its time) and calls this for the rest
+    (a list given by hand; `node._backward()`).
+    """
+    g = v.grad
+    steps = []
+    for child, d in zip(v._prev, _locals(v)):
+        child.grad += d * g
+        steps.append((child, d, child.grad))
+    return steps
 
 
 def _locals(v: Value) -> Sequence[float]:
@@ -778,7 +790,7 @@ class _Power(Value):
         self._p = p
 
 
-def _overflowed(word: str, a: Value, op: str, b: Value) -> str:
+def _overflow_message(word: str, a: Value, op: str, b: Value) -> str:
     return f"{word}: {a.data!r} {op} {b.data!r} overflows a float ({_FLOAT_MAX})"
 
 
@@ -808,7 +820,7 @@ def _log_or_nan(a: Value) -> Value:
     return Value(0.0 if a.data == 0 else math.nan)
 
 
-def _topological_order(root: Value) -> list[Value]:
+def topological_order(root: Value) -> list[Value]:
     """Every node `root` depends on, children before parents (a post-order depth-first walk).
 
     Iterative, with an explicit stack, so depth is limited only by memory; deterministic, because
@@ -854,7 +866,7 @@ def grad(
     for x in xs:
         if not isinstance(x, Value):
             raise TypeError(f"grad: inputs must be Values, got {type(x).__name__} {x!r}")
-    topo = _topological_order(output)
+    topo = topological_order(output)
     if create_graph:
         active, _derivatives.active = _derivatives.active, True
         try:

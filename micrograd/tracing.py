@@ -70,7 +70,7 @@ def _with_nested(codes: Iterable[Any]) -> frozenset:
     return frozenset(out)
 
 
-_HELPERS = ("_overflowed",)
+_HELPERS = ("_overflow_message",)
 _TRUSTED = _with_nested(
     [_code(info.method) for info in engine.OPS.values()]
     + [_code(Value.__truediv__)]

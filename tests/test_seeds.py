@@ -81,10 +81,10 @@ def test_neuron_via_tanh_and_via_exp() -> None:
 
 
 def test_neuron_topological_order_shown_in_the_lecture() -> None:
-    from micrograd.engine import _topological_order
+    from micrograd.engine import topological_order
 
     o, _ = neuron(False)
-    order = [round(v.data, 4) for v in _topological_order(o)]
+    order = [round(v.data, 4) for v in topological_order(o)]
     # The lecture prints: 2.0, -3.0, -6.0, 0.0, 1.0, 0.0, -6.0, 6.8814, 0.8814, 0.7071 (in some
     # valid order); ours is children-before-parents, children in the order they were given.
     assert order == [2.0, -3.0, -6.0, 0.0, 1.0, 0.0, -6.0, 6.8814, 0.8814, 0.7071]

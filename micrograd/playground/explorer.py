@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..engine import OPS, Value, _topological_order, explain_local, op_kind
+from ..engine import OPS, Value, backward_step, explain_local, grad, op_kind, topological_order
 from ..expr import ARITY, ProgramError, parse_program
 from ..formatting import format_number as fmt
 from ..viz import trace
@@ -219,13 +219,8 @@ def _drawing(
 
 def _final_grads(root: Value) -> dict[Value, float]:
     """Every node's grad after a full backward pass, computed aside (no `.grad` is touched)."""
-    topo = _topological_order(root)
-    grads = {v: 0.0 for v in topo}
-    grads[root] = 1.0
-    for v in reversed(topo):
-        for child, d in zip(v._prev, v._local):
-            grads[child] += d * grads[v]
-    return grads
+    topo = topological_order(root)
+    return dict(zip(topo, grad(root, topo)))
 
 
 # ------------------------------------------------------------------------ the session's state
@@ -241,7 +236,7 @@ class Explorer:
         self.nodes, _ = trace(self.root, max_nodes=MAX_NODES)
         self.ids = {v: f"v{i}" for i, v in enumerate(self.nodes)}
         self.by_id = {i: v for v, i in self.ids.items()}
-        self.topo = _topological_order(self.root)
+        self.topo = topological_order(self.root)
         self.names = _display_names(self.nodes, self.topo)
         self.engine = engine
         self.drawing = _drawing(self.root, self.nodes, self.ids, self.names, engine)
@@ -296,13 +291,13 @@ class Explorer:
             formulas = explain_local(v, child_names, name)  # the op table's formula
             g = v.grad
             lines = []
-            for child, d, formula, cname in zip(v._prev, v._local, formulas, child_names):
-                child.grad += d * g  # exactly backward()'s update, in the same order
+            steps = backward_step(v)  # exactly backward()'s update, in the same order
+            for (_child, d, after), formula, cname in zip(steps, formulas, child_names):
                 # "∂e/∂a = b = -3.0000"; a formula that is a number is shown once: "= 1.0000"
                 shown = fmt(d) if _is_number(formula) else f"{formula} = {fmt(d)}"
                 lines.append(
                     f"{cname}.grad += (∂{name}/∂{cname} = {shown}) × {name}.grad ({fmt(g)}) "
-                    f"→ {fmt(child.grad)}"
+                    f"→ {fmt(after)}"
                 )
             self.current = self.ids[v]
             self.touched = [self.ids[c] for c in v._prev]
