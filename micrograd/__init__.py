@@ -15,8 +15,10 @@ Public API:
     check               what is wrong with your own Value / Neuron / Layer / MLP (micrograd.check)
 """
 
+import importlib
+from typing import Any
+
 from . import (  # modules, callable as their function
-    check,
     gradcheck,
     jit,  # the module, callable; it imports numpy only when jit() is first called
 )
@@ -36,5 +38,16 @@ __all__ = [
     "jit",
     "check",
 ]
+
+# Loaded on first use: the learner checker is half of the package's import time, and most
+# programs never call it. `micrograd.check(...)` and `from micrograd import check` still work.
+_LAZY = ("check",)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __version__ = "0.2.0"  # the one place: pyproject.toml reads it (dynamic version)

@@ -62,6 +62,7 @@ class OpInfo:
     activation: str = ""  # its title as a neuron's activation ('ReLU'); '': not an activation
     torch: Callable[[Any], Any] | None = field(default=None, compare=False)  # torch -> a Module
 
+    equation: str = ""  # what it computes, for a learner: 'max(0, x)' (every activation has one)
     make: Callable[..., Value] | None = None  # builds a node from (children, param), if not method
     param: str = ""  # the node attribute holding the op's own number ('_p', the exponent of **p)
 
@@ -86,10 +87,13 @@ def _op(
     caption: str = "",
     activation: str = "",
     torch: Callable[[Any], Any] | None = None,
+    equation: str = "",
     make: Callable[..., Value] | None = None,
     param: str = "",
 ) -> Callable[[Callable], Callable]:
     """Register the decorated method as the primitive `name` (the method itself is unchanged)."""
+    if activation and not equation:  # the training page shows it: no activation without one
+        raise TypeError(f"op {name!r}: an activation needs equation= (what it computes)")
 
     def register(method: Callable) -> Callable:
         text = formula
@@ -103,8 +107,9 @@ def _op(
             )
         fn = method.__func__ if isinstance(method, staticmethod) else method
         OPS[name] = OpInfo(
-            name, arity, fn, symbolic, vec, explain, text, caption, activation, torch, make, param
-        )
+            name, arity, fn, symbolic, vec, explain, text, caption, activation, torch, equation,
+            make, param,
+        )  # fmt: skip
         return method
 
     return register
@@ -437,6 +442,7 @@ class Value:
         ),
         explain=("1 if {a} > 0 else 0",),
         activation="ReLU",
+        equation="max(0, x)",
         torch=lambda torch: torch.nn.ReLU(),
     )  # fmt: skip
     def relu(self) -> Value:
@@ -480,6 +486,7 @@ class Value:
         vec=Vec(lambda xp, a: xp.tanh(a), lambda xp, out, a: (1.0 - out * out,)),
         explain=("1 - {out}²",),
         activation="Tanh",
+        equation="(e²ˣ − 1)/(e²ˣ + 1)",
         torch=lambda torch: torch.nn.Tanh(),
     )  # fmt: skip
     def tanh(self) -> Value:
@@ -492,6 +499,7 @@ class Value:
         vec=Vec(_sigmoid_vec, lambda xp, out, a: (out * (1.0 - out),)),
         explain=("{out}·(1 - {out})",),
         activation="Sigmoid",
+        equation="1/(1 + e⁻ˣ)",
         torch=lambda torch: torch.nn.Sigmoid(),
     )  # fmt: skip
     def sigmoid(self) -> Value:
@@ -512,6 +520,7 @@ class Value:
         ),
         explain=("sign({a})",),
         activation="Abs",
+        equation="|x|",
         torch=lambda torch: _torch_module(torch, "Abs", torch.abs),
     )  # fmt: skip
     def abs(self) -> Value:
@@ -527,6 +536,7 @@ class Value:
         ),
         explain=("sigmoid({a})",),
         activation="Softplus",
+        equation="log(1 + eˣ)",
         torch=lambda torch: torch.nn.Softplus(threshold=40.0),  # past 40, x itself is exact
     )  # fmt: skip
     def softplus(self) -> Value:

@@ -37,6 +37,12 @@ class Activation:
         """The engine op this activation is (None for linear)."""
         return next((i for i in OPS.values() if i.method is self.apply), None)
 
+    @property
+    def equation(self) -> str:
+        """What it computes, as the training page shows it: 'max(0, x)' (linear: 'x')."""
+        op = self.op
+        return "x" if op is None else op.equation
+
     def numpy(self, xp: Any, a: Any) -> Any:
         """The activation of every entry of the array `a`; `xp` is the array module (numpy)."""
         op = self.op

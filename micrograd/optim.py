@@ -204,9 +204,6 @@ class LambdaLR:
         self.last_step += 1
         self._apply()
 
-    def get_last_lr(self) -> float:
-        return self.optimizer.lr
-
 
 class LinearDecay(LambdaLR):
     """lr goes linearly from `start` (step 0) towards `end` (at step `total_steps`):

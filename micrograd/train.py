@@ -68,10 +68,6 @@ class History:
     def final_loss(self) -> float:
         return self.loss[-1] if self.loss else math.nan
 
-    @property
-    def final_accuracy(self) -> float:
-        return self.accuracy[-1] if self.accuracy else math.nan
-
 
 def _sign_accuracy(outputs: list, targets: Sequence) -> float:
     """Share of outputs on the same side of 0 as their ±1 targets."""

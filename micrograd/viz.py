@@ -92,9 +92,13 @@ def trace(
         _check_limit(max_nodes, "trace")
     nodes, _, over = _walk(root, max_nodes)
     if over:
-        raise ValueError(_too_large("trace", max_nodes))
+        raise GraphTooLargeError(_too_large("trace", max_nodes))
     edges = [(child, v) for v in nodes for child in v._prev]
     return nodes, edges
+
+
+class GraphTooLargeError(ValueError):
+    """The graph has more nodes than the limit a picture was asked to stay under."""
 
 
 def _too_large(what: str, limit: int | None) -> str:
@@ -230,7 +234,7 @@ def draw_dot(
     graphviz = _import_graphviz()
     nodes, _, over = _walk(root, max_nodes)
     if over:
-        raise ValueError(_too_large("draw_dot", max_nodes))
+        raise GraphTooLargeError(_too_large("draw_dot", max_nodes))
 
     dot = _graph_class(graphviz)(format=format, graph_attr={"rankdir": rankdir})
     ids = {v: f"v{i}" for i, v in enumerate(nodes)}

@@ -81,15 +81,33 @@ def browser() -> Iterator[Any]:
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
     """A fresh tab (own cookies and sessionStorage, so its own playground session), 1280×800.
-    Errors the page's JavaScript throws fail the test."""
+    Errors the page's JavaScript throws, and errors it logs to the console, fail the test."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     context.set_default_timeout(10_000)
     tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    errors = watch_errors(tab)
     yield tab
     context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+# Chromium logs every 4xx answer as a console error; the playground answers a bad setting with a
+# 400 and shows its one-line reason on the page, which the tests check. Those are expected.
+_EXPECTED = "Failed to load resource: the server responded with a status of 4"
+
+
+def watch_errors(tab: Any) -> list[str]:
+    """The uncaught exceptions and console errors of `tab`, as they happen (a list to assert
+    empty): any browser test that makes its own page calls this."""
+    errors: list[str] = []
+    tab.on("pageerror", lambda exc: errors.append(f"uncaught: {exc}"))
+
+    def console(msg: Any) -> None:
+        if msg.type == "error" and not msg.text.startswith(_EXPECTED):
+            errors.append(f"console: {msg.text}")
+
+    tab.on("console", console)
+    return errors
 
 
 @pytest.fixture

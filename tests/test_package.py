@@ -104,3 +104,54 @@ def test_modules_named_after_their_function_are_modules_and_callable(name: str) 
     module = importlib.import_module(f"micrograd.{name}")
     assert getattr(micrograd, name) is module  # `import micrograd.jit as mj` gives the module
     assert callable(module) and module.__call__.__doc__ == f"Call micrograd.{name}.{name}."
+
+
+def _private_imports(path: pathlib.Path) -> list[str]:
+    """Where `path` reaches into another package module's private names: ``from .x import _y``,
+    or ``x._y`` on a package module `x` it imported (dunder names are public)."""
+    here = path.relative_to(ROOT).with_suffix("").parts[:-1]
+    tree = ast.parse(path.read_text())
+    modules: set[str] = set()  # local names bound to package modules
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            inside = node.level or (node.module or "").startswith("micrograd")
+            if not inside:
+                continue  # the standard library's own (sys._getframe) is not ours to judge
+            for a in node.names:
+                private = a.name.startswith("_") and not a.name.startswith("__")
+                if private:
+                    found.append(f"{path.name}:{node.lineno}: from {node.module} import {a.name}")
+                base = here[: len(here) - node.level + 1] if node.level else ()
+                full = ".".join((*base, *(node.module or "").split("."), a.name)).replace("..", ".")
+                if (ROOT / (full.replace(".", "/") + ".py")).exists():
+                    modules.add(a.asname or a.name)
+        elif isinstance(node, ast.Import):
+            modules.update((a.asname or a.name).split(".")[0] for a in node.names
+                           if a.name.startswith("micrograd"))
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in modules and node.attr.startswith("_")
+                and not node.attr.startswith("__")):
+            found.append(f"{path.name}:{node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    # A private name is a module's own business: what another module needs is made public (or
+    # moved to where it is used), so renaming a helper can never change another module.
+    found = [hit for p in sorted(PACKAGE.rglob("*.py")) for hit in _private_imports(p)]
+    assert not found, "private names used across modules:\n" + "\n".join(found)
+
+
+def test_import_micrograd_loads_the_checker_only_when_used() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, micrograd\n"
+        "assert 'micrograd.check' not in sys.modules, 'micrograd.check loaded eagerly'\n"
+        "from micrograd import check\n"
+        "assert check is sys.modules['micrograd.check'] and callable(check)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

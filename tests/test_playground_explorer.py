@@ -18,6 +18,7 @@ from micrograd.expr import parse_program
 from micrograd.formatting import format_number
 from micrograd.playground.explorer import EXAMPLES
 from micrograd.viz import trace
+from tests.conftest import watch_errors
 
 DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs"
 LECTURE_L = EXAMPLES[1]["program"]
@@ -30,7 +31,7 @@ fmt = format_number  # the one formatter (tests/test_formatting.py checks it and
 
 def ref(name: str) -> str:
     """How a chain-rule line writes a node: compound names in parentheses, '(x1*w1).grad'."""
-    simple = re.fullmatch(r"[A-Za-z_]\w*|\d[\w.]*|[A-Za-z_]\w*\([^()]*\)", name)
+    simple = re.fullmatch(r"[^\W\d]\w*'*|\d[\w.]*|[^\W\d]\w*\([^()]*\)", name)
     return name if simple else f"({name})"
 
 
@@ -415,6 +416,7 @@ def test_keyboard_alone_drives_the_explorer(page: Any, playground: str) -> None:
 def test_usable_on_a_phone(browser: Any, playground: str, screenshot: Any) -> None:
     context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True)
     page = context.new_page()
+    errors = watch_errors(page)
     try:
         open_explorer(page, playground)
         # No sideways scrolling of the page itself: only the graph scrolls inside its frame.
@@ -429,6 +431,7 @@ def test_usable_on_a_phone(browser: Any, playground: str, screenshot: Any) -> No
         assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
         settle(page)
         screenshot(page, "explorer-phone", full_page=True)
+        assert not errors, errors
     finally:
         context.close()
 

@@ -127,3 +127,20 @@ def test_every_node_of_every_example_has_its_own_name(playground: str, example: 
     assert status == 200
     names = [n["name"] for n in state["drawing"]["nodes"] if "name" in n]
     assert names and len(names) == len(set(names)), names
+
+
+def test_names_in_the_log_are_those_of_the_pictures(playground: str) -> None:
+    # Constants are c1, c2, ...; made-up names t1, t2, ... (as `micrograd graph` and the README
+    # say); a Unicode name is written bare, like any other name.
+    s = "api-names-1"
+    program = "α = 2.0; b = α*3; c = tanh(b) + -1"
+    status, state = post(playground, "/api/explorer/load", {"program": program}, s)
+    assert status == 200, state
+    status, state = post(playground, "/api/explorer/backward", {}, s)
+    assert status == 200, state
+    lines = [line for step in state["log"] for line in step["lines"]]
+    text = "\n".join(lines)
+    assert "α.grad +=" in text and "(α)" not in text
+    assert "c1.grad +=" in text and "c2.grad +=" in text  # the constants 3 and -1
+    assert "3.grad" not in text and "(-1).grad" not in text
+    assert "t1.grad +=" in text and "t0" not in text  # tanh(b), unlabelled

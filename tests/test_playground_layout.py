@@ -11,7 +11,7 @@ import pytest
 
 from micrograd.playground import layout as lay
 from micrograd.playground.explorer import EXAMPLES, Explorer
-from micrograd.playground.layout import Box, layered, layout, overlaps
+from micrograd.playground.layout import Box, layered, layout
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is missing")
 
@@ -31,6 +31,25 @@ def random_graph(rng: random.Random, n: int) -> tuple[list[Box], list[tuple[str,
         edges.append((op.id, out.id))
         values.append(out.id)
     return boxes, edges
+
+
+def overlaps(boxes: list[Box], centers: dict[str, tuple[float, float]]) -> list[tuple]:
+    """Pairs of boxes whose rectangles overlap: [] when none."""
+    rects = []
+    for b in boxes:
+        cx, cy = centers[b.id]
+        rects.append(
+            (b.id, cx - b.width / 2, cy - b.height / 2, cx + b.width / 2, cy + b.height / 2)
+        )
+    rects.sort(key=lambda r: r[1])
+    found = []
+    for i, (a, _ax0, ay0, ax1, ay1) in enumerate(rects):
+        for b, bx0, by0, _bx1, by1 in rects[i + 1 :]:
+            if bx0 >= ax1 - 1e-6:
+                break
+            if ay0 < by1 - 1e-6 and by0 < ay1 - 1e-6:
+                found.append((a, b))
+    return found
 
 
 def check_geometry(boxes: list[Box], edges: list[tuple[str, str]], result: lay.Layout) -> None:

@@ -149,6 +149,20 @@ def test_a_post_from_another_origin_is_refused(server: Any) -> None:
     assert status == 200 and answer["body"] == {"x": 1}
 
 
+def test_a_cross_site_get_cannot_touch_or_push_out_a_session(server: Any) -> None:
+    # Another page's <img src=".../api/...?session=..."> arrives as a cross-site GET: refused
+    # before any session is made or refreshed, so the learner's session stays.
+    mine = {"X-Session": "the-learners-tab"}
+    assert call(server.url + "api/test/echo", headers=mine)[1]["count"] == 1
+    before = len(server.sessions)
+    for i in range(server.sessions.limit + 6):
+        url = server.url + f"api/test/echo?session=intruder-{i:04d}"
+        status, answer = call(url, headers={"X-Session": "", "Sec-Fetch-Site": "cross-site"})
+        assert status == 403 and "another site" in answer["error"]
+    assert len(server.sessions) == before
+    assert call(server.url + "api/test/echo", headers=mine)[1]["count"] == 2  # still there
+
+
 def test_bad_bodies_get_a_4xx_with_a_one_line_json_error(server: Any) -> None:
     url = server.url + "api/test/echo"
     cases = [
@@ -158,6 +172,7 @@ def test_bad_bodies_get_a_4xx_with_a_one_line_json_error(server: Any) -> None:
         (b"[1, 2]", {}, 400, "JSON object"),
         (b"x=1", {"Content-Type": "application/x-www-form-urlencoded"}, 415, "must be JSON"),
         (b"a" * (MAX_BODY + 1), {}, 413, "at most"),
+        (b"[" * 100_000 + b"]" * 100_000, {}, 400, "nested too deeply"),  # was a 500
     ]
     for raw, headers, status, words in cases:
         got, answer = call(url, raw=raw, headers=headers)

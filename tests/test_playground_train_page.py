@@ -15,6 +15,7 @@ import urllib.parse
 import pytest
 
 from micrograd import MLP, losses
+from micrograd.formatting import format_number
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -58,7 +59,7 @@ def test_train_is_one_click_from_the_explorer_and_moons_reach_100(page, playgrou
     page.wait_for_timeout(400)
     assert step_of(page) == n  # Pause stopped the counter
     loss = page.locator("#loss-text").text_content()
-    assert re.fullmatch(r"loss \d\.\d{4}", loss)
+    assert re.fullmatch(r"loss \d\.\d{4,7}(e-\d+)?", loss)  # format_number: 4 significant digits
     screenshot(page, "train-moons-100")
 
 
@@ -212,7 +213,7 @@ def test_the_chosen_points_graph_is_the_python_models(page, playground, tmp_path
             expect[f"a{layer}.{j + 1}"] = h._prev[0]  # w·x+b, under the tanh
     assert set(expect) <= set(shown)
     for label, v in expect.items():
-        assert shown[label] == (f"{v.data:.4f}", f"{v.grad:.4f}"), label
+        assert shown[label] == (format_number(v.data), format_number(v.grad)), label
     screenshot(page, "train-graph", full_page=True)
 
 

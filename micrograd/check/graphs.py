@@ -9,8 +9,8 @@ from typing import Any
 
 from ..engine import Value
 from .ops import OpChecks, StopChecking
-from .sandbox import MAX_TIMEOUTS, _attr, _close, _describe, _Failed, _fmt
-from .table import _ASSIGN, NAMES, ROWS, registry_rows
+from .sandbox import MAX_TIMEOUTS, Failed, attr, close, describe, fmt
+from .table import ASSIGN_HINT, NAMES, ROWS, registry_rows
 
 _PATHS = "backward() on a graph with 2^200 paths (is each node visited once?)"
 
@@ -36,20 +36,20 @@ class ValueChecker(OpChecks):
         ref_in = [Value(x) for x in xs]
         build(Value, *ref_in)[-1].backward()
         ins = self.leaves(xs)
-        if isinstance(ins, _Failed):
+        if isinstance(ins, Failed):
             return None
         label = f"{op}: for {expr} with {self.where(xs, names)}"
         nodes = self.run(build, self.V, *ins)
-        if isinstance(nodes, _Failed):
+        if isinstance(nodes, Failed):
             self.problem(f"{label}, it crashed: {nodes.text}")
             return False
         if not self.backward(nodes[-1], f"{expr} with {self.where(xs, names)}"):
             return False
         for i, (v, w) in enumerate(zip(ins, ref_in)):
             g = self.grad(v)
-            if not _close(g, w.grad):
-                self.problem(f"{label}, {names[i]}.grad is {_describe(_attr(v, 'grad'))}, "
-                             f"expected {_fmt(w.grad)} — {hint(g, w.grad)}")
+            if not close(g, w.grad):
+                self.problem(f"{label}, {names[i]}.grad is {describe(attr(v, 'grad'))}, "
+                             f"expected {fmt(w.grad)} — {hint(g, w.grad)}")
                 return False
         self.report.passed.append(f"{op}: {expr}")
         return True
@@ -61,7 +61,7 @@ class ValueChecker(OpChecks):
         ):
             if op in self.wrong_ops:
                 continue  # its own checks already failed: one problem per cause
-            if self.graph(op, expr, build, (3.0,), needs, lambda g, w: _ASSIGN) is False:
+            if self.graph(op, expr, build, (3.0,), needs, lambda g, w: ASSIGN_HINT) is False:
                 self.assign_bug = True
 
     def shared(self) -> None:
@@ -84,22 +84,22 @@ class ValueChecker(OpChecks):
 
         built = self.run(build)
         expr = f"y = y*0.25 + y*0.75, {levels} times from x = 1.5"
-        if isinstance(built, _Failed):
+        if isinstance(built, Failed):
             self.problem(f"backward(): building {expr} crashed: {built.text}")
             return
         x, y = built
         done = self.run(lambda: y.backward())
-        if isinstance(done, _Failed) and done.timeout:
+        if isinstance(done, Failed) and done.timeout:
             self.walk_wrong = True
             self.problem(f"backward(): for {expr} (2^{levels} paths to x, {4 * levels + 3} "
                          f"nodes), backward() {done.text} — does build_topo skip nodes it has "
                          f"already visited (a visited set), so each node is visited once?")
-        elif isinstance(done, _Failed):
+        elif isinstance(done, Failed):
             self.problem(f"backward(): for {expr}, backward() crashed: {done.text}")
-        elif not _close(self.grad(x), 1.0) and not self.assign_bug:
+        elif not close(self.grad(x), 1.0) and not self.assign_bug:
             # Reported after order(), whose smaller graphs say more, if those find nothing.
             self.shared_wrong = (f"backward(): for {expr}, x.grad is "
-                                 f"{_describe(_attr(x, 'grad'))}, expected 1.0 — is each node "
+                                 f"{describe(attr(x, 'grad'))}, expected 1.0 — is each node "
                                  f"visited once, in topological order?")
         elif not self.assign_bug:
             self.report.passed.append(f"backward(): {expr} (each node visited once)")
@@ -161,15 +161,15 @@ class ValueChecker(OpChecks):
         if "*" in self.wrong_ops or self.walk_wrong or self.assign_bug:
             return self.skip("backward() twice on y = x * x * x")
         ins = self.leaves((3.0,))
-        if isinstance(ins, _Failed):
+        if isinstance(ins, Failed):
             return
         (x,) = ins
         y = self.run(lambda: x * x * x)
-        if isinstance(y, _Failed) or not self.backward(y, "y = x * x * x"):
+        if isinstance(y, Failed) or not self.backward(y, "y = x * x * x"):
             return
         g1 = self.grad(x)
         done = self.run(lambda: y.backward())
-        if isinstance(done, _Failed):
+        if isinstance(done, Failed):
             self.problem(f"backward() twice: for y = x * x * x with x = 3.0, the second "
                          f"y.backward() {'crashed: ' * (not done.timeout)}{done.text}")
             return
@@ -194,7 +194,7 @@ class ValueChecker(OpChecks):
             )
         else:
             self.problem(f"backward() twice: for y = x * x * x with x = 3.0, x.grad goes 27 → "
-                         f"{_describe(_attr(x, 'grad'))}; expected 54 (leaves accumulate, as in "
+                         f"{describe(attr(x, 'grad'))}; expected 54 (leaves accumulate, as in "
                          f"PyTorch) or 72 (the lecture's engine)")
 
     def deep(self) -> None:
@@ -217,7 +217,7 @@ class ValueChecker(OpChecks):
             return x
 
         x = self.run(chain)
-        if isinstance(x, _Failed):
+        if isinstance(x, Failed):
             if isinstance(x.exc, RecursionError):
                 self.report.notes.append(
                     f"backward() on a chain of {n:,} additions hits Python's recursion limit: a "
@@ -226,11 +226,11 @@ class ValueChecker(OpChecks):
                 )
             else:
                 self.problem(f"backward(): for a chain of {n:,} additions, {x.text}")
-        elif _close(self.grad(x), 1.0):
+        elif close(self.grad(x), 1.0):
             self.report.passed.append(f"backward(): a chain of {n:,} additions")
         else:
             self.problem(f"backward(): for a chain of {n:,} additions y = x + 0.001 + ..., x.grad "
-                         f"is {_describe(_attr(x, 'grad'))}, expected 1.0")
+                         f"is {describe(attr(x, 'grad'))}, expected 1.0")
 
     def all(self) -> None:
         try:

@@ -13,14 +13,14 @@ from .report import CheckReport
 from .sandbox import (
     MAX_PREV,
     MAX_TIMEOUTS,
-    _attr,
-    _close,
-    _describe,
-    _Failed,
-    _fmt,
-    _number,
-    _run,
-    _short,
+    Failed,
+    attr,
+    close,
+    describe,
+    fmt,
+    number,
+    repr_text,
+    run,
 )
 
 
@@ -37,8 +37,8 @@ class NNChecker:
         """fn(*args) under the time limit; raises StopChecking after MAX_TIMEOUTS timeouts."""
         if self.timeouts >= MAX_TIMEOUTS:
             raise StopChecking
-        result = _run(self.limit, fn, *args)
-        if isinstance(result, _Failed) and result.timeout:
+        result = run(self.limit, fn, *args)
+        if isinstance(result, Failed) and result.timeout:
             self.timeouts += 1
         return result
 
@@ -47,7 +47,7 @@ class NNChecker:
 
     def params(self, what: str, module: Any, count: int, shape: str) -> list[Any] | None:
         ps = self.run(lambda: list(islice(module.parameters(), count + 1)))
-        if isinstance(ps, _Failed):
+        if isinstance(ps, Failed):
             self.problem(f"{what}.parameters() crashed: {ps.text}")
             return None
         if len(ps) != count:
@@ -55,10 +55,10 @@ class NNChecker:
             self.problem(f"{what}.parameters() has {more}{len(ps)} entries, expected {count} "
                          f"({shape})")
             return None
-        datas = [_number(_attr(p, "data")) for p in ps]
+        datas = [number(attr(p, "data")) for p in ps]
         if any(d is None for d in datas):
             self.problem(f"{what}.parameters() holds something without a numeric .data: "
-                         f"{_short(ps[datas.index(None)])}")
+                         f"{repr_text(ps[datas.index(None)])}")
             return None
         return ps
 
@@ -69,24 +69,24 @@ class NNChecker:
         Returns the name of the candidate that matches, after checking its gradients too.
         """
         got = self.run(lambda: _as_list(module(list(self.x))))
-        if isinstance(got, _Failed):
+        if isinstance(got, Failed):
             self.problem(f"{what}({self.x}) crashed: {got.text}")
             return None
-        values = [_number(_attr(o, "data")) for o in got]
+        values = [number(attr(o, "data")) for o in got]
         matched = None
         expected: dict[str, list[float]] = {}
         for name, model in models.items():
             for p, q in zip(model.parameters(), ps):
-                p.data = _number(q.data)
+                p.data = number(q.data)
                 p.grad = 0.0
             outs = outputs(model)
             expected[name] = [o.data for o in outs]
-            if len(outs) == len(values) and all(_close(v, o.data) for v, o in zip(values, outs)):
+            if len(outs) == len(values) and all(close(v, o.data) for v, o in zip(values, outs)):
                 matched = name
                 break
         if matched is None:
-            shown = "; ".join(f"{k}: {[_fmt(v) for v in e]}" for k, e in expected.items())
-            self.problem(f"{what}({self.x}) gives {[_describe(v) for v in values]}; micrograd.nn "
+            shown = "; ".join(f"{k}: {[fmt(v) for v in e]}" for k, e in expected.items())
+            self.problem(f"{what}({self.x}) gives {[describe(v) for v in values]}; micrograd.nn "
                          f"with the same parameters() (in order: each neuron's w, then its b) "
                          f"gives {shown}")
             return None
@@ -102,20 +102,20 @@ class NNChecker:
             total.backward()
 
         done = self.run(back)
-        if isinstance(done, _Failed):
+        if isinstance(done, Failed):
             self.problem(f"{what}: backward() from its outputs crashed: {done.text}")
             return None
         for i, (p, q) in enumerate(zip(model.parameters(), ps)):
-            if not _close(self.grad(q), p.grad):
+            if not close(self.grad(q), p.grad):
                 self.problem(f"{what}: after backward() of the sum of its outputs, parameter {i} "
-                             f"has grad {_describe(_attr(q, 'grad'))}, expected {_fmt(p.grad)} "
+                             f"has grad {describe(attr(q, 'grad'))}, expected {fmt(p.grad)} "
                              f"(micrograd.nn, same weights)")
                 return None
         return matched
 
     @staticmethod
     def grad(p: Any) -> float | None:
-        return _number(_attr(p, "grad"))
+        return number(attr(p, "grad"))
 
     def zero_grad(self, what: str, module: Any, ps: list[Any]) -> None:
         if not callable(getattr(module, "zero_grad", None)):
@@ -125,13 +125,13 @@ class NNChecker:
             )
             return
         done = self.run(module.zero_grad)
-        if isinstance(done, _Failed):
+        if isinstance(done, Failed):
             self.problem(f"{what}.zero_grad() crashed: {done.text}")
             return
         left = [i for i, p in enumerate(ps) if self.grad(p) != 0.0]
         if left:
             self.problem(f"{what}.zero_grad() left parameter {left[0]} with grad "
-                         f"{_describe(_attr(ps[left[0]], 'grad'))}; it should set every "
+                         f"{describe(attr(ps[left[0]], 'grad'))}; it should set every "
                          f"parameter's grad to 0")
         else:
             self.report.passed.append(f"{what}.zero_grad() zeroes every parameter's grad")
@@ -141,7 +141,7 @@ class NNChecker:
 
         what = f"{cls.__name__}(3)"
         n = self.run(cls, 3)
-        if isinstance(n, _Failed):
+        if isinstance(n, Failed):
             self.problem(f"{what} crashed: {n.text}")
             return
         ps = self.params(what, n, 4, "3 weights and a bias")
@@ -154,9 +154,9 @@ class NNChecker:
         self.report.passed.append(f"{what}: 4 parameters; output {act}(w·x + b) and its "
                                   f"gradients match micrograd.nn.Neuron(3, activation='{act}')")
         other = self.run(cls, 3)
-        if not isinstance(other, _Failed):
-            theirs = self.run(lambda: [_number(p.data) for p in other.parameters()])
-            if theirs == [_number(p.data) for p in ps]:
+        if not isinstance(other, Failed):
+            theirs = self.run(lambda: [number(p.data) for p in other.parameters()])
+            if theirs == [number(p.data) for p in ps]:
                 self.report.notes.append(
                     f"two {what}s start with the same parameters: draw them at random "
                     f"(random.uniform(-1, 1)), or every neuron of a layer learns the same thing"
@@ -168,7 +168,7 @@ class NNChecker:
 
         what = f"{cls.__name__}(3, 2)"
         layer = self.run(cls, 3, 2)
-        if isinstance(layer, _Failed):
+        if isinstance(layer, Failed):
             self.problem(f"{what} crashed: {layer.text}")
             return
         ps = self.params(what, layer, 8, "2 neurons × (3 weights + a bias)")
@@ -187,7 +187,7 @@ class NNChecker:
 
         what = f"{cls.__name__}(3, [4, 4, 1])"
         model = self.run(cls, 3, [4, 4, 1])
-        if isinstance(model, _Failed):
+        if isinstance(model, Failed):
             self.problem(f"{what} crashed: {model.text}")
             return
         ps = self.params(what, model, 41, "3·4+4 + 4·4+4 + 4+1")

@@ -11,22 +11,22 @@ from .report import CheckReport
 from .sandbox import (
     MAX_PREV,
     MAX_TIMEOUTS,
-    _attr,
-    _close,
-    _describe,
-    _Failed,
-    _fmt,
-    _number,
-    _run,
-    _short,
+    Failed,
+    attr,
+    close,
+    describe,
+    fmt,
+    number,
+    repr_text,
+    run,
 )
 from .table import (
     NAMES,
     UPSTREAM,
     Row,
-    _is_unwrapped_number,
-    _local_cause,
-    _operand_hint,
+    is_unwrapped_number,
+    local_cause,
+    operand_hint,
 )
 
 
@@ -71,34 +71,34 @@ class OpChecks:
         whole check(...) takes at most a few time limits however many ops hang."""
         if self.timeouts >= MAX_TIMEOUTS:
             raise StopChecking
-        result = _run(self.limit, fn, *args)
-        if isinstance(result, _Failed) and result.timeout:
+        result = run(self.limit, fn, *args)
+        if isinstance(result, Failed) and result.timeout:
             self.timeouts += 1
         return result
 
-    def leaves(self, xs: Sequence[float]) -> list[Any] | _Failed:
+    def leaves(self, xs: Sequence[float]) -> list[Any] | Failed:
         made = []
         for x in xs:
             v = self.run(self.V, x)
-            if isinstance(v, _Failed):
+            if isinstance(v, Failed):
                 return v
             made.append(v)
         return made
 
     def data(self, node: Any) -> float | None:
-        return _number(_attr(node, "data"))
+        return number(attr(node, "data"))
 
     def grad(self, node: Any) -> float | None:
-        return _number(_attr(node, "grad"))
+        return number(attr(node, "grad"))
 
     @staticmethod
     def where(xs: Sequence[float], names: str = NAMES) -> str:
-        return ", ".join(f"{names[i]} = {_fmt(x)}" for i, x in enumerate(xs))
+        return ", ".join(f"{names[i]} = {fmt(x)}" for i, x in enumerate(xs))
 
     def backward(self, node: Any, label: str) -> bool:
         """node.backward(); False (reported) if it crashed. Stops all backward checks on a hang."""
         done = self.run(lambda: node.backward())
-        if not isinstance(done, _Failed):
+        if not isinstance(done, Failed):
             return True
         if done.timeout:
             self.has_backward = False
@@ -113,10 +113,10 @@ class OpChecks:
     def basics(self) -> bool:
         V, r = self.V, self.report
         a = self.run(V, 2.0)
-        if isinstance(a, _Failed):
+        if isinstance(a, Failed):
             self.problem(f"Value(2.0) crashed: {a.text}")
             return False
-        missing = [n for n in ("data", "grad", "_prev", "_op") if isinstance(_attr(a, n), _Failed)]
+        missing = [n for n in ("data", "grad", "_prev", "_op") if isinstance(attr(a, n), Failed)]
         if missing:
             self.problem(
                 f"Value(2.0) has no {', '.join(missing)}: __init__ should set data, grad "
@@ -124,13 +124,13 @@ class OpChecks:
             )
             return False
         if self.data(a) != 2.0:
-            self.problem(f"Value(2.0).data is {_short(a.data)}, expected 2.0")
+            self.problem(f"Value(2.0).data is {repr_text(a.data)}, expected 2.0")
             return False
         if self.grad(a) != 0.0:
-            self.problem(f"Value(2.0).grad is {_short(a.grad)}, expected 0.0: grads start at 0")
+            self.problem(f"Value(2.0).grad is {repr_text(a.grad)}, expected 0.0: grads start at 0")
         prev = self.run(lambda: list(islice(a._prev, MAX_PREV)))
-        if isinstance(prev, _Failed) or prev:
-            self.problem(f"Value(2.0)._prev is {_short(a._prev)}, expected empty: a leaf has no "
+        if isinstance(prev, Failed) or prev:
+            self.problem(f"Value(2.0)._prev is {repr_text(a._prev)}, expected empty: a leaf has no "
                          "children")
         if not callable(getattr(V, "backward", None)):
             self.has_backward = False
@@ -192,34 +192,34 @@ class OpChecks:
         ref_in = [Value(x) for x in xs]
         ref = row.fn(*ref_in)
         ins = self.leaves(xs)
-        if isinstance(ins, _Failed):
+        if isinstance(ins, Failed):
             self.problem(f"{label}, Value() crashed: {ins.text}")
             return "wrong"
         out = self.run(row.fn, *ins)
-        if isinstance(out, _Failed):
-            if row.number and out.exc is not None and _is_unwrapped_number(out.exc):
+        if isinstance(out, Failed):
+            if row.number and out.exc is not None and is_unwrapped_number(out.exc):
                 self.missing_line("numbers", row.expr, lambda exprs: (
                     f"{', '.join(exprs)}: not implemented yet — a plain number has no .data: "
                     f"wrap it first, other = other if isinstance(other, Value) else Value(other)"))
                 return "missing"
-            return self.wrong(row, f"{label}, it crashed: {out.text}{_operand_hint(out.exc)}",
+            return self.wrong(row, f"{label}, it crashed: {out.text}{operand_hint(out.exc)}",
                               f"crashed: {out.text}")
-        if isinstance(_attr(out, "data"), _Failed) or isinstance(_attr(out, "_prev"), _Failed):
-            return self.wrong(row, f"{label}, it returned {_short(out)} ({type(out).__name__}), "
+        if isinstance(attr(out, "data"), Failed) or isinstance(attr(out, "_prev"), Failed):
+            return self.wrong(row, f"{label}, it returned {repr_text(out)} ({type(out).__name__}), "
                               f"not a Value with data and _prev: each op returns a new Value(...)",
                               f"returned a {type(out).__name__}")
         got = self.data(out)
-        if not _close(got, ref.data):
+        if not close(got, ref.data):
             why = ""
             if row.reflected:
                 why = (f" — Python calls a.{row.reflected}({row.expr.split()[0]}) for "
                        f"{row.expr}: it must compute {row.expr}, not the other way round")
-            value = f"out.data is {_describe(_attr(out, 'data'))}, expected {_fmt(ref.data)}"
+            value = f"out.data is {describe(attr(out, 'data'))}, expected {fmt(ref.data)}"
             return self.wrong(row, f"{label}, {value}{why}", value)
         prev = self.run(lambda: list(islice(out._prev, MAX_PREV)))
-        direct = not isinstance(prev, _Failed) and all(any(p is v for p in prev) for v in ins)
+        direct = not isinstance(prev, Failed) and all(any(p is v for p in prev) for v in ins)
         if row.primitive and not direct:
-            self.problem(f"{label}, out._prev is {_short(_attr(out, '_prev'))}: it should "
+            self.problem(f"{label}, out._prev is {repr_text(attr(out, '_prev'))}: it should "
                          f"hold the inputs ({', '.join(NAMES[: len(xs)])}); backward() and "
                          f"draw_dot walk _prev")
             return "wrong"
@@ -228,7 +228,7 @@ class OpChecks:
         # An op whose node holds the inputs directly is checked on its own: out._backward(), then
         # backward() on that one node. A tanh built from exp, or a - b as a + (-b), is a graph:
         # it is checked through backward() after the graph checks.
-        if not direct or not callable(_attr(out, "_backward")):
+        if not direct or not callable(attr(out, "_backward")):
             return "derived"
         if not self.local(row, xs, label, ref_in, ref):
             return "wrong"
@@ -249,7 +249,7 @@ class OpChecks:
         """out._backward() alone, with out.grad = UPSTREAM: is the local derivative right?"""
         ins = self.leaves(xs)
         out = self.run(row.fn, *ins)
-        if isinstance(ins, _Failed) or isinstance(out, _Failed):
+        if isinstance(ins, Failed) or isinstance(out, Failed):
             return True  # reported by the forward check
         ref.grad = UPSTREAM
         ref._backward()
@@ -260,17 +260,17 @@ class OpChecks:
             out._backward()
 
         done = self.run(step)
-        if isinstance(done, _Failed):
+        if isinstance(done, Failed):
             self.problem(f"{label}, out._backward() crashed: {done.text}")
             return False
         got = [self.grad(v) for v in ins]
         for i, (g, w) in enumerate(zip(got, want)):
-            if _close(g, w):
+            if close(g, w):
                 continue
-            why = _local_cause(row, xs, ref.data, got, want)
-            self.problem(f"{label} and out.grad = {_fmt(UPSTREAM)}, out._backward() gives "
-                         f"{NAMES[i]}.grad = {_describe(_attr(ins[i], 'grad'))}, expected "
-                         f"{_fmt(w)} — {why}")
+            why = local_cause(row, xs, ref.data, got, want)
+            self.problem(f"{label} and out.grad = {fmt(UPSTREAM)}, out._backward() gives "
+                         f"{NAMES[i]}.grad = {describe(attr(ins[i], 'grad'))}, expected "
+                         f"{fmt(w)} — {why}")
             return False
         return True
 
@@ -283,16 +283,16 @@ class OpChecks:
         ref_in = [Value(x) for x in xs]
         row.fn(*ref_in).backward()
         ins = self.leaves(xs)
-        if isinstance(ins, _Failed):
+        if isinstance(ins, Failed):
             return True
         out = self.run(row.fn, *ins)
-        if isinstance(out, _Failed) or not self.backward(out, f"out = {row.expr}"):
-            return isinstance(out, _Failed)
+        if isinstance(out, Failed) or not self.backward(out, f"out = {row.expr}"):
+            return isinstance(out, Failed)
         for i, (v, w) in enumerate(zip(ins, ref_in)):
             g = self.grad(v)
-            if _close(g, w.grad):
+            if close(g, w.grad):
                 continue
-            got = f"{NAMES[i]}.grad is {_describe(_attr(v, 'grad'))}, expected {_fmt(w.grad)}"
+            got = f"{NAMES[i]}.grad is {describe(attr(v, 'grad'))}, expected {fmt(w.grad)}"
             if local_ok:
                 self.has_backward = False  # every later check would say the same
                 self.problem(f"{label}, after out.backward() {got} — out._backward() alone is "

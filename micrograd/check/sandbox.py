@@ -28,7 +28,7 @@ class _Timeout(BaseException):
 
 
 @dataclass
-class _Failed:
+class Failed:
     """A learner's code crashed or ran out of time; `text` says how, in one line."""
 
     text: str
@@ -92,20 +92,20 @@ def _last_line(exc: BaseException) -> str:
     return text
 
 
-def _run(limit: float, fn: Callable[..., Any], *args: Any) -> Any:
-    """fn(*args), or a _Failed saying how it crashed or that it ran out of time."""
+def run(limit: float, fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args), or a Failed saying how it crashed or that it ran out of time."""
     try:
         with _time_limit(limit):
             return fn(*args)
     except _Timeout:
-        return _Failed(f"did not finish within {limit:g} s (stopped)", timeout=True)
+        return Failed(f"did not finish within {limit:g} s (stopped)", timeout=True)
     except RecursionError as exc:
-        return _Failed("RecursionError: maximum recursion depth exceeded", exc)
+        return Failed("RecursionError: maximum recursion depth exceeded", exc)
     except Exception as exc:  # the learner's code may raise anything: report it, never crash
-        return _Failed(_last_line(exc), exc)
+        return Failed(_last_line(exc), exc)
 
 
-def _short(obj: object) -> str:
+def repr_text(obj: object) -> str:
     try:
         text = repr(obj)
     except Exception:
@@ -113,12 +113,12 @@ def _short(obj: object) -> str:
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
-def _fmt(x: float) -> str:
+def fmt(x: float) -> str:
     text = repr(x)
     return text if len(text) <= 12 else f"{x:.10g}"
 
 
-def _number(x: object) -> float | None:
+def number(x: object) -> float | None:
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
         return None
     try:
@@ -127,7 +127,7 @@ def _number(x: object) -> float | None:
         return None
 
 
-def _close(got: float | None, want: float) -> bool:
+def close(got: float | None, want: float) -> bool:
     if got is None:
         return False
     if math.isnan(want):
@@ -135,14 +135,14 @@ def _close(got: float | None, want: float) -> bool:
     return math.isclose(got, want, rel_tol=REL_TOL, abs_tol=ABS_TOL)
 
 
-def _attr(obj: object, name: str) -> Any:
-    """obj.name, or a _Failed (a property of the learner's may raise anything)."""
+def attr(obj: object, name: str) -> Any:
+    """obj.name, or a Failed (a property of the learner's may raise anything)."""
     try:
         return getattr(obj, name)
     except Exception as exc:
-        return _Failed(_last_line(exc), exc)
+        return Failed(_last_line(exc), exc)
 
 
-def _describe(x: object) -> str:
-    n = _number(x)
-    return _fmt(n) if n is not None else f"{_short(x)} (not a number)"
+def describe(x: object) -> str:
+    n = number(x)
+    return fmt(n) if n is not None else f"{repr_text(x)} (not a number)"

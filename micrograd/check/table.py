@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engine import OPS, Value
-from .sandbox import _close
+from .sandbox import close
 
 UPSTREAM = 2.5  # the out.grad each op's _backward is tried with: 1 would hide a missing × out.grad
 
@@ -49,7 +49,7 @@ POS = ((2.0, 0.5), (0.75, 1.5), (3.0, 2.5))
 UN = (-1.5, 0.4, 2.0)
 UNPOS = (0.5, 1.3, 2.0)
 
-_ASSIGN = "does _backward assign (=) instead of accumulating (+=)?"
+ASSIGN_HINT = "does _backward assign (=) instead of accumulating (+=)?"
 
 ROWS: tuple[Row, ...] = (
     _row("+", "a + b", lambda a, b: a + b, "__add__", BIN, primitive=True,
@@ -157,7 +157,7 @@ _REFLECTED = {"+": "__radd__", "-": "__rsub__", "*": "__rmul__", "/": "__rtruedi
               "** or pow()": "__rpow__"}
 
 
-def _operand_hint(exc: BaseException | None) -> str:
+def operand_hint(exc: BaseException | None) -> str:
     # `2.0 * a` inside a learner's derived op (other * self**-1) needs the reflected method.
     text = str(exc)
     if not isinstance(exc, TypeError) or "unsupported operand type(s) for " not in text:
@@ -169,7 +169,7 @@ def _operand_hint(exc: BaseException | None) -> str:
     return ""
 
 
-def _is_unwrapped_number(exc: BaseException) -> bool:
+def is_unwrapped_number(exc: BaseException) -> bool:
     # The lecture's first __add__ reads other.data: with a plain number that is an AttributeError.
     text = str(exc)
     return isinstance(exc, AttributeError) and any(
@@ -177,11 +177,11 @@ def _is_unwrapped_number(exc: BaseException) -> bool:
     )
 
 
-def _local_cause(row: Row, xs: tuple[float, ...], out: float, got: list[float | None],
+def local_cause(row: Row, xs: tuple[float, ...], out: float, got: list[float | None],
                  want: list[float]) -> str:
     """The likeliest reason `got` (after _backward with out.grad = UPSTREAM) is not `want`."""
     if all(g is not None for g in got):
-        if all(_close(g, w / UPSTREAM) for g, w in zip(got, want)):
+        if all(close(g, w / UPSTREAM) for g, w in zip(got, want)):
             return ("it is the local derivative without × out.grad: multiply by out.grad (the "
                     "chain rule)")
         for mistake, hint in row.mistakes:
@@ -189,9 +189,9 @@ def _local_cause(row: Row, xs: tuple[float, ...], out: float, got: list[float | 
                 wrong = mistake(*xs, out)
             except (ArithmeticError, ValueError):
                 continue
-            if all(_close(g, UPSTREAM * m) for g, m in zip(got, wrong)):
+            if all(close(g, UPSTREAM * m) for g, m in zip(got, wrong)):
                 return hint
-            if all(_close(g, m) for g, m in zip(got, wrong)):
+            if all(close(g, m) for g, m in zip(got, wrong)):
                 return hint + ", and multiply by out.grad"
         if all(g == 0 for g in got):
             return "did _backward run at all? each op sets out._backward = _backward"

@@ -149,12 +149,12 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"cannot send {type(value).__name__} as JSON")
 
 
-def _dumps(obj: Any) -> bytes:
+def dumps(obj: Any) -> bytes:
     # NaN and infinities are not JSON; a handler sends them as strings, and this catches a slip.
     return json.dumps(obj, allow_nan=False, default=_json_default, separators=(",", ":")).encode()
 
 
-def _finite_json(obj: Any) -> Any:
+def finite_json(obj: Any) -> Any:
     """JSON from the page with NaN/Infinity refused (Python's json accepts them by default)."""
 
     def refuse(name: str) -> float:

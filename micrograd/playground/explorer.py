@@ -27,7 +27,7 @@ from typing import Any
 from ..engine import OPS, Value, backward_step, explain_local, grad, op_kind, topological_order
 from ..expr import ARITY, ProgramError, parse_program
 from ..formatting import format_number as fmt
-from ..viz import trace
+from ..viz import GraphTooLargeError, display_names, trace
 from .api import HTTPError, Request, json_float
 from .layout import Box, layout
 
@@ -35,7 +35,6 @@ MAX_PROGRAM_CHARS = 5000
 MAX_NODES = 500  # Values in one graph
 NUDGE_H = 0.001  # the lecture's h
 MAX_ABS_VALUE = 1e15  # an edited leaf: beyond this the 4-decimal display is a wall of digits
-MAX_NAME = 14  # characters of an invented name ("x1*w1") before it becomes "t7"
 
 EXAMPLES = [
     {
@@ -82,10 +81,6 @@ OP_H = 24.0
 # ------------------------------------------------------------------------ recomputing the graph
 
 
-def _exponent(node: Value) -> float:
-    return float(node._p)  # x ** p keeps its exponent on the node
-
-
 def recompute(topo: Sequence[Value], leaves: dict[Value, float]) -> dict[Value, Value]:
     """The graph evaluated again by the engine's own ops, with some leaves set to new numbers;
     fresh Values, nothing in `topo` is touched. Raises the engine's error (log of a negative...)."""
@@ -103,47 +98,8 @@ def recompute(topo: Sequence[Value], leaves: dict[Value, float]) -> dict[Value, 
 # ------------------------------------------------------------------------ names and explanations
 
 
-def _display_names(nodes: Sequence[Value], topo: Sequence[Value]) -> dict[Value, str]:
-    """A distinct name for every node: its label; a constant's number (c1, c2, ... if that is
-    taken); else, when it is short and made of simple names, the expression it computes
-    ("x1*w1", "tanh(n)"); else t0, t1, ... in topological order."""
-    names: dict[Value, str] = {}
-    taken = {v.label for v in nodes if v.label}
-    counter = 0
-    for v in topo:
-        if v.label:
-            names[v] = v.label
-            continue
-        if not v._prev:  # a constant reads as its number, unless another node has that name
-            text = f"{v.data:g}"
-            k = 0
-            while text in taken:
-                k += 1
-                text = f"c{k}"
-            taken.add(text)
-            names[v] = text
-            continue
-        parts = [names[c] for c in v._prev]
-        simple = all(_SIMPLE.fullmatch(p) for p in parts)
-        kind = op_kind(v)
-        text = ""
-        if simple and kind in ("+", "*", "**") and len(parts) == 2:
-            text = f"{parts[0]}{kind}{parts[1]}"
-        elif simple and kind == "**p":
-            text = f"{parts[0]}**{_exponent(v):g}"
-        elif simple and len(parts) == 1 and kind in OPS:  # by the name a program calls it
-            text = f"{OPS[kind].method.__name__}({parts[0]})"
-        if not text or len(text) > MAX_NAME or text in taken:
-            while f"t{counter}" in taken:
-                counter += 1
-            text = f"t{counter}"
-        taken.add(text)
-        names[v] = text
-    return names
-
-
-_SIMPLE = re.compile(r"[A-Za-z_]\w*|\d[\w.]*")  # a name or a non-negative number
-_CALL = re.compile(r"[A-Za-z_]\w*\([^()]*\)")
+_SIMPLE = re.compile(r"[^\W\d]\w*(')*|\d[\w.]*")  # a name (α, x', t1) or a non-negative number
+_CALL = re.compile(r"[^\W\d]\w*\([^()]*\)")
 
 
 def _ref(name: str) -> str:
@@ -237,7 +193,7 @@ class Explorer:
         self.ids = {v: f"v{i}" for i, v in enumerate(self.nodes)}
         self.by_id = {i: v for v, i in self.ids.items()}
         self.topo = topological_order(self.root)
-        self.names = _display_names(self.nodes, self.topo)
+        self.names = display_names(self.topo)  # c1, c2, ... and t1, t2, ... as in pictures
         self.engine = engine
         self.drawing = _drawing(self.root, self.nodes, self.ids, self.names, engine)
         self.order = [v for v in reversed(self.topo) if v._prev]  # the backward steps after seed
@@ -444,14 +400,11 @@ def load(req: Request) -> dict[str, Any]:
         ex = Explorer(program, engine)
     except ProgramError as exc:
         raise HTTPError(400, str(exc)) from None
-    except ValueError as exc:  # trace's limit
-        if "nodes" in str(exc):
-            raise HTTPError(
-                400,
-                f"the graph has more than {MAX_NODES} nodes; the explorer "
-                f"shows at most {MAX_NODES}",
-            ) from None
-        raise
+    except GraphTooLargeError:
+        limit = MAX_NODES
+        raise HTTPError(
+            400, f"the graph has more than {limit} nodes; the explorer shows at most {limit}"
+        ) from None
     except RuntimeError as exc:  # layout="dot" without Graphviz
         raise HTTPError(400, str(exc)) from None
     with req.session.lock:

@@ -358,22 +358,3 @@ def layered(boxes: Sequence[Box], edges: Sequence[tuple[str, str]]) -> Layout:
     real = {v: centers[v] for v in ids}
     height = bottom - top + 2 * MARGIN if ids else 2 * MARGIN
     return Layout(max(width, 2 * MARGIN), height, real, paths, "layered")
-
-
-def overlaps(boxes: Sequence[Box], centers: dict[str, tuple[float, float]]) -> list[tuple]:
-    """Pairs of boxes whose rectangles overlap (for tests and a sanity check): [] when none."""
-    rects = []
-    for b in boxes:
-        cx, cy = centers[b.id]
-        rects.append(
-            (b.id, cx - b.width / 2, cy - b.height / 2, cx + b.width / 2, cy + b.height / 2)
-        )
-    rects.sort(key=lambda r: r[1])
-    found = []
-    for i, (a, _ax0, ay0, ax1, ay1) in enumerate(rects):
-        for b, bx0, by0, _bx1, by1 in rects[i + 1 :]:
-            if bx0 >= ax1 - 1e-6:
-                break
-            if ay0 < by1 - 1e-6 and by0 < ay1 - 1e-6:
-                found.append((a, b))
-    return found

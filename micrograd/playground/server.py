@@ -43,8 +43,8 @@ from .api import (  # noqa: F401  (re-exported: the server's public names)
     Request,
     Session,
     Sessions,
-    _dumps,
-    _finite_json,
+    dumps,
+    finite_json,
     json_float,
 )
 
@@ -126,7 +126,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _send_json(self, status: int, obj: Any) -> None:
-        self._send(status, _dumps(obj), "application/json; charset=utf-8")
+        self._send(status, dumps(obj), "application/json; charset=utf-8")
 
     # ------------------------------------------------------------------------------ checks
 
@@ -155,8 +155,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             ) from None
 
     def _check_origin(self) -> None:
-        """A POST must come from a page of this server (or from a program, which sends no
-        Origin): another web page in the user's browser may not drive the playground."""
+        """An API request must come from a page of this server (or from a program, which sends
+        no Origin): another web page in the user's browser may not drive the playground."""
         origin = self.headers.get("Origin")
         if origin is not None:
             expected = "http://" + (self.headers.get("Host") or "")
@@ -192,9 +192,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if len(raw) < length:
             raise ConnectionError("the client sent less than its Content-Length")
         try:
-            return _finite_json(raw.decode("utf-8"))
+            return finite_json(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise HTTPError(400, f"the body is not valid JSON: {exc}") from None
+        except RecursionError:  # [[[[...]]]] past Python's recursion limit: no request nests so
+            raise HTTPError(400, "the body's JSON is nested too deeply") from None
 
     def _session(self, query: dict[str, str]) -> Session:
         sid = self.headers.get("X-Session") or query.get("session")
@@ -241,9 +243,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         handler = self.server.routes.get((method, path))  # HEAD: no API answers it
         if handler is None:
             raise HTTPError(405, f"{path[:80]} takes {' or '.join(sorted(methods))}")
+        # Every API request, GET too, must come from a page of this server: even a GET makes or
+        # refreshes a session, and 70 <img> tags on another site would push the learner's out.
+        self._check_origin()
         body = None
         if method == "POST":
-            self._check_origin()
             body = self._read_body()
         elif self.headers.get("Content-Length", "0") != "0" or self.headers.get(
             "Transfer-Encoding"
@@ -301,7 +305,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                         continue
                     chunk = b": keep-alive\n\n"
                 else:
-                    chunk = b"data: " + _dumps(item) + b"\n\n"
+                    chunk = b"data: " + dumps(item) + b"\n\n"
                 self.wfile.write(chunk)
                 self.wfile.flush()
                 last = time.monotonic()

@@ -66,15 +66,6 @@ OUTPUT_RULES = {
     "per class": "one output zₖ per class: the class is argmax z, p = softmax(z)",
 }
 
-ACTIVATION_FORMULAS = {
-    "relu": "max(0, x)",
-    "tanh": "(e²ˣ − 1)/(e²ˣ + 1)",
-    "sigmoid": "1/(1 + e⁻ˣ)",
-    "linear": "x",
-    "softplus": "log(1 + eˣ)",
-    "abs": "|x|",
-}
-
 LABELS = {  # setting -> the control's name on the page, for error messages
     "dataset": "Dataset",
     "points": "Points",
@@ -335,7 +326,7 @@ def options() -> dict[str, Any]:
     """The menus and limits the page builds its controls from."""
     return {
         "datasets": [[k, v[0], v[1]] for k, v in DATASETS.items()],
-        "activations": [[a, ACTIVATION_FORMULAS.get(a, a)] for a in ACTIVATIONS],
+        "activations": list(ACTIVATIONS),
         "losses": [[k, v[0], v[1], v[2]] for k, v in LOSSES.items()],
         "optimizers": [[k, v] for k, v in OPTIMIZERS.items()],
         "limits": {

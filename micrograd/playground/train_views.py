@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..engine import Value
-from ..nn import MLP
-from .train_setup import ACTIVATION_FORMULAS, LOSSES, OUTPUT_RULES, PER_SAMPLE, predict
+from ..nn import ACTIVATIONS, MLP
+from .train_setup import LOSSES, OUTPUT_RULES, PER_SAMPLE, predict
 
 # ------------------------------------------------------------------ the model's views
 
@@ -199,7 +199,7 @@ def meta(tr: Any) -> dict[str, Any]:
             "loss_formula": LOSSES[s.loss][1],
             "output_rule": OUTPUT_RULES[LOSSES[s.loss][2]],
             "activation_formula": f"h = {s.activation}(w·x + b),  {s.activation}(x) = "
-            + ACTIVATION_FORMULAS.get(s.activation, s.activation),
+            + ACTIVATIONS[s.activation].equation,
             "pick": tr.pick,
             "graph": {"nodes": tr.graph_nodes, **tr.graph_layout},
         }

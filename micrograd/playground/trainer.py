@@ -30,6 +30,7 @@ from typing import Any
 from .. import data, losses, optim
 from ..engine import Value
 from ..nn import MLP
+from ..tracing import TraceError
 from . import train_views
 from .train_setup import (
     EAGER_FRAME_SECONDS,
@@ -197,11 +198,17 @@ class Trainer:
             self.model.zero_grad()
             total.backward()
             self.opt.step()
-        except (ValueError, OverflowError, ZeroDivisionError) as e:
+        except TraceError as e:  # jit could not compile the step: a bug of ours, not the rate's
+            self._diverged(f"step {self.step_no + 1}: micrograd.jit failed ({e})")
+            return
+        except OverflowError as e:  # a number grew past a float: the weights diverged
             self._diverged(
                 f"step {self.step_no + 1} failed ({e}): training diverged; lower the Learning "
                 "rate and press Reset"
             )
+            return
+        except (ValueError, ZeroDivisionError) as e:  # the maths had no answer: say which
+            self._diverged(f"step {self.step_no + 1} failed: {type(e).__name__}: {e}")
             return
         self.loss, self.accuracy = total.data, acc
         self.history.append((self.step_no, short(total.data), acc))

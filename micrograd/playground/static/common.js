@@ -24,6 +24,12 @@ function showError(errorId, message) {
   el.hidden = !message;
 }
 
+// A promise's failure handler: the failure's one line in `errorId`. `api` shows the server's
+// answers itself; this also catches what our own code throws after it (a drawing bug).
+function showIn(errorId) {
+  return (err) => showError(errorId, err.message);
+}
+
 // POST `body` as JSON to `path` (GET when body is undefined); resolve to the JSON answer.
 // On an error answer, show its one-line message in `errorId` (if given) and reject.
 async function api(path, body, errorId) {
@@ -35,7 +41,12 @@ async function api(path, body, errorId) {
   let answer;
   try {
     const response = await fetch(path, init);
-    answer = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
+    const text = await response.text();
+    try {
+      answer = JSON.parse(text);
+    } catch (err) { // not JSON (a proxy's page, a crash): say what came back, in one line
+      throw new Error(`HTTP ${response.status}: the server's answer is not JSON (${text.slice(0, 80)})`);
+    }
     if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
   } catch (err) {
     const message = err instanceof TypeError ? "the playground server is not answering (is it still running?)" : err.message;

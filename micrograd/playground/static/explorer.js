@@ -213,7 +213,8 @@ function renderNudge(state) {
 let queue = Promise.resolve();
 function send(path, body, errorId) {
   const result = queue.then(() => api(path, body, errorId));
-  queue = result.catch(() => {});
+  // The caller shows a failure; the queue only waits for this request to settle, either way.
+  queue = result.then(() => undefined, () => undefined);
   return result;
 }
 
@@ -224,6 +225,7 @@ async function build() {
     closeLeaf();
     update(state);
   } catch (err) {
+    showError("program-error", err.message);
     $("program").focus();
   }
 }
@@ -231,7 +233,9 @@ async function build() {
 async function act(name) {
   try {
     update(await send(`/api/explorer/${name}`, {}, "pass-error"));
-  } catch (err) { /* shown */ }
+  } catch (err) {
+    showError("pass-error", err.message);
+  }
 }
 
 function openLeaf(id) {
@@ -269,7 +273,9 @@ async function setLeaf(ev) {
   try {
     update(await send("/api/explorer/set", { node: id, value }, "leaf-error"));
     nodeEl(id)?.classList.add("selected");
-  } catch (err) { /* shown */ }
+  } catch (err) {
+    showError("leaf-error", err.message);
+  }
 }
 
 async function init() {

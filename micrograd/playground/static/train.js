@@ -80,6 +80,7 @@ async function configure(settings) {
   try {
     await post("/api/train/config", settings);
   } catch (e) {
+    showError("train-error", e.message);
     settingsToControls(view.meta ? view.meta.settings : view.options.defaults); // keep the run
   }
 }
@@ -284,11 +285,11 @@ function onPlotClick(ev) {
   const [x0, x1, y0, y1] = view.meta.extent;
   const x = x0 + px / c.width * (x1 - x0), y = y1 - py / c.height * (y1 - y0);
   const added = view.meta.settings.added.concat([[+x.toFixed(3), +y.toFixed(3), chosenClass(ev.shiftKey)]]);
-  post("/api/train/points", { added }).catch(() => {});
+  post("/api/train/points", { added }).catch(showIn("train-error"));
 }
 
 function choose(i) {
-  post("/api/train/pick", { index: i }).catch(() => {});
+  post("/api/train/pick", { index: i }).catch(showIn("train-error"));
 }
 
 // ------------------------------------------------------------------ curves
@@ -517,17 +518,17 @@ async function main() {
   view.options = await api("/api/train/options", undefined, "train-error");
   const o = view.options;
   fillSelect("dataset", o.datasets.map(([k, text]) => [k, text]));
-  fillSelect("activation", o.activations.map(([k]) => [k, k]));
+  fillSelect("activation", o.activations.map((k) => [k, k]));
   fillSelect("loss", o.losses.map(([k, text]) => [k, text]));
   fillSelect("optimizer", o.optimizers);
-  const control = (action) => post("/api/train/control", { action }).catch(() => {});
+  const control = (action) => post("/api/train/control", { action }).catch(showIn("train-error"));
   $("play").onclick = () => control("play");
   $("pause").onclick = () => control("pause");
   $("step").onclick = () => control("step");
   $("reset").onclick = () => control("reset");
   $("new-weights").onclick = () => control("new_weights");
-  $("clear-points").onclick = () => post("/api/train/points", { added: [] }).catch(() => {});
-  $("download-model").onclick = () => downloadModel().catch(() => {});
+  $("clear-points").onclick = () => post("/api/train/points", { added: [] }).catch(showIn("train-error"));
+  $("download-model").onclick = () => downloadModel().catch(showIn("train-error"));
   $("download-picture").onclick = downloadPicture;
   $("plot").addEventListener("click", onPlotClick);
   let resizing = null;
@@ -536,7 +537,7 @@ async function main() {
     resizing = setTimeout(() => { if (view.meta) { buildNet(view.meta.sizes); drawNet(); } }, 100);
   });
   $("speed").addEventListener("change", () => {
-    post("/api/train/control", { action: "speed", value: $("speed").value }).then(writeUrl).catch(() => {});
+    post("/api/train/control", { action: "speed", value: $("speed").value }).then(writeUrl).catch(showIn("train-error"));
   });
   $("pick").addEventListener("change", () => choose(Number($("pick").value)));
   $("add-layer").onclick = () => {
