@@ -530,3 +530,59 @@ def test_checks_an_earlier_problem_would_spoil_are_listed_as_skipped() -> None:
         assert html.escape(what) in bad._repr_html_()
     assert any("visiting order" in s for s in bad.skipped)
     assert any("twice" in s for s in bad.skipped)
+
+
+# ------------------------------------------------------------- judged by behaviour, not shape
+
+
+class OwnSubDiv(learner.Value):
+    """A correct learner who writes - and / as ops of their own: one node each, with local
+    derivatives 1, -1 and 1/b, -a/b² (micrograd builds them as a + (-b) and a * b**-1)."""
+
+    def __sub__(self, other):
+        other = other if isinstance(other, learner.Value) else OwnSubDiv(other)
+        out = OwnSubDiv(self.data - other.data, (self, other), "-")
+
+        def _backward():
+            self.grad += 1.0 * out.grad
+            other.grad += -1.0 * out.grad
+
+        out._backward = _backward
+        return out
+
+    def __truediv__(self, other):
+        other = other if isinstance(other, learner.Value) else OwnSubDiv(other)
+        out = OwnSubDiv(self.data / other.data, (self, other), "/")
+
+        def _backward():
+            self.grad += (1 / other.data) * out.grad
+            other.grad += (-self.data / other.data**2) * out.grad
+
+        out._backward = _backward
+        return out
+
+
+def test_own_sub_and_div_ops_are_correct_code() -> None:
+    report = check(OwnSubDiv)
+    assert report.ok and report.problems == [], str(report)
+    passed = "\n".join(report.passed)
+    assert "a - b" in passed and "a / b" in passed
+
+
+@pytest.mark.parametrize(
+    "op, right, wrong",
+    [
+        ("**", "self.grad += other * (self.data ** (other - 1)) * out.grad",
+         "self.grad = other * (self.data ** (other - 1)) * out.grad"),
+        ("tanh", "self.grad += (1 - t**2) * out.grad", "self.grad = (1 - t**2) * out.grad"),
+        ("exp", "self.grad += out.data * out.grad", "self.grad = out.data * out.grad"),
+        ("relu", "self.grad += (out.data > 0) * out.grad", "self.grad = (out.data > 0) * out.grad"),
+    ],
+)
+def test_assigning_instead_of_accumulating_in_a_one_input_op(op: str, right: str,
+                                                              wrong: str) -> None:
+    # `x**2 + x`: the op's = overwrites the share that + gave x. The op alone looks right.
+    report = check(variant((right, wrong))["Value"])
+    problem = only(report)
+    assert problem.startswith(f"{op}: for b = ") and "+ a with a = " in problem, problem
+    assert f"{op}'s _backward assigns (=) where it must accumulate (+=)" in problem

@@ -64,6 +64,34 @@ class ValueChecker(OpChecks):
             if self.graph(op, expr, build, (3.0,), needs, lambda g, w: ASSIGN_HINT) is False:
                 self.assign_bug = True
 
+    def reuse_each_op(self) -> None:
+        """Every op of one input with that input used again (after the order checks, whose
+        problems would make these fail too)."""
+        if self.assign_bug or self.walk_wrong or "+" in self.wrong_ops:
+            return  # the cause is found already: the rows below would all say the same
+        derived = {row.expr for row, _ in self.pending}  # built from other ops: judged there
+        # Every op of one input with that input used again: `x**2 + x` gives 1 instead of 2x + 1
+        # if the op's _backward assigns its gradient where it must add to it.
+        seen, first = set(), len(self.report.problems)
+        for row in ROWS + registry_rows():
+            if (len(row.points[0]) != 1 or row.op in self.wrong_ops or row.expr in seen
+                    or row.expr in derived):
+                continue
+            seen.add(row.expr)
+            expr = f"b = {row.expr} + a"
+            hint = (f"{row.op}'s _backward assigns (=) where it must accumulate (+=): a.grad gets "
+                    f"a share from each use of a")
+            if self.graph(row.op, expr, lambda V, a, fn=row.fn: (fn(a) + a,), row.points[0],
+                          " ".join(("__add__", *row.needs)), lambda g, w, h=hint: h) is False:
+                self.wrong_ops.add(row.op)  # its other rows (a ** 3 after a ** 2) say the same
+        # One cause, one line: ops built from a wrong one (a / b from **) fail the same way.
+        found = self.report.problems[first:]
+        if len(found) > 1:
+            also = ", ".join(p.split(":")[0] for p in found[1:])
+            self.report.problems[first:] = [
+                found[0], f"the same with a reused input in {also} — likely built from the op "
+                          f"above: fix it first"]
+
     def shared(self) -> None:
         """A graph with 2^200 paths: built in milliseconds, walked forever unless nodes are
         visited once. (Two *different* nodes use y, so a set of children cannot hide it.)"""
@@ -241,6 +269,7 @@ class ValueChecker(OpChecks):
             self.reuse()
             self.shared()
             self.order()
+            self.reuse_each_op()
             self.derived()
             self.twice()
             self.deep()

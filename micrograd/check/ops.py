@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from itertools import islice
 from typing import Any
 
-from ..engine import Value
+from ..engine import Value, grad
 from .report import CheckReport
 from .sandbox import (
     MAX_PREV,
@@ -251,9 +251,10 @@ class OpChecks:
         out = self.run(row.fn, *ins)
         if isinstance(ins, Failed) or isinstance(out, Failed):
             return True  # reported by the forward check
-        ref.grad = UPSTREAM
-        ref._backward()
-        want = [v.grad for v in ref_in]
+        # What out._backward() must give each input: the op's true derivative (micrograd's whole
+        # graph differentiated), not what our own node's _backward gives. A learner's a - b may
+        # be one node where ours is a + (-b): judged by what it computes, never by its shape.
+        want = [UPSTREAM * g for g in grad(ref, ref_in)]
 
         def step() -> None:
             out.grad = UPSTREAM
