@@ -586,3 +586,19 @@ def test_assigning_instead_of_accumulating_in_a_one_input_op(op: str, right: str
     problem = only(report)
     assert problem.startswith(f"{op}: for b = ") and "+ a with a = " in problem, problem
     assert f"{op}'s _backward assigns (=) where it must accumulate (+=)" in problem
+
+
+class Chatty(learner.Value):
+    """A correct learner who left a debug print in __add__."""
+
+    def __add__(self, other):
+        print("adding", self, other)
+        return super().__add__(other)
+
+
+def test_a_learners_prints_are_captured_not_shown(capsys) -> None:
+    report = check(Chatty)
+    assert report.ok, str(report)
+    assert capsys.readouterr().out == ""  # nothing flooded the notebook
+    note = next(n for n in report.notes if n.startswith("your code printed"))
+    assert "adding" in note and "\n" not in note

@@ -28,6 +28,8 @@ class), `nets` (of Neuron, Layer, MLP), `sandbox` (time limits, crashes as one l
 
 from __future__ import annotations
 
+import contextlib
+import io
 import numbers
 import random
 
@@ -79,23 +81,35 @@ def check(
             for k, c in given.items() if c is not None]
     report = CheckReport(f"check({', '.join(args)})")
     state = random.getstate()
+    printed = io.StringIO()  # a debug print in the learner's ops runs thousands of times here
     try:
-        if ValueClass is not None:
-            ValueChecker(ValueClass, float(time_limit), report).all()
-        nn = NNChecker(float(time_limit), report)
-        try:
-            if NeuronClass is not None:
-                nn.neuron(NeuronClass)
-            if LayerClass is not None:
-                nn.layer(LayerClass)
-            if MLPClass is not None:
-                nn.mlp(MLPClass)
-        except StopChecking:
-            report.problems.append(f"stopped: {MAX_TIMEOUTS} checks ran out of time, so the rest "
-                                   f"were not run — fix what never finishes, then check again")
+        with contextlib.redirect_stdout(printed):
+            _run_checks(given, float(time_limit), report)
     finally:
         random.setstate(state)
+    lines = printed.getvalue().splitlines()
+    if lines:
+        report.notes.append(
+            f"your code printed {len(lines):,} line{'s' * (len(lines) != 1)} while being checked "
+            f"(not shown here; the first: {lines[0][:80]!r})"
+        )
     return report
+
+
+def _run_checks(given: dict[str, type | None], time_limit: float, report: CheckReport) -> None:
+    if given["ValueClass"] is not None:
+        ValueChecker(given["ValueClass"], time_limit, report).all()
+    nn = NNChecker(time_limit, report)
+    try:
+        if given["NeuronClass"] is not None:
+            nn.neuron(given["NeuronClass"])
+        if given["LayerClass"] is not None:
+            nn.layer(given["LayerClass"])
+        if given["MLPClass"] is not None:
+            nn.mlp(given["MLPClass"])
+    except StopChecking:
+        report.problems.append(f"stopped: {MAX_TIMEOUTS} checks ran out of time, so the rest "
+                               f"were not run — fix what never finishes, then check again")
 
 
 make_callable(__name__, "check")  # micrograd.check is this module, callable
