@@ -1,8 +1,9 @@
 """The `micrograd` command: `graph` draws a computation graph, `demo` trains a network.
 
-Each subcommand lives beside the code it drives (`expr.py`, `demo.py`) and adds itself here with
-an `add_*_command(subparsers)` function. `main(argv)` returns the exit status (it never raises
-SystemExit), so tests call it in-process.
+Each subcommand's command-line code has a module of its own, apart from the library code it drives
+(`graph_command.py` runs `expr.py`, `demo_command.py` runs `demo.py`, `playground/command.py` the
+playground), and adds itself here with an `add_*_command(subparsers)` function. `main(argv)`
+returns the exit status (it never raises SystemExit), so tests call it in-process.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .demo import add_demo_command
-    from .expr import add_graph_command
+    from .demo_command import add_demo_command
+    from .graph_command import add_graph_command
     from .playground.command import add_playground_command
 
     parser = _Parser(

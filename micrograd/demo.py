@@ -11,22 +11,18 @@ A run is fixed by a `DemoConfig`: `PRESETS` holds each data set's recipe, the op
 it. `run_demo` trains (on `micrograd.jit` when numpy is there, see `jit_train`) and writes to
 ``--out`` ``model.json``, ``training.png`` and ``decision_boundary.png`` (2-D) or
 ``predictions.png`` (digits). The command checks everything it can before training (options,
-model size, the output files) and ends every failure with one line and a non-zero status.
+model size, the output files) and ends every failure with one line and a non-zero status; its
+command-line code is in `demo_command.py`.
 """
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import math
 import os
 import random
 import sys
 from dataclasses import dataclass
 from typing import IO, Any
-
-from .atomic import describe, prepare_folder, remove_if_empty
-from .nn import ACTIVATIONS
 
 DATASETS = ("moons", "circles", "xor", "spiral", "digits")
 OPTIMIZERS = ("sgd", "adam", "adamw")
@@ -304,134 +300,3 @@ def _summary(cfg: DemoConfig, result: dict, n_train: int, n_test: int, out: IO[s
     if history.final_loss > EXPLODED * first:  # finite, but training made it much worse
         print(f"warning: the loss rose from {first:.4g} to {history.final_loss:.4g}; "
               f"try a lower --lr than {cfg.lr:g}", file=out)
-
-
-# ------------------------------------------------------------------ command line
-
-
-def _int_option(name: str, low: int, high: float = math.inf) -> Any:
-    def parse(text: str) -> int:
-        try:
-            n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} needs a whole number, got {text!r}") from None
-        if not low <= n <= high:
-            where = f"at least {low}" if high == math.inf else f"from {low} to {high}"
-            raise argparse.ArgumentTypeError(f"{name} must be {where}, got {n}")
-        return n
-
-    return parse
-
-
-def _lr(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--lr needs a number, got {text!r}") from None
-    if not 0 < x < math.inf:
-        raise argparse.ArgumentTypeError(f"--lr must be a positive number, got {text}")
-    return x
-
-
-def _hidden(text: str) -> tuple[int, ...]:
-    try:
-        sizes = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        sizes = ()
-    if not sizes or any(n < 1 for n in sizes):
-        raise argparse.ArgumentTypeError(
-            f"--hidden needs comma-separated positive layer sizes like 16,16, got {text!r}"
-        )
-    return sizes
-
-
-def add_demo_command(subparsers: Any) -> argparse.ArgumentParser:
-    """Register `micrograd demo` on the CLI's subparsers."""
-    p = subparsers.add_parser(
-        "demo",
-        help="train a small network (karpathy's moons demo by default) and plot it",
-        description=(
-            "Train an MLP and write model.json, training.png and decision_boundary.png "
-            "(predictions.png for digits). Without options: karpathy's moons demo, exactly."
-        ),
-    )
-    p.add_argument("dataset", nargs="?", default="moons", choices=DATASETS,
-                   help="data set (default: moons)")
-    p.add_argument("--steps", type=_int_option("--steps", 1),
-                   help="optimisation steps (moons: 100)")
-    p.add_argument("--lr", type=_lr, help="initial learning rate, decays linearly to lr/10")
-    p.add_argument("--seed", type=_int_option("--seed", 0, SEED_MAX),
-                   help=f"random seed for weights and data, 0 to {SEED_MAX} (default 1337)")
-    p.add_argument("--hidden", type=_hidden, help='hidden layer sizes, e.g. "16,16"')
-    p.add_argument("--activation", choices=[a for a in ACTIVATIONS if a != "linear"],
-                   help="hidden-layer activation (default relu; abs and softplus may need a "
-                   "lower --lr)")
-    p.add_argument("--optimizer", choices=OPTIMIZERS,
-                   help="sgd (moons' default), adam (digits' default) or adamw")
-    p.add_argument("--batch-size", type=_int_option("--batch-size", 1),
-                   help="minibatch size (moons: full batch)")
-    p.add_argument("--max-params", type=_int_option("--max-params", 1),
-                   help=f"refuse models with more parameters than this (default {MAX_PARAMS:,})")
-    p.add_argument("--out", default="micrograd-demo",
-                   help="output directory (default ./micrograd-demo/)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--no-jit", action="store_true",
-                   help="train with the eager engine (default: micrograd.jit when numpy is there)")
-    p.set_defaults(run=run)
-    return p
-
-
-def _error(message: str, status: int) -> int:
-    print(f"micrograd demo: error: {message}", file=sys.stderr)
-    return status
-
-
-def run(args: argparse.Namespace) -> int:
-    """`micrograd demo`: returns the exit status."""
-    cfg = config_for(
-        args.dataset,
-        steps=args.steps, lr=args.lr, seed=args.seed, hidden=args.hidden,
-        activation=args.activation, optimizer=args.optimizer, batch_size=args.batch_size,
-        max_params=args.max_params, out=args.out, progress=not args.no_progress,
-        jit=not args.no_jit,
-    )
-    try:  # before training, so a bad size or --out costs nothing
-        check_size(cfg)
-        created = prepare_folder(cfg.out, output_paths(cfg), what="--out")
-    except ValueError as e:
-        return _error(str(e), 2)
-    try:
-        _import_what_the_run_needs(cfg)
-        from .train import freeze_gc
-
-        freeze_gc()
-        result = run_demo(cfg)
-    except KeyboardInterrupt as e:  # Interrupted: during the run; else before training
-        if isinstance(e, Interrupted) and e.written:
-            return _error(f"interrupted while writing the results (wrote {', '.join(e.written)}; "
-                          f"the rest of {cfg.out} is as it was)", 130)
-        if created:
-            remove_if_empty(cfg.out)
-        when = f"at step {e.step}/{e.steps}" if isinstance(e, Interrupted) else "before training"
-        return _error(f"interrupted {when}; nothing written", 130)
-    except OSError as e:  # e.g. the disk filled up while writing the plots
-        return _error(describe(e), 1)
-    except ImportError as e:  # digits without scikit-learn
-        return _error(str(e), 1)
-    diverged = result["diverged"]
-    if diverged is not None:
-        curves = f"; wrote the curves up to it: {result['files'][0]}" if result["files"] else ""
-        older = older_files(cfg, result["files"])
-        return _error(f"{diverged} (try a lower --lr than {cfg.lr:g}){curves}"
-                      + (f" ({older})" if older else ""), 1)
-    return 0
-
-
-def _import_what_the_run_needs(cfg: DemoConfig) -> None:
-    """Import now, before `freeze_gc`, what this run will use (scikit-learn only for digits)."""
-    import importlib
-
-    names = ["numpy", "matplotlib.figure", "matplotlib.backends.backend_agg", "tqdm"]
-    for name in names + (["sklearn.datasets"] if cfg.dataset == "digits" else []):
-        with contextlib.suppress(ImportError):  # the run falls back or explains where needed
-            importlib.import_module(name)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from micrograd import cli, data, demo, jit_train, optim, plots, train
+from micrograd import cli, data, demo, demo_command, jit_train, optim, plots, train
 from micrograd.demo import PRESETS, DemoConfig, config_for
 from micrograd.nn import MLP
 from micrograd.train import evaluate
@@ -391,7 +391,7 @@ def test_activation_choices_are_the_librarys() -> None:
     from micrograd.nn import ACTIVATIONS
 
     parser = argparse.ArgumentParser()
-    sub = demo.add_demo_command(parser.add_subparsers())
+    sub = demo_command.add_demo_command(parser.add_subparsers())
     choices = next(a.choices for a in sub._actions if a.dest == "activation")
     assert list(choices) == [a for a in ACTIVATIONS if a != "linear"]  # one map, no copy
 
@@ -418,12 +418,12 @@ def test_digits_without_sklearn_is_one_line(capsys, tmp_path, monkeypatch) -> No
 
 
 def test_ctrl_c_anywhere_in_a_command_is_one_line(capsys, monkeypatch) -> None:
-    from micrograd import expr
+    from micrograd import graph_command
 
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(expr, "run_graph", interrupted)
+    monkeypatch.setattr(graph_command, "run_graph", interrupted)
     assert cli.main(["graph", "x = 1"]) == 130
     assert capsys.readouterr().err == "micrograd graph: interrupted\n"
 
