@@ -24,6 +24,8 @@ import sys
 from dataclasses import dataclass
 from typing import IO, Any
 
+from .io import save
+
 DATASETS = ("moons", "circles", "xor", "spiral", "digits")
 OPTIMIZERS = ("sgd", "adam", "adamw")
 FILES = ("model.json", "training.png", "decision_boundary.png", "predictions.png")
@@ -227,7 +229,7 @@ def run_demo(cfg: DemoConfig, out: IO[str] | None = None) -> dict[str, Any]:
 
     def write_all() -> None:
         model_path = os.path.join(cfg.out, "model.json")
-        model.save(model_path)
+        save(model, model_path)
         result["files"].append(model_path)
         if _curves(cfg, history, sizes, result["files"]):
             from . import plots

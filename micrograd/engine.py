@@ -170,11 +170,34 @@ def _explain_dot(node: Value, names: tuple[str, ...], out_name: str) -> tuple[st
     return (*names[n : 2 * n], *names[:n], "1")
 
 
+# ------------------------------------------------------------------------------- jit's contract
+# micrograd.jit traces per-sample code by watching which code reads a Value's number (`.data`):
+# a read by the code of an op is the op itself (jit replays it with the op's numpy rule), any other
+# read is the user's program deciding something (a guard). The engine says here, explicitly, which
+# of its functions are which; the tracer reads these lists and nothing else of the engine's code.
+# Every registered op's method (`OPS`) is an op's code already; a helper an op calls that reads
+# `.data` is added with @_part_of_an_op, one that turns a number into a constant Value with
+# @_makes_a_constant (a traced number reaching it is refused: it would freeze one sample's value).
+PART_OF_AN_OP: list[Callable[..., Any]] = []
+MAKES_A_CONSTANT: list[Callable[..., Any]] = []
+
+
+def _part_of_an_op(fn: Callable) -> Callable:
+    PART_OF_AN_OP.append(fn)
+    return fn
+
+
+def _makes_a_constant(fn: Callable) -> Callable:
+    MAKES_A_CONSTANT.append(fn)
+    return fn
+
+
 # ------------------------------------------------------------------------------- numbers
 
 _FLOAT_MAX = "max ~1.8e308"
 
 
+@_makes_a_constant
 def _as_float(data: object, what: str = "Value") -> float:
     """The float for a real number; a clear TypeError for anything else."""
     if isinstance(data, float):  # float and its subclasses (numpy.float64)
@@ -205,6 +228,7 @@ def _too_large(x: object, what: str) -> str:
     )
 
 
+@_makes_a_constant
 def _lift(other: object, op: str, left: object) -> Value:
     """The other operand of a binary op as a Value (a plain number becomes a constant leaf)."""
     if isinstance(other, Value):
@@ -671,6 +695,7 @@ class Value:
     def __rmul__(self, other: Operand) -> Value:
         return _lift(other, "*", self) * self
 
+    @_part_of_an_op  # it checks its divisor for zero before building a * b**-1
     def __truediv__(self, other: Operand) -> Value:
         other = other if isinstance(other, Value) else _lift(other, "/", self)
         if other.data == 0:
@@ -800,6 +825,7 @@ class _Power(Value):
         self._p = p
 
 
+@_part_of_an_op
 def _overflow_message(word: str, a: Value, op: str, b: Value) -> str:
     return f"{word}: {a.data!r} {op} {b.data!r} overflows a float ({_FLOAT_MAX})"
 

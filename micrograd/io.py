@@ -1,13 +1,19 @@
-"""The JSON file format of a saved `MLP` (``model.save(path)``, ``MLP.load(path)``).
+"""Saving, loading and exporting an `MLP`: ``save(model, path)``, ``load(path)``, the same as text
+(``dumps(model)``, ``loads(text)``), and ``to_torch(model)``, its PyTorch twin.
 
-`torch_sequential` builds the PyTorch twin of an MLP for ``MLP.to_torch()``.
+    from micrograd.io import load, save, to_torch
+    save(model, 'moons.json')       # atomic: a failed save leaves the old file as it was
+    model = load('moons.json')      # bit-identical weights
+
+`nn` knows nothing of this module (the library core imports nothing above it): this module builds
+the model from its constructor arguments, `MLP(**config)`.
 
 The file is plain JSON a learner can open: the constructor arguments (``nin``, ``nouts``,
 ``activation``, ``out_activation``, ``fused``) and the weights in `model.parameters()` order, as
 floats written with `repr` (which round-trips exactly, so a loaded model computes bit-identical
-outputs). It is written with `atomic_write`. `read` checks everything `save` guarantees, so a file
+outputs). It is written with `atomic_write`. `load` checks everything `save` guarantees, so a file
 is accepted exactly when `save` could have written it; anything else is a ValueError naming the
-file and what is wrong. This module knows the format only; `nn.MLP` builds the model.
+file and what is wrong.
 """
 
 from __future__ import annotations
@@ -15,20 +21,97 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable
+import random
 from typing import Any
 
 from .atomic import atomic_write
+from .nn import ACTIVATIONS, MLP
 
 FORMAT = "micrograd-mlp"
 VERSION = 1
 FIELDS = ("format", "version", "nin", "nouts", "activation", "out_activation", "fused", "weights")
 
 
-def save(path: str | os.PathLike, config: dict[str, Any], weights: list[float]) -> None:
-    """Write a model file: `config` (an MLP's constructor arguments) and its finite `weights`."""
-    d = {"format": FORMAT, "version": VERSION, **config, "weights": weights}
-    atomic_write(path, json.dumps(d, indent=1, allow_nan=False) + "\n")
+def dumps(model: MLP, what: str = "the model") -> str:
+    """The model as the text of a model file: constructor arguments and weights, as JSON.
+
+    A ValueError if a weight is NaN or infinite (JSON has no such numbers; training diverged?)."""
+    if not isinstance(model, MLP):
+        raise TypeError(
+            f"only an MLP can be saved: its constructor arguments describe it, got a "
+            f"{type(model).__name__}; wrap your layers in an MLP"
+        )
+    weights = [p.data for p in model.parameters()]
+    for i, w in enumerate(weights):
+        if not math.isfinite(w):  # refuse rather than write a file load would refuse
+            raise ValueError(f"cannot save {what}: weight {i} is {w!r} (training diverged?)")
+    d = {"format": FORMAT, "version": VERSION, **model.config(), "weights": weights}
+    return json.dumps(d, indent=1, allow_nan=False) + "\n"
+
+
+def save(model: MLP, path: str | os.PathLike) -> None:
+    """Write `model` to `path` as JSON, atomically: ``load(path)`` reads it back with
+    bit-identical weights. A ValueError if a weight is NaN or infinite; an OSError naming `path`
+    if it cannot be written (the old file, if any, is left as it was)."""
+    atomic_write(path, dumps(model, os.fspath(path)))
+
+
+def load(path: str | os.PathLike) -> MLP:
+    """The MLP saved at `path`. Any problem with the file's contents is a ValueError naming
+    `path` and what is wrong; a file that cannot be read at all is the OSError `open` raises
+    (FileNotFoundError, PermissionError, ...), which names it too."""
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise bad_file(path, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+    return loads(text, path)
+
+
+def loads(text: str, what: str = "the model text") -> MLP:
+    """The MLP of a model file's text (as `dumps` writes it); ValueError naming `what` if bad."""
+    config, weights = _parse(text, what)
+    state = random.getstate()  # building draws random weights: leave the caller's stream
+    try:
+        model = MLP(**config)
+    except (TypeError, ValueError) as e:
+        raise bad_file(what, str(e)) from None
+    finally:
+        random.setstate(state)
+    for p, w in zip(model.parameters(), weights):
+        p.data = w
+    return model
+
+
+def to_torch(model: MLP) -> Any:
+    """A float64 `torch.nn.Sequential` computing the same function as `model` (needs PyTorch).
+
+    Linear layers hold the weights (row j of a layer's weight matrix is neuron j's `w`), each
+    followed by the torch module of its activation.
+    """
+    if not isinstance(model, MLP):
+        raise TypeError(f"to_torch: only an MLP can be exported, got a {type(model).__name__}")
+    c = model.config()
+    try:
+        import torch
+    except ImportError:
+        raise ImportError('to_torch needs PyTorch: pip install -e ".[export]"') from None
+    f64 = torch.float64  # torch.tensor of Python floats is float32 unless told
+    modules: list[Any] = []
+    for i, layer in enumerate(model.layers):
+        W = [[w.data for w in n.w] for n in layer.neurons]
+        linear = torch.nn.Linear(len(W[0]), len(W), dtype=f64)
+        with torch.no_grad():
+            linear.weight.copy_(torch.tensor(W, dtype=f64))
+            linear.bias.copy_(torch.tensor([n.b.data for n in layer.neurons], dtype=f64))
+        modules.append(linear)
+        last = i == len(model.layers) - 1
+        act = ACTIVATIONS[c["out_activation"] if last else c["activation"]].torch_module(torch)
+        if act is not None:
+            modules.append(act)
+    return torch.nn.Sequential(*modules)
 
 
 def bad_file(path: object, why: str) -> ValueError:
@@ -69,15 +152,8 @@ def _positive_int(x: object) -> bool:
     return type(x) is int and x >= 1
 
 
-def read(path: str | os.PathLike) -> tuple[dict[str, Any], list[float]]:
+def _parse(text: str, path: str) -> tuple[dict[str, Any], list[float]]:
     """A model file's constructor arguments and weights, checked. ValueError for a bad file."""
-    path = os.fspath(path)
-    with open(path, "rb") as f:
-        raw = f.read()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise bad_file(path, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
     try:
         d = json.loads(
             text,
@@ -142,25 +218,3 @@ def _check(d: object, path: str) -> tuple[dict[str, Any], list[float]]:
         floats.append(x)
     config = {k: d[k] for k in ("nin", "nouts", "activation", "out_activation", "fused")}
     return config, floats
-
-
-def torch_sequential(layers: list[tuple[list[list[float]], list[float], Callable]]) -> Any:
-    """A float64 `torch.nn.Sequential` of Linear layers (weights W, row j = neuron j; biases b),
-    each followed by its activation's module: ``(W, b, module)`` per layer, where
-    ``module(torch)`` makes it (None: linear; `nn.Activation.torch_module`)."""
-    try:
-        import torch
-    except ImportError:
-        raise ImportError('to_torch needs PyTorch: pip install -e ".[export]"') from None
-    f64 = torch.float64  # torch.tensor of Python floats is float32 unless told
-    modules: list[Any] = []
-    for W, b, module in layers:
-        linear = torch.nn.Linear(len(W[0]), len(W), dtype=f64)
-        with torch.no_grad():
-            linear.weight.copy_(torch.tensor(W, dtype=f64))
-            linear.bias.copy_(torch.tensor(b, dtype=f64))
-        modules.append(linear)
-        act = module(torch)
-        if act is not None:
-            modules.append(act)
-    return torch.nn.Sequential(*modules)

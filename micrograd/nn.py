@@ -5,21 +5,18 @@ from ``random.uniform(-1, 1)`` in the same order, bias 0) so a seeded run reprod
 a choice of activation (``MLP(3, [4, 4, 1], activation='tanh', out_activation='tanh')`` is the
 lecture's all-tanh net), a fused neuron (one `Value.dot` node instead of 2n; ``fused=False`` draws
 the lecture's unfused graph), and clear errors for inputs of the wrong size. An `MLP` checks its
-constructor arguments, describes them (`config`), and saves, loads and exports itself
-(`save`, `load`, `to_torch`; the file format is `micrograd.io`'s).
+constructor arguments and describes them (`config`), which is what `micrograd.io` saves, loads
+and exports (nn imports nothing above the engine).
 """
 
 from __future__ import annotations
 
-import math
 import numbers
-import os
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import io
 from .engine import OPS, Operand, OpInfo, Value
 
 
@@ -90,21 +87,6 @@ class Module:
 
     def parameters(self) -> list[Value]:
         return []
-
-    def save(self, path: str | os.PathLike) -> None:
-        """Only an `MLP` can be saved: its constructor arguments describe it (see `MLP.save`)."""
-        raise TypeError(_only_mlp(self, "save"))
-
-    def to_torch(self) -> object:
-        """Only an `MLP` can be exported (see `MLP.to_torch`)."""
-        raise TypeError(_only_mlp(self, "to_torch"))
-
-
-def _only_mlp(module: Module, what: str) -> str:
-    return (
-        f"{what}: only an MLP can be saved or exported, got a {type(module).__name__}; "
-        f"a layer of n neurons reading k inputs is MLP(k, [n], out_activation=...)"
-    )
 
 
 class Neuron(Module):
@@ -253,54 +235,3 @@ class MLP(Module):
                     "after construction"
                 )
         return {**c, "nouts": list(c["nouts"])}
-
-    def save(self, path: str | os.PathLike) -> None:
-        """Write this MLP (constructor arguments and weights) to `path` as JSON, atomically.
-
-        ``MLP.load(path)`` reads it back with bit-identical weights. A ValueError if a weight is
-        NaN or infinite (JSON has no such numbers); an OSError naming `path` if it cannot be
-        written (the old file, if any, is left as it was).
-        """
-        weights = [p.data for p in self.parameters()]
-        for i, w in enumerate(weights):
-            if not math.isfinite(w):  # refuse rather than write a file load would refuse
-                raise ValueError(
-                    f"cannot save {os.fspath(path)}: weight {i} is {w!r} (training diverged?)"
-                )
-        io.save(path, self.config(), weights)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> MLP:
-        """The MLP saved at `path` by `save`. Any problem with the file's contents is a
-        ValueError naming `path` and what is wrong; a file that cannot be read at all is the
-        OSError `open` raises (FileNotFoundError, PermissionError, ...), which names it too."""
-        config, weights = io.read(path)
-        state = random.getstate()  # building draws random weights: leave the caller's stream
-        try:
-            model = cls(**config)
-        except (TypeError, ValueError) as e:
-            raise io.bad_file(path, str(e)) from None
-        finally:
-            random.setstate(state)
-        for p, w in zip(model.parameters(), weights):
-            p.data = w
-        return model
-
-    def to_torch(self) -> Any:
-        """A float64 `torch.nn.Sequential` computing the same function (needs PyTorch).
-
-        Linear layers hold the weights (row j of a layer's weight matrix is neuron j's `w`),
-        each followed by the torch module of its activation.
-        """
-        c = self.config()
-        layers = [
-            (
-                [[w.data for w in n.w] for n in layer.neurons],
-                [n.b.data for n in layer.neurons],
-                ACTIVATIONS[
-                    c["out_activation"] if i == len(self.layers) - 1 else c["activation"]
-                ].torch_module,
-            )
-            for i, layer in enumerate(self.layers)
-        ]
-        return io.torch_sequential(layers)

@@ -51,11 +51,11 @@ class TraceError(ValueError):
     than the traced one."""
 
 
-# The code of the engine functions whose reads of `.data` are the op itself (trusted): each
-# registered op's Value method (engine.OPS) and the comprehensions inside it, the derived op that
-# checks its operand (division by zero), and the helper that names operands in overflow errors.
-# An op added to the registry is trusted with no change here; a new helper that reads `.data` is
-# not until listed (its decisions would be guarded, its arithmetic refused: loud, never silent).
+# The code of the engine functions whose reads of `.data` are the op itself (trusted), as the
+# engine declares them (its jit contract, engine.PART_OF_AN_OP): each registered op's Value method
+# (engine.OPS) and the comprehensions inside it, and the helpers marked @_part_of_an_op. An op
+# added to the registry is trusted with no change here; a helper that reads `.data` and is not
+# marked is not (its decisions would be guarded, its arithmetic refused: loud, never silent).
 # grad's symbolic rules (_pow_rule, ...) are not trusted: their choices become guards.
 def _code(fn: Any) -> Any:
     return getattr(fn, "__func__", fn).__code__
@@ -70,12 +70,11 @@ def _with_nested(codes: Iterable[Any]) -> frozenset:
     return frozenset(out)
 
 
-_HELPERS = ("_overflow_message",)
 _TRUSTED = _with_nested(
     [_code(info.method) for info in engine.OPS.values()]
-    + [_code(Value.__truediv__)]
-    + [_code(getattr(engine, name)) for name in _HELPERS if hasattr(engine, name)]
+    + [_code(fn) for fn in engine.PART_OF_AN_OP]
 )
+_CONSTANT_MAKERS = frozenset(_code(fn) for fn in engine.MAKES_A_CONSTANT)
 _INIT = _code(Value.__init__)
 _ENGINE = engine.__dict__
 
@@ -416,7 +415,7 @@ class Trace:
 
     def refuse(self, what: str, frame: FrameType) -> None:
         where = _where(frame)
-        if frame.f_globals is _ENGINE and frame.f_code.co_name in ("_as_float", "_lift"):
+        if frame.f_code in _CONSTANT_MAKERS:
             what = "a number taken from x.data used as a constant (Value(x.data), x * x.data)"
             where = _where(_user_frame(frame))
         elif frame.f_globals is _ENGINE:

@@ -15,6 +15,7 @@ import pytest
 
 from micrograd import cli, data, demo, demo_command, jit_train, optim, plots, train
 from micrograd.demo import PRESETS, DemoConfig, config_for
+from micrograd.io import load
 from micrograd.nn import MLP
 from micrograd.train import evaluate
 
@@ -79,7 +80,7 @@ def test_default_demo_is_karpathys(capsys, tmp_path, engine) -> None:
     else:  # numpy sums in its own order
         assert loss == pytest.approx(KARPATHY_FINAL_LOSS, rel=1e-9, abs=0)
     assert m.group(4) == "100.0" and m.group(5) == "100"
-    model = MLP.load(tmp_path / "model.json")
+    model = load(tmp_path / "model.json")
     assert evaluate(model, *data.moons(seed=1337), "hinge") == 1.0
     assert_png(tmp_path / "decision_boundary.png")
     assert_png(tmp_path / "training.png")
@@ -101,7 +102,7 @@ def test_smoke_subprocess_progress_and_default_out(tmp_path: Path) -> None:
     final_line(out)
     assert sorted(os.listdir(tmp_path / "micrograd-demo")) == [
         "decision_boundary.png", "model.json", "training.png"]
-    model = MLP.load(tmp_path / "micrograd-demo" / "model.json")
+    model = load(tmp_path / "micrograd-demo" / "model.json")
     assert model.config()["activation"] == "tanh"
 
 
@@ -296,7 +297,7 @@ def test_ctrl_c_while_writing_leaves_whole_files(capsys, tmp_path, monkeypatch) 
     assert err == ("micrograd demo: error: interrupted while writing the results (wrote "
                    f"{tmp_path}/model.json; the rest of {tmp_path} is as it was)\n")
     assert os.listdir(tmp_path) == ["model.json"]
-    MLP.load(tmp_path / "model.json")  # whole
+    load(tmp_path / "model.json")  # whole
 
 
 # ------------------------------------------------------------------ what the summary says
@@ -307,7 +308,7 @@ def test_accuracy_is_on_the_whole_training_set(capsys, tmp_path) -> None:
     assert status == 0, err
     m = final_line(out)
     assert m.group(2) == "batch "
-    model = MLP.load(tmp_path / "model.json")
+    model = load(tmp_path / "model.json")
     whole = evaluate(model, *data.moons(seed=1337), "hinge")
     assert m.group(4) == f"{100 * whole:.1f}" and m.group(5) == "100"
 
@@ -319,7 +320,7 @@ def test_digits_reports_training_and_test_accuracy(capsys, tmp_path) -> None:
     m = final_line(out)
     X, y = data.digits()
     X_train, X_test, y_train, y_test = data.train_test_split(X, y, 0.2, 1337)
-    model = MLP.load(tmp_path / "model.json")
+    model = load(tmp_path / "model.json")
     assert m.group(4) == f"{100 * evaluate(model, X_train, y_train, 'cross_entropy'):.1f}"
     assert m.group(6) == f"{100 * evaluate(model, X_test, y_test, 'cross_entropy'):.1f}"
     assert (m.group(5), m.group(7)) == (str(len(X_train)), str(len(X_test)))

@@ -12,6 +12,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from micrograd.io import load, save, to_torch
 from micrograd.nn import ACTIVATIONS, MLP, Layer, Neuron
 
 X = [[0.3, -1.2, 2.0], [1.0, 0.5, -0.25], [-2.0, 0.0, 0.7]]
@@ -38,8 +39,8 @@ def test_round_trip_is_exact(tmp_path, kw: dict) -> None:
     for p in model.parameters():  # awkward floats: repr must round-trip them all
         p.data = random.uniform(-1, 1) / 3 + 1e-17
     path = tmp_path / "m.json"
-    model.save(path)
-    loaded = MLP.load(path)
+    save(model, path)
+    loaded = load(path)
     assert [p.data for p in loaded.parameters()] == [p.data for p in model.parameters()]
     assert outputs(loaded) == outputs(model)
     assert repr(loaded) == repr(model)
@@ -49,7 +50,7 @@ def test_round_trip_is_exact(tmp_path, kw: dict) -> None:
 def test_file_is_readable_json(tmp_path) -> None:
     random.seed(1)
     model = MLP(2, [3, 1])
-    model.save(tmp_path / "m.json")
+    save(model, tmp_path / "m.json")
     d = json.loads((tmp_path / "m.json").read_text())
     assert d["format"] == "micrograd-mlp" and d["version"] == 1
     assert (d["nin"], d["nouts"], d["activation"], d["out_activation"], d["fused"]) == (
@@ -70,17 +71,17 @@ def test_config_rebuilds_the_shape() -> None:
 
 
 def test_load_does_not_consume_random(tmp_path) -> None:
-    MLP(2, [3, 1]).save(tmp_path / "m.json")
+    save(MLP(2, [3, 1]), tmp_path / "m.json")
     random.seed(5)
     expected = random.random()
     random.seed(5)
-    MLP.load(tmp_path / "m.json")
+    load(tmp_path / "m.json")
     assert random.random() == expected
 
 
 def test_failed_save_leaves_old_file_intact(tmp_path, monkeypatch) -> None:
     path = tmp_path / "m.json"
-    MLP(2, [3, 1]).save(path)
+    save(MLP(2, [3, 1]), path)
     before = path.read_bytes()
 
     def boom(*args, **kwargs):
@@ -88,7 +89,7 @@ def test_failed_save_leaves_old_file_intact(tmp_path, monkeypatch) -> None:
 
     monkeypatch.setattr(os, "fsync", boom)  # fails after part of the file is written
     with pytest.raises(OSError, match="No space left") as info:
-        MLP(2, [3, 1]).save(path)
+        save(MLP(2, [3, 1]), path)
     assert str(path) in str(info.value) and ".tmp" not in str(info.value)
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["m.json"]  # no temporary file left behind
@@ -96,25 +97,25 @@ def test_failed_save_leaves_old_file_intact(tmp_path, monkeypatch) -> None:
 
 def test_interrupted_save_leaves_old_file_intact(tmp_path, monkeypatch) -> None:
     path = tmp_path / "m.json"
-    MLP(2, [3, 1]).save(path)
+    save(MLP(2, [3, 1]), path)
     before = path.read_bytes()
     monkeypatch.setattr(os, "replace", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
     with pytest.raises(KeyboardInterrupt):
-        MLP(2, [3, 1]).save(path)
+        save(MLP(2, [3, 1]), path)
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["m.json"]
 
 
 def test_save_errors_name_the_users_file(tmp_path) -> None:
     with pytest.raises(FileNotFoundError, match=r"the folder .* does not exist: .*no/m\.json"):
-        MLP(2, [1]).save(tmp_path / "no" / "m.json")
+        save(MLP(2, [1]), tmp_path / "no" / "m.json")
     (tmp_path / "d.json").mkdir()
     with pytest.raises(IsADirectoryError, match=r"it is a folder: .*d\.json"):
-        MLP(2, [1]).save(tmp_path / "d.json")
+        save(MLP(2, [1]), tmp_path / "d.json")
     model = MLP(2, [3, 1])
     model.parameters()[4].data = math.nan
     with pytest.raises(ValueError, match=r"cannot save .*m\.json: weight 4 is nan"):
-        model.save(tmp_path / "m.json")
+        save(model, tmp_path / "m.json")
     assert not (tmp_path / "m.json").exists()
 
 
@@ -168,38 +169,38 @@ def test_bad_files_say_what_is_wrong(tmp_path, text: str, match: str) -> None:
     path = tmp_path / "bad.json"
     path.write_text(text)
     with pytest.raises(ValueError, match=match) as info:
-        MLP.load(path)
+        load(path)
     assert str(info.value).startswith(f"{path}: not a valid micrograd model file: ")
 
 
 def test_long_but_ordinary_numbers_load(tmp_path) -> None:
     path = tmp_path / "long.json"
     path.write_text(with_weight("0." + "1" * 5000))
-    assert MLP.load(path).parameters()[0].data == float("0." + "1" * 5000)
+    assert load(path).parameters()[0].data == float("0." + "1" * 5000)
     path.write_text(with_weight("1e-400"))  # underflows to 0.0, as save's 0.0 reads
-    assert MLP.load(path).parameters()[0].data == 0.0
+    assert load(path).parameters()[0].data == 0.0
 
 
 def test_latin1_and_missing_files(tmp_path) -> None:
     bad = tmp_path / "latin1.json"
     bad.write_bytes(b'{"format": "\xe9"}')
     with pytest.raises(ValueError, match="latin1.json: .*not UTF-8"):
-        MLP.load(bad)
+        load(bad)
     with pytest.raises(FileNotFoundError):
-        MLP.load(tmp_path / "nope.json")
+        load(tmp_path / "nope.json")
 
 
 def test_only_an_mlp_saves_or_exports(tmp_path) -> None:
     for module in (Neuron(2), Layer(2, 3)):
-        with pytest.raises(TypeError, match=r"save: only an MLP .* got a (Neuron|Layer)"):
-            module.save(tmp_path / "n.json")
+        with pytest.raises(TypeError, match=r"only an MLP can be saved.* got a (Neuron|Layer)"):
+            save(module, tmp_path / "n.json")
         with pytest.raises(TypeError, match="to_torch: only an MLP"):
-            module.to_torch()
+            to_torch(module)
     assert not (tmp_path / "n.json").exists()
     model = MLP(2, [3, 3, 1])
     model.layers[0].neurons[0].activation = "tanh"
     with pytest.raises(ValueError, match="changed after construction"):
-        model.save(tmp_path / "m.json")
+        save(model, tmp_path / "m.json")
     model = MLP(2, [3, 1])
     model.layers.append(Layer(1, 2))
     with pytest.raises(ValueError, match="changed after construction"):
@@ -249,8 +250,8 @@ def test_any_mlp_that_can_be_built_loads_back_bit_identical(tmp_path, kw, data) 
     for p, w in zip(model.parameters(), weights):
         p.data = w
     path = tmp_path / "m.json"
-    model.save(path)
-    loaded = MLP.load(path)
+    save(model, path)
+    loaded = load(path)
     assert [p.data for p in loaded.parameters()] == weights
     assert [math.copysign(1, p.data) for p in loaded.parameters()] == [
         math.copysign(1, w) for w in weights
@@ -287,12 +288,12 @@ def test_every_file_load_accepts_save_could_have_written(tmp_path, field, value,
     path = tmp_path / "f.json"
     path.write_text(json.dumps(d))  # NaN and inf are written as NaN / Infinity
     try:
-        model = MLP.load(path)
+        model = load(path)
     except ValueError as e:
         assert str(e).startswith(f"{path}: not a valid micrograd model file: ")
         return
     again = tmp_path / "again.json"
-    model.save(again)
+    save(model, again)
     assert json.loads(again.read_text()) == json.loads(path.read_text())
 
 
@@ -310,7 +311,7 @@ def test_every_file_load_accepts_save_could_have_written(tmp_path, field, value,
 def test_to_torch_same_outputs(kw: dict) -> None:
     random.seed(4)
     model = MLP(3, **kw)
-    net = model.to_torch()
+    net = to_torch(model)
     assert isinstance(net, torch.nn.Sequential)
     assert all(p.dtype == torch.float64 for p in net.parameters())
     got = net(torch.tensor(X, dtype=torch.float64)).tolist()
@@ -326,7 +327,7 @@ def test_an_integer_weight_a_float_cannot_hold_is_refused(tmp_path) -> None:
     path = tmp_path / "f.json"
     path.write_text(json.dumps(d))
     with pytest.raises(ValueError, match=r"weight 0 is an integer a float cannot hold exactly"):
-        MLP.load(path)
+        load(path)
     d["weights"][0] = 2**53  # exact: fine
     path.write_text(json.dumps(d))
-    assert MLP.load(path).parameters()[0].data == 2.0**53
+    assert load(path).parameters()[0].data == 2.0**53

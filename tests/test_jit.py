@@ -699,7 +699,14 @@ def test_tracing_leaves_value_and_other_threads_alone() -> None:
 
     def reader() -> None:
         started.wait(5)
-        seen.append((type(p.data), (p * 3).data))  # another thread, while fn is being traced
+        # Another thread, while fn is being traced: eager work with everything the tracer
+        # watches (reading .data, comparing it, backward(), reading .grad) sees plain floats
+        # and leaves no guard or refusal in the trace.
+        q = Value(1.5)
+        y = (q * p).tanh() + q
+        if y.data > 0:
+            y.backward()
+        seen.append((type(p.data), (p * 3).data, type(y.data), q.grad))
         go_on.set()
 
     def fn(x):  # noqa: ANN001, ANN202
@@ -709,9 +716,14 @@ def test_tracing_leaves_value_and_other_threads_alone() -> None:
 
     t = threading.Thread(target=reader)
     t.start()
-    jit(fn)(np.array([1.0, 2.0]))
+    f = jit(fn)
+    out = f(np.array([1.0, 2.0]))
     t.join()
-    assert seen == [(float, 6.0)]
+    want_q = 2.0 * (1 - math.tanh(3.0) ** 2) + 1.0  # d/dq tanh(2q) + q at q = 1.5
+    assert seen == [(float, 6.0, float, pytest.approx(want_q, rel=1e-12))]
+    assert out.data == pytest.approx((1.0 * 2.0 + 2.0 * 2.0) / 2)  # the batch mean
+    (program,) = f._programs.values()
+    assert program.graph.guards == []  # the other thread's comparison is not fn's decision
     raw = type(Value.__dict__["data"]).__name__
     assert raw == type(Value.__dict__["_local"]).__name__ == "member_descriptor"
     with pytest.raises(TraceError):

@@ -14,8 +14,9 @@ import urllib.parse
 
 import pytest
 
-from micrograd import MLP, losses
+from micrograd import losses
 from micrograd.formatting import format_number
+from micrograd.io import load
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -195,7 +196,7 @@ def test_the_chosen_points_graph_is_the_python_models(page, playground, tmp_path
         page.get_by_role("button", name="Download model").click()
     path = tmp_path / "model.json"
     dl.value.save_as(path)
-    model = MLP.load(str(path))
+    model = load(str(path))
     # the same point through the downloaded model, by plain micrograd
     x, y, c = page.evaluate("() => window.trainView.meta().points[17]")
     from micrograd import Value

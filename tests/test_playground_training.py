@@ -11,6 +11,7 @@ import time
 import pytest
 
 from micrograd import MLP, Value, data, losses
+from micrograd.io import load, to_torch
 from micrograd.playground import train_setup as T
 from micrograd.playground import trainer as trainer_module
 from micrograd.playground.train_setup import Settings
@@ -265,7 +266,7 @@ def test_the_chosen_points_graph_matches_torch():
     # no weights, no constants, so it stays small enough to read
     assert len(nodes) == 2 + 2 * 4 + 2 * 3 + 1 + 3
     x, y = tr.X[7], tr.T[7]
-    net = tr.model.to_torch()
+    net = to_torch(tr.model)
     xt = torch.tensor([x], dtype=torch.float64, requires_grad=True)
     h1 = net[1](net[0](xt))
     h1.retain_grad()
@@ -296,7 +297,7 @@ def test_model_download_loads_with_MLP_load(tmp_path):
     tr.step(7)
     p = tmp_path / "m.json"
     p.write_text(tr.model_json())
-    m = MLP.load(str(p))
+    m = load(str(p))
     assert [q.data for q in m.parameters()] == [q.data for q in tr.params]
     x = [0.3, -0.2]
     assert m(x).data == tr.model(x).data

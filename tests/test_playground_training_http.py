@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from micrograd import MLP
+from micrograd.io import load
 
 
 class Tab:
@@ -81,7 +81,7 @@ def test_config_step_reset_and_the_model_file(tab, tmp_path):
     model = tab.ok("/api/train/model")
     path = tmp_path / "model.json"
     path.write_text(json.dumps(model))
-    m = MLP.load(str(path))
+    m = load(str(path))
     w = [p.data for p in m.parameters()]
     assert f["weights"][0][0] == pytest.approx(w[:3], rel=1e-5)
     r = tab.ok("/api/train/control", {"action": "reset"})

@@ -18,16 +18,14 @@ second; `stream()` hands them to a reader (the server's event stream).
 from __future__ import annotations
 
 import math
-import os
 import random
-import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .. import data, losses, optim
+from .. import data, io, losses, optim
 from ..engine import Value
 from ..nn import MLP
 from ..tracing import TraceError
@@ -376,16 +374,9 @@ class Trainer:
         self.last_seen = time.monotonic()
 
     def model_json(self) -> str:
-        """The model as `MLP.save` writes it (so `MLP.load` reads it back)."""
+        """The model as `micrograd.io.save` writes it (so `micrograd.io.load` reads it back)."""
         with self.lock:
-            fd, path = tempfile.mkstemp(suffix=".json")
-            os.close(fd)
-            try:
-                self.model.save(path)
-                with open(path, encoding="utf-8") as f:
-                    return f.read()
-            finally:
-                os.unlink(path)
+            return io.dumps(self.model, "the model")
 
     def latest(self) -> dict[str, Any]:
         """The last published frame."""

@@ -14,7 +14,7 @@ Routes (the tab's session id in the X-Session header, or ?session= for the event
     POST /api/train/control   {"action": play|pause|step|reset|new_weights|speed, ...}
     POST /api/train/points    {"added": [[x, y, class], ...]}: the learner's points ([] clears)
     POST /api/train/pick      {"index": i}: show point i's graph
-    GET  /api/train/model     the model as MLP.save writes it (MLP.load reads it)
+    GET  /api/train/model     the model as micrograd.io.save writes it (io.load reads it)
     GET  /api/train/stream    Server-Sent Events: a frame whenever one is published
 """
 
@@ -120,7 +120,7 @@ def api_pick(req: Any) -> dict[str, Any]:
 
 
 def api_model(req: Any) -> dict[str, Any]:
-    """The model as `MLP.save` writes it (the page offers it as a file for `MLP.load`)."""
+    """The model as `micrograd.io.save` writes it (the page offers it as a file for `load`)."""
     tr = _trainer(req)
     try:
         return json.loads(tr.model_json())
