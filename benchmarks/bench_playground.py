@@ -36,7 +36,7 @@ class Direct:
     """The trainer's own frame stream, read on a thread, as the server would."""
 
     def __init__(self, use_jit: bool) -> None:
-        from micrograd.playground.train_setup import Settings
+        from micrograd.playground.train_settings import Settings
         from micrograd.playground.trainer import Trainer
 
         self.tr = Trainer(Settings.from_dict(MOONS), use_jit=use_jit, idle_after=60)
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--direct", action="store_true", help="no server: the trainer in-process")
     args = p.parse_args(argv)
     kind = Direct if args.direct else Served
-    from micrograd.playground.train_setup import Settings
+    from micrograd.playground.train_settings import Settings
 
     s = Settings.from_dict(MOONS)
     print(f"# playground training view, karpathy's moons, MLP 2-16-16-1 ({kind.__name__}; "

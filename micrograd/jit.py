@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._callable import make_callable
 from .engine import OPS, OpInfo, Value, op_kind
-from .tracing import COMPARISONS, Guard, Trace, TraceError, number, numbers_of, trace
+from .tracing import COMPARISONS, Guard, Trace, TraceError, number, numbers_of, record
 
 if TYPE_CHECKING:
     from numpy import ndarray
@@ -700,7 +700,7 @@ class Jitted:
 
     def _trace(self, arrays: list[Any]) -> _Program:
         try:
-            tr = trace(self.fn, [a[0].tolist() for a in arrays])
+            tr = record(self.fn, [a[0].tolist() for a in arrays])
         except (ValueError, ZeroDivisionError, OverflowError) as e:
             if type(e) not in (ValueError, ZeroDivisionError, OverflowError):
                 raise

@@ -1,6 +1,6 @@
 """Run per-sample code once and record what it did: the graph, and the choices it made on the data.
 
-`micrograd.jit` calls ``trace(fn, args)``: it runs `fn` on one sample with placeholder Values and
+`micrograd.jit` calls ``record(fn, args)``: it runs `fn` on one sample with placeholder Values and
 returns a `Trace` -- the graph `fn` built, which of its leaves existed before the call (captured:
 parameters) and which it made (constants), and the *guards*: every decision the Python code took
 on a number read from a Value. While tracing, reading ``v.data`` gives fn a `TracedNumber`: a
@@ -42,7 +42,7 @@ from typing import Any
 from . import engine
 from .engine import Value
 
-__all__ = ["TraceError", "TracedNumber", "Guard", "Trace", "trace", "number", "numbers_of"]
+__all__ = ["TraceError", "TracedNumber", "Guard", "Trace", "record", "number", "numbers_of"]
 
 
 class TraceError(ValueError):
@@ -436,6 +436,6 @@ def _user_frame(frame: FrameType | None) -> FrameType | None:
     return frame
 
 
-def trace(fn: Callable[..., Value], args: Sequence[Any]) -> Trace:
+def record(fn: Callable[..., Value], args: Sequence[Any]) -> Trace:
     """Run ``fn(*args)`` once, `args` being floats or nested lists of floats, on placeholders."""
     return Trace(fn, args)

@@ -602,3 +602,68 @@ def test_a_learners_prints_are_captured_not_shown(capsys) -> None:
     assert capsys.readouterr().out == ""  # nothing flooded the notebook
     note = next(n for n in report.notes if n.startswith("your code printed"))
     assert "adding" in note and "\n" not in note
+
+
+# ------------------------------------------------------------------------- the training step
+
+
+def lecture_step(model, xs, ys, lr, *, sign=-1.0, zero="before", use_lr=True, mean=False,
+                 touch_inputs=False):
+    """The lecture's training step, with one knob per classic mistake."""
+    ypred = [model(x) for x in xs]
+    loss = sum((yout - ygt) ** 2 for ygt, yout in zip(ys, ypred))
+    if mean:
+        loss = loss * (1 / len(ys))
+    if zero == "before":
+        for p in model.parameters():
+            p.grad = 0.0
+    loss.backward()
+    if zero == "between":
+        for p in model.parameters():
+            p.grad = 0.0
+    for p in model.parameters():
+        p.data += sign * (lr if use_lr else 1.0) * p.grad
+    if touch_inputs:
+        for x in xs:
+            for v in x:
+                v.data += sign * lr * v.grad
+    return loss
+
+
+@pytest.mark.parametrize("mean", [False, True])  # any loss the learner picks is judged by its grad
+def test_a_correct_training_step_passes(mean: bool) -> None:
+    report = check(train_step=lambda m, xs, ys, lr: lecture_step(m, xs, ys, lr, mean=mean))
+    assert report.ok, str(report)
+    assert any(p.startswith("train_step: two steps") for p in report.passed)
+
+
+def test_zeroing_after_the_update_is_fine_too() -> None:
+    def step(model, xs, ys, lr):
+        loss = lecture_step(model, xs, ys, lr, zero="never")
+        for p in model.parameters():  # zero_grad at the end of the step, for the next one
+            p.grad = 0.0
+        return loss
+
+    assert check(train_step=step).ok
+
+
+@pytest.mark.parametrize(
+    "knobs, words",
+    [
+        ({"sign": 1.0}, "climbs the loss"),
+        ({"zero": "between"}, "zeroed between backward() and the update"),
+        ({"zero": "never"}, "never zeroed"),
+        ({"use_lr": False}, "learning rate is ignored"),
+        ({"touch_inputs": True}, "changed the inputs"),
+    ],
+)
+def test_each_training_step_mistake_is_named(knobs: dict, words: str) -> None:
+    report = check(train_step=lambda m, xs, ys, lr: lecture_step(m, xs, ys, lr, **knobs))
+    assert words in only(report), str(report)
+
+
+def test_a_training_step_that_returns_nothing_is_told_to_return_the_loss() -> None:
+    def step(model, xs, ys, lr):
+        lecture_step(model, xs, ys, lr)
+
+    assert "return the loss" in only(check(train_step=step))

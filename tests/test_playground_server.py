@@ -117,10 +117,10 @@ def test_pages_and_static_files_are_served(playground: str) -> None:
 
 
 def test_the_real_route_table_joins_both_views() -> None:
-    from micrograd.playground import explorer, training
+    from micrograd.playground import explorer, train_routes
 
     routes = build_routes()
-    assert set(routes) == set(explorer.ROUTES) | set(training.ROUTES)
+    assert set(routes) == set(explorer.ROUTES) | set(train_routes.ROUTES)
     assert all(method in ("GET", "POST") and path.startswith("/api/") for method, path in routes)
 
 

@@ -12,9 +12,9 @@ import pytest
 
 from micrograd import MLP, Value, data, losses
 from micrograd.io import load, to_torch
-from micrograd.playground import train_setup as T
+from micrograd.playground import train_settings as T
 from micrograd.playground import trainer as trainer_module
-from micrograd.playground.train_setup import Settings
+from micrograd.playground.train_settings import Settings
 from micrograd.playground.trainer import Trainer
 
 np = pytest.importorskip("numpy")

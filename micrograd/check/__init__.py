@@ -32,6 +32,8 @@ import contextlib
 import io
 import numbers
 import random
+from collections.abc import Callable
+from typing import Any
 
 from .._callable import make_callable
 from .exercises import exercise, solution
@@ -40,6 +42,7 @@ from .nets import NNChecker
 from .ops import StopChecking
 from .report import CheckReport
 from .sandbox import DEFAULT_TIME_LIMIT, MAX_TIMEOUTS
+from .training import check_train_step
 
 __all__ = ["CheckReport", "check", "exercise", "solution"]
 
@@ -50,6 +53,7 @@ def check(
     NeuronClass: type | None = None,
     LayerClass: type | None = None,
     MLPClass: type | None = None,
+    train_step: Callable[..., Any] | None = None,
     time_limit: float = DEFAULT_TIME_LIMIT,
 ) -> CheckReport:
     """Check your own Value class (and/or Neuron, Layer, MLP classes) against micrograd's.
@@ -60,6 +64,11 @@ def check(
     lecture: ``NeuronClass(3)``, ``LayerClass(3, 2)``, ``MLPClass(3, [4, 4, 1])``, each with
     `parameters()` (each neuron's weights, then its bias) and, if you wrote it, `zero_grad()`.
 
+    `train_step` is your training step, ``train_step(model, xs, ys, lr)``: one lecture-style step
+    (forward, loss, zero the grads, backward, ``p.data += -lr * p.grad``) returning the loss. It
+    runs twice on a micrograd MLP, and each classic mistake (wrong sign, zeroing between backward
+    and the update, never zeroing, ignoring lr, moving the inputs) is named.
+
     Returns a `CheckReport`; nothing is raised for a problem in your code. `time_limit` bounds
     each check in seconds. The random module's state is restored afterwards, so a seeded notebook
     gives the same numbers whether or not it calls `check`.
@@ -69,8 +78,12 @@ def check(
     for name, cls in given.items():
         if cls is not None and not isinstance(cls, type):
             raise TypeError(f"check: {name} must be a class, got {type(cls).__name__} {cls!r}")
-    if all(cls is None for cls in given.values()):
-        raise TypeError("check: pass your Value class, or NeuronClass=, LayerClass=, MLPClass=")
+    if all(cls is None for cls in given.values()) and train_step is None:
+        raise TypeError(
+            "check: pass your Value class, or NeuronClass=, LayerClass=, MLPClass=, train_step="
+        )
+    if train_step is not None and not callable(train_step):
+        raise TypeError(f"check: train_step must be a function, got {type(train_step).__name__}")
     if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real) or not (
         0 < time_limit <= 600
     ):
@@ -79,12 +92,16 @@ def check(
 
     args = [f"{k}={c.__name__}" if k != "ValueClass" else c.__name__
             for k, c in given.items() if c is not None]
+    if train_step is not None:
+        args.append(f"train_step={getattr(train_step, '__name__', 'fn')}")
     report = CheckReport(f"check({', '.join(args)})")
     state = random.getstate()
     printed = io.StringIO()  # a debug print in the learner's ops runs thousands of times here
     try:
         with contextlib.redirect_stdout(printed):
             _run_checks(given, float(time_limit), report)
+            if train_step is not None:
+                check_train_step(train_step, float(time_limit), report)
     finally:
         random.setstate(state)
     lines = printed.getvalue().splitlines()

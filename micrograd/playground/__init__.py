@@ -6,10 +6,10 @@
 
 or from a shell: ``micrograd playground`` (``--port N --host H --no-browser --no-jit``).
 Views: the backprop explorer (`explorer.py`, the page `static/index.html`) and the training view
-(`training.py`, `static/train.html`). The server (`server.py`) uses only the standard library.
+(`train_routes.py`, `static/train.html`). The server (`server.py`) uses only the standard library.
 """
 
-from .api import EventStream, HTTPError, Request, Session
 from .server import Playground, serve
+from .web import EventStream, HTTPError, Request, Session
 
 __all__ = ["serve", "Playground", "Request", "Session", "HTTPError", "EventStream"]

@@ -28,8 +28,8 @@ from ..engine import OPS, Value, backward_step, explain_local, grad, op_kind, to
 from ..expr import ARITY, ProgramError, parse_program
 from ..formatting import format_number as fmt
 from ..viz import GraphTooLargeError, display_names, trace
-from .api import HTTPError, Request, json_float
 from .layout import Box, layout
+from .web import HTTPError, Request, json_float
 
 MAX_PROGRAM_CHARS = 5000
 MAX_NODES = 500  # Values in one graph

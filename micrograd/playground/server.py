@@ -1,8 +1,8 @@
 """The playground's web server: the standard library's `ThreadingHTTPServer`, nothing else.
 
 It serves the pages in `static/` (package data: plain HTML, CSS and JavaScript, no build step, no
-network) and a small JSON API. Each view module (`explorer.py`, `training.py`) declares its API as
-a plain dict, with no import side effects::
+network) and a small JSON API. Each view module (`explorer.py`, `train_routes.py`) declares its
+routes as a plain dict, with no import side effects::
 
     ROUTES = {("POST", "/api/explorer/load"): load, ("GET", "/api/train/stream"): stream, ...}
 
@@ -35,7 +35,7 @@ import urllib.parse
 from importlib import resources
 from typing import Any
 
-from .api import (  # noqa: F401  (re-exported: the server's public names)
+from .web import (  # noqa: F401  (re-exported: the server's public names)
     MAX_SESSIONS,
     EventStream,
     Handler,
@@ -60,10 +60,10 @@ _PAGES = {"/": "index.html", "/index.html": "index.html", "/train": "train.html"
 
 def build_routes() -> dict[tuple[str, str], Handler]:
     """The route table: every view's ROUTES, joined here explicitly (no registration on import)."""
-    from . import explorer, training
+    from . import explorer, train_routes
 
     routes: dict[tuple[str, str], Handler] = {}
-    for module in (explorer, training):
+    for module in (explorer, train_routes):
         for key, fn in module.ROUTES.items():
             if key in routes:
                 raise RuntimeError(f"route {key} is declared twice")

@@ -29,8 +29,9 @@ from .. import data, io, losses, optim
 from ..engine import Value
 from ..nn import MLP
 from ..tracing import TraceError
-from . import train_views
-from .train_setup import (
+from . import train_frames
+from .train_frames import JitLayers, layout, point_graph, short
+from .train_settings import (
     EAGER_FRAME_SECONDS,
     EAGER_GRID,
     GRID,
@@ -46,7 +47,6 @@ from .train_setup import (
     predict,
     targets,
 )
-from .train_views import JitLayers, layout, point_graph, short
 
 # ------------------------------------------------------------------ the trainer
 
@@ -250,6 +250,10 @@ class Trainer:
     def playing(self) -> bool:
         return self._playing
 
+    def grid_layers(self) -> list[Any]:
+        """Every layer's outputs over the plot's grid points, by jit (one array per layer)."""
+        return self._jit_layers(self._Ga)
+
     def play(self) -> None:
         with self.lock:
             if self.error or self.closed:
@@ -353,14 +357,14 @@ class Trainer:
         if playing:
             self.play()
 
-    # ---- what the page draws (train_views makes it)
+    # ---- what the page draws (train_frames makes it)
     def meta(self) -> dict[str, Any]:
         """What changes only with the settings: the data, the plot's extent, the graph layout."""
-        return train_views.meta(self)
+        return train_frames.meta(self)
 
     def frame(self) -> dict[str, Any]:
         """The current picture: step, loss, accuracy, regions, heat maps, weights, graph."""
-        return train_views.frame(self)
+        return train_frames.frame(self)
 
     def _publish(self) -> None:
         f = self.frame()

@@ -1,9 +1,9 @@
 """The playground's training view: train a small MLP live, on the real engine, one tab at a time.
 
-This module is the view's HTTP API (`ROUTES`, joined into the server's table by `server.py`;
-the handlers see only `api`, so there is no import circle). The work is done by
-`trainer.Trainer` (one tab's run and its training thread), `train_setup` (settings, data sets,
-per-sample losses, all checked) and `train_views` (the decision regions, neuron heat maps and
+This module is the view's HTTP routes (`ROUTES`, joined into the server's table by `server.py`;
+the handlers see only `web`, so there is no import circle). The work is done by
+`trainer.Trainer` (one tab's run and its training thread), `train_settings` (settings, data sets,
+per-sample losses, all checked) and `train_frames` (the decision regions, neuron heat maps and
 one point's graph, computed by the model). A bad setting is a ValueError naming the page's
 control and the value; the routes send it back as a 400 with that one line.
 
@@ -24,9 +24,9 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .api import EventStream, HTTPError
-from .train_setup import Settings, options
+from .train_settings import Settings, options
 from .trainer import Trainer
+from .web import EventStream, HTTPError
 
 __all__ = ["ROUTES", "Settings", "Trainer"]
 

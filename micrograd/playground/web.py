@@ -1,8 +1,8 @@
-"""What a playground view's handlers see and return: `Request`, `Session`, `HTTPError`,
-`EventStream`.
+"""The web layer every playground route shares: what a handler sees and returns (`Request`,
+`Session`, `HTTPError`, `EventStream`), the tabs' sessions (`Sessions`), and the JSON helpers.
 
-The view modules (`explorer.py`, `training.py`) import only this, and `server.py` imports them, so
-the package's import graph has no circle. The sessions live here too: each browser tab has its own.
+The view modules (`explorer.py`, `train_routes.py`) import only this, and `server.py` imports
+them, so the package's import graph has no circle. Each browser tab has its own session.
 """
 
 from __future__ import annotations

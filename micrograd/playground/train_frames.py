@@ -17,7 +17,7 @@ from typing import Any
 
 from ..engine import Value
 from ..nn import ACTIVATIONS, MLP
-from .train_setup import LOSSES, OUTPUT_RULES, PER_SAMPLE, predict
+from .train_settings import LOSSES, OUTPUT_RULES, PER_SAMPLE, predict
 
 # ------------------------------------------------------------------ the model's views
 
@@ -219,7 +219,7 @@ def frame(tr: Any) -> dict[str, Any]:
             "step": tr.step_no,
             "loss": short(tr.loss) if tr.step_no else None,
             "accuracy": tr.accuracy if tr.step_no else None,
-            "playing": tr._playing,
+            "playing": tr.playing,
             "error": tr.error,
             "grid": grid,
             "heat": heat,
@@ -242,7 +242,7 @@ def grid_views(tr: Any) -> tuple[dict[str, Any], list[str]]:
         import numpy as np
 
         with np.errstate(all="ignore"):
-            layers = tr._jit_layers(tr._Ga)
+            layers = tr.grid_layers()
             side = tr.grid_side
             heat = []
             for a in layers[:-1]:
