@@ -15,7 +15,7 @@ from typing import Any
 from . import losses
 from .engine import Value
 from .nn import ACTIVATIONS, MLP, Module
-from .train import ACCURACIES, StepFn, evaluate, make_step
+from .train import ACCURACIES, StepFn, backprop, evaluate, make_step
 
 
 def numpy_available() -> bool:
@@ -110,11 +110,7 @@ class JitStep:
         import numpy as np
 
         X = np.asarray(Xb, dtype=float)
-        total = self.loss_fn(X, self._targets(yb, X))
-        if self.alpha:
-            total = total + losses.l2(self.params, self.alpha)
-        self.model.zero_grad()
-        total.backward()
+        total = backprop(self.model, self.loss_fn(X, self._targets(yb, X)), self.alpha, self.params)
         return total.data, self.accuracy(self.outputs(X).tolist(), yb)
 
     def _targets(self, yb: Sequence, X: Any) -> Any:

@@ -111,6 +111,18 @@ def _resolve_loss(loss: str | LossFn) -> tuple[LossFn, str | None]:
     return LOSSES[loss], loss
 
 
+def backprop(model: Module, loss: Value, alpha: float = 0.0,
+             params: Sequence[Value] | None = None) -> Value:
+    """The part every training step shares, eager or jit, here or in the playground: the batch
+    `loss` plus ``alpha * sum(p*p)`` when alpha > 0, the grads zeroed, backward(). Returns the
+    loss it differentiated; the update (an optimizer's `step`) comes next."""
+    if alpha:
+        loss = loss + L.l2(model.parameters() if params is None else params, alpha)
+    model.zero_grad()
+    loss.backward()
+    return loss
+
+
 def make_step(
     model: Module,
     loss: str | LossFn = "hinge",
@@ -126,11 +138,7 @@ def make_step(
 
     def step(Xb: Sequence, yb: Sequence) -> tuple[float, float]:
         outputs = [model(x) for x in Xb]
-        total = loss_fn(outputs, yb)
-        if alpha:
-            total = total + L.l2(params, alpha)
-        model.zero_grad()
-        total.backward()
+        total = backprop(model, loss_fn(outputs, yb), alpha, params)
         return total.data, accuracy(outputs, yb)
 
     return step

@@ -25,10 +25,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .. import data, io, losses, optim
+from .. import data, io, optim
 from ..engine import Value
 from ..nn import MLP
 from ..tracing import TraceError
+from ..train import backprop
 from . import train_frames
 from .train_frames import JitLayers, layout, point_graph, short
 from .train_settings import (
@@ -191,10 +192,7 @@ class Trainer:
                     hits += predict([z.data for z in zs]) == self.cls[i]
                 total = Value.sum(terms) * (1.0 / len(terms))
                 acc = hits / len(terms) if idx is None else self._accuracy_eager()
-            if s.l2:
-                total = total + losses.l2(self.params, s.l2)
-            self.model.zero_grad()
-            total.backward()
+            total = backprop(self.model, total, s.l2, self.params)
             self.opt.step()
         except TraceError as e:  # jit could not compile the step: a bug of ours, not the rate's
             self._diverged(f"step {self.step_no + 1}: micrograd.jit failed ({e})")
