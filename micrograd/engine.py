@@ -65,6 +65,9 @@ class OpInfo:
     equation: str = ""  # what it computes, for a learner: 'max(0, x)' (every activation has one)
     make: Callable[..., Value] | None = None  # builds a node from (children, param), if not method
     param: str = ""  # the node attribute holding the op's own number ('_p', the exponent of **p)
+    # for an op of any number of children, what it computes, so jit can batch it as a whole:
+    # 'weighted sum' (children *w, *x, b: b + Σ w·x) or 'sum' (Σ children)
+    kernel: str = ""
 
     def apply(self, *children: Value, p: float | None = None) -> Value:
         """A new node of this op on `children` (an op with a `param` takes its number as `p`)."""
@@ -90,6 +93,7 @@ def _op(
     equation: str = "",
     make: Callable[..., Value] | None = None,
     param: str = "",
+    kernel: str = "",
 ) -> Callable[[Callable], Callable]:
     """Register the decorated method as the primitive `name` (the method itself is unchanged)."""
     if activation and not equation:  # the training page shows it: no activation without one
@@ -108,7 +112,7 @@ def _op(
         fn = method.__func__ if isinstance(method, staticmethod) else method
         OPS[name] = OpInfo(
             name, arity, fn, symbolic, vec, explain, text, caption, activation, torch, equation,
-            make, param,
+            make, param, kernel,
         )  # fmt: skip
         return method
 
@@ -619,6 +623,7 @@ class Value:
         formula="d/dw_i = x_i, d/dx_i = w_i, d/db = 1",
         caption="w·x+b",
         make=lambda c, p: Value.dot(c[: len(c) // 2], c[len(c) // 2 : -1], c[-1]),
+        kernel="weighted sum",
     )  # fmt: skip
     def dot(w: Sequence[Value], x: Sequence[Operand], b: Operand = 0.0) -> Value:
         """b + w[0]*x[0] + w[1]*x[1] + ..., one node (a neuron's pre-activation).
@@ -658,6 +663,7 @@ class Value:
         formula="d/da_i = 1",
         caption="Σ",
         make=lambda children, p: Value.sum(children),
+        kernel="sum",
     )  # fmt: skip
     def sum(values: Iterable[Operand]) -> Value:
         """values[0] + values[1] + ..., one node with every term as a child."""

@@ -65,9 +65,9 @@ def _numpy() -> Any:
 # that is the same for every sample (a parameter or constant). `p` is the number exponent of a
 # '**p' node, else None. numpy's floating-point warnings are silenced around the whole replay: where
 # the engine raises, the rules give inf or NaN, and `Jitted._explain` then runs each sample holding
-# one through the engine, which raises its own error (see `_nonfinite_samples`). 'dot' and 'sum'
-# have many children and are compiled specially (see _Program), with the same maths:
-# dot = b + sum(w * x), d/dw = x, d/dx = w, d/db = 1; sum: every local derivative is 1.
+# one through the engine, which raises its own error (see `_nonfinite_samples`). Ops of many
+# children declare what they compute (`OpInfo.kernel`) and are batched whole (see _group_nodes):
+# a 'weighted sum' b + Σ w·x (d/dw = x, d/dx = w, d/db = 1) and a 'sum' (every slope 1).
 
 
 def _elementwise(info: OpInfo) -> tuple[int, Callable[..., Any], Callable[..., tuple]]:
@@ -200,19 +200,20 @@ def _group_nodes(g: _Graph) -> list[tuple[tuple, list[int]]]:
     for j, (kind, p, refs) in enumerate(g.nodes):
         d = 1 + max((depth[r[1]] for r in refs if r[0] == "n"), default=0)
         depth.append(d)
-        if kind == "dot":
+        kernel = OPS[kind].kernel if kind in OPS else ""  # what a many-child op computes
+        if kernel == "weighted sum":
             n = (len(refs) - 1) // 2
             if len(refs) != 2 * n + 1:
-                raise NotImplementedError(f"jit: a 'dot' node needs 2n+1 children, got {refs}")
+                raise NotImplementedError(f"jit: a {kind!r} node needs 2n+1 children, got {refs}")
             w, x, b = refs[:n], refs[n : 2 * n], refs[-1]
             if _is_scalar(b) and all(map(_is_scalar, w)):
-                key: tuple = ("dot", n, x)  # weights fixed per call: a matrix product
+                key: tuple = ("Σw·x", n, x)  # weights fixed per call: a matrix product
             elif _is_scalar(b) and all(map(_is_scalar, x)):
-                key = ("dot", n, w)  # the same, with w and x swapped (dot is symmetric)
+                key = ("Σw·x", n, w)  # the same, with w and x swapped (dot is symmetric)
             else:
-                key = ("dot*", n)  # weights that vary per sample
-        elif kind == "sum":
-            key = ("sum", len(refs))
+                key = ("Σw·x*", n)  # weights that vary per sample
+        elif kernel == "sum":
+            key = ("Σ", len(refs))
         elif kind in ELEMENTWISE:
             if ELEMENTWISE[kind][0] != len(refs):
                 raise NotImplementedError(
@@ -222,7 +223,7 @@ def _group_nodes(g: _Graph) -> list[tuple[tuple, list[int]]]:
         else:
             raise NotImplementedError(
                 f"jit: no vectorised rule for op {kind!r}; jit knows "
-                f"{', '.join([*ELEMENTWISE, 'dot', 'sum'])}"
+                f"{', '.join(k for k, info in OPS.items() if info.vec or info.kernel)}"
             )
         groups.setdefault((d, *key), []).append(j)
     return sorted(groups.items(), key=lambda kv: kv[0][0])  # stable: by depth
@@ -244,9 +245,9 @@ class _Layout:
 
         for key, members in groups:
             refs_of = [g.nodes[j][2] for j in members]
-            if key[1] == "dot":  # the weights and bias are read from S; only x needs rows
+            if key[1] == "Σw·x":  # the weights and bias are read from S; only x needs rows
                 rows_please(key[3])
-            elif key[1] in ("dot*", "sum"):
+            elif key[1] in ("Σw·x*", "Σ"):
                 rows_please([r for refs in refs_of for r in refs])
             else:  # a child position that is a scalar for every node is read from S
                 for pos in zip(*refs_of):
@@ -289,14 +290,14 @@ def _build_step(
     """The forward and backward numpy functions of one group of nodes."""
     o = at.nodes(members)
     refs_of = [g.nodes[j][2] for j in members]
-    kind = key[1]
-    if kind == "dot":
+    kind = key[1]  # an engine op's kind, or one of jit's own kernels: Σw·x, Σw·x*, Σ
+    if kind == "Σw·x":
         n, x = key[2], key[3]
         ws = [[at.scalar(r) for r in (refs[:n] if refs[n : 2 * n] == x else refs[n : 2 * n])]
               for refs in refs_of]  # fmt: skip
         bs = [at.scalar(refs[-1]) for refs in refs_of]
         return _dot_steps(o, np.array(ws, dtype=np.intp), bs, at.operand(x, False))
-    if kind == "dot*":
+    if kind == "Σw·x*":
         n = key[2]
         cols = list(zip(*refs_of))
         return _general_dot_steps(
@@ -306,7 +307,7 @@ def _build_step(
             at.operand([r for c in zip(*cols[n : 2 * n]) for r in c], False),
             at.operand(cols[-1], False),
         )
-    if kind == "sum":
+    if kind == "Σ":
         flat = [r for refs in refs_of for r in refs]
         return _sum_steps(o, key[2], at.operand(flat, False))
     return _elementwise_steps(o, kind, key[2], [at.operand(pos, True) for pos in zip(*refs_of)])
