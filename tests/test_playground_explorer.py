@@ -447,3 +447,41 @@ def test_readme_screenshot(page: Any, playground: str, screenshot: Any) -> None:
     path = screenshot(page, "explorer-readme")
     if os.environ.get("MICROGRAD_UPDATE_DOCS"):
         shutil.copyfile(path, DOCS / "playground-explorer.png")
+
+
+def _contrast(fg: str, bg: str) -> float:
+    """WCAG contrast ratio of two CSS rgb() colours."""
+    def lum(css: str) -> float:
+        r, g, b = (int(v) / 255 for v in re.findall(r"\d+", css)[:3])
+        f = lambda c: c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4  # noqa: E731
+        return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b)
+
+    hi, lo = sorted((lum(fg), lum(bg)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_faint_text_in_the_graph_still_meets_wcag_aa(page: Any, playground: str) -> None:
+    # A zero grad and a not-yet-known data are shown fainter, but readable: 4.5:1 on every fill a
+    # box can have (plain, hovered leaf, selected).
+    open_explorer(page, playground)
+    build(page, "a = 2.0; b = -3.0; c = a*b")
+    colours = page.evaluate("""() => {
+        const fill = (sel) => getComputedStyle(document.querySelector(sel)).fill;
+        return {zero: fill('#graph-svg text.grad.zero'),
+                unknown: fill('#graph-svg text.data.unknown'),
+                record: fill('#graph-svg .record')};
+    }""")
+    for faint in (colours["zero"], colours["unknown"]):
+        for bg in (colours["record"], "rgb(238, 244, 255)", "rgb(227, 237, 255)"):
+            assert _contrast(faint, bg) >= 4.5, (faint, bg)
+
+
+def test_a_backward_button_before_the_forward_pass_says_it_runs_it(page: Any,
+                                                                   playground: str) -> None:
+    open_explorer(page, playground)
+    build(page, "a = 2.0; b = a*3")
+    assert "runs the forward pass first" in page.locator("#step").get_attribute("title")
+    assert "a backward button runs it first" in page.locator("#status").text_content()
+    click(page, "Forward pass")
+    page.wait_for_function("() => document.querySelector('#status').textContent.includes('done')")
+    assert "runs the forward pass first" not in page.locator("#step").get_attribute("title")

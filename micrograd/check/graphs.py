@@ -69,13 +69,11 @@ class ValueChecker(OpChecks):
         problems would make these fail too)."""
         if self.assign_bug or self.walk_wrong or "+" in self.wrong_ops:
             return  # the cause is found already: the rows below would all say the same
-        derived = {row.expr for row, _ in self.pending}  # built from other ops: judged there
         # Every op of one input with that input used again: `x**2 + x` gives 1 instead of 2x + 1
         # if the op's _backward assigns its gradient where it must add to it.
         seen, first = set(), len(self.report.problems)
-        for row in ROWS + registry_rows():
-            if (len(row.points[0]) != 1 or row.op in self.wrong_ops or row.expr in seen
-                    or row.expr in derived):
+        for row in self.good_rows:  # one node and right on its own (built ops are judged later)
+            if len(row.points[0]) != 1 or row.op in self.wrong_ops or row.expr in seen:
                 continue
             seen.add(row.expr)
             expr = f"b = {row.expr} + a"

@@ -50,6 +50,7 @@ class OpChecks:
         self.has_backward = True  # False when missing, or once it ran out of time
         self.wrong_ops: set[str] = set()  # ops whose own checks failed: later hints point back
         self.walk_wrong = False  # backward() visits nodes wrongly: skip what that would spoil
+        self.good_rows: list[Row] = []  # ops right on their own, one node each
         self.assign_bug = False
         self.pending: list[tuple[Row, list[tuple[float, ...]]]] = []  # rows awaiting backward()
         self.downstream: list[str] = []  # ops built from wrong ones, wrong too
@@ -181,6 +182,7 @@ class OpChecks:
         if derived and self.has_backward:
             self.pending.append((row, derived))  # its gradients: after the graph checks
         elif self.has_backward:
+            self.good_rows.append(row)  # one node, right on its own: tried with reuse later
             r.passed.append(f"{row.op}: {row.expr}, value and gradient at {len(row.points)} "
                             f"points")
         else:

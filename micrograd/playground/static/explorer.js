@@ -179,7 +179,7 @@ function renderLog(state) {
 
 function renderStatus(state) {
   let text;
-  if (state.phase === "built") text = "Graph built. Inputs are known; run the forward pass to compute every node's data.";
+  if (state.phase === "built") text = "Graph built. Inputs are known; run the forward pass to compute every node's data (a backward button runs it first).";
   else if (state.phase === "forward") text = `Forward pass done: ${state.forward_order.length} nodes, in topological order. Now step backward.`;
   else if (state.phase === "backward") text = `Backward step ${state.step} of ${state.steps}.`;
   else text = `Backward pass done (${state.steps} steps): every grad is what backward() gives.`;
@@ -187,6 +187,10 @@ function renderStatus(state) {
   $("forward").disabled = state.phase !== "built";
   $("step").disabled = state.phase === "done";
   $("backward").disabled = state.phase === "done";
+  // Backward before Forward is allowed, and says what it does: backward() needs every data.
+  const first = state.phase === "built" ? " (runs the forward pass first)" : "";
+  $("step").title = `One step of the backward pass${first}`;
+  $("backward").title = `The whole backward pass${first}`;
 }
 
 function renderNudge(state) {
