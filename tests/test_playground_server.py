@@ -352,6 +352,11 @@ def test_ctrl_c_stops_the_command_promptly_with_status_0() -> None:
 def test_host_0000_prints_a_warning_and_a_bad_port_is_one_line() -> None:
     proc, url = start_command("--port", "0", "--host", "0.0.0.0")
     try:
+        # shared on the network: the printed URL carries a random token, and nothing works
+        # without it
+        assert "?token=" in url and len(url.split("?token=")[1]) >= 24
+        assert call(url.split("?")[0])[0] == 403
+        assert call(url)[0] == 200
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=10)
     finally:
@@ -367,3 +372,32 @@ def test_host_0000_prints_a_warning_and_a_bad_port_is_one_line() -> None:
         timeout=30,
     )
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--port" in bad.stderr
+
+
+def test_a_shared_playground_needs_its_token_then_a_cookie() -> None:
+    # As Jupyter: off loopback a random token is required; here turned on for 127.0.0.1.
+    from micrograd.playground.server import TOKEN_COOKIE, token_for
+
+    assert token_for("127.0.0.1") == "" and token_for("localhost") == ""
+    shared = token_for("0.0.0.0")
+    assert len(shared) >= 24 and shared != token_for("0.0.0.0")  # random, each time
+    assert token_for("0.0.0.0", "my-own-token") == "my-own-token"
+    handle = serve(port=0, routes=ROUTES, token="s3cret-token")
+    try:
+        assert handle.url.endswith("/?token=s3cret-token")
+        bare = handle.url.split("?")[0]
+        for url in (bare, bare + "api/test/echo", bare + "?token=wrong-token"):
+            status, answer = call(url)
+            assert status == 403 and "needs its token" in answer["error"], url
+        req = urllib.request.Request(handle.url, headers={"Host": f"127.0.0.1:{handle.port}"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            assert r.status == 200
+            cookie = r.headers["Set-Cookie"]
+        assert cookie.startswith(f"{TOKEN_COOKIE}=s3cret-token;") and "HttpOnly" in cookie
+        assert "SameSite=Strict" in cookie
+        status, answer = call(bare + "api/test/echo", headers={"Cookie": cookie.split(";")[0]})
+        assert status == 200, answer  # the page's own requests carry the cookie
+    finally:
+        handle.stop()
+    with pytest.raises(ValueError, match="token"):
+        serve(port=0, token="short")

@@ -6,7 +6,7 @@ import sys
 import threading
 from typing import Any
 
-from .server import Playground, serve
+from .server import LOOPBACK, Playground, serve, token_for
 
 
 def add_playground_command(subparsers: Any) -> Any:
@@ -33,7 +33,14 @@ def add_playground_command(subparsers: Any) -> Any:
         default="127.0.0.1",
         metavar="H",
         help="address to listen on (default 127.0.0.1, this machine only; 0.0.0.0 shares the "
-        "page with your network, with no password)",
+        "page with your network, behind a random token in the printed URL)",
+    )
+    parser.add_argument(
+        "--token",
+        default=None,
+        metavar="T",
+        help="the token every request must carry (default: a random one when --host is not "
+        "this machine, none on 127.0.0.1); the printed URL includes it",
     )
     parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
     parser.add_argument(
@@ -72,17 +79,18 @@ def run_playground(args: Any) -> int:
                 open_browser=not args.no_browser,
                 jit=not args.no_jit,
                 verbose=args.verbose,
+                token=token_for(args.host, args.token),
             )
         except (OSError, ValueError) as exc:
             print(f"micrograd playground: error: {exc}", file=sys.stderr)
             return 1
         if handle.note:
             print(f"micrograd playground: {handle.note}")
-        if args.host.strip("[]") not in ("127.0.0.1", "localhost", "::1"):
+        if args.host.strip("[]") not in LOOPBACK:
             print(
                 f"micrograd playground: warning: listening on {args.host}, so other machines on "
-                f"your network can use this page (there is no password); use --host 127.0.0.1 "
-                f"to keep it to this machine",
+                f"your network can reach this page: only with the token in the URL below; use "
+                f"--host 127.0.0.1 to keep it to this machine",
                 file=sys.stderr,
             )
         print(f"micrograd playground: serving {handle.url}  (Ctrl-C to stop)", flush=True)

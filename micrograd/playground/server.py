@@ -23,10 +23,13 @@ number of sessions are capped; nothing a user sends is executed.
 
 from __future__ import annotations
 
+import hmac
+import http.cookies
 import http.server
 import ipaddress
 import mimetypes
 import re
+import secrets
 import socket
 import sys
 import threading
@@ -118,6 +121,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Referrer-Policy", "no-referrer")
         for k, v in (extra or {}).items():
             self.send_header(k, v)
+        if getattr(self, "_new_cookie", ""):  # the token came in the URL: keep it for the page
+            self.send_header("Set-Cookie", self._new_cookie)
         if status >= 400:
             self.send_header("Connection", "close")
             self.close_connection = True
@@ -153,6 +158,34 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 f"refusing Host {host[:80]!r}: this server answers only to its address "
                 f"(e.g. {self.server.url}), to protect it from other web pages",
             ) from None
+
+    def _check_token(self, query: dict[str, str]) -> None:
+        """When the server has a token (it listens beyond this machine), every request carries
+        it: in the URL the command printed (``?token=...``), then in a cookie the first answer
+        sets, so the page's own links and requests keep working. Compared in constant time."""
+        self._new_cookie = ""
+        token = self.server.token
+        if not token:
+            return
+        cookies = http.cookies.SimpleCookie()
+        try:
+            cookies.load(self.headers.get("Cookie", ""))
+        except http.cookies.CookieError:
+            cookies = http.cookies.SimpleCookie()
+        sent = cookies.get(TOKEN_COOKIE)
+        if sent is not None and hmac.compare_digest(sent.value.encode(), token.encode()):
+            return
+        given = query.get("token", "")
+        if given and hmac.compare_digest(given.encode(), token.encode()):
+            self._new_cookie = (
+                f"{TOKEN_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=2592000"
+            )
+            return
+        raise HTTPError(
+            403,
+            "this playground is shared on a network and needs its token: open the URL "
+            "`micrograd playground` printed (it ends in ?token=...)",
+        )
 
     def _check_origin(self) -> None:
         """An API request must come from a page of this server (or from a program, which sends
@@ -216,6 +249,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             split = urllib.parse.urlsplit(self.path)
             path = split.path
             query = {k: v[-1] for k, v in urllib.parse.parse_qs(split.query).items()}
+            self._check_token(query)
             if path.startswith("/api/"):
                 self._api(method, path, query)
             elif method == "POST":
@@ -349,12 +383,26 @@ class _Server(http.server.ThreadingHTTPServer):
         shown = "127.0.0.1" if host in ("", "0.0.0.0") else "::1" if host == "::" else host
         shown = f"[{shown}]" if ":" in shown else shown
         self.url = f"http://{shown}:{self.port}/"
+        self.token = ""  # when set, every request must carry it (see Handler._check_token)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         exc = sys.exc_info()[1]
         if isinstance(exc, (ConnectionError, TimeoutError)):
             return  # a client hung up: not worth a traceback
         print(f"micrograd playground: error with a client: {exc!r}", file=sys.stderr)
+
+
+TOKEN_COOKIE = "micrograd_playground_token"
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{8,128}")
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def token_for(host: str, given: str | None = None) -> str:
+    """The token a server on `host` requires: `given` if set; else a new random one when the
+    host is reachable from other machines, and none on this machine only (loopback)."""
+    if given is not None:
+        return given
+    return "" if host.strip("[]") in LOOPBACK else secrets.token_urlsafe(24)
 
 
 class Playground:
@@ -411,6 +459,7 @@ def serve(
     jit: bool = True,
     verbose: bool = False,
     routes: dict[tuple[str, str], Handler] | None = None,
+    token: str = "",
 ) -> Playground:
     """Start the playground in a background thread and return its handle (`.url`, `.stop()`).
 
@@ -418,7 +467,11 @@ def serve(
     `host` is the address to listen on: 127.0.0.1 (this machine only) unless you mean to share the
     page on a network. `jit` lets the training view use `micrograd.jit` (numpy) when available.
     `routes` replaces the API table of `build_routes()` (for tests, or a view of your own).
+    `token`: when not empty, every request must carry it (the handle's `.url` includes it, and
+    the first page sets it as a cookie), as Jupyter does; `token_for(host)` picks one for a host.
     """
+    if not isinstance(token, str) or (token and not _TOKEN.fullmatch(token)):
+        raise ValueError("serve: token must be 8 to 128 letters, digits, - or _")
     if not isinstance(host, str):
         raise TypeError(f"serve: host must be a str, got {type(host).__name__} {host!r}")
     _check_port(port)
@@ -433,6 +486,9 @@ def serve(
         server = _Server((bind, 0), family, host, routes)
         note = f"port {port} is taken; using {server.port} instead"
     server.options.update(jit=bool(jit))
+    server.token = token
+    if token:
+        server.url += f"?token={token}"
     server.verbose = verbose
     thread = threading.Thread(
         target=server.serve_forever,
