@@ -242,3 +242,22 @@ def test_the_readme_picture_and_a_phone(page, playground, screenshot):
     screenshot(page, "train-phone", full_page=True)
     assert json.loads(json.dumps(page.evaluate("() => window.trainView.meta().sizes"))) == [
         2, 6, 6, 1]
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_nothing_in_the_top_bar_moves_as_the_step_count_grows(page, playground, width):
+    # The counter has a fixed width: at step 512,000 every control sits where it sat at step 0.
+    page.set_viewport_size({"width": width, "height": 844})
+    open_train(page, playground)
+    ids = ["speed", "lr", "optimizer", "l2", "batch", "play", "step-count"]
+
+    def boxes():
+        return page.evaluate(
+            "ids => ids.map(id => { const r = document.getElementById(id)"
+            ".getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })", ids)
+
+    before = boxes()
+    for n in (5_000, 150_000, 512_000, 99_999_999):
+        page.evaluate(f"() => {{ document.getElementById('step-count').textContent = "
+                      f"'step {n}'; }}")
+        assert boxes() == before, n
