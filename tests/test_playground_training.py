@@ -157,8 +157,8 @@ def test_jit_and_eager_trainers_agree():
     a, b = Trainer(use_jit=True), Trainer(use_jit=False)
     a.step(10)
     b.step(10)
-    for (ka, la, aa), (kb, lb, ab) in zip(a.history, b.history):
-        assert ka == kb and la == pytest.approx(lb, rel=1e-8) and aa == ab
+    for (ka, la, ha, aa), (kb, lb, _hb, ab) in zip(a.history, b.history):
+        assert ka == kb and la == pytest.approx(lb, rel=1e-8) and aa == ab and la == ha
     for p, q in zip(a.params, b.params):
         assert p.data == pytest.approx(q.data, rel=1e-8, abs=1e-12)
 
@@ -338,6 +338,9 @@ def test_stream_sends_frames_with_the_history():
     tr.step(3)
     f = next(frames)
     assert f["step"] == 3 and [h[0] for h in f["history"]] == [0, 1, 2]
+    tr.step(2)
+    f = next(frames)  # from the last bucket sent on (it may have grown since)
+    assert f["step"] == 5 and [h[0] for h in f["history"]] == [2, 3, 4]
     assert next(frames) is None  # nothing new: a keep-alive
     tr.reset()
     f = next(frames)
@@ -377,3 +380,22 @@ def test_frames_come_at_a_bounded_rate(speed):
     published = seqs[-1] - seqs[0]
     assert published <= 10.0 * elapsed + 2  # however fast the steps are
     assert tr.step_no > published  # many steps per frame
+
+
+def test_the_loss_curve_looks_the_same_at_any_length():
+    # Buckets of 2^k steps with their lowest and highest loss: a spike anywhere survives every
+    # merge, and the buckets stay evenly spaced (dropping every second entry did neither).
+    from micrograd.playground.trainer import LossCurve
+
+    curve = LossCurve(cap=64)
+    spike_at = 777
+    for k in range(10_000):
+        curve.add(k, 100.0 if k == spike_at else 1.0 / (k + 1), k / 10_000)
+    steps = [b[0] for b in curve.buckets]
+    width = curve.width
+    assert len(steps) <= 64 and steps == list(range(0, 10_000, width))  # evenly spaced
+    assert max(hi for _, _, hi, _ in curve.buckets) == 100.0  # the spike is kept
+    spiked = next(b for b in curve.buckets if b[0] <= spike_at < b[0] + width)
+    assert spiked[2] == 100.0 and spiked[1] == min(1.0 / (k + 1) for k in
+                                                   range(spiked[0], spiked[0] + width))
+    assert curve.buckets[-1][3] == 9_999 / 10_000  # the accuracy at the last step

@@ -29,7 +29,7 @@ MAX_LR = 10.0
 GRID = 50  # decision-region grid side with jit (heat maps use every second cell)
 EAGER_GRID = 16  # the same without numpy: every cell is one scalar forward pass
 EAGER_FRAME_SECONDS = 0.5  # and frames less often, so most of the time goes to training
-HISTORY_CAP = 20_000  # loss/accuracy entries kept; past it, every second one is dropped
+HISTORY_CAP = 4_096  # loss-curve buckets kept; past it, neighbours merge (trainer.LossCurve)
 DATA_SEED = 1337  # karpathy's moons: moons(100, 0.1, seed=1337) is his demo's data exactly
 
 # name -> (what the menu says, number of classes, input dimension)

@@ -54,6 +54,44 @@ from .train_settings import (
 _RANDOM_LOCK = threading.Lock()  # MLP draws from the global `random`: one build at a time
 
 
+class LossCurve:
+    """The loss and accuracy curve at any length, looking the same: buckets of `width` steps (a
+    power of two), each ``(first step, lowest loss, highest loss, accuracy at its last step)``.
+    Past `cap` buckets, neighbours merge and the width doubles; a lowest and a highest merge
+    exactly, so the band the page draws never loses a spike, at step 100 or at step 10 million.
+    (Thinning by dropping every second entry made the early curve ever sparser.)"""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.width = 1
+        self.buckets: list[tuple[int, float | None, float | None, float]] = []
+        self.merges = 0  # how often the buckets were merged: a reader starts over after one
+
+    def add(self, step: int, loss: float | None, acc: float) -> None:
+        if self.buckets and step // self.width == self.buckets[-1][0] // self.width:
+            first, lo, hi, _ = self.buckets[-1]
+            self.buckets[-1] = (first, _min(lo, loss), _max(hi, loss), acc)
+            return
+        self.buckets.append((step, loss, loss, acc))
+        if len(self.buckets) > self.cap:
+            b = self.buckets
+            self.buckets = [
+                b[i] if i + 1 == len(b) else (b[i][0], _min(b[i][1], b[i + 1][1]),
+                                              _max(b[i][2], b[i + 1][2]), b[i + 1][3])
+                for i in range(0, len(b), 2)
+            ]  # fmt: skip
+            self.width *= 2
+            self.merges += 1
+
+
+def _min(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else min(a, b)  # None: a step that diverged
+
+
+def _max(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
 class Trainer:
     """One tab's training run: `step`, `play`/`pause`, `reset`, `new_weights`, points, frames.
 
@@ -124,7 +162,7 @@ class Trainer:
         self.step_no = 0
         self.loss = math.nan
         self.accuracy = math.nan
-        self.history: list[tuple[int, float, float]] = []
+        self.curve = LossCurve(HISTORY_CAP)
         self.history_id = getattr(self, "history_id", 0) + 1
         self.error: str | None = None
         fn = PER_SAMPLE[s.loss]
@@ -207,11 +245,11 @@ class Trainer:
             self._diverged(f"step {self.step_no + 1} failed: {type(e).__name__}: {e}")
             return
         self.loss, self.accuracy = total.data, acc
-        self.history.append((self.step_no, short(total.data), acc))
+        merges = self.curve.merges
+        self.curve.add(self.step_no, short(total.data), acc)
         self.step_no += 1
-        if len(self.history) > HISTORY_CAP:
-            self.history = self.history[::2]
-            self.history_id += 1
+        if self.curve.merges != merges:
+            self.history_id += 1  # readers start the curve over, with the wider buckets
         if not math.isfinite(total.data) or not all(math.isfinite(p.data) for p in self.params):
             self._diverged(
                 f"the loss became {total.data} at step {self.step_no}: training diverged; "
@@ -242,6 +280,11 @@ class Trainer:
             for _ in range(n):
                 self._step()
             self._publish()
+
+    @property
+    def history(self) -> list[tuple[int, float | None, float | None, float]]:
+        """The curve so far: ``(first step, lowest loss, highest loss, accuracy)`` per bucket."""
+        return list(self.curve.buckets)
 
     # ---- playing
     @property
@@ -419,8 +462,9 @@ class Trainer:
                 if hid != history_id:
                     sent, history_id = 0, hid
                     out["history_reset"] = True
-                out["history"] = hist[sent:]
-                sent += len(out["history"])
+                # from the last bucket sent on: it may have grown since (the page replaces it)
+                out["history"] = hist[max(sent - 1, 0):]
+                sent = len(hist)
                 yield out
         finally:
             self.streams -= 1

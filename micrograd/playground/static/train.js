@@ -11,10 +11,10 @@ const $ = (id) => document.getElementById(id);
 
 const view = {
   options: null, meta: null, frame: null, added: [], pick: 0,
-  steps: [], losses: [], accs: [], source: null,
+  steps: [], losses: [], highs: [], accs: [], source: null,
 };
 window.trainView = { // for tests and the curious: the page's view of the run
-  history: () => view.steps.map((s, i) => [s, view.losses[i], view.accs[i]]),
+  history: () => view.steps.map((s, i) => [s, view.losses[i], view.highs[i], view.accs[i]]),
   meta: () => view.meta,
   frame: () => view.frame,
 };
@@ -176,17 +176,25 @@ function changeLayer(i, delta) {
 
 // ------------------------------------------------------------------ frames: what changes every step
 
+function clearCurve() {
+  view.steps = []; view.losses = []; view.highs = []; view.accs = [];
+}
+
 function setFrame(f) {
   if (!view.meta || f.config_id !== view.meta.config_id) return; // a frame of a previous setup
   if (view.frame && view.frame.config_id === f.config_id && f.seq < view.frame.seq) return; // late
-  if (f.history_reset) { view.steps = []; view.losses = []; view.accs = []; }
+  if (f.history_reset || f.step === 0) clearCurve();
   if (f.history) {
-    for (const [k, l, a] of f.history) {
-      if (view.steps.length && k <= view.steps[view.steps.length - 1]) continue;
-      view.steps.push(k); view.losses.push(l); view.accs.push(a);
+    // buckets of the loss curve: [first step, lowest loss, highest loss, accuracy]; the last one
+    // sent again if it grew since
+    for (const [k, lo, hi, a] of f.history) {
+      const n = view.steps.length;
+      if (n && k < view.steps[n - 1]) continue;
+      if (n && k === view.steps[n - 1]) { view.losses[n - 1] = lo; view.highs[n - 1] = hi; view.accs[n - 1] = a; continue; }
+      view.steps.push(k); view.losses.push(lo); view.highs.push(hi); view.accs.push(a);
     }
   }
-  if (f.step === 0) { view.steps = []; view.losses = []; view.accs = []; }
+  if (f.step === 0) clearCurve();
   view.frame = f;
   $("step-count").textContent = `step ${f.step}`;
   $("loss-text").textContent = f.loss == null ? "loss –" : `loss ${fmt(f.loss)}`;
@@ -304,14 +312,15 @@ function drawCurves() {
   const n = view.steps.length;
   if (n < 2) return;
   const last = view.steps[n - 1] || 1;
-  const ls = view.losses.map((l) => Math.log10(Math.max(l == null ? 1e-12 : l, 1e-12)));
-  let lo = Math.min(...ls), hi = Math.max(...ls);
+  const log = (l) => Math.log10(Math.max(l == null ? 1e-12 : l, 1e-12));
+  const ls = view.losses.map(log), hs = view.highs.map(log);  // each bucket's lowest and highest
+  let lo = Math.min(...ls), hi = Math.max(...hs);
   if (hi - lo < 1e-9) { hi += 0.5; lo -= 0.5; }
   const X = (k) => pad + (W - 2 * pad) * k / last;
   const line = (vals, y, color) => {
     ctx.beginPath();
-    const stride = Math.max(1, Math.floor(n / W)); // at most about one point per pixel
-    for (let i = 0; i < n; i += stride) {
+    // every bucket (the server keeps at most HISTORY_CAP): skipping some would drop spikes
+    for (let i = 0; i < n; i += 1) {
       const px = X(view.steps[i]), py = y(vals[i]);
       if (i === 0) ctx.moveTo(px, py); else ctx.lineTo(px, py);
     }
@@ -321,7 +330,9 @@ function drawCurves() {
     ctx.stroke();
   };
   line(view.accs, (a) => H - pad - (H - 2 * pad) * a, "#3aa655");
-  line(ls, (l) => H - pad - (H - 2 * pad) * (l - lo) / (hi - lo), "#1d2430");
+  const yLoss = (l) => H - pad - (H - 2 * pad) * (l - lo) / (hi - lo);
+  line(hs, yLoss, "#1d2430");  // the band's top and bottom: one line while a bucket is one step
+  line(ls, yLoss, "#1d2430");
   ctx.fillStyle = "#5b6472";
   ctx.font = "11px sans-serif";
   ctx.textAlign = "right";
