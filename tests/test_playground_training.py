@@ -399,3 +399,20 @@ def test_the_loss_curve_looks_the_same_at_any_length():
     assert spiked[2] == 100.0 and spiked[1] == min(1.0 / (k + 1) for k in
                                                    range(spiked[0], spiked[0] + width))
     assert curve.buckets[-1][3] == 9_999 / 10_000  # the accuracy at the last step
+
+
+def test_optimiser_settings_apply_to_the_running_model_and_the_rest_starts_over():
+    from dataclasses import replace
+
+    tr = Trainer(Settings(lr=0.3))
+    tr.step(20)
+    weights = [p.data for p in tr.params]
+    tr.configure(replace(tr.settings, lr=0.01, l2=0.0, momentum=0.5, batch=25))
+    assert tr.step_no == 20 and [p.data for p in tr.params] == weights  # the same run goes on
+    assert tr.opt.lr == 0.01 and tr.opt.momentum == 0.5 and len(tr.history) == 20
+    assert tr.change.startswith("Learning rate, Momentum, L2, Batch size: applied to the running")
+    tr.step()
+    assert tr.step_no == 21 and len(tr.history) == 21  # it goes on from there
+    tr.configure(replace(tr.settings, activation="relu"))
+    assert tr.step_no == 0 and tr.history == []
+    assert tr.change == "Activation: a new model or new data, so training started over"

@@ -202,6 +202,7 @@ def meta(tr: Any) -> dict[str, Any]:
             + ACTIVATIONS[s.activation].equation,
             "pick": tr.pick,
             "graph": {"nodes": tr.graph_nodes, **tr.graph_layout},
+            "change": tr.change,  # what the last settings change did: applied, or started over
         }
 
 def frame(tr: Any) -> dict[str, Any]:

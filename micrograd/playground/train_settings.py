@@ -66,6 +66,10 @@ OUTPUT_RULES = {
     "per class": "one output zₖ per class: the class is argmax z, p = softmax(z)",
 }
 
+# Settings that apply to the running model (the optimiser's and the batches'); any other change
+# means a new model or new data, and training starts over.
+LIVE_SETTINGS = frozenset({"lr", "momentum", "l2", "batch"})
+
 LABELS = {  # setting -> the control's name on the page, for error messages
     "dataset": "Dataset",
     "points": "Points",

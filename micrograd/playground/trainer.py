@@ -37,6 +37,8 @@ from .train_settings import (
     EAGER_GRID,
     GRID,
     HISTORY_CAP,
+    LABELS,
+    LIVE_SETTINGS,
     PER_SAMPLE,
     Settings,
     check_added,
@@ -125,7 +127,28 @@ class Trainer:
 
     # ---- setting up
     def configure(self, settings: Settings) -> None:
-        """Start over with `settings` (the same seed gives the same initial weights)."""
+        """Apply `settings`: the learning rate, momentum, L2 and batch size to the running model
+        (a learner who sees the loss oscillate lowers the rate and watches it settle); anything
+        that changes the model's shape or its data starts over (the same seed gives the same
+        initial weights). `change` says which happened, for the page."""
+        old = getattr(self, "settings", None)
+        self.change = ""
+        changed = [k for k in settings.to_dict() if old is None or
+                   settings.to_dict()[k] != old.to_dict()[k]]  # fmt: skip
+        if old is not None and changed and set(changed) <= LIVE_SETTINGS:
+            with self.lock:
+                self.settings = settings
+                self.opt.lr = settings.lr
+                if isinstance(self.opt, optim.SGD):
+                    self.opt.momentum = settings.momentum
+                self._batches = self._batch_iterator()
+                names = ", ".join(LABELS[k] for k in changed)
+                self.change = f"{names}: applied to the running model, at step {self.step_no}"
+                self._publish()
+            return
+        if old is not None and changed:
+            names = ", ".join(LABELS.get(k, k) for k in changed)
+            self.change = f"{names}: a new model or new data, so training started over"
         playing = self._stop()
         with self.lock:
             self.settings = settings
@@ -153,12 +176,7 @@ class Trainer:
         else:
             self.opt = optim.SGD(self.params, lr=s.lr, momentum=s.momentum)
         self.T = targets(s.loss, self.cls, s.classes)
-        n = len(self.X)
-        if s.batch and s.batch < n:
-            idx = list(range(n))
-            self._batches: Iterator | None = data.batches(idx, idx, s.batch, seed=s.seed)
-        else:
-            self._batches = None
+        self._batches = self._batch_iterator()
         self.step_no = 0
         self.loss = math.nan
         self.accuracy = math.nan
@@ -191,6 +209,14 @@ class Trainer:
             k = s.outputs
             self._jit_out = [jit(lambda x, k=k: model.outputs(x)[k]) for k in range(k)]
         self._layout_graph()
+
+    def _batch_iterator(self) -> Iterator | None:
+        """Minibatches of the settings' size (seeded), or None for the whole set every step."""
+        n, s = len(self.X), self.settings
+        if s.batch and s.batch < n:
+            idx = list(range(n))
+            return data.batches(idx, idx, s.batch, seed=s.seed)
+        return None
 
     def _layout_graph(self) -> None:
         x = self.X[self.pick]

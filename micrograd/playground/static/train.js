@@ -109,6 +109,7 @@ function setMeta(meta) {
   $("pick").value = meta.pick;
   $("pick").max = meta.points.length - 1;
   $("engine").textContent = meta.engine === "jit" ? "engine: micrograd.jit (numpy)" : "engine: eager micrograd";
+  $("change-note").textContent = meta.change || "";
   $("loss-formula").textContent = meta.loss_formula;
   $("output-rule").textContent = "Output: " + meta.output_rule;
   $("act-formula").textContent = meta.activation_formula;
