@@ -15,8 +15,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..engine import Value
+from ..engine import Value, topological_order
 from ..nn import ACTIVATIONS, MLP
+from ..viz import caption
 from .train_settings import LOSSES, OUTPUT_RULES, PER_SAMPLE, predict
 
 # ------------------------------------------------------------------ the model's views
@@ -101,7 +102,7 @@ def point_graph(
         h = layer.outputs(h)
         for j, v in enumerate(h):
             tag = f"{li + 1}.{j + 1}" if li < last else (str(j + 1) if len(h) > 1 else "")
-            act = v._prev[0] if v._op != "dot" and v._prev else None
+            act = v._prev[0] if len(v._prev) == 1 else None  # an activation's one child: w·x+b
             if li == last:
                 names[id(v)] = f"z{_sub(int(tag))}" if tag else "s"
             else:
@@ -111,21 +112,8 @@ def point_graph(
     out = PER_SAMPLE[loss](h, target)
     out.backward()
     keep = {id(v) for v in xs}
-    order: list[Value] = []
-    seen: set[int] = set()
-    stack: list[tuple[Value, bool]] = [(out, False)]
-    while stack:  # iterative post-order: children first, in tuple order (deterministic)
-        v, done = stack.pop()
-        if done:
-            order.append(v)
-            continue
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        stack.append((v, True))
-        for c in reversed(v._prev):
-            if id(c) not in seen and (c._prev or id(c) in keep):
-                stack.append((c, False))
+    # children first, in tuple order (deterministic); of the leaves, only the point's inputs
+    order = [v for v in topological_order(out) if v._prev or id(v) in keep]
     # Drop what does not depend on the point (e.g. a target negated by a '*' node): constants.
     live = {id(v) for v in xs}
     for v in order:
@@ -141,7 +129,7 @@ def point_graph(
         nodes.append(
             {
                 "label": label,
-                "op": "w·x+b" if v._op == "dot" else v._op,
+                "op": caption(v),
                 "children": [index[id(c)] for c in v._prev if id(c) in index],
             }
         )
