@@ -376,7 +376,7 @@ def test_host_0000_prints_a_warning_and_a_bad_port_is_one_line() -> None:
 
 def test_a_shared_playground_needs_its_token_then_a_cookie() -> None:
     # As Jupyter: off loopback a random token is required; here turned on for 127.0.0.1.
-    from micrograd.playground.server import TOKEN_COOKIE, token_for
+    from micrograd.playground.web import TOKEN_COOKIE, token_for
 
     assert token_for("127.0.0.1") == "" and token_for("localhost") == ""
     shared = token_for("0.0.0.0")

@@ -385,7 +385,7 @@ def test_frames_come_at_a_bounded_rate(speed):
 def test_the_loss_curve_looks_the_same_at_any_length():
     # Buckets of 2^k steps with their lowest and highest loss: a spike anywhere survives every
     # merge, and the buckets stay evenly spaced (dropping every second entry did neither).
-    from micrograd.playground.trainer import LossCurve
+    from micrograd.playground.train_frames import LossCurve
 
     curve = LossCurve(cap=64)
     spike_at = 777

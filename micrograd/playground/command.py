@@ -6,7 +6,8 @@ import sys
 import threading
 from typing import Any
 
-from .server import LOOPBACK, Playground, serve, token_for
+from .server import Playground, serve
+from .web import LOOPBACK, token_for
 
 
 def add_playground_command(subparsers: Any) -> Any:

@@ -23,13 +23,10 @@ number of sessions are capped; nothing a user sends is executed.
 
 from __future__ import annotations
 
-import hmac
-import http.cookies
 import http.server
 import ipaddress
 import mimetypes
 import re
-import secrets
 import socket
 import sys
 import threading
@@ -40,12 +37,14 @@ from typing import Any
 
 from .web import (  # noqa: F401  (re-exported: the server's public names)
     MAX_SESSIONS,
+    TOKEN,
     EventStream,
     Handler,
     HTTPError,
     Request,
     Session,
     Sessions,
+    check_token,
     dumps,
     finite_json,
     json_float,
@@ -160,32 +159,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             ) from None
 
     def _check_token(self, query: dict[str, str]) -> None:
-        """When the server has a token (it listens beyond this machine), every request carries
-        it: in the URL the command printed (``?token=...``), then in a cookie the first answer
-        sets, so the page's own links and requests keep working. Compared in constant time."""
+        """When the server has a token (shared beyond this machine), every request carries it;
+        an answer to a request that had it in the URL sets it as a cookie (see web.check_token)."""
         self._new_cookie = ""
-        token = self.server.token
-        if not token:
-            return
-        cookies = http.cookies.SimpleCookie()
-        try:
-            cookies.load(self.headers.get("Cookie", ""))
-        except http.cookies.CookieError:
-            cookies = http.cookies.SimpleCookie()
-        sent = cookies.get(TOKEN_COOKIE)
-        if sent is not None and hmac.compare_digest(sent.value.encode(), token.encode()):
-            return
-        given = query.get("token", "")
-        if given and hmac.compare_digest(given.encode(), token.encode()):
-            self._new_cookie = (
-                f"{TOKEN_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=2592000"
-            )
-            return
-        raise HTTPError(
-            403,
-            "this playground is shared on a network and needs its token: open the URL "
-            "`micrograd playground` printed (it ends in ?token=...)",
-        )
+        if self.server.token:
+            self._new_cookie = check_token(self.headers.get("Cookie", ""), query, self.server.token)
 
     def _check_origin(self) -> None:
         """An API request must come from a page of this server (or from a program, which sends
@@ -392,19 +370,6 @@ class _Server(http.server.ThreadingHTTPServer):
         print(f"micrograd playground: error with a client: {exc!r}", file=sys.stderr)
 
 
-TOKEN_COOKIE = "micrograd_playground_token"
-_TOKEN = re.compile(r"[A-Za-z0-9_-]{8,128}")
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
-
-def token_for(host: str, given: str | None = None) -> str:
-    """The token a server on `host` requires: `given` if set; else a new random one when the
-    host is reachable from other machines, and none on this machine only (loopback)."""
-    if given is not None:
-        return given
-    return "" if host.strip("[]") in LOOPBACK else secrets.token_urlsafe(24)
-
-
 class Playground:
     """A running playground server: `.url` to open, `.stop()` to shut it down (idempotent),
     `.note` says why the port differs from the one asked for (or is ''). Also a context manager."""
@@ -470,7 +435,7 @@ def serve(
     `token`: when not empty, every request must carry it (the handle's `.url` includes it, and
     the first page sets it as a cookie), as Jupyter does; `token_for(host)` picks one for a host.
     """
-    if not isinstance(token, str) or (token and not _TOKEN.fullmatch(token)):
+    if not isinstance(token, str) or (token and not TOKEN.fullmatch(token)):
         raise ValueError("serve: token must be 8 to 128 letters, digits, - or _")
     if not isinstance(host, str):
         raise TypeError(f"serve: host must be a str, got {type(host).__name__} {host!r}")

@@ -18,6 +18,7 @@ from typing import Any
 
 from .. import data, losses
 from ..engine import Value
+from ..jit_train import numpy_available
 from ..nn import ACTIVATIONS
 
 # ------------------------------------------------------------------ limits and choices
@@ -86,14 +87,6 @@ LABELS = {  # setting -> the control's name on the page, for error messages
     "added": "Added points",
     "speed": "Speed",
 }
-
-
-def numpy_available() -> bool:
-    try:
-        import numpy  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 # ------------------------------------------------------------------ settings

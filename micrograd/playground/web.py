@@ -7,8 +7,12 @@ them, so the package's import graph has no circle. Each browser tab has its own 
 
 from __future__ import annotations
 
+import hmac
+import http.cookies
 import json
 import math
+import re
+import secrets
 import sys
 import threading
 import time
@@ -161,3 +165,41 @@ def finite_json(obj: Any) -> Any:
         raise ValueError(f"{name} is not a number JSON allows")
 
     return json.loads(obj, parse_constant=refuse)
+
+
+# ------------------------------------------------------------------ sharing on a network
+
+TOKEN_COOKIE = "micrograd_playground_token"
+TOKEN = re.compile(r"[A-Za-z0-9_-]{8,128}")  # what serve(token=...) accepts
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def token_for(host: str, given: str | None = None) -> str:
+    """The token a server on `host` requires: `given` if set; else a new random one when the
+    host is reachable from other machines, and none on this machine only (loopback)."""
+    if given is not None:
+        return given
+    return "" if host.strip("[]") in LOOPBACK else secrets.token_urlsafe(24)
+
+
+def check_token(cookie_header: str, query: dict[str, str], token: str) -> str:
+    """A request to a server with a `token` carries it, as Jupyter's do: in the URL the command
+    printed (``?token=...``), then in the cookie the first answer sets, so the page's own links
+    and requests keep working. Returns the Set-Cookie value to send ('' if the cookie came);
+    HTTPError 403 without it. Compared in constant time."""
+    cookies = http.cookies.SimpleCookie()
+    try:
+        cookies.load(cookie_header)
+    except http.cookies.CookieError:
+        cookies = http.cookies.SimpleCookie()
+    sent = cookies.get(TOKEN_COOKIE)
+    if sent is not None and hmac.compare_digest(sent.value.encode(), token.encode()):
+        return ""
+    given = query.get("token", "")
+    if given and hmac.compare_digest(given.encode(), token.encode()):
+        return f"{TOKEN_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=2592000"
+    raise HTTPError(
+        403,
+        "this playground is shared on a network and needs its token: open the URL "
+        "`micrograd playground` printed (it ends in ?token=...)",
+    )
