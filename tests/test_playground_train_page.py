@@ -261,3 +261,15 @@ def test_nothing_in_the_top_bar_moves_as_the_step_count_grows(page, playground, 
         page.evaluate(f"() => {{ document.getElementById('step-count').textContent = "
                       f"'step {n}'; }}")
         assert boxes() == before, n
+
+
+def test_the_forgotten_zero_grad_toggle_applies_to_the_running_model(page, playground):
+    open_train(page, playground)
+    for k in (1, 2, 3):
+        page.get_by_role("button", name="Step").click()
+        page.wait_for_function(f"() => window.trainView.frame().step === {k}")
+    page.get_by_label("zero the grads before each backward()").uncheck()
+    page.wait_for_function("() => window.trainView.meta().settings.zero_grad === false")
+    assert page.evaluate("() => window.trainView.frame().step") == 3  # the same run goes on
+    assert "applied to the running model" in page.locator("#change-note").text_content()
+    assert "zero_grad=false" in page.url  # in the link too

@@ -416,3 +416,24 @@ def test_optimiser_settings_apply_to_the_running_model_and_the_rest_starts_over(
     tr.configure(replace(tr.settings, activation="relu"))
     assert tr.step_no == 0 and tr.history == []
     assert tr.change == "Activation: a new model or new data, so training started over"
+
+
+def test_forgetting_zero_grad_is_the_lectures_bug_and_a_live_setting():
+    # Unchecked, each step's gradients add to the last ones. Switching it does not restart.
+    from dataclasses import replace
+
+    plain = Settings(optimizer="sgd", momentum=0.0, l2=0.0)
+    tr, twin = Trainer(plain), Trainer(plain)
+    tr.step(3)
+    twin.step(3)
+    tr.configure(replace(tr.settings, zero_grad=False))
+    assert tr.step_no == 3 and "applied to the running model" in tr.change
+    before = [p.grad for p in tr.params]  # step 3's gradients, left in .grad
+    tr.step()
+    twin.step()  # the same weights, zeroing: step 4's own gradients
+    for p, q, b in zip(tr.params, twin.params, before):
+        assert p.grad == pytest.approx(b + q.grad, rel=1e-9, abs=1e-12)
+    assert any(b != 0 for b in before)
+    with pytest.raises(ValueError, match="Zero the grads must be true or false"):
+        Settings.from_dict({"zero_grad": "maybe"})
+    assert Settings.from_dict({"zero_grad": "false"}).zero_grad is False  # as the URL writes it

@@ -148,7 +148,11 @@ def point_graph(
                 if act is not None:
                     names[id(act)] = f"a{tag}"
     out = PER_SAMPLE[loss](h, target)
+    params = model.parameters()
+    kept = [p.grad for p in params]
     out.backward()
+    for p, g in zip(params, kept):  # the picture's backward pass leaves training's grads alone
+        p.grad = g
     keep = {id(v) for v in xs}
     # children first, in tuple order (deterministic); of the leaves, only the point's inputs
     order = [v for v in topological_order(out) if v._prev or id(v) in keep]

@@ -69,7 +69,7 @@ OUTPUT_RULES = {
 
 # Settings that apply to the running model (the optimiser's and the batches'); any other change
 # means a new model or new data, and training starts over.
-LIVE_SETTINGS = frozenset({"lr", "momentum", "l2", "batch"})
+LIVE_SETTINGS = frozenset({"lr", "momentum", "l2", "batch", "zero_grad"})
 
 LABELS = {  # setting -> the control's name on the page, for error messages
     "dataset": "Dataset",
@@ -83,6 +83,7 @@ LABELS = {  # setting -> the control's name on the page, for error messages
     "momentum": "Momentum",
     "l2": "L2",
     "batch": "Batch size",
+    "zero_grad": "Zero the grads",
     "seed": "Seed",
     "added": "Added points",
     "speed": "Speed",
@@ -118,6 +119,15 @@ def check_whole(name: str, v: object, low: int, high: int) -> int:
     if not (math.isfinite(x) and x.is_integer() and low <= x <= high):
         raise ValueError(f"{LABELS[name]} must be a whole number from {low} to {high}, got {v!r}")
     return int(x)
+
+
+def check_flag(name: str, v: object) -> bool:
+    """true or false, as JSON or as the URL writes it."""
+    if isinstance(v, bool):
+        return v
+    if v in ("true", "false"):
+        return v == "true"
+    raise ValueError(f"{LABELS.get(name, name)} must be true or false, got {str(v)[:40]!r}")
 
 
 def check_choice(name: str, v: object, choices: Sequence[str]) -> str:
@@ -179,6 +189,7 @@ class Settings:
     batch: int = 0  # points per step; 0 = all of them
     seed: int = 1337  # initial weights: MLP built after random.seed(seed)
     added: tuple[tuple[float, float, int], ...] = ()  # learner's points: (x, y, class)
+    zero_grad: bool = True  # False: the lecture's bug, grads never zeroed between steps
 
     @classmethod
     def from_dict(cls, d: object, base: Settings | None = None) -> Settings:
@@ -214,6 +225,7 @@ class Settings:
             batch=batch,
             seed=check_whole("seed", g("seed"), 0, 2**31 - 1),
             added=check_added(g("added"), classes, nin),
+            zero_grad=check_flag("zero_grad", g("zero_grad")),
         )
 
     def to_dict(self) -> dict[str, Any]:

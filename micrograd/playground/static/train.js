@@ -6,7 +6,7 @@
 
 const COLORS = [[245, 147, 34], [8, 119, 189], [58, 166, 85]]; // class 0 orange, 1 blue, 2 green
 const FIELDS = ["dataset", "points", "noise", "hidden", "activation", "loss", "optimizer", "lr",
-  "momentum", "l2", "batch", "seed"];
+  "momentum", "l2", "batch", "seed", "zero_grad"];
 const $ = (id) => document.getElementById(id);
 
 const view = {
@@ -47,12 +47,14 @@ function controlsToSettings() {
   const s = {};
   for (const k of FIELDS) s[k] = $(k).value.trim();
   s.hidden = s.hidden.split(",").map((x) => x.trim()).filter((x) => x !== "");
+  s.zero_grad = $("zero_grad").checked;  // a checkbox: its state, not its value
   s.added = view.added;
   return s;
 }
 
 function settingsToControls(s) {
   for (const k of FIELDS) $(k).value = k === "hidden" ? s.hidden.join(",") : String(s[k]);
+  $("zero_grad").checked = s.zero_grad;
   $("momentum-field").hidden = s.optimizer !== "sgd";
   view.added = s.added.map((p) => p.slice());
 }
