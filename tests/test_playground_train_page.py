@@ -62,6 +62,16 @@ def test_train_is_one_click_from_the_explorer_and_moons_reach_100(page, playgrou
     loss = page.locator("#loss-text").text_content()
     assert re.fullmatch(r"loss \d\.\d{4,7}(e-\d+)?", loss)  # format_number: 4 significant digits
     screenshot(page, "train-moons-100")
+    # Trained, most points are past the hinge's margin: the chosen point's graph says why all its
+    # grads are 0.
+    for i in range(10):
+        page.get_by_label("Chosen point", exact=True).fill(str(i))
+        page.get_by_label("Chosen point", exact=True).dispatch_event("change")
+        page.wait_for_function(f"() => window.trainView.meta().pick === {i}")
+        page.wait_for_function("() => window.trainView.frame().graph")
+        if page.locator("#graph-note").is_visible():
+            break
+    assert "nothing flows back" in page.locator("#graph-note").text_content()
 
 
 def test_reset_then_play_repeats_the_same_loss_curve(page, playground):

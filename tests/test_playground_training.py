@@ -437,3 +437,21 @@ def test_forgetting_zero_grad_is_the_lectures_bug_and_a_live_setting():
     with pytest.raises(ValueError, match="Zero the grads must be true or false"):
         Settings.from_dict({"zero_grad": "maybe"})
     assert Settings.from_dict({"zero_grad": "false"}).zero_grad is False  # as the URL writes it
+
+
+def test_a_point_past_the_hinges_margin_says_why_its_grads_are_zero():
+    from micrograd.playground.train_settings import PER_SAMPLE
+
+    def point_losses(tr):
+        return [PER_SAMPLE["hinge"](tr.model.outputs(x), t).data for x, t in zip(tr.X, tr.T)]
+
+    tr = Trainer(Settings(lr=0.3))
+    inside = next(i for i, v in enumerate(point_losses(tr)) if v > 0)  # untrained
+    tr.choose(inside)
+    assert tr.frame()["graph"]["note"] == ""  # a point with a loss: its grads are the story
+    tr.step(150)
+    past = point_losses(tr).index(0.0)  # trained: points past the margin
+    tr.choose(past)
+    f = tr.frame()["graph"]
+    assert all(g == 0 for g in f["grad"][:-1]) and "past the margin" in f["note"]
+    assert "nothing flows back" in f["note"]

@@ -262,8 +262,19 @@ def frame(tr: Any) -> dict[str, Any]:
                 # exact (not rounded twice on the way to the page's 4 decimals)
                 "data": [_finite(v.data) for v in order],
                 "grad": [_finite(v.grad) for v in order],
+                "note": _zero_loss_note(order, s.loss),
             },
         }
+
+
+def _zero_loss_note(order: list[Value], loss: str) -> str:
+    """Why every grad in the point's graph is 0, when it is: its loss is exactly 0 there (the
+    hinge past its margin), so the backward pass has nothing to send back."""
+    if not order or order[-1].data != 0.0:
+        return ""
+    why = " (it is past the margin: max(0, 1 − y·s) = 0)" if loss == "hinge" else ""
+    return (f"The loss of this point is 0{why}, so nothing flows back: every grad in its graph "
+            f"is 0, and this point does not move the weights at this step.")
 
 def grid_views(tr: Any) -> tuple[dict[str, Any], list[str]]:
     """The decision regions and one heat map per hidden neuron, from the model's forward

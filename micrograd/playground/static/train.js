@@ -497,6 +497,8 @@ function drawGraphNumbers() {
     n.d.textContent = `data ${d == null ? "nan" : fmt(d)}`;
     n.gr.textContent = `grad ${g == null ? "nan" : fmt(g)}`;
   });
+  $("graph-note").textContent = f.graph.note || "";
+  $("graph-note").hidden = !f.graph.note;
 }
 
 // ------------------------------------------------------------------ downloads
