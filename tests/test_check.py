@@ -667,3 +667,15 @@ def test_a_training_step_that_returns_nothing_is_told_to_return_the_loss() -> No
         lecture_step(model, xs, ys, lr)
 
     assert "return the loss" in only(check(train_step=step))
+
+
+def test_a_cause_is_named_only_when_every_point_agrees() -> None:
+    # relu's `out.data * out.grad` at a = 0.4 gives 0.4 × 2.5 = 1, which one point alone would
+    # read as a missing × out.grad; the other points single out the real cause.
+    V = variant(("self.grad += (out.data > 0) * out.grad", "self.grad += out.data * out.grad"))
+    problem = only(check(V["Value"]))
+    assert problem.startswith("relu: "), problem
+    assert "not the output's value" in problem and "without × out.grad" not in problem
+    # and a real missing × out.grad is still called so
+    V = variant(("self.grad += (out.data > 0) * out.grad", "self.grad += (out.data > 0) * 1.0"))
+    assert "without × out.grad" in only(check(V["Value"]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from itertools import islice
 from typing import Any
@@ -24,8 +25,9 @@ from .table import (
     NAMES,
     UPSTREAM,
     Row,
+    fallback_cause,
     is_unwrapped_number,
-    local_cause,
+    local_causes,
     operand_hint,
 )
 
@@ -249,13 +251,35 @@ class OpChecks:
     def local(self, row: Row, xs: tuple[float, ...], label: str, ref_in: list[Value],
               ref: Value) -> bool:
         """out._backward() alone, with out.grad = UPSTREAM: is the local derivative right?"""
+        tried = self.one_backward(row, xs)
+        if tried is None:
+            return True  # reported by the forward check
+        if isinstance(tried, Failed):
+            self.problem(f"{label}, out._backward() crashed: {tried.text}")
+            return False
+        ins, got, want, out_data = tried
+        for i, (g, w) in enumerate(zip(got, want)):
+            if close(g, w):
+                continue
+            self.problem(f"{label} and out.grad = {fmt(UPSTREAM)}, out._backward() gives "
+                         f"{NAMES[i]}.grad = {describe(attr(ins[i], 'grad'))}, expected "
+                         f"{fmt(w)} — {self.cause(row, xs, out_data, got, want)}")
+            return False
+        return True
+
+    def one_backward(self, row: Row, xs: tuple[float, ...]) -> Any:
+        """The learner's op at `xs` and its out._backward() with out.grad = UPSTREAM: (inputs,
+        their grads, the grads it should give, out.data); None if the op itself failed, a Failed
+        if _backward crashed."""
         ins = self.leaves(xs)
         out = self.run(row.fn, *ins)
         if isinstance(ins, Failed) or isinstance(out, Failed):
-            return True  # reported by the forward check
+            return None
         # What out._backward() must give each input: the op's true derivative (micrograd's whole
         # graph differentiated), not what our own node's _backward gives. A learner's a - b may
         # be one node where ours is a + (-b): judged by what it computes, never by its shape.
+        ref_in = [Value(x) for x in xs]
+        ref = row.fn(*ref_in)
         want = [UPSTREAM * g for g in grad(ref, ref_in)]
 
         def step() -> None:
@@ -264,18 +288,29 @@ class OpChecks:
 
         done = self.run(step)
         if isinstance(done, Failed):
-            self.problem(f"{label}, out._backward() crashed: {done.text}")
-            return False
-        got = [self.grad(v) for v in ins]
-        for i, (g, w) in enumerate(zip(got, want)):
-            if close(g, w):
+            return done
+        return ins, [self.grad(v) for v in ins], want, ref.data
+
+    def cause(self, row: Row, xs: tuple[float, ...], out_data: float, got: list[float | None],
+              want: list[float]) -> str:
+        """The known mistake that fits this point and every other point of the row where the
+        op is wrong too (tried again there): a cause is named only when the evidence singles
+        it out, else what the derivative should be."""
+        causes = local_causes(row, xs, out_data, got, want)
+        for other in (*row.points, *_more_points(row)):
+            if not causes:
+                break
+            if other == xs:
                 continue
-            why = local_cause(row, xs, ref.data, got, want)
-            self.problem(f"{label} and out.grad = {fmt(UPSTREAM)}, out._backward() gives "
-                         f"{NAMES[i]}.grad = {describe(attr(ins[i], 'grad'))}, expected "
-                         f"{fmt(w)} — {why}")
-            return False
-        return True
+            tried = self.one_backward(row, other)
+            if tried is None or isinstance(tried, Failed):
+                continue
+            _, g2, w2, o2 = tried
+            if all(close(a, b) for a, b in zip(g2, w2)):
+                continue  # right here (relu where a < 0): no evidence either way
+            fits = local_causes(row, other, o2, g2, w2)
+            causes = [c for c in causes if c in fits]
+        return causes[0] if causes else fallback_cause(row)
 
     def through_backward(self, row: Row, xs: tuple[float, ...], label: str,
                          local_ok: bool = False) -> bool:
@@ -334,3 +369,18 @@ class OpChecks:
         if self.unchecked:
             self.report.notes.append(f"gradients of {', '.join(self.unchecked)} (built from "
                                      f"other ops) are checked once the problems above are fixed")
+
+
+def _more_points(row: Row) -> list[tuple[float, ...]]:
+    """A few more points near the row's own (seeded: the same every run), where micrograd's op
+    is defined, so one lucky point cannot single out the wrong cause."""
+    rng = random.Random(row.expr)
+    points = []
+    for _ in range(4):
+        xs = tuple(x * rng.uniform(0.6, 1.4) + rng.uniform(-0.2, 0.2) for x in row.points[0])
+        try:
+            row.fn(*(Value(x) for x in xs))
+        except (ArithmeticError, ValueError):
+            continue
+        points.append(xs)
+    return points

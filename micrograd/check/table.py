@@ -177,22 +177,36 @@ def is_unwrapped_number(exc: BaseException) -> bool:
     )
 
 
-def local_cause(row: Row, xs: tuple[float, ...], out: float, got: list[float | None],
-                 want: list[float]) -> str:
-    """The likeliest reason `got` (after _backward with out.grad = UPSTREAM) is not `want`."""
-    if all(g is not None for g in got):
-        if all(close(g, w / UPSTREAM) for g, w in zip(got, want)):
-            return ("it is the local derivative without × out.grad: multiply by out.grad (the "
-                    "chain rule)")
-        for mistake, hint in row.mistakes:
-            try:
-                wrong = mistake(*xs, out)
-            except (ArithmeticError, ValueError):
-                continue
-            if all(close(g, UPSTREAM * m) for g, m in zip(got, wrong)):
-                return hint
-            if all(close(g, m) for g, m in zip(got, wrong)):
-                return hint + ", and multiply by out.grad"
-        if all(g == 0 for g in got):
-            return "did _backward run at all? each op sets out._backward = _backward"
+NO_UPSTREAM = ("it is the local derivative without × out.grad: multiply by out.grad (the chain "
+               "rule)")
+NOT_RUN = "did _backward run at all? each op sets out._backward = _backward"
+
+
+def local_causes(row: Row, xs: tuple[float, ...], out: float, got: list[float | None],
+                 want: list[float]) -> list[str]:
+    """Every known mistake that explains `got` (after _backward with out.grad = UPSTREAM) at
+    this one point, most likely first. One point can fit several (relu's out.data × out.grad
+    looks like a missing × out.grad where out.data happens to be 1/UPSTREAM): the caller keeps
+    only the causes that fit at every point tried."""
+    if any(g is None for g in got):
+        return []
+    causes = []
+    if all(close(g, w / UPSTREAM) for g, w in zip(got, want)):
+        causes.append(NO_UPSTREAM)
+    for mistake, hint in row.mistakes:
+        try:
+            wrong = mistake(*xs, out)
+        except (ArithmeticError, ValueError):
+            continue
+        if all(close(g, UPSTREAM * m) for g, m in zip(got, wrong)):
+            causes.append(hint)
+        elif all(close(g, m) for g, m in zip(got, wrong)):
+            causes.append(hint + ", and multiply by out.grad")
+    if all(g == 0 for g in got):
+        causes.append(NOT_RUN)
+    return causes
+
+
+def fallback_cause(row: Row) -> str:
+    """What to say when no known mistake fits every point."""
     return f"expected {row.rule}" if row.rule else "check its _backward"
