@@ -154,9 +154,22 @@ def test_backward_not_reversed() -> None:
     V = variant(("for node in reversed(topo):", "for node in topo:"))
     assert only(check(V["Value"])) == (
         "backward(): for L = (a*b + c) * f with a = 2.0, b = -3.0, c = 10.0, f = -2.0, a.grad is "
-        "0.0, expected 6.0 — the output's gradient never reached it: does backward() call "
-        "_backward on reversed(topo), the output first?"
+        "0.0, expected 6.0 — the output's gradient never reached it: backward() calls the "
+        "nodes' _backward children first: walk reversed(topo), the output first"
     )
+
+
+def test_build_topo_appending_a_node_before_its_children() -> None:
+    # Not "reversed(topo)": the order backward() calls the nodes in says which it is.
+    preorder = BUILD_TOPO.replace(
+        "                for child in v._prev:\n                    build_topo(child)\n"
+        "                topo.append(v)",
+        "                topo.append(v)\n                for child in v._prev:\n"
+        "                    build_topo(child)",
+    )
+    problem = only(check(variant((BUILD_TOPO, preorder))["Value"]))
+    assert "build_topo appends a node before its children" in problem
+    assert "reversed(topo), the output first?" not in problem
 
 
 def test_backward_without_topological_order() -> None:

@@ -12,6 +12,13 @@ from .ops import OpChecks, StopChecking
 from .sandbox import MAX_TIMEOUTS, Failed, attr, close, describe, fmt
 from .table import ASSIGN_HINT, NAMES, ROWS, registry_rows
 
+
+def _diamond(V: type, a: Any) -> tuple:
+    b = a * V(2.0)
+    c = b * V(3.0)
+    return (b, c, b + c)
+
+
 _PATHS = "backward() on a graph with 2^200 paths (is each node visited once?)"
 
 
@@ -132,6 +139,36 @@ class ValueChecker(OpChecks):
         else:  # it finished, but the = bug spoils its grads: no verdict either way
             self.skip(_PATHS)
 
+    def visit_order_cause(self) -> str:
+        """Why the output's gradient never reached the inputs, read from the order in which
+        backward() calls the nodes' _backward (watched on b = a*2; c = b*3; out = b + c): the
+        reverse of a right order means topo was not reversed; anything else, that build_topo
+        appends a node before its children."""
+        never = "the output's gradient never reached it: "
+        calls: list[Any] = []
+        a = self.leaves((1.5,))
+        nodes = self.run(lambda: _diamond(self.V, a[0]) if not isinstance(a, Failed) else None)
+        if nodes is None or isinstance(nodes, Failed):
+            return never + "does backward() call _backward on reversed(topo), the output first?"
+        b, c, out = nodes
+        for v in (b, c, out):
+            fn = attr(v, "_backward")
+            if isinstance(fn, Failed) or not callable(fn):
+                return (never + "does backward() call _backward on reversed(topo), the output "
+                        "first?")
+            try:
+                v._backward = lambda v=v, fn=fn: (calls.append(v), fn())
+            except (AttributeError, TypeError):  # _backward is not the learner's to replace
+                return (never + "does backward() call _backward on reversed(topo), the output "
+                        "first?")
+        self.run(out.backward)
+        seen = [v for v in calls if v is b or v is c or v is out]
+        if [id(v) for v in reversed(seen)] == [id(out), id(c), id(b)]:
+            return (never + "backward() calls the nodes' _backward children first: walk "
+                    "reversed(topo), the output first")
+        return (never + "build_topo appends a node before its children: append it after the "
+                "loop over v._prev (children first), then walk reversed(topo)")
+
     def order(self) -> None:
         """Graphs whose grads come out wrong when backward() visits nodes in the wrong order."""
         if self.assign_bug or self.walk_wrong or self.wrong_ops & {"+", "*"}:
@@ -141,8 +178,7 @@ class ValueChecker(OpChecks):
 
         def hint(g: float | None, w: float) -> str:
             if g == 0.0:
-                return ("the output's gradient never reached it: does backward() call _backward "
-                        "on reversed(topo), the output first?")
+                return self.visit_order_cause()
             return ("grads depend on the order nodes were visited — is the graph walked in "
                     "topological order (a node's _backward only after every node that uses it)?")
 
@@ -150,11 +186,6 @@ class ValueChecker(OpChecks):
             e = a * b
             d = e + c
             return (e, d, d * f)
-
-        def diamond_short_first(V: type, a: Any) -> tuple:
-            b = a * V(2.0)
-            c = b * V(3.0)
-            return (b, c, b + c)
 
         def diamond_long_first(V: type, a: Any) -> tuple:
             b = a * V(2.0)
@@ -168,7 +199,7 @@ class ValueChecker(OpChecks):
 
         checks = (
             ("L = (a*b + c) * f", lecture, (2.0, -3.0, 10.0, -2.0), "abcf"),
-            ("b = a*2; c = b*3; out = b + c", diamond_short_first, (1.5,), "a"),
+            ("b = a*2; c = b*3; out = b + c", _diamond, (1.5,), "a"),
             ("b = a*2; c = b*3; out = c + b", diamond_long_first, (1.5,), "a"),
             ("f = (a*b) * (a+b)", two_paths, (-2.0, 3.0), "ab"),
         )
