@@ -692,3 +692,19 @@ def test_a_cause_is_named_only_when_every_point_agrees() -> None:
     # and a real missing × out.grad is still called so
     V = variant(("self.grad += (out.data > 0) * out.grad", "self.grad += (out.data > 0) * 1.0"))
     assert "without × out.grad" in only(check(V["Value"]))
+
+
+def test_grads_that_start_as_none_are_one_line_not_twelve() -> None:
+    V = variant(("        self.grad = 0.0\n        self._backward", "        self.grad = None\n"
+                 "        self._backward"))
+    problem = only(check(V["Value"]))
+    assert problem.startswith("Value(2.0).grad is None, expected 0.0: grads start at 0")
+
+
+def test_a_visited_set_kept_on_the_class_is_named_not_called_a_reset() -> None:
+    V = variant(("        topo = []\n        visited = set()\n",
+                 "        topo = []\n        visited = Value._visited\n"),
+                ("class Value:\n", "class Value:\n    _visited = set()\n"))
+    report = check(V["Value"])
+    assert "visited set or topo kept between calls" in only(report)
+    assert not any("resets the grads" in n for n in report.notes)

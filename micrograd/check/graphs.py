@@ -243,6 +243,13 @@ class ValueChecker(OpChecks):
                 "again. PyTorch and micrograd give 54 (they reset intermediate grads). Either "
                 "way, zero the grads before each backward()."
             )
+        elif g2 == 27.0 and self.nothing_ran_again(x, y):
+            self.problem(
+                "backward() twice: for y = x * x * x with x = 3.0, a second y.backward() does "
+                "nothing at all (x.grad set to 0 stays 0) — is the visited set or topo kept "
+                "between calls (on the class, or as a default argument)? make them local to "
+                "backward()"
+            )
         elif g2 == 27.0:
             self.report.notes.append(
                 "backward() twice on y = x * x * x (x = 3.0) leaves x.grad at 27: your "
@@ -253,6 +260,17 @@ class ValueChecker(OpChecks):
             self.problem(f"backward() twice: for y = x * x * x with x = 3.0, x.grad goes 27 → "
                          f"{describe(attr(x, 'grad'))}; expected 54 (leaves accumulate, as in "
                          f"PyTorch) or 72 (the lecture's engine)")
+
+    def nothing_ran_again(self, x: Any, y: Any) -> bool:
+        """After two backward() calls left x.grad at 27: does a third do anything at all? With
+        x.grad set to 0 first, an engine that resets the grads gives 27 again; one that keeps
+        its visited set between calls walks nothing and leaves 0."""
+        def again() -> None:
+            x.grad = 0.0
+            y.backward()
+
+        done = self.run(again)
+        return not isinstance(done, Failed) and self.grad(x) == 0.0
 
     def deep(self) -> None:
         """A chain 3,000 nodes deep: a recursive build_topo runs out of stack (a note, not a

@@ -130,7 +130,12 @@ class OpChecks:
             self.problem(f"Value(2.0).data is {repr_text(a.data)}, expected 2.0")
             return False
         if self.grad(a) != 0.0:
-            self.problem(f"Value(2.0).grad is {repr_text(a.grad)}, expected 0.0: grads start at 0")
+            # Every _backward adds to grad: one cause, one line, and no gradient check after it
+            # (each would crash or be off by the start value, the same cause a dozen times).
+            self.problem(f"Value(2.0).grad is {repr_text(a.grad)}, expected 0.0: grads start at 0, "
+                         f"since each _backward adds to them (gradients are checked once this "
+                         f"is fixed)")
+            self.has_backward = False
         prev = self.run(lambda: list(islice(a._prev, MAX_PREV)))
         if isinstance(prev, Failed) or prev:
             self.problem(f"Value(2.0)._prev is {repr_text(a._prev)}, expected empty: a leaf has no "
