@@ -141,33 +141,51 @@ class ValueChecker(OpChecks):
 
     def visit_order_cause(self) -> str:
         """Why the output's gradient never reached the inputs, read from the order in which
-        backward() calls the nodes' _backward (watched on b = a*2; c = b*3; out = b + c): the
-        reverse of a right order means topo was not reversed; anything else, that build_topo
-        appends a node before its children."""
+        backward() calls the nodes' _backward, watched on b = a*2; c = b*3; out = b + c. Walking
+        topo without reversing it calls them children first, every time; a build_topo that
+        appends a node before its children calls c before b on some graphs (which depends on the
+        order a set of children iterates in, so a few fresh graphs are watched)."""
         never = "the output's gradient never reached it: "
+        unknown = never + "does backward() call _backward on reversed(topo), the output first?"
+        kept = []  # every graph stays alive: fresh addresses, so a set of children may reorder
+        for _ in range(12):
+            order = self.call_order()
+            if order is None:
+                return unknown
+            kept.append(order)
+            b, c, out, calls = order
+            seen = [id(v) for v in calls if v is b or v is c or v is out]
+            if seen == [id(out), id(c), id(b)]:  # the right order: the cause is elsewhere
+                return (never + "backward() visits the nodes in the right order: does it set "
+                        "self.grad = 1.0 on the output before calling any _backward?")
+            if seen != [id(b), id(c), id(out)]:  # not children first: c ran before b
+                return (never + "build_topo appends a node before its children: append it "
+                        "after the loop over v._prev (children first), then walk reversed(topo)")
+        return (never + "backward() calls the nodes' _backward children first: walk "
+                "reversed(topo), the output first")
+
+    def call_order(self) -> tuple | None:
+        """A fresh diamond of the learner's class and the nodes in the order its backward()
+        called their _backward; None if that cannot be watched (no per-node _backward)."""
         calls: list[Any] = []
         a = self.leaves((1.5,))
-        nodes = self.run(lambda: _diamond(self.V, a[0]) if not isinstance(a, Failed) else None)
-        if nodes is None or isinstance(nodes, Failed):
-            return never + "does backward() call _backward on reversed(topo), the output first?"
+        if isinstance(a, Failed):
+            return None
+        nodes = self.run(_diamond, self.V, a[0])
+        if isinstance(nodes, Failed):
+            return None
         b, c, out = nodes
         for v in (b, c, out):
             fn = attr(v, "_backward")
             if isinstance(fn, Failed) or not callable(fn):
-                return (never + "does backward() call _backward on reversed(topo), the output "
-                        "first?")
+                return None
             try:
                 v._backward = lambda v=v, fn=fn: (calls.append(v), fn())
             except (AttributeError, TypeError):  # _backward is not the learner's to replace
-                return (never + "does backward() call _backward on reversed(topo), the output "
-                        "first?")
-        self.run(out.backward)
-        seen = [v for v in calls if v is b or v is c or v is out]
-        if [id(v) for v in reversed(seen)] == [id(out), id(c), id(b)]:
-            return (never + "backward() calls the nodes' _backward children first: walk "
-                    "reversed(topo), the output first")
-        return (never + "build_topo appends a node before its children: append it after the "
-                "loop over v._prev (children first), then walk reversed(topo)")
+                return None
+        if isinstance(self.run(out.backward), Failed):
+            return None
+        return b, c, out, calls
 
     def order(self) -> None:
         """Graphs whose grads come out wrong when backward() visits nodes in the wrong order."""

@@ -8,6 +8,7 @@ from itertools import islice
 from typing import Any
 
 from ..engine import Value
+from ..nn import ACTIVATIONS
 from .ops import StopChecking
 from .report import CheckReport
 from .sandbox import (
@@ -55,6 +56,20 @@ class NNChecker:
             self.problem(f"{what}.parameters() has {more}{len(ps)} entries, expected {count} "
                          f"({shape})")
             return None
+        first: dict[int, int] = {}
+        for i, p in enumerate(ps):
+            if id(p) in first:
+                j = first[id(p)]
+                block = i + 1 < len(ps) and ps[i + 1] is ps[j + 1]  # a run repeats: a neuron
+                why = ("the same neuron repeated: [Neuron(nin)] * nout makes ONE neuron and "
+                       "lists it nout times; make each one, [Neuron(nin) for _ in "
+                       "range(nout)]") if block else (
+                       "one Value used twice (as a weight and as the bias?): each parameter is a "
+                       "Value of its own")
+                self.problem(f"{what}.parameters(): entries {j} and {i} are the same Value — "
+                             f"{why}")
+                return None
+            first[id(p)] = i
         datas = [number(attr(p, "data")) for p in ps]
         if any(d is None for d in datas):
             self.problem(f"{what}.parameters() holds something without a numeric .data: "
@@ -85,6 +100,10 @@ class NNChecker:
                 matched = name
                 break
         if matched is None:
+            why = self.neuron_cause(values, ps, models) if len(ps) == len(self.x) + 1 else ""
+            if why:
+                self.problem(f"{what}({self.x}) gives {[describe(v) for v in values]} — {why}")
+                return None
             shown = "; ".join(f"{k}: {[fmt(v) for v in e]}" for k, e in expected.items())
             self.problem(f"{what}({self.x}) gives {[describe(v) for v in values]}; micrograd.nn "
                          f"with the same parameters() (in order: each neuron's w, then its b) "
@@ -113,17 +132,39 @@ class NNChecker:
                 return None
         return matched
 
+    def neuron_cause(self, values: list[float | None], ps: list[Any],
+                     models: dict[str, Any]) -> str:
+        """A neuron's output that no activation explains, tried against the classic mistakes
+        with the learner's own weights: the one it equals is named."""
+        if len(values) != 1 or values[0] is None:
+            return ""
+        w = [number(p.data) for p in ps[:-1]]
+        b = number(ps[-1].data)
+        products = [wi * xi for wi, xi in zip(w, self.x)]
+        for name in models:
+            act = ACTIVATIONS[name]
+            f = (lambda z, act=act: act.apply(Value(z)).data) if act.apply else (lambda z: z)
+            mistakes = (
+                (sum(f(p) for p in products) + b,
+                 f"{name} applied to each product w_i·x_i; apply it once, to the whole sum "
+                 f"w·x + b"),
+                (f(sum(products)),
+                 "the bias never reaches the output: add b to w·x before the activation"),
+                (f(sum(products)) + b,
+                 f"b is added after {name}; it goes inside: {name}(w·x + b)"),
+            )
+            for guess, why in mistakes:
+                if close(values[0], guess):
+                    return why
+        return ""
+
     @staticmethod
     def grad(p: Any) -> float | None:
         return number(attr(p, "grad"))
 
     def zero_grad(self, what: str, module: Any, ps: list[Any]) -> None:
         if not callable(getattr(module, "zero_grad", None)):
-            self.report.missing.append(
-                f"{what}.zero_grad() not implemented yet (or zero the grads in the training loop: "
-                f"for p in model.parameters(): p.grad = 0.0)"
-            )
-            return
+            return  # optional: the lecture zeroes the grads in its training loop
         done = self.run(module.zero_grad)
         if isinstance(done, Failed):
             self.problem(f"{what}.zero_grad() crashed: {done.text}")
@@ -157,9 +198,11 @@ class NNChecker:
         if not isinstance(other, Failed):
             theirs = self.run(lambda: [number(p.data) for p in other.parameters()])
             if theirs == [number(p.data) for p in ps]:
-                self.report.notes.append(
-                    f"two {what}s start with the same parameters: draw them at random "
-                    f"(random.uniform(-1, 1)), or every neuron of a layer learns the same thing"
+                self.problem(
+                    f"two {what}s made one after the other start with the same parameters — "
+                    f"does your Neuron call random.seed()? seed once, outside the class, and "
+                    f"draw each weight with random.uniform(-1, 1); else every neuron of a layer "
+                    f"learns the same thing"
                 )
         self.zero_grad(what, n, ps)
 
