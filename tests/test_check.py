@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import html
+import math
 import random
 import threading
 
@@ -760,3 +761,103 @@ def test_shared_neurons_and_reseeding_are_named() -> None:
             super().__init__(nin)
 
     assert "random.seed()" in only(check(NeuronClass=Reseeding))
+
+
+class Unusual:
+    """A correct engine written nothing like the lecture's: _prev a list, local derivatives
+    stored on the node (no closures; _backward applies them), its own one-node - and /, an
+    iterative topological sort, grad behind a property, no label, no __repr__."""
+
+    def __init__(self, data, _children=(), _op="", _local=()):
+        self.data = data
+        self._grad = 0.0
+        self._prev = list(_children)
+        self._op = _op
+        self._local = list(_local)
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        self._grad = value
+
+    def _backward(self):
+        for child, d in zip(self._prev, self._local):
+            child.grad += d * self.grad
+
+    @staticmethod
+    def _wrap(x):
+        return x if isinstance(x, Unusual) else Unusual(x)
+
+    def __add__(self, other):
+        other = self._wrap(other)
+        return Unusual(self.data + other.data, (self, other), "+", (1.0, 1.0))
+
+    def __mul__(self, other):
+        other = self._wrap(other)
+        return Unusual(self.data * other.data, (self, other), "*", (other.data, self.data))
+
+    def __sub__(self, other):
+        other = self._wrap(other)
+        return Unusual(self.data - other.data, (self, other), "-", (1.0, -1.0))
+
+    def __truediv__(self, other):
+        other = self._wrap(other)
+        a, b = self.data, other.data
+        return Unusual(a / b, (self, other), "/", (1 / b, -a / b**2))
+
+    def __pow__(self, p):
+        return Unusual(self.data**p, (self,), f"**{p}", (p * self.data ** (p - 1),))
+
+    def __neg__(self):
+        return Unusual(-self.data, (self,), "neg", (-1.0,))
+
+    def __radd__(self, other):
+        return self + other
+
+    def __rmul__(self, other):
+        return self * other
+
+    def __rsub__(self, other):
+        return self._wrap(other) - self
+
+    def __rtruediv__(self, other):
+        return self._wrap(other) / self
+
+    def tanh(self):
+        t = math.tanh(self.data)
+        return Unusual(t, (self,), "tanh", (1 - t * t,))
+
+    def exp(self):
+        e = math.exp(self.data)
+        return Unusual(e, (self,), "exp", (e,))
+
+    def relu(self):
+        return Unusual(max(0.0, self.data), (self,), "relu", (float(self.data > 0),))
+
+    def backward(self):
+        order, seen, stack = [], set(), [(self, False)]
+        while stack:  # iterative post-order
+            v, done = stack.pop()
+            if done:
+                order.append(v)
+            elif id(v) not in seen:
+                seen.add(id(v))
+                stack.append((v, True))
+                stack.extend((c, False) for c in v._prev)
+        for v in order:
+            if v._prev:
+                v.grad = 0.0
+        self.grad = 1.0
+        for v in reversed(order):
+            v._backward()
+
+
+def test_a_correct_engine_written_nothing_like_the_lectures_passes() -> None:
+    report = check(Unusual)
+    assert report.ok and report.problems == [], str(report)
+    passed = "\n".join(report.passed)
+    for expr in ("a - b", "a / b", "b = a.tanh() + a", "L = (a*b + c) * f"):
+        assert expr in passed, expr
