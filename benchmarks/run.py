@@ -8,12 +8,14 @@ Run from the repository root (about 2 minutes; `make bench` does it in the proje
 
 On first use it installs karpathy's micrograd into benchmarks/.peers/karpathy (git-ignored) with
 ``pip install --target``; his package is also called `micrograd`, so every row runs in its own
-subprocess whose sys.path puts the implementation under test first. PyTorch rows use the installed
-torch, or are skipped with a note. Times are CPU seconds of the measuring process
+subprocess whose sys.path puts the implementation under test first. JAX is installed the same way
+into benchmarks/.peers/jax (its rows are skipped, with the reason, where pip cannot install it).
+PyTorch rows use the installed torch, or are skipped with a note. Every row runs with one BLAS
+thread (OPENBLAS/MKL/OMP_NUM_THREADS=1), as PyTorch's rows ask for one thread. Times are CPU seconds of the measuring process
 (`time.process_time`, gc pauses included), so other work on a shared machine barely moves them.
 Every figure is a cost: lower is better. The ratio columns divide a reference row's figure by
 this row's, so "karpathy ÷ this = 40" means 40x cheaper than his; the reference is the first
-karpathy (or torch) row of the same table section that has a figure. What each workload does is
+karpathy (or torch, or numpy floor) row of the same table section that has a figure. What each workload does is
 described in workloads.py.
 
 Adding rows (the jit and numpy rows live in their own files): put a module `benchmarks/bench_*.py`
@@ -53,6 +55,10 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 PEER = HERE / ".peers" / "karpathy"
 PEER_REQUIREMENT = "micrograd==0.1.0"
+JAX_PEER = HERE / ".peers" / "jax"
+JAX_REQUIREMENTS = ("jax", "jaxlib")
+# Rows whose implementation is a reference for a ratio column: impl -> the column's title.
+REFERENCES = {"karpathy": "karpathy ÷ this", "torch": "torch ÷ this", "numpy": "floor ÷ this"}
 COMMAND = "python benchmarks/run.py"
 
 # `from run import Row` in a bench_*.py module must get this module, even when it runs as __main__.
@@ -71,7 +77,9 @@ class Row:
     label: str  # what is measured, as shown in the table
     func: str  # "module:function" in benchmarks/, called as function(**kwargs) in a new process
     kwargs: dict = field(default_factory=dict)
-    impl: str = "ours"  # "karpathy": his package first on sys.path, and the ratio reference
+    # "karpathy": his package first on sys.path; "jax": the JAX peer first on sys.path;
+    # "karpathy", "torch" and "numpy" (the numpy floor) are the references of the ratio columns
+    impl: str = "ours"
     needs: tuple[str, ...] = ()  # modules the row imports; if one is missing the row is skipped
     timeout: float = 300.0  # seconds before the row is reported as timed out
 
@@ -161,7 +169,22 @@ def ensure_peer() -> str | None:
     return None
 
 
-def run_row(row: Row, peer_problem: str | None) -> dict:
+def ensure_jax() -> str | None:
+    """Install JAX for the CPU into benchmarks/.peers/jax once; None, or why it failed."""
+    if (JAX_PEER / "jax" / "__init__.py").exists() and (JAX_PEER / "jaxlib").exists():
+        return None
+    print(f"installing {' '.join(JAX_REQUIREMENTS)} into {JAX_PEER.relative_to(ROOT)} ...",
+          file=sys.stderr)  # fmt: skip
+    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--target", str(JAX_PEER),
+           *JAX_REQUIREMENTS]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        return f"JAX is not installable here (pip install {' '.join(JAX_REQUIREMENTS)}: {why})"
+    return None
+
+
+def run_row(row: Row, peer_problem: str | None, jax_problem: str | None = None) -> dict:
     """The row's result dict, measured in a fresh interpreter."""
     missing = [m for m in row.needs if find_spec(m) is None]
     if missing:
@@ -170,12 +193,19 @@ def run_row(row: Row, peer_problem: str | None) -> dict:
         if peer_problem:
             return {"skipped": peer_problem}
         path = [str(PEER), str(HERE)]
+    elif row.impl == "jax":
+        if jax_problem:
+            return {"skipped": jax_problem}
+        path = [str(JAX_PEER), str(HERE)]
     else:
         path = [str(ROOT), str(HERE)]
     spec = json.dumps({"func": row.func, "kwargs": row.kwargs, "path": path})
     cmd = [sys.executable, str(HERE / "_worker.py"), spec]
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", OMP_NUM_THREADS="1")
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=row.timeout, cwd=HERE)
+        done = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=row.timeout, cwd=HERE, env=env
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {row.timeout:.0f} s"}
     lines = done.stdout.strip().splitlines()
@@ -216,17 +246,18 @@ def table(results: list[tuple[Row, dict]]) -> str:
     groups: dict[str, list[tuple[Row, dict]]] = {}
     for row, result in results:
         groups.setdefault(row.group, []).append((row, result))
-    lines = ["| what | figure | karpathy ÷ this | torch ÷ this | detail |", "|---|---|---|---|---|"]
+    titles = " | ".join(REFERENCES.values())
+    lines = [f"| what | figure | {titles} | detail |", "|---" * (3 + len(REFERENCES)) + "|"]
     for group, members in groups.items():
-        refs = {}
-        for impl in ("karpathy", "torch"):
-            refs[impl] = next((res for r, res in members if r.impl == impl and "value" in res),
-                              None)
-        lines.append(f"| **{group}** | | | | |")
+        refs = {
+            impl: next((res for r, res in members if r.impl == impl and "value" in res), None)
+            for impl in REFERENCES
+        }
+        lines.append(f"| **{group}** |" + " |" * (2 + len(REFERENCES)))
         for row, result in members:
             detail = result.get("detail", "").replace("|", "/")
-            lines.append(f"| {row.label} | {cell(result)} | {ratio(refs['karpathy'], result)} "
-                         f"| {ratio(refs['torch'], result)} | {detail} |")
+            ratios = " | ".join(ratio(refs[impl], result) for impl in REFERENCES)
+            lines.append(f"| {row.label} | {cell(result)} | {ratios} | {detail} |")
     return "\n".join(lines)
 
 
@@ -286,12 +317,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         rows = [r for r in rows if args.only.lower() in (r.group + " " + r.label).lower()]
     peer_problem = ensure_peer() if any(r.impl == "karpathy" for r in rows) else None
+    jax_problem = ensure_jax() if any(r.impl == "jax" for r in rows) else None
     info = machine()
     start = time.perf_counter()
     results = []
     for row in rows:
         t0 = time.perf_counter()
-        result = run_row(row, peer_problem)
+        result = run_row(row, peer_problem, jax_problem)
         print(f"{time.perf_counter() - t0:6.1f} s  {row.label}: {cell(result)}", file=sys.stderr)
         results.append((row, result))
     seconds = time.perf_counter() - start
