@@ -11,12 +11,13 @@ On first use it installs karpathy's micrograd into benchmarks/.peers/karpathy (g
 subprocess whose sys.path puts the implementation under test first. JAX is installed the same way
 into benchmarks/.peers/jax (its rows are skipped, with the reason, where pip cannot install it).
 PyTorch rows use the installed torch, or are skipped with a note. Every row runs with one BLAS
-thread (OPENBLAS/MKL/OMP_NUM_THREADS=1), as PyTorch's rows ask for one thread. Times are CPU seconds of the measuring process
-(`time.process_time`, gc pauses included), so other work on a shared machine barely moves them.
+thread (OPENBLAS/MKL/OMP_NUM_THREADS=1), as PyTorch's rows ask for one thread. Times are CPU
+seconds of the measuring process (`time.process_time`, gc pauses included), so other work on a
+shared machine barely moves them.
 Every figure is a cost: lower is better. The ratio columns divide a reference row's figure by
 this row's, so "karpathy ÷ this = 40" means 40x cheaper than his; the reference is the first
-karpathy (or torch, or numpy floor) row of the same table section that has a figure. What each workload does is
-described in workloads.py.
+karpathy (or torch, or numpy floor) row of the same table section that has a figure. What each
+workload does is described in workloads.py.
 
 Adding rows (the jit and numpy rows live in their own files): put a module `benchmarks/bench_*.py`
 next to this one. run.py imports it and asks it for rows, through either
