@@ -753,6 +753,8 @@ class Value:
         for v in reversed(topo):
             local = v._local
             if type(local) is tuple:
+                if not local:  # a leaf: no children to pass the gradient to
+                    continue
                 g = v.grad
                 n = len(local)
                 # Most nodes are binary or unary ops: unpacking them is twice as fast as a zip loop
@@ -879,12 +881,15 @@ def topological_order(root: Value) -> list[Value]:
         if mark is opened:  # second time here: all of v's children are done
             v._visit = done
             topo.append(v)
-            continue
-        v._visit = opened
-        stack.append(v)
-        for child in reversed(v._prev):
-            if child._visit is not done:
-                stack.append(child)
+        elif v._prev:
+            v._visit = opened
+            stack.append(v)
+            for child in reversed(v._prev):
+                if child._visit is not done:
+                    stack.append(child)
+        else:  # a leaf is done at once (a wide node's hundreds of parameters: half the work)
+            v._visit = done
+            topo.append(v)
     return topo
 
 
