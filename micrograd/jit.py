@@ -27,6 +27,7 @@ not import it.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +88,18 @@ ELEMENTWISE: dict[str, tuple[int, Callable[..., Any], Callable[..., tuple]]] = {
 def _is_one(d: Any) -> bool:
     # A local derivative of exactly 1 (a plain float, as '+' gives): the gradient passes through.
     return type(d) is float and d == 1.0
+
+
+def _mul(d: Any, g: Any) -> Any:
+    return d * g
+
+
+def _times(d: Any, g: Any) -> Any:
+    """d * g for a local derivative d and a gradient g: into d itself when d is an array the rule
+    has just made (a fresh result, not a view of V: one big temporary fewer per step)."""
+    if type(d) is np.ndarray and d.base is None and d.shape == g.shape:
+        return np.multiply(d, g, out=d)
+    return d * g
 
 
 def _nonfinite_samples(V: Any) -> list[int]:
@@ -393,6 +406,24 @@ class _Program:
         self.forward = [f for f, _ in steps]
         self.backward = [b for _, b in steps]
         self.check = _build_check(g, at) if g.guards else None
+        # The arrays of a call, kept for the next call of the same batch size: a big batch's V
+        # and G are tens of MB, and fresh ones cost page faults every step. Per thread, so two
+        # threads can run one program at once.
+        self._buffers = threading.local()
+
+    def _arrays(self, B: int) -> tuple[Any, Any, Any, Any]:
+        """(V, G, S, GS) for a batch of B, reused from the last call of this size (this thread):
+        V and S are written whole by every call, G and GS are zeroed by the caller."""
+        kept: dict[int, tuple] | None = getattr(self._buffers, "by_size", None)
+        if kept is None:
+            kept = self._buffers.by_size = {}
+        arrays = kept.get(B)
+        if arrays is None:
+            if len(kept) >= 2:  # e.g. a training batch and an evaluation batch; no more
+                kept.clear()
+            V, G = np.empty((self.n_rows, B)), np.empty((self.n_rows, B))
+            arrays = kept[B] = (V, G, np.empty(self.n_scalars), np.empty(self.n_scalars))
+        return arrays
 
     def run(
         self,
@@ -405,14 +436,13 @@ class _Program:
         sum w.r.t. each captured Value. Raises _Diverged when a sample takes another path than
         the traced one; `on_nonfinite(samples)` hears of samples where an op made NaN or inf
         from finite numbers (where the engine raises)."""
-        V = np.empty((self.n_rows, B))
+        V, G, S, GS = self._arrays(B)
         r = 0
         for a in arrays:
             width = a.size // B
             if width:
                 V[r : r + width] = a.reshape(B, width).T
             r += width
-        S = np.empty(self.n_scalars)
         C = len(self.captured)
         S[:C] = numbers_of(self.captured)  # current values: updates need no retrace
         S[C:] = self.consts
@@ -430,14 +460,14 @@ class _Program:
             outs = V[self.out_row].copy()
             if seed is None:
                 return outs, None
-            G = np.zeros((self.n_rows, B))
+            G.fill(0.0)
             G[self.out_row] = seed
-            GS = np.zeros(self.n_scalars)
+            GS.fill(0.0)
             for step in reversed(self.backward):
                 step(V, G, S, GS)
             if len(self.scalar_rows):
                 np.add.at(GS, self.scalar_rows_of, G[self.scalar_rows].sum(1))
-        return outs, GS[:C]
+        return outs, GS[:C].copy()
 
     def explain(self, d: _Diverged, traced: int) -> str:
         guard = self.graph.guards[d.k][0]
@@ -524,7 +554,7 @@ def _elementwise_steps(
         def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
             g = G[o]
             (d,) = local(p, V[o], ra(V, S))
-            accs[0](G, GS, g if _is_one(d) else d * g)
+            accs[0](G, GS, g if _is_one(d) else _times(d, g))
 
     else:
         ra, rb = reads
@@ -535,8 +565,9 @@ def _elementwise_steps(
         def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
             g = G[o]
             da, db = local(p, V[o], ra(V, S), rb(V, S))
-            accs[0](G, GS, g if _is_one(da) else da * g)
-            accs[1](G, GS, g if _is_one(db) else db * g)
+            times = _times if da is not db else _mul  # one array for both: multiply, not into
+            accs[0](G, GS, g if _is_one(da) else times(da, g))
+            accs[1](G, GS, g if _is_one(db) else times(db, g))
 
     return forward, backward
 
@@ -552,7 +583,9 @@ def _dot_steps(o: slice, widx: Any, bidx: list[int], x: _Operand) -> tuple[Calla
     b_unique = len(np.unique(bidx)) == bidx.size
 
     def forward(V: Any, S: Any) -> None:
-        V[o] = np.dot(S[widx], rx(V, S)) + S[bcol]
+        out = V[o]  # rows of V: the product is written in place, then the bias added
+        np.dot(S[widx], rx(V, S), out=out)
+        out += S[bcol]
 
     def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
         g = G[o]
