@@ -464,9 +464,11 @@ class Value:
     @_op(
         "ReLU", 1,
         symbolic=_constant_slopes,
+        # (not xp.where: on a random sign pattern it is 5x slower; `+ 0.0` makes -0.0 +0.0 as
+        # the engine's, and NaN passes with slope 1 in both)
         vec=Vec(
-            lambda xp, a: xp.where(a <= 0, 0.0, a),
-            lambda xp, out, a: (xp.where(a <= 0, 0.0, 1.0),),
+            lambda xp, a: xp.maximum(a, 0.0) + 0.0,
+            lambda xp, out, a: (1.0 - (a <= 0),),
         ),
         explain=("1 if {a} > 0 else 0",),
         activation="ReLU",
