@@ -467,6 +467,33 @@ def test_registry_apply_builds_the_op_from_its_declaration() -> None:
     assert ENGINE_OPS["tanh"].formula == "d/da = 1 - out²"
 
 
+def test_an_arithmetic_rule_gives_the_text_and_the_symbolic_rule() -> None:
+    # An op declared with only its numpy rule, written in arithmetic: the text and the
+    # second-derivative rule come from that one rule (a throwaway registry entry, removed after).
+    import micrograd.engine as engine
+
+    def cube(self: Value) -> Value:
+        return Value(self.data**3, (self,), "cube", "", (3 * self.data**2,))
+
+    rule = engine.Vec(lambda xp, a: a**3, lambda xp, out, a: (3.0 * a * a / (1.0 - -a) ** 0.5,))
+    try:
+        engine._op("cube", 1, vec=rule)(cube)
+        info = ENGINE_OPS["cube"]
+        assert info.explain == ("3·{a}·{a}/(1 - (-{a}))^0.5",)
+        x = Value(0.5)
+        (d,) = info.symbolic(cube(x), x)
+        assert isinstance(d, Value) and d.data == 3.0 * 0.5 * 0.5 / 1.5**0.5
+        assert grad(d, x) == pytest.approx(float(torch.func.grad(
+            lambda t: 3 * t * t / (1 + t) ** 0.5)(torch.tensor(0.5, dtype=torch.float64))))
+    finally:
+        ENGINE_OPS.pop("cube", None)
+    # a rule that calls a function of xp cannot be run on names: the declaration says so
+    where = engine.Vec(lambda xp, a: xp.abs(a), lambda xp, out, a: (xp.sign(a),))
+    with pytest.raises(TypeError, match=r"op 'sgn': its vec local rule uses xp\.sign.*explain="):
+        engine._op("sgn", 1, vec=where)
+    assert "sgn" not in ENGINE_OPS
+
+
 def _kinds_built_by(op: Op) -> set[str]:
     """The registry kinds of the nodes a table row's micrograd function builds."""
     rng = random.Random(op.name)
