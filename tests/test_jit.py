@@ -735,6 +735,39 @@ def test_tracing_leaves_value_and_other_threads_alone() -> None:
     assert sys.getprofile() is None
 
 
+def test_the_engine_hook_tells_a_watcher_of_its_own_threads_reads_only() -> None:
+    # engine.watch_reads, jit's one way into the engine: this thread's reads other than an op's
+    # own are told; another thread reading the same Values at the same time is not.
+    import threading
+
+    from micrograd.engine import ReadWatcher, watch_reads
+
+    told = []
+
+    class Watcher(ReadWatcher):
+        def data(self, v, x, frame):  # noqa: ANN001, ANN201
+            told.append(("data", x))
+            return x
+
+        def made(self, v):  # noqa: ANN001, ANN201
+            told.append(("made", None))
+
+        def grad(self, v, frame):  # noqa: ANN001, ANN201
+            told.append(("grad", None))
+
+    a = Value(2.0)
+    other = []
+    with watch_reads(Watcher()):
+        b = a * 3.0  # the op's reads of a.data and 3.0's: not told; the two new Values are
+        worker = threading.Thread(target=lambda: other.append(((a * b).data, a.grad, b.data)))
+        worker.start()
+        worker.join()
+        assert b.data == 6.0 and a.grad == 0.0
+    assert told == [("made", None), ("made", None), ("data", 6.0), ("grad", None)]
+    assert other == [(12.0, 0.0, 6.0)]
+    assert type(Value.__dict__["data"]).__name__ == "member_descriptor"  # the slot is back
+
+
 def test_a_jit_inside_a_traced_function() -> None:
     p = Value(1.5)
     inner = jit(lambda x: x * p, reduce="sum")
