@@ -78,6 +78,11 @@ class OpInfo:
             return self.make(children, p)
         return self.method(*children)
 
+    def parameter(self, node: Value) -> float | None:
+        """The op's own number on `node` (the exponent of ``x ** 2``), or None if it has none:
+        ``info.apply(*children, p=info.parameter(node))`` rebuilds `node` on other children."""
+        return getattr(node, self.param) if self.param else None
+
 
 # The registry: node kind -> OpInfo, filled by @_op beside each primitive below.
 OPS: dict[str, OpInfo] = {}

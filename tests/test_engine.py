@@ -463,6 +463,13 @@ def test_registry_apply_builds_the_op_from_its_declaration() -> None:
     assert _applied("**p", 3.0, p=2.0) == (9.0, (6.0,))
     assert _applied("dot", 1.0, 2.0, 3.0, 4.0, 0.5) == (11.5, (3.0, 4.0, 1.0, 2.0, 1.0))
     assert _applied("maximum", 2.0, 2.0) == (2.0, (0.5, 0.5))
+    x, y = Value(3.0), Value(-2.0)
+    for node in (x**2.5, x.maximum(y), Value.dot([x], [y], 1.0)):  # rebuilt on other children
+        info = ENGINE_OPS[op_kind(node)]
+        again = info.apply(*(Value(c.data + 1.0) for c in node._prev), p=info.parameter(node))
+        assert op_kind(again) == op_kind(node) and again._op == node._op
+    assert (again.data, ENGINE_OPS["**p"].parameter(x**2.5), ENGINE_OPS["*"].parameter(x)) == (
+        4.0 * -1.0 + 2.0, 2.5, None)
     assert ENGINE_OPS["*"].formula == "d/da = b, d/db = a"
     assert ENGINE_OPS["tanh"].formula == "d/da = 1 - out²"
 
