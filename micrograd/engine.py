@@ -23,10 +23,13 @@ from __future__ import annotations
 import math
 import numbers
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 from operator import mul
+from sys import _getframe
+from types import FrameType
 from typing import Any, NamedTuple, Union
 
 Number = Union[int, float, Fraction]
@@ -75,6 +78,11 @@ class OpInfo:
             return self.make(children, p)
         return self.method(*children)
 
+    def parameter(self, node: Value) -> float | None:
+        """The op's own number on `node` (the exponent of ``x ** 2``), or None if it has none:
+        ``info.apply(*children, p=info.parameter(node))`` rebuilds `node` on other children."""
+        return getattr(node, self.param) if self.param else None
+
 
 # The registry: node kind -> OpInfo, filled by @_op beside each primitive below.
 OPS: dict[str, OpInfo] = {}
@@ -83,8 +91,8 @@ OPS: dict[str, OpInfo] = {}
 def _op(
     name: str,
     arity: int | None,
-    symbolic: Callable[..., tuple],
-    explain: tuple[str, ...] | Callable[..., tuple[str, ...]],
+    symbolic: Callable[..., tuple] | None = None,
+    explain: tuple[str, ...] | Callable[..., tuple[str, ...]] | None = None,
     vec: Vec | None = None,
     formula: str = "",
     caption: str = "",
@@ -95,9 +103,22 @@ def _op(
     param: str = "",
     kernel: str = "",
 ) -> Callable[[Callable], Callable]:
-    """Register the decorated method as the primitive `name` (the method itself is unchanged)."""
+    """Register the decorated method as the primitive `name` (the method itself is unchanged).
+
+    An op whose numpy rule `vec.local` is arithmetic alone (``+ - * /`` and powers of its
+    arguments, no ``xp.`` function) may leave out `symbolic` and `explain`: both are derived from
+    that one rule, run on Values and on names (``lambda xp, out, a: (1.0 - out * out,)`` is
+    tanh's rule for arrays, for create_graph, and the text '1 - out²')."""
     if activation and not equation:  # the training page shows it: no activation without one
         raise TypeError(f"op {name!r}: an activation needs equation= (what it computes)")
+    if symbolic is None or explain is None:
+        if vec is None or arity is None:
+            raise TypeError(f"op {name!r}: give symbolic= and explain= (there is no vec rule of "
+                            f"a fixed number of inputs to derive them from)")  # fmt: skip
+        if explain is None:
+            explain = _rule_as_text(name, arity, vec.local)
+        if symbolic is None:
+            symbolic = _rule_on_values(vec.local)
 
     def register(method: Callable) -> Callable:
         text = formula
@@ -120,9 +141,9 @@ def _op(
 
 
 def op_kind(node: Value) -> str:
-    """The registry key of `node`'s op: its `_op`, except '**p' for ``x ** number`` nodes (whose
-    `_op` reads '**2', '**-1', ... and whose exponent is `node._p`)."""
-    return "**p" if isinstance(node, _Power) else node._op
+    """The registry key of `node`'s op: its `_op`, or the kind its class declares (`_kind`) for a
+    node that keeps a number of its own: '**p' for ``x ** 2``, whose `_op` reads '**2'."""
+    return getattr(node, "_kind", "") or node._op
 
 
 def explain_local(node: Value, names: Sequence[str], out_name: str) -> tuple[str, ...]:
@@ -160,6 +181,91 @@ def _power_text(base: str, q: float) -> str:
     return f"{base}^{_number_text(q)}"
 
 
+class _Formula:
+    """A local derivative as text, made by running an op's arithmetic rule on names instead of
+    numbers: ``out * (1.0 - out)`` gives '{out}·(1 - {out})'. `level` is how tightly the text
+    binds (1: a sum, 2: a product, 3: a power, 4: a name or number), for parentheses."""
+
+    __slots__ = ("text", "level")
+
+    def __init__(self, text: str, level: int = 4) -> None:
+        self.text, self.level = text, level
+
+    def _at(self, level: int) -> str:
+        return self.text if self.level >= level else f"({self.text})"
+
+    def __add__(self, other: object) -> _Formula:
+        return _Formula(f"{self._at(1)} + {_formula(other)._at(2)}", 1)
+
+    def __sub__(self, other: object) -> _Formula:
+        return _Formula(f"{self._at(1)} - {_formula(other)._at(2)}", 1)
+
+    def __mul__(self, other: object) -> _Formula:
+        if other is self:  # x * x reads x²
+            return _Formula(_power_text(self._at(4), 2), 3)
+        return _Formula(f"{self._at(2)}·{_formula(other)._at(3)}", 2)
+
+    def __truediv__(self, other: object) -> _Formula:
+        return _Formula(f"{self._at(2)}/{_formula(other)._at(3)}", 2)
+
+    def __pow__(self, q: float) -> _Formula:
+        return _Formula(_power_text(self._at(4), q), 3)
+
+    def __neg__(self) -> _Formula:
+        return _Formula(f"-{self._at(3)}", 1)
+
+    def __radd__(self, other: object) -> _Formula:
+        return _formula(other) + self
+
+    def __rsub__(self, other: object) -> _Formula:
+        return _formula(other) - self
+
+    def __rmul__(self, other: object) -> _Formula:
+        return _formula(other) * self
+
+    def __rtruediv__(self, other: object) -> _Formula:
+        return _formula(other) / self
+
+
+def _formula(x: object) -> _Formula:
+    if isinstance(x, _Formula):
+        return x
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise TypeError(f"a local rule made {type(x).__name__} {x!r}, not a number")
+    return _Formula(_number_text(x), 4 if x >= 0 else 1)
+
+
+class _NoArrayModule:
+    """The `xp` a rule is run with to derive its text: any function of it is refused, naming the
+    op (its text and symbolic rule must then be written out)."""
+
+    def __init__(self, op: str) -> None:
+        self.op = op
+
+    def __getattr__(self, attr: str) -> Any:
+        raise TypeError(
+            f"op {self.op!r}: its vec local rule uses xp.{attr}, so its text and symbolic rule "
+            f"cannot be derived from it: give explain= and symbolic= too"
+        )
+
+
+def _rule_as_text(op: str, arity: int, local: Callable[..., tuple]) -> tuple[str, ...]:
+    """`local` (the numpy rule of an op of `arity` inputs) run on names: each derivative as text,
+    with {a}, {b}, {out} for the names (as a hand-written `explain` has them)."""
+    children = [_Formula("{a}"), _Formula("{b}")][:arity]
+    return tuple(_formula(d).text for d in local(_NoArrayModule(op), _Formula("{out}"), *children))
+
+
+def _rule_on_values(local: Callable[..., tuple]) -> Callable[..., tuple]:
+    """`local` (a numpy rule of arithmetic alone) as the symbolic rule: the same arithmetic on
+    Values, so create_graph builds the derivative as nodes."""
+
+    def symbolic(out: Value, *children: Value) -> tuple[Value, ...]:
+        return tuple(d if isinstance(d, Value) else Value(d) for d in local(None, out, *children))
+
+    return symbolic
+
+
 def _explain_power(node: Value, names: tuple[str, ...], out_name: str) -> tuple[str, ...]:
     p = node._p
     if p == 0:
@@ -175,12 +281,13 @@ def _explain_dot(node: Value, names: tuple[str, ...], out_name: str) -> tuple[st
 
 
 # ------------------------------------------------------------------------------- jit's contract
-# micrograd.jit traces per-sample code by watching which code reads a Value's number (`.data`):
-# a read by the code of an op is the op itself (jit replays it with the op's numpy rule), any other
-# read is the user's program deciding something (a guard). The engine says here, explicitly, which
-# of its functions are which; the tracer reads these lists and nothing else of the engine's code.
-# Every registered op's method (`OPS`) is an op's code already; a helper an op calls that reads
-# `.data` is added with @_part_of_an_op, one that turns a number into a constant Value with
+# micrograd.jit traces per-sample code by watching how it reads Values' numbers (`.data`): a read
+# by the code of an op is the op itself (jit replays it with the op's numpy rule), any other read
+# is the user's program deciding something (a guard). The engine declares here which of its
+# functions are which, and offers the tracer one hook, `watch_reads` (at the end of this file),
+# which applies these declarations; the tracer knows nothing else of the engine's code. Every
+# registered op's method (`OPS`) is an op's code already; a helper an op calls that reads `.data`
+# is added with @_part_of_an_op, one that turns a number into a constant Value with
 # @_makes_a_constant (a traced number reaching it is refused: it would freeze one sample's value).
 PART_OF_AN_OP: list[Callable[..., Any]] = []
 MAKES_A_CONSTANT: list[Callable[..., Any]] = []
@@ -378,6 +485,7 @@ class Value:
 
     __slots__ = ("data", "grad", "label", "_prev", "_op", "_local", "_visit")
     __array_ufunc__ = None  # numpy scalars on the left defer to our reflected ops
+    _kind = ""  # the op's registry key, where `_op` is not it (see op_kind)
 
     def __init__(
         self,
@@ -407,12 +515,7 @@ class Value:
     # registers the op in OPS: its derivative as Values (for create_graph), its numpy form (jit),
     # and the derivative as text.
 
-    @_op(
-        "+", 2,
-        symbolic=_constant_slopes,
-        vec=Vec(lambda xp, a, b: a + b, lambda xp, out, a, b: (1.0, 1.0)),
-        explain=("1", "1"),
-    )  # fmt: skip
+    @_op("+", 2, vec=Vec(lambda xp, a, b: a + b, lambda xp, out, a, b: (1.0, 1.0)))
     def __add__(self, other: Operand) -> Value:
         other = other if isinstance(other, Value) else _lift(other, "+", self)
         out = self.data + other.data
@@ -422,12 +525,7 @@ class Value:
             _raise_if_overflowed(what, self.data, other.data)
         return Value(out, (self, other), "+", "", (1.0, 1.0))
 
-    @_op(
-        "*", 2,
-        symbolic=lambda out, a, b: (b, a),
-        vec=Vec(lambda xp, a, b: a * b, lambda xp, out, a, b: (b, a)),
-        explain=("{b}", "{a}"),
-    )  # fmt: skip
+    @_op("*", 2, vec=Vec(lambda xp, a, b: a * b, lambda xp, out, a, b: (b, a)))
     def __mul__(self, other: Operand) -> Value:
         other = other if isinstance(other, Value) else _lift(other, "*", self)
         out = self.data * other.data
@@ -483,9 +581,7 @@ class Value:
 
     @_op(
         "exp", 1,
-        symbolic=lambda out, a: (out,),
         vec=Vec(lambda xp, a: xp.exp(a), lambda xp, out, a: (out,)),
-        explain=("{out}",),
         formula="d/da = e^a = out",
     )  # fmt: skip
     def exp(self) -> Value:
@@ -498,12 +594,7 @@ class Value:
             e = math.inf
         return Value(e, (self,), "exp", "", (e,))  # d/dx e^x = e^x
 
-    @_op(
-        "log", 1,
-        symbolic=lambda out, a: (1 / a,),
-        vec=Vec(lambda xp, a: xp.log(a), lambda xp, out, a: (1.0 / a,)),
-        explain=("1/{a}",),
-    )  # fmt: skip
+    @_op("log", 1, vec=Vec(lambda xp, a: xp.log(a), lambda xp, out, a: (1.0 / a,)))
     def log(self) -> Value:
         x = self.data
         if x <= 0:  # NaN passes: it propagates
@@ -512,9 +603,7 @@ class Value:
 
     @_op(
         "tanh", 1,
-        symbolic=lambda out, a: (1 - out * out,),
         vec=Vec(lambda xp, a: xp.tanh(a), lambda xp, out, a: (1.0 - out * out,)),
-        explain=("1 - {out}²",),
         activation="Tanh",
         equation="(e²ˣ − 1)/(e²ˣ + 1)",
         torch=lambda torch: torch.nn.Tanh(),
@@ -525,9 +614,7 @@ class Value:
 
     @_op(
         "sigmoid", 1,
-        symbolic=lambda out, a: (out * (1 - out),),
         vec=Vec(_sigmoid_vec, lambda xp, out, a: (out * (1.0 - out),)),
-        explain=("{out}·(1 - {out})",),
         activation="Sigmoid",
         equation="1/(1 + e⁻ˣ)",
         torch=lambda torch: torch.nn.Sigmoid(),
@@ -816,9 +903,11 @@ def _locals(v: Value) -> Sequence[float]:
 
 class _Power(Value):
     """A node ``x ** p`` for a plain number p: a Value that also keeps its exponent, `_p` (its
-    `_op` reads '**2'). Only these nodes pay for the extra slot."""
+    `_op` reads '**2'; its kind in the registry, `op_kind`, is '**p', whose declaration names `_p`
+    as the op's parameter). Only these nodes pay for the extra slot."""
 
     __slots__ = ("_p",)
+    _kind = "**p"
 
     def __init__(
         self,
@@ -959,3 +1048,145 @@ def _grads(
     zero = Value(0.0) if create_graph else 0.0
     result = tuple(grads.get(x, zero) for x in xs)
     return result[0] if single else result
+
+
+# ------------------------------------------------------------------------------- jit's hook
+# The one way in for micrograd.jit's tracer (micrograd/tracing.py). While a thread is inside
+# ``watch_reads(watcher)``, its reads of a Value's `.data`, `._local` and `.grad` are told to
+# `watcher`, except an op's own reads of `.data` (the code declared above: jit replays an op as a
+# whole). It works by making these three slots properties of the class while any thread watches
+# (nothing else can see a read); other threads read the plain values through them, untold, and
+# the slots come back when the last watcher leaves. `raw_data` reads a number past any watcher.
+
+
+class ReadWatcher:
+    """What `watch_reads` tells, in the watching thread; `frame` is the reading code's frame.
+    Override what you need; the defaults change nothing."""
+
+    def data(self, v: Value, x: float, frame: FrameType) -> Any:
+        """`v.data` was read (its number is `x`) by code that is not an op's: what it gets."""
+        return x
+
+    def made(self, v: Value) -> None:
+        """A Value was made (its __init__ set its number)."""
+
+    def stored(self, v: Value, x: Any, frame: FrameType) -> None:
+        """``v.data = x`` was run, outside __init__."""
+
+    def local(self, v: Value, frame: FrameType) -> None:
+        """`v._local` was read (by backward(), grad(), or other code)."""
+
+    def grad(self, v: Value, frame: FrameType) -> None:
+        """`v.grad` was read by code outside the engine."""
+
+
+def _code_objects(fns: Iterable[Callable[..., Any]]) -> frozenset:
+    # each function's code and the code nested in it (the comprehensions of an op's method)
+    todo = [getattr(fn, "__func__", fn).__code__ for fn in fns]
+    out = set()
+    while todo:
+        code = todo.pop()
+        out.add(code)
+        todo.extend(c for c in code.co_consts if hasattr(c, "co_code"))
+    return frozenset(out)
+
+
+_OP_CODE = _code_objects([info.method for info in OPS.values()] + PART_OF_AN_OP)
+_CONSTANT_CODE = _code_objects(MAKES_A_CONSTANT)
+_INIT_CODE = Value.__init__.__code__
+_SLOTS = {name: Value.__dict__[name] for name in ("data", "_local", "grad")}
+_RAW_DATA, _RAW_LOCAL, _RAW_GRAD = _SLOTS.values()
+
+
+def code_role(frame: FrameType) -> str:
+    """What the code running in `frame` is, as the engine declares it: 'op' (an op's own code),
+    'constant' (it turns a number into a constant Value), 'engine' (other code of this module),
+    or '' (not the engine's: the user's program, or another module)."""
+    code = frame.f_code
+    if code in _OP_CODE:
+        return "op"
+    if code in _CONSTANT_CODE:
+        return "constant"
+    return "engine" if frame.f_globals is globals() else ""
+
+
+def raw_data(v: Value) -> float:
+    """v's number, read past any watcher (for the tracer's own bookkeeping)."""
+    return _RAW_DATA.__get__(v, Value)
+
+
+class _Watchers(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[ReadWatcher] = []  # this thread's watchers; the last one is told
+
+
+_watchers = _Watchers()
+_watch_lock = threading.Lock()
+_watching = 0  # watchers in all threads: the properties are installed while > 0
+
+
+def _get_data(v: Value) -> Any:
+    x = _RAW_DATA.__get__(v, Value)
+    stack = _watchers.stack
+    if not stack:
+        return x
+    frame = _getframe(1)
+    return x if frame.f_code in _OP_CODE else stack[-1].data(v, x, frame)
+
+
+def _set_data(v: Value, x: Any) -> None:
+    stack = _watchers.stack
+    if stack:
+        frame = _getframe(1)
+        if frame.f_code is _INIT_CODE:
+            stack[-1].made(v)
+        else:
+            stack[-1].stored(v, x, frame)
+    _RAW_DATA.__set__(v, x)
+
+
+def _get_local(v: Value) -> Any:
+    stack = _watchers.stack
+    if stack:
+        stack[-1].local(v, _getframe(1))
+    return _RAW_LOCAL.__get__(v, Value)
+
+
+def _get_grad(v: Value) -> Any:
+    stack = _watchers.stack
+    if stack:
+        frame = _getframe(1)
+        if frame.f_globals is not globals():  # the engine's own reads (repr, backward) pass
+            stack[-1].grad(v, frame)
+    return _RAW_GRAD.__get__(v, Value)
+
+
+_WATCHED = {
+    "data": property(_get_data, _set_data, doc="The node's number (watched: see watch_reads)."),
+    "_local": property(_get_local, _RAW_LOCAL.__set__),
+    "grad": property(_get_grad, _RAW_GRAD.__set__),
+}
+
+
+@contextmanager
+def watch_reads(watcher: ReadWatcher) -> Iterator[None]:
+    """For the duration of the block, this thread's reads of Values' `.data`, `._local` and
+    `.grad` are told to `watcher` (see `ReadWatcher`); other threads are not affected. Nests: the
+    innermost watcher of a thread is told."""
+    global _watching
+    with _watch_lock:
+        if _watching == 0:
+            for name, prop in _WATCHED.items():
+                setattr(Value, name, prop)
+        _watching += 1
+    stack = _watchers.stack
+    stack.append(watcher)
+    try:
+        yield
+    finally:
+        stack.pop()
+        with _watch_lock:
+            _watching -= 1
+            if _watching == 0:
+                for name, slot in _SLOTS.items():
+                    setattr(Value, name, slot)

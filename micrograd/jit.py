@@ -122,7 +122,7 @@ def _op_of(v: Value) -> tuple[str, float | None]:
     exponent of '**p'), else None."""
     kind = op_kind(v)
     info = OPS.get(kind)
-    return kind, (getattr(v, info.param) if info is not None and info.param else None)
+    return kind, (info.parameter(v) if info is not None else None)
 
 
 def _walk(roots: Sequence[Value], inside: set[Value]) -> list[Value]:

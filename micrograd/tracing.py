@@ -4,11 +4,11 @@
 returns a `Trace` -- the graph `fn` built, which of its leaves existed before the call (captured:
 parameters) and which it made (constants), and the *guards*: every decision the Python code took
 on a number read from a Value. While tracing, reading ``v.data`` gives fn a `TracedNumber`: a
-stand-in for the float (``isinstance(v.data, float)`` holds) whose comparisons, ``bool()``,
-``int()``, ``round()``, ``math.floor`` / ``ceil`` / ``trunc`` and ``is_integer()`` return this
-sample's answer and record it as a guard. jit checks the guards on the whole batch on every call,
-with the parameters' current values, so a sample (or a parameter update) that would take another
-path is caught instead of silently replaying the traced one.
+stand-in for the number (a `numbers.Real`, not a float: float operations would read it unasked)
+whose comparisons, ``bool()``, ``int()``, ``round()``, ``math.floor`` / ``ceil`` / ``trunc`` and
+``is_integer()`` return this sample's answer and record it as a guard. jit checks the guards on
+the whole batch on every call, with the parameters' current values, so a sample (or a parameter
+update) that would take another path is caught instead of silently replaying the traced one.
 
 What cannot be guarded is refused, with `TraceError`, at trace time: arithmetic on ``v.data``
 (``x.data * 2``), ``float(x.data)``, ``math.exp(x.data)``, ``Value(x.data)``, ``x * x.data``, a
@@ -16,13 +16,13 @@ What cannot be guarded is refused, with `TraceError`, at trace time: arithmetic 
 (or one step's) number into a constant. Text (``print(x.data)``) is allowed and guarded as "this
 exact value".
 
-How uses are seen: for the duration of the call, `Value.data`, `._local` and `.grad` are properties
-(class attributes, restored afterwards; other threads get plain values from them). The engine's
-op methods read ``.data`` too; their reads are the op itself (jit's numpy rule makes the same
-choice per sample), so code of the registered ops is trusted and gets the float. Everything else
-in the engine (``grad``'s symbolic rules, ``repr``) is treated like user code. A Value made during
-the call is noticed when its ``__init__`` sets its data; ``backward()`` and ``grad()`` show
-themselves by reading the local derivatives of nodes made during the call.
+How uses are seen: through the engine's one hook for it, ``engine.watch_reads``, which tells this
+thread's reads of ``.data``, ``._local`` and ``.grad`` during the call, and no other thread's. The
+engine's op methods read ``.data`` too; their reads are the op itself (jit's numpy rule makes the
+same choice per sample), so the engine does not tell them (it declares which code is an op's).
+Everything else in the engine (``grad``'s symbolic rules, ``repr``) is treated like user code. A
+Value made during the call is noticed when its ``__init__`` sets its data; ``backward()`` and
+``grad()`` show themselves by reading the local derivatives of nodes made during the call.
 """
 
 from __future__ import annotations
@@ -32,8 +32,7 @@ import math
 import numbers
 import operator
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from sys import _getframe
 from types import FrameType
@@ -49,34 +48,6 @@ class TraceError(ValueError):
     """`fn` cannot be replayed as one graph for the whole batch: its Python code used a number
     computed from a sample in a way jit cannot check per sample, or a sample took another path
     than the traced one."""
-
-
-# The code of the engine functions whose reads of `.data` are the op itself (trusted), as the
-# engine declares them (its jit contract, engine.PART_OF_AN_OP): each registered op's Value method
-# (engine.OPS) and the comprehensions inside it, and the helpers marked @_part_of_an_op. An op
-# added to the registry is trusted with no change here; a helper that reads `.data` and is not
-# marked is not (its decisions would be guarded, its arithmetic refused: loud, never silent).
-# grad's symbolic rules (_pow_rule, ...) are not trusted: their choices become guards.
-def _code(fn: Any) -> Any:
-    return getattr(fn, "__func__", fn).__code__
-
-
-def _with_nested(codes: Iterable[Any]) -> frozenset:
-    out, todo = set(), list(codes)
-    while todo:
-        code = todo.pop()
-        out.add(code)
-        todo.extend(c for c in code.co_consts if hasattr(c, "co_code"))
-    return frozenset(out)
-
-
-_TRUSTED = _with_nested(
-    [_code(info.method) for info in engine.OPS.values()]
-    + [_code(fn) for fn in engine.PART_OF_AN_OP]
-)
-_CONSTANT_MAKERS = frozenset(_code(fn) for fn in engine.MAKES_A_CONSTANT)
-_INIT = _code(Value.__init__)
-_ENGINE = engine.__dict__
 
 
 COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
@@ -194,10 +165,6 @@ class TracedNumber:
     def __init__(self, value: float, node: Value, trace: Trace) -> None:
         self.value, self.node, self.trace = value, node, trace
 
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:  # isinstance(x.data, float) stays true for fn's type checks
-        return float
-
     __lt__ = _compare("<")
     __le__ = _compare("<=")
     __gt__ = _compare(">")
@@ -240,6 +207,10 @@ class TracedNumber:
         return getattr(self.value, name)
 
 
+# A real number (isinstance(x.data, numbers.Real) holds for fn's type checks), not a float: every
+# float operation would read its value unasked (math.exp would not call __float__).
+numbers.Real.register(TracedNumber)
+
 for _name, _what, _op in [
     ("__float__", "float(x.data) (or math.*, numpy, struct of it)", float),
     ("__complex__", "complex(x.data)", complex),
@@ -259,102 +230,58 @@ for _name, _sym, _op in [
 
 
 # ------------------------------------------------------------------------- reading .data
-
-_RAW = Value.__dict__["data"]  # the slots' own descriptors: plain access, no questions asked
-_RAW_LOCAL = Value.__dict__["_local"]
-_RAW_GRAD = Value.__dict__["grad"]
-_state = threading.local()  # .traces: this thread's traces in progress (a jit inside fn nests)
-_lock = threading.Lock()
-_installed = 0  # traces in progress in all threads; the properties are installed while > 0
+# Through the engine's one hook for this, `engine.watch_reads`: a `_Watcher` hears of this
+# thread's reads of `.data`, `._local` and `.grad` (except an op's own reads of `.data`, which
+# the engine knows by its declarations), and nothing of other threads'.
 
 
 def number(v: Value) -> float:
     """v's float, even while a trace is in progress in this thread (for jit's own bookkeeping)."""
-    return _RAW.__get__(v, Value)
+    return engine.raw_data(v)
 
 
 def numbers_of(vs: Sequence[Value]) -> list[float]:
-    """The floats of `vs`: plain attribute reads when no trace is in progress (the fast path)."""
-    if _installed == 0:
-        return [v.data for v in vs]
-    return [_RAW.__get__(v, Value) for v in vs]
+    """The floats of `vs`, even while a trace is in progress in this thread."""
+    if _in_trace.depth == 0:
+        return [v.data for v in vs]  # the fast path: plain attribute reads
+    return [engine.raw_data(v) for v in vs]
 
 
-def _tracing() -> Trace | None:
-    traces = getattr(_state, "traces", None)
-    return traces[-1] if traces else None
+class _InTrace(threading.local):
+    depth = 0  # traces in progress in this thread (a jit inside fn nests)
 
 
-def _get(v: Value) -> Any:
-    raw = _RAW.__get__(v, Value)
-    tr = _tracing()
-    if tr is None or _getframe(1).f_code in _TRUSTED:
-        return raw
-    return TracedNumber(raw, v, tr)
+_in_trace = _InTrace()
 
 
-def _set(v: Value, x: Any) -> None:
-    tr = _tracing()
-    if tr is not None:
-        frame = _getframe(1)
-        if frame.f_code is _INIT:
-            tr.created.add(v)  # every Value made during the call sets its data first
-        elif type(x) is TracedNumber and x.trace.active:
-            tr.refuse("a number read from a Value stored as another's .data", frame)
-    _RAW.__set__(v, x)
+class _Watcher(engine.ReadWatcher):
+    """What a trace makes of the reads the engine tells it of."""
 
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
 
-def _get_local(v: Value) -> Any:
-    # Local derivatives are numbers computed from the sample: read during the call only by
-    # backward() or grad() (not create_graph, which builds Value ops), whose results jit cannot
-    # replay per sample.
-    tr = _tracing()
-    if tr is not None and v in tr.created:
-        frame = _getframe(1)
-        tr.refuse(f"the local derivatives of a traced node ({frame.f_code.co_name})", frame)
-    return _RAW_LOCAL.__get__(v, Value)
+    def data(self, v: Value, x: float, frame: FrameType) -> Any:
+        return TracedNumber(x, v, self.trace)
 
+    def made(self, v: Value) -> None:
+        self.trace.created.add(v)  # every Value made during the call sets its data first
 
-def _get_grad(v: Value) -> Any:
-    # A gradient read by fn (p.grad) is a number from outside the graph -- the last backward's --
-    # that a replay would keep constant: refused. The engine's own reads (repr) pass.
-    tr = _tracing()
-    if tr is not None:
-        frame = _getframe(1)
-        if frame.f_globals is not _ENGINE:
-            tr.refuse("a gradient (.grad) read inside fn", frame)
-    return _RAW_GRAD.__get__(v, Value)
+    def stored(self, v: Value, x: Any, frame: FrameType) -> None:
+        if type(x) is TracedNumber and x.trace.active:
+            self.trace.refuse("a number read from a Value stored as another's .data", frame)
 
+    def local(self, v: Value, frame: FrameType) -> None:
+        # Local derivatives are numbers computed from the sample: read during the call only by
+        # backward() or grad() (not create_graph, which builds Value ops), whose results jit
+        # cannot replay per sample.
+        if v in self.trace.created:
+            what = f"the local derivatives of a traced node ({frame.f_code.co_name})"
+            self.trace.refuse(what, frame)
 
-_PROPERTIES = {
-    "data": (_RAW, property(_get, _set, doc="The node's number (a TracedNumber for fn, when "
-                                             "jit traces).")),
-    "_local": (_RAW_LOCAL, property(_get_local, _RAW_LOCAL.__set__)),
-    "grad": (_RAW_GRAD, property(_get_grad, _RAW_GRAD.__set__)),
-}  # fmt: skip
-
-
-@contextmanager
-def _reading(trace: Trace) -> Iterator[None]:
-    """For the duration of the block, reads of `.data` and `._local` in this thread report to
-    `trace` (other threads see plain values; the class attributes are restored afterwards)."""
-    global _installed
-    with _lock:
-        if _installed == 0:
-            for name, (_, prop) in _PROPERTIES.items():
-                setattr(Value, name, prop)
-        _installed += 1
-    traces = _state.__dict__.setdefault("traces", [])
-    traces.append(trace)
-    try:
-        yield
-    finally:
-        traces.pop()
-        with _lock:
-            _installed -= 1
-            if _installed == 0:
-                for name, (raw, _) in _PROPERTIES.items():
-                    setattr(Value, name, raw)
+    def grad(self, v: Value, frame: FrameType) -> None:
+        # A gradient read by fn (p.grad) is a number from outside the graph -- the last
+        # backward's -- that a replay would keep constant: refused.
+        self.trace.refuse("a gradient (.grad) read inside fn", frame)
 
 
 class Trace:
@@ -375,13 +302,15 @@ class Trace:
         names = [params[k] if k < len(params) else f"arg{k}" for k in range(len(args))]
         placed = [self._place(a, name) for a, name in zip(args, names)]
         try:
-            with _reading(self):
+            _in_trace.depth += 1
+            with engine.watch_reads(_Watcher(self)):
                 self.out = fn(*placed)
         except Exception as e:
             if self.refused and not isinstance(e, TraceError):
                 raise TraceError(self.refused[0]) from e  # what made fn fail, likely
             raise
         finally:
+            _in_trace.depth -= 1
             self.active = False
         if self.refused:  # refused even if fn caught the TraceError and went on
             raise TraceError(self.refused[0])
@@ -415,10 +344,11 @@ class Trace:
 
     def refuse(self, what: str, frame: FrameType) -> None:
         where = _where(frame)
-        if frame.f_code in _CONSTANT_MAKERS:
+        role = engine.code_role(frame)
+        if role == "constant":
             what = "a number taken from x.data used as a constant (Value(x.data), x * x.data)"
             where = _where(_user_frame(frame))
-        elif frame.f_globals is _ENGINE:
+        elif role:
             what = f"{what} inside micrograd's {frame.f_code.co_name}()"
             where = _where(_user_frame(frame))
         message = (
@@ -431,7 +361,7 @@ class Trace:
 
 
 def _user_frame(frame: FrameType | None) -> FrameType | None:
-    while frame is not None and frame.f_globals is _ENGINE:
+    while frame is not None and engine.code_role(frame):
         frame = frame.f_back
     return frame
 

@@ -463,8 +463,43 @@ def test_registry_apply_builds_the_op_from_its_declaration() -> None:
     assert _applied("**p", 3.0, p=2.0) == (9.0, (6.0,))
     assert _applied("dot", 1.0, 2.0, 3.0, 4.0, 0.5) == (11.5, (3.0, 4.0, 1.0, 2.0, 1.0))
     assert _applied("maximum", 2.0, 2.0) == (2.0, (0.5, 0.5))
+    x, y = Value(3.0), Value(-2.0)
+    for node in (x**2.5, x.maximum(y), Value.dot([x], [y], 1.0)):  # rebuilt on other children
+        info = ENGINE_OPS[op_kind(node)]
+        again = info.apply(*(Value(c.data + 1.0) for c in node._prev), p=info.parameter(node))
+        assert op_kind(again) == op_kind(node) and again._op == node._op
+    assert (again.data, ENGINE_OPS["**p"].parameter(x**2.5), ENGINE_OPS["*"].parameter(x)) == (
+        4.0 * -1.0 + 2.0, 2.5, None)
     assert ENGINE_OPS["*"].formula == "d/da = b, d/db = a"
     assert ENGINE_OPS["tanh"].formula == "d/da = 1 - out²"
+
+
+def test_an_arithmetic_rule_gives_the_text_and_the_symbolic_rule() -> None:
+    # An op declared with only its numpy rule, written in arithmetic: the text and the
+    # second-derivative rule come from that one rule (a throwaway registry entry, removed after).
+    import micrograd.engine as engine
+
+    def cube(self: Value) -> Value:
+        return Value(self.data**3, (self,), "cube", "", (3 * self.data**2,))
+
+    rule = engine.Vec(lambda xp, a: a**3, lambda xp, out, a: (3.0 * a * a / (1.0 - -a) ** 0.5,))
+    try:
+        engine._op("cube", 1, vec=rule)(cube)
+        info = ENGINE_OPS["cube"]
+        assert info.explain == ("3·{a}·{a}/(1 - (-{a}))^0.5",)
+        x = Value(0.5)
+        (d,) = info.symbolic(cube(x), x)
+        assert isinstance(d, Value) and d.data == 3.0 * 0.5 * 0.5 / 1.5**0.5
+        t = torch.tensor(0.5, dtype=torch.float64)
+        want = torch.func.grad(lambda t: 3 * t * t / (1 + t) ** 0.5)(t).item()
+        assert grad(d, x) == pytest.approx(want, rel=1e-12)  # the second derivative, vs PyTorch
+    finally:
+        ENGINE_OPS.pop("cube", None)
+    # a rule that calls a function of xp cannot be run on names: the declaration says so
+    where = engine.Vec(lambda xp, a: xp.abs(a), lambda xp, out, a: (xp.sign(a),))
+    with pytest.raises(TypeError, match=r"op 'sgn': its vec local rule uses xp\.sign.*explain="):
+        engine._op("sgn", 1, vec=where)
+    assert "sgn" not in ENGINE_OPS
 
 
 def _kinds_built_by(op: Op) -> set[str]:

@@ -516,11 +516,14 @@ def test_text_of_a_traced_number_pins_its_value() -> None:
         jit(fn)(np.array([2.0, 3.0]))
 
 
-def test_traced_numbers_look_like_floats_and_turn_back_into_floats() -> None:
+def test_traced_numbers_are_real_numbers_and_turn_back_into_floats() -> None:
     kept = []
 
     def fn(x):  # noqa: ANN001, ANN202
-        assert isinstance(x.data, float) and isinstance(x.data, numbers.Real)
+        # a real number for fn's type checks, and honest about its class: not a float, whose
+        # operations (math.exp, numpy) would read the number without asking
+        assert isinstance(x.data, numbers.Real) and not isinstance(x.data, float)
+        assert type(x.data).__name__ == "TracedNumber"
         h = x * 2
         kept.extend([x, h])
         return h
@@ -730,6 +733,39 @@ def test_tracing_leaves_value_and_other_threads_alone() -> None:
         jit(lambda x: x * float(x.data))(np.array([1.0]))
     assert type(Value.__dict__["data"]).__name__ == "member_descriptor"  # also after a refusal
     assert sys.getprofile() is None
+
+
+def test_the_engine_hook_tells_a_watcher_of_its_own_threads_reads_only() -> None:
+    # engine.watch_reads, jit's one way into the engine: this thread's reads other than an op's
+    # own are told; another thread reading the same Values at the same time is not.
+    import threading
+
+    from micrograd.engine import ReadWatcher, watch_reads
+
+    told = []
+
+    class Watcher(ReadWatcher):
+        def data(self, v, x, frame):  # noqa: ANN001, ANN201
+            told.append(("data", x))
+            return x
+
+        def made(self, v):  # noqa: ANN001, ANN201
+            told.append(("made", None))
+
+        def grad(self, v, frame):  # noqa: ANN001, ANN201
+            told.append(("grad", None))
+
+    a = Value(2.0)
+    other = []
+    with watch_reads(Watcher()):
+        b = a * 3.0  # the op's reads of a.data and 3.0's: not told; the two new Values are
+        worker = threading.Thread(target=lambda: other.append(((a * b).data, a.grad, b.data)))
+        worker.start()
+        worker.join()
+        assert b.data == 6.0 and a.grad == 0.0
+    assert told == [("made", None), ("made", None), ("data", 6.0), ("grad", None)]
+    assert other == [(12.0, 0.0, 6.0)]
+    assert type(Value.__dict__["data"]).__name__ == "member_descriptor"  # the slot is back
 
 
 def test_a_jit_inside_a_traced_function() -> None:
