@@ -114,7 +114,8 @@ def _nonfinite_samples(V: Any) -> list[int]:
 # ------------------------------------------------------------------------- the traced graph
 
 Ref = tuple  # how a node refers to a child: ('x', k) input k, ('c', k) captured k,
-# ('k', k) constant k, ('n', j) the j-th interior node
+# ('k', k) constant k, ('n', j) the j-th interior node, ('u', i) the i-th node of the prelude
+# (the same for every sample)
 
 
 def _op_of(v: Value) -> tuple[str, float | None]:
@@ -145,6 +146,36 @@ def _walk(roots: Sequence[Value], inside: set[Value]) -> list[Value]:
     return order
 
 
+def _sum_chains(
+    order: list[Value], created: set[Value], kept: set[Value]
+) -> dict[Value, list[Value] | None]:
+    """Chains of + that Python's ``sum(...)`` builds (``((0 + t0) + t1) + t2 ...``, each partial
+    sum used once, by the next +), as one 'sum' node of all the terms: the last node of a chain
+    maps to its terms, the partial sums inside it to None. A chain of 674 nodes (an L2 term written
+    ``sum(p*p for p in params)`` inside fn) is then one step instead of 674 steps of one node.
+    The terms are added in the chain's order, so the sums are the same to the last bit (a + b and
+    b + a are the same float). `kept`: nodes read from outside (the output, guard operands)."""
+    uses: dict[Value, int] = {}
+    for v in order:
+        if v in created:
+            for c in v._prev:
+                uses[c] = uses.get(c, 0) + 1
+    def is_plus(v: Value) -> bool:  # an engine + node made inside fn
+        return v in created and op_kind(v) == "+" and type(v._local) is tuple
+
+    terms: dict[Value, list[Value] | None] = {}
+    for v in order:  # children first: a partial sum is seen before the + that continues it
+        if not is_plus(v):
+            continue
+        a, b = v._prev
+        for acc, t in ((a, b), (b, a)):
+            if is_plus(acc) and uses[acc] == 1 and acc not in kept:
+                terms[v] = [*(terms.get(acc) or acc._prev), t]
+                terms[acc] = None
+                break
+    return terms
+
+
 class _Graph:
     """A trace as a program: interior nodes (kind, exponent, child refs) children first, the
     captured Values, the constants, the output's ref, and the guards with refs for operands."""
@@ -168,7 +199,9 @@ class _Graph:
             return ("k", len(self.consts) - 1)
 
         operands = [v for g in tr.guards for v in (g.a, g.b) if isinstance(v, Value)]
-        for v in _walk([tr.out, *operands], tr.created):
+        order = _walk([tr.out, *operands], tr.created)
+        terms = _sum_chains(order, tr.created, kept={tr.out, *operands})
+        for v in order:
             if v in inputs:
                 ref[v] = ("x", inputs[v])
             elif v not in tr.created:
@@ -181,8 +214,13 @@ class _Graph:
                         f"jit: node {v!r} (op {v._op!r}) has a hand-written _backward; jit "
                         f"replays only the engine's ops"
                     )
-                kind, p = _op_of(v)
-                self.nodes.append((kind, p, tuple(of(c) for c in v._prev)))
+                if v in terms:
+                    if terms[v] is None:
+                        continue  # added up inside the chain's last node
+                    self.nodes.append(("sum", None, tuple(of(c) for c in terms[v])))
+                else:
+                    kind, p = _op_of(v)
+                    self.nodes.append((kind, p, tuple(of(c) for c in v._prev)))
                 ref[v] = ("n", len(self.nodes) - 1)
         self.out = of(tr.out)
         self.n_inputs = len(tr.placeholders)
@@ -192,6 +230,42 @@ class _Graph:
              None if g.b is None else of(g.b) if isinstance(g.b, Value) else constant(g.b))
             for g in tr.guards
         ]  # fmt: skip
+        self.prelude = self._split_off_the_same_for_every_sample()
+
+    def _split_off_the_same_for_every_sample(self) -> _Graph | None:
+        """Nodes that read no input (an L2 term of the parameters written inside fn) give the same
+        number for every sample: they move to a graph of their own, run once per call with a
+        batch of one, and the rest reads them as ('u', i) scalars, as it reads parameters. Returns
+        that graph (no inputs, no guards, no output), or None if there are no such nodes."""
+        same: list[bool] = []  # children first, so a child's answer is known
+        for _, _, refs in self.nodes:
+            same.append(all(r[0] in "ck" or (r[0] == "n" and same[r[1]]) for r in refs))
+        if not any(same):
+            return None
+        new: dict[int, Ref] = {}  # old node index -> ('u', i) or ('n', j)
+        kept: list = []
+        pre = _Graph.__new__(_Graph)
+        pre.captured, pre.consts, pre.nodes = self.captured, self.consts, []
+        pre.n_inputs, pre.guards, pre.out, pre.prelude = 0, [], None, None
+
+        def moved(r: Ref, inside: bool) -> Ref:
+            if r[0] != "n":
+                return r
+            to = new[r[1]]
+            return ("n", to[1]) if inside and to[0] == "u" else to
+
+        for j, (kind, p, refs) in enumerate(self.nodes):
+            if same[j]:
+                pre.nodes.append((kind, p, tuple(moved(r, True) for r in refs)))
+                new[j] = ("u", len(pre.nodes) - 1)
+            else:
+                kept.append((kind, p, tuple(moved(r, False) for r in refs)))
+                new[j] = ("n", len(kept) - 1)
+        self.nodes = kept
+        self.out = moved(self.out, False)
+        self.guards = [(guard, moved(a, False), None if b is None else moved(b, False))
+                       for guard, a, b in self.guards]  # fmt: skip
+        return pre
 
 
 # ------------------------------------------------------------------------- planning
@@ -202,7 +276,7 @@ class _Graph:
 
 
 def _is_scalar(r: Ref) -> bool:
-    return r[0] in "ck"
+    return r[0] in "cku"
 
 
 def _group_nodes(g: _Graph) -> list[tuple[tuple, list[int]]]:
@@ -248,6 +322,7 @@ class _Layout:
 
     def __init__(self, g: _Graph, groups: list[tuple[tuple, list[int]]]) -> None:
         self.n_captured = len(g.captured)
+        self.n_consts = len(g.consts)
         self.row: dict[Ref, int] = {("x", k): k for k in range(g.n_inputs)}
         as_rows: dict[int, None] = {}  # scalars read as rows, in first-use order
 
@@ -282,8 +357,10 @@ class _Layout:
         self.n_rows = nxt
 
     def scalar(self, r: Ref) -> int:
-        """The index in S of a captured Value or constant."""
-        return r[1] if r[0] == "c" else self.n_captured + r[1]
+        """The index in S of a captured Value, a constant or a prelude node (in that order)."""
+        if r[0] == "c":
+            return r[1]
+        return self.n_captured + r[1] + (self.n_consts if r[0] == "u" else 0)
 
     def row_of(self, r: Ref) -> int:
         return self.srow[self.scalar(r)] if _is_scalar(r) else self.row[r]
@@ -396,12 +473,16 @@ class _Program:
         self.n_inputs = g.n_inputs
         self.captured = g.captured
         self.consts = np.array(g.consts, dtype=float)
-        self.n_scalars = len(g.captured) + len(g.consts)
+        self.prelude = None if g.prelude is None else _Program(g.prelude)
+        n_same = 0 if g.prelude is None else len(g.prelude.nodes)
+        self.n_scalars = len(g.captured) + len(g.consts) + n_same
         groups = _group_nodes(g)
         at = _Layout(g, groups)
         self.n_rows = at.n_rows
         self.scalar_rows, self.scalar_rows_of = at.scalar_rows, at.scalar_rows_of
-        self.out_row = at.row_of(g.out)
+        self.out_row = None if g.out is None else at.row_of(g.out)
+        # (the prelude's rows of its nodes, in node order: copied into S after its forward)
+        self.node_rows = np.array([at.row[("n", j)] for j in range(len(g.nodes))], dtype=np.intp)
         steps = [_build_step(g, key, members, at) for key, members in groups]
         self.forward = [f for f, _ in steps]
         self.backward = [b for _, b in steps]
@@ -445,8 +526,12 @@ class _Program:
             r += width
         C = len(self.captured)
         S[:C] = numbers_of(self.captured)  # current values: updates need no retrace
-        S[C:] = self.consts
+        K = C + len(self.consts)
+        S[C:K] = self.consts
+        pre = self.prelude
         with np.errstate(all="ignore"):  # inf and NaN are looked at below, as a whole
+            if pre is not None:  # once for the batch: what every sample computes alike
+                S[K:] = pre.forward_once(S, on_nonfinite)
             if len(self.scalar_rows):
                 V[self.scalar_rows] = S[self.scalar_rows_of][:, None]
             for step in self.forward:
@@ -467,7 +552,36 @@ class _Program:
                 step(V, G, S, GS)
             if len(self.scalar_rows):
                 np.add.at(GS, self.scalar_rows_of, G[self.scalar_rows].sum(1))
+            if pre is not None:
+                pre.backward_once(S, GS, GS[K:])
         return outs, GS[:C].copy()
+
+    def forward_once(
+        self, S: Any, on_nonfinite: Callable[[list[int]], None] | None
+    ) -> Any:
+        """The prelude's forward pass on a batch of one, reading and writing the caller's S;
+        returns its nodes' values. A NaN or inf made here is made by every sample: sample 0
+        says whether the engine raises."""
+        V, _, _, _ = self._arrays(1)
+        if len(self.scalar_rows):
+            V[self.scalar_rows] = S[self.scalar_rows_of][:, None]
+        for step in self.forward:
+            step(V, S)
+        values = V[self.node_rows, 0]
+        if on_nonfinite is not None and not np.isfinite(values).all():
+            on_nonfinite([0])
+        return values
+
+    def backward_once(self, S: Any, GS: Any, seeds: Any) -> None:
+        """The prelude's backward pass: `seeds` are its nodes' gradients (summed over the batch
+        by the main program); adds into GS for the captured Values."""
+        V, G, _, _ = self._arrays(1)
+        G.fill(0.0)
+        G[self.node_rows, 0] = seeds
+        for step in reversed(self.backward):
+            step(V, G, S, GS)
+        if len(self.scalar_rows):
+            np.add.at(GS, self.scalar_rows_of, G[self.scalar_rows].sum(1))
 
     def explain(self, d: _Diverged, traced: int) -> str:
         guard = self.graph.guards[d.k][0]

@@ -56,15 +56,18 @@ def random_program(seed: int) -> tuple[Callable, list[Value], list[np.ndarray]]:
             n = rng.randint(1, 4)
             weights = [rng.choice([pick(), pick(), round(rng.uniform(-1, 1), 3)]) for _ in range(n)]
             recipe.append(("dot", weights, [pick() for _ in range(n)], rng.choice([pick(), 0.5])))
-        elif r < 0.7:
+        elif r < 0.66:
             recipe.append(("sum", [pick() for _ in range(rng.randint(1, 4))]))
+        elif r < 0.7:  # Python's sum(): a chain of + (jit adds it up as one node)
+            terms = [pick() for _ in range(rng.randint(2, 6))]
+            recipe.append(("pysum", terms, rng.choice([None, 0, 1]), rng.random() < 0.5))
         elif r < 0.78:
             recipe.append(("const", round(rng.uniform(-2, 2), 3), pick()))
         else:
             kind = rng.choice([">", "<=", "==", "bool", "int", "round"])
             threshold = rng.choice([0.0, round(rng.uniform(-1, 1), 2), -1e9])
             recipe.append(("branch", kind, pick(), threshold, pick(), pick(), pick()))
-        size += 1
+        size += 2 if recipe[-1][0] == "pysum" and recipe[-1][2] is not None else 1
     outputs = sorted({size - 1, rng.randrange(size)})
 
     def fn(x: list[Value], yv: Value, decisions: list | None = None) -> Value:
@@ -80,6 +83,16 @@ def random_program(seed: int) -> tuple[Callable, list[Value], list[np.ndarray]]:
                                       else b))  # fmt: skip
             elif step[0] == "sum":
                 pool.append(Value.sum(pool[i] for i in step[1]))
+            elif step[0] == "pysum":  # optionally a partial sum kept for later steps too
+                _, terms, keep, reflected = step
+                acc = 0.0
+                for k, i in enumerate(terms):
+                    acc = pool[i] + acc if reflected else acc + pool[i]
+                    if k == keep:
+                        partial = acc
+                pool.append(acc)
+                if keep is not None:
+                    pool.append(partial * 1.0)
             elif step[0] == "const":
                 pool.append(Value(step[1]) * pool[step[2]])
             else:

@@ -132,6 +132,38 @@ def test_mlp_hinge_loss_equals_eager(activation: str, fused: bool, reduce: str) 
     assert_close(compiled(f, [X, y], params), eager(hinge(model), [X, y], params, reduce))
 
 
+@pytest.mark.parametrize("reduce", ["mean", "sum"])
+def test_an_l2_term_written_with_python_sum_inside_fn(reduce: str) -> None:
+    # karpathy's `sum((p*p for p in model.parameters()))` inside the per-sample function: a
+    # chain of 2x68 + nodes that reads no input. The same numbers as eager; and it is worth
+    # compiling (one sum step run once per call, not 136 steps run over the batch).
+    random.seed(3)
+    model = MLP(2, [8, 6, 1])
+    params = model.parameters()
+
+    def loss(x, y):  # noqa: ANN001, ANN202
+        return (1 + -y * model(x)).relu() + 1e-2 * sum(p * p for p in model.parameters())
+
+    X, y = moons_like()
+    f = jit(loss, reduce=reduce)
+    assert_close(compiled(f, [X, y], params), eager(loss, [X, y], params, reduce), tol=1e-12)
+    prog = next(iter(f._programs.values()))
+    steps = len(prog.forward) + len(prog.prelude.forward)
+    assert steps < 15, steps
+
+
+def test_a_partial_sum_used_twice_stays_a_node_of_its_own() -> None:
+    p, q = Value(0.5), Value(-2.0)
+
+    def fn(x, y):  # noqa: ANN001, ANN202
+        partial = x[0] + p
+        whole = partial + q + x[1]  # a chain of + that `partial` starts, and `partial` again:
+        return whole * partial  # it must not be folded away into the chain
+    X, y = moons_like(B=5)
+    f = jit(fn, reduce="sum")
+    assert_close(compiled(f, [X, y], [p, q]), eager(fn, [X, y], [p, q], "sum"), tol=1e-12)
+
+
 LOSSES = {
     "mse-pow2": lambda out, y: (out - y) ** 2,
     "abs-pow0.5": lambda out, y: ((out - y) ** 2 + 1e-3) ** 0.5,
