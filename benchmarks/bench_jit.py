@@ -42,6 +42,8 @@ def rows(quick: bool = False) -> list:
             "bench_jit:moons_jit", {"steps": steps, "reg": "dot"}, needs=data),
         Row(MOONS, "ours: micrograd.jit per-sample loss + karpathy's eager L2",
             "bench_jit:moons_jit", {"steps": steps, "reg": "eager"}, needs=data),
+        Row(MOONS, "ours: micrograd.jit of karpathy's whole loss, his L2 sum() inside fn",
+            "bench_jit:moons_jit", {"steps": steps, "reg": "inside"}, needs=data),
         Row(MOONS, "ours: micrograd.jit + fused L2, fn with a Python NaN check (3 guards)",
             "bench_jit:moons_jit", {"steps": steps, "reg": "dot", "guarded": True}, needs=data),
     ]  # fmt: skip
@@ -89,7 +91,9 @@ def sgd_step(total: Any, params: list, k: int) -> None:  # total: a micrograd Va
 
 def train_jit(reg: str, guarded: bool = False, steps: int = STEPS) -> dict:
     """100 SGD steps with the per-sample loss under jit; reg 'eager' (karpathy's 674-node
-    ``sum(p*p for p in params)``) or 'dot' (one fused ``Value.dot(params, params)`` node).
+    ``sum(p*p for p in params)``), 'dot' (one fused ``Value.dot(params, params)`` node), or
+    'inside' (karpathy's sum() written inside the jitted function, added to every sample's loss:
+    the mean over the batch is his data loss + L2).
     `guarded`: the loss first checks its inputs and score for NaN in Python (``v.data != v.data``):
     three decisions on the data, which jit records as guards and checks on every sample."""
     from micrograd import Value
@@ -104,6 +108,8 @@ def train_jit(reg: str, guarded: bool = False, steps: int = STEPS) -> dict:
         score = model(x)
         if guarded and score.data != score.data:
             raise ValueError("NaN score")
+        if reg == "inside":
+            return (1 + -yi * score).relu() + 1e-4 * sum(p * p for p in params)
         return (1 + -yi * score).relu()
 
     f = jit(loss)
@@ -111,8 +117,11 @@ def train_jit(reg: str, guarded: bool = False, steps: int = STEPS) -> dict:
     times = []
     for k in range(steps):
         t0 = clock()
-        l2 = Value.dot(params, params) if reg == "dot" else sum(p * p for p in params)
-        total = f(X, y) + 1e-4 * l2
+        if reg == "inside":
+            total = f(X, y)
+        else:
+            l2 = Value.dot(params, params) if reg == "dot" else sum(p * p for p in params)
+            total = f(X, y) + 1e-4 * l2
         sgd_step(total, params, k)
         times.append(clock() - t0)
         loss = total.data
