@@ -982,9 +982,7 @@ def topological_order(root: Value, leaves: bool = True) -> list[Value]:
                     stack.append(child)
         else:  # a leaf below with a hand-written _backward (or stray _local) stays in
             for child in reversed(v._prev):
-                if child._visit is not done and (
-                    child._prev or type(child._local) is not tuple or child._local
-                ):
+                if (child._prev or child._local) and child._visit is not done:
                     stack.append(child)
     return topo
 

@@ -90,6 +90,11 @@ def _is_one(d: Any) -> bool:
     return type(d) is float and d == 1.0
 
 
+def _nothing(V: Any, G: Any, S: Any, GS: Any) -> None:
+    """The backward step of nodes whose gradient goes nowhere (they read inputs and constants
+    only); the program leaves it out."""
+
+
 def _mul(d: Any, g: Any) -> Any:
     return d * g
 
@@ -230,6 +235,11 @@ class _Graph:
              None if g.b is None else of(g.b) if isinstance(g.b, Value) else constant(g.b))
             for g in tr.guards
         ]  # fmt: skip
+        # per node: does a gradient flow from it to a captured Value? (not from a node of inputs
+        # and constants alone, such as -y: its backward step would be wasted work)
+        self.wants: list[bool] = []
+        for _, _, refs in self.nodes:
+            self.wants.append(any(r[0] == "c" or (r[0] == "n" and self.wants[r[1]]) for r in refs))
         self.prelude = self._split_off_the_same_for_every_sample()
 
     def _split_off_the_same_for_every_sample(self) -> _Graph | None:
@@ -247,6 +257,8 @@ class _Graph:
         pre = _Graph.__new__(_Graph)
         pre.captured, pre.consts, pre.nodes = self.captured, self.consts, []
         pre.n_inputs, pre.guards, pre.out, pre.prelude = 0, [], None, None
+        pre.wants = [w for w, same_j in zip(self.wants, same) if same_j]
+        self.wants = [w for w, same_j in zip(self.wants, same) if not same_j]
 
         def moved(r: Ref, inside: bool) -> Ref:
             if r[0] != "n":
@@ -321,6 +333,7 @@ class _Layout:
     that are read as rows, then the nodes step by step) and entries of S (captured, constants)."""
 
     def __init__(self, g: _Graph, groups: list[tuple[tuple, list[int]]]) -> None:
+        self.graph = g
         self.n_captured = len(g.captured)
         self.n_consts = len(g.consts)
         self.row: dict[Ref, int] = {("x", k): k for k in range(g.n_inputs)}
@@ -365,10 +378,24 @@ class _Layout:
     def row_of(self, r: Ref) -> int:
         return self.srow[self.scalar(r)] if _is_scalar(r) else self.row[r]
 
+    def wants(self, r: Ref) -> bool:
+        """Does a gradient arriving at `r` go anywhere (to a captured Value)?"""
+        kind, k = r
+        if kind == "c":
+            return True
+        if kind == "n":
+            return self.graph.wants[k]
+        if kind == "u":
+            return self.graph.prelude.wants[k]  # type: ignore[union-attr]
+        return False  # an input or a constant
+
     def operand(self, refs: Sequence[Ref], allow_scalar: bool) -> _Operand:
         if allow_scalar and all(map(_is_scalar, refs)):
-            return _Operand(scalars=[self.scalar(r) for r in refs])
-        return _Operand(rows=[self.row_of(r) for r in refs])
+            op = _Operand(scalars=[self.scalar(r) for r in refs])
+        else:
+            op = _Operand(rows=[self.row_of(r) for r in refs])
+        op.wanted = any(map(self.wants, refs))
+        return op
 
     def nodes(self, members: list[int]) -> slice:
         return slice(self.row[("n", members[0])], self.row[("n", members[-1])] + 1)
@@ -485,7 +512,7 @@ class _Program:
         self.node_rows = np.array([at.row[("n", j)] for j in range(len(g.nodes))], dtype=np.intp)
         steps = [_build_step(g, key, members, at) for key, members in groups]
         self.forward = [f for f, _ in steps]
-        self.backward = [b for _, b in steps]
+        self.backward = [b for _, b in steps if b is not _nothing]
         self.check = _build_check(g, at) if g.guards else None
         # The arrays of a call, kept for the next call of the same batch size: a big batch's V
         # and G are tens of MB, and fresh ones cost page faults every step. Per thread, so two
@@ -607,6 +634,7 @@ class _Operand:
 
     def __init__(self, rows: list[int] | None = None, scalars: list[int] | None = None) -> None:
         self.is_scalar = scalars is not None
+        self.wanted = True  # does its gradient go anywhere? if not, accumulator() is None
         idx = np.array(scalars if self.is_scalar else rows, dtype=np.intp)
         self.idx = idx
         self.unique = len(np.unique(idx)) == len(idx)
@@ -623,10 +651,12 @@ class _Operand:
             return lambda V, S: V[s]
         return lambda V, S: V[idx]
 
-    def accumulator(self) -> Callable[[Any, Any, Any], None]:
+    def accumulator(self) -> Callable[[Any, Any, Any], None] | None:
         """acc(G, GS, d): add the gradient d (nodes, batch) into this operand's rows of G, or
-        -- summed over the batch -- into its entries of GS."""
+        -- summed over the batch -- into its entries of GS. None where no gradient is wanted."""
         s, idx, unique = self.slice, self.idx, self.unique
+        if not self.wanted:
+            return None
         if self.is_scalar:
 
             def acc(G: Any, GS: Any, d: Any) -> None:
@@ -668,7 +698,11 @@ def _elementwise_steps(
         def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
             g = G[o]
             (d,) = local(p, V[o], ra(V, S))
-            accs[0](G, GS, g if _is_one(d) else _times(d, g))
+            acc(G, GS, g if _is_one(d) else _times(d, g))
+
+        acc = accs[0]
+        if acc is None:
+            backward = _nothing
 
     else:
         ra, rb = reads
@@ -680,8 +714,14 @@ def _elementwise_steps(
             g = G[o]
             da, db = local(p, V[o], ra(V, S), rb(V, S))
             times = _times if da is not db else _mul  # one array for both: multiply, not into
-            accs[0](G, GS, g if _is_one(da) else times(da, g))
-            accs[1](G, GS, g if _is_one(db) else times(db, g))
+            if acca is not None:
+                acca(G, GS, g if _is_one(da) else times(da, g))
+            if accb is not None:
+                accb(G, GS, g if _is_one(db) else times(db, g))
+
+        acca, accb = accs
+        if acca is None and accb is None:
+            backward = _nothing
 
     return forward, backward
 
@@ -704,7 +744,8 @@ def _dot_steps(o: slice, widx: Any, bidx: list[int], x: _Operand) -> tuple[Calla
     def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
         g = G[o]
         X = rx(V, S)
-        accx(G, GS, np.dot(S[widx].T, g))
+        if accx is not None:  # (not when x is the sample's inputs: no one reads their grads)
+            accx(G, GS, np.dot(S[widx].T, g))
         # np.dot, not @: numpy's matmul of two views of one buffer (g, X.T) can miss BLAS
         dw = np.dot(g, X.T)
         db = g.sum(1)
@@ -736,9 +777,12 @@ def _general_dot_steps(
     def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
         B = V.shape[1]
         g = G[o][:, None, :]
-        aw(G, GS, (rx(V, S).reshape(K, n, B) * g).reshape(K * n, B))
-        ax(G, GS, (rw(V, S).reshape(K, n, B) * g).reshape(K * n, B))
-        ab(G, GS, G[o])
+        if aw is not None:
+            aw(G, GS, (rx(V, S).reshape(K, n, B) * g).reshape(K * n, B))
+        if ax is not None:
+            ax(G, GS, (rw(V, S).reshape(K, n, B) * g).reshape(K * n, B))
+        if ab is not None:
+            ab(G, GS, G[o])
 
     return forward, backward
 
@@ -753,7 +797,7 @@ def _sum_steps(o: slice, n: int, c: _Operand) -> tuple[Callable, Callable]:
     def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
         ac(G, GS, np.repeat(G[o], n, axis=0))
 
-    return forward, backward
+    return forward, (_nothing if ac is None else backward)
 
 
 # ------------------------------------------------------------------------- the public API
