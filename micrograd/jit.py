@@ -578,7 +578,7 @@ class _Program:
             for step in reversed(self.backward):
                 step(V, G, S, GS)
             if len(self.scalar_rows):
-                np.add.at(GS, self.scalar_rows_of, G[self.scalar_rows].sum(1))
+                GS[self.scalar_rows_of] += G[self.scalar_rows].sum(1)  # (each scalar once)
             if pre is not None:
                 pre.backward_once(S, GS, GS[K:])
         return outs, GS[:C].copy()
@@ -608,7 +608,7 @@ class _Program:
         for step in reversed(self.backward):
             step(V, G, S, GS)
         if len(self.scalar_rows):
-            np.add.at(GS, self.scalar_rows_of, G[self.scalar_rows].sum(1))
+            GS[self.scalar_rows_of] += G[self.scalar_rows].sum(1)
 
     def explain(self, d: _Diverged, traced: int) -> str:
         guard = self.graph.guards[d.k][0]
