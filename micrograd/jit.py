@@ -867,10 +867,10 @@ class Jitted:
             try:
                 return prog, prog.run(arrays, B, seed, explain)
             except _Diverged:
-                pass
-            # Some sample took another path than the traced one. If the whole batch agrees on
-            # a new path (another batch, or parameters that moved), a trace of this batch
-            # replays it; if its samples disagree among themselves, no single graph can.
+                # Some sample took another path than the traced one. If the whole batch agrees
+                # on a new path (another batch, or parameters that moved), a trace of this batch
+                # replays it; if its samples disagree among themselves, no single graph can.
+                del self._programs[key]
         prog = self._programs[key] = self._trace(arrays)
         try:
             return prog, prog.run(arrays, B, seed, explain)
