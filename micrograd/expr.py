@@ -155,14 +155,56 @@ def _number(value: int | float, node: ast.AST, text: str) -> int | float:
     return value
 
 
-def _evaluate(expr: ast.expr, names: dict[str, Value], text: str) -> Value | int | float:
-    """Post-order evaluation with an explicit stack: no recursion of our own."""
+Span = tuple[int, int]  # where a number is written in the program: text[start:end]
+
+
+class _Offsets:
+    """ast's (line, UTF-8 byte column) positions as offsets into the program's text."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines(keepends=True)
+        self.starts = [0]
+        for line in self.lines:
+            self.starts.append(self.starts[-1] + len(line))
+
+    def _at(self, line: int, col: int) -> int:
+        return self.starts[line - 1] + len(self.lines[line - 1].encode()[:col].decode())
+
+    def span(self, node: ast.AST) -> Span:
+        return (self._at(node.lineno, node.col_offset),  # type: ignore[attr-defined]
+                self._at(node.end_lineno, node.end_col_offset))  # type: ignore[attr-defined]
+
+
+def _evaluate(
+    expr: ast.expr,
+    names: dict[str, Value],
+    text: str,
+    sources: dict[Value, Span] | None = None,
+    at: _Offsets | None = None,
+) -> tuple[Value | int | float, Span | None]:
+    """Post-order evaluation with an explicit stack: no recursion of our own. Returns the value
+    and, if it is a number, where it is written. A number meeting a Value becomes a constant
+    leaf here, before the op (as the op itself would make it: the same graph), so that `sources`
+    can record where each constant is written (a constant an op makes of its own, such as the -1
+    of ``a - b``, is written nowhere)."""
     results: list[Value | int | float] = []
+    spans: list[Span | None] = []  # beside each result: where a number result is written
+
+    def constant(x: int | float, span: Span | None) -> Value:
+        v = Value(x)
+        if sources is not None and span is not None:
+            sources[v] = span
+        return v
+
+    def where(node: ast.AST) -> Span | None:
+        return at.span(node) if at is not None else None
+
     stack: list[tuple[ast.expr, bool]] = [(expr, False)]
     while stack:
         node, ready = stack.pop()
         if isinstance(node, ast.Constant):
             results.append(_number(node.value, node, text))
+            spans.append(where(node))
         elif isinstance(node, ast.Name):
             if node.id in FUNCTIONS:
                 raise _refuse(node, text, f"using the function {node.id} as a value")
@@ -170,6 +212,7 @@ def _evaluate(expr: ast.expr, names: dict[str, Value], text: str) -> Value | int
                 at, _ = _where(node, text)
                 raise ProgramError(f"{at}the name {node.id!r} is used before it is assigned")
             results.append(names[node.id])
+            spans.append(None)
         elif not ready:
             stack.append((node, True))
             operands = (
@@ -182,18 +225,30 @@ def _evaluate(expr: ast.expr, names: dict[str, Value], text: str) -> Value | int
             stack.extend((child, False) for child in reversed(operands))
         elif isinstance(node, ast.BinOp):
             b, a = results.pop(), results.pop()
+            b_at, a_at = spans.pop(), spans.pop()
             if isinstance(a, Value) or isinstance(b, Value):
+                if not isinstance(a, Value):
+                    a = constant(a, a_at)
+                elif not isinstance(b, Value) and not isinstance(node.op, ast.Pow):
+                    b = constant(b, b_at)  # (x ** 2 keeps its number: the op '**2')
                 results.append(BINARY_OPS[type(node.op)](a, b))
+                spans.append(None)
             else:  # two numbers: fold them, with the engine's checks (0 ** -1, (-8) ** 0.5)
                 results.append(BINARY_OPS[type(node.op)](Value(a), b).data)
+                spans.append(where(node))
         elif isinstance(node, ast.UnaryOp):
-            results.append(UNARY_OPS[type(node.op)](results.pop()))
+            x = results.pop()
+            results.append(UNARY_OPS[type(node.op)](x))
+            spans.pop()
+            spans.append(None if isinstance(x, Value) else where(node))  # -3.0 is one number
         else:
             n = len(node.args)
-            args = [a if isinstance(a, Value) else Value(a) for a in results[-n:]]
-            del results[-n:]
+            args = [a if isinstance(a, Value) else constant(a, a_at)
+                    for a, a_at in zip(results[-n:], spans[-n:])]  # fmt: skip
+            del results[-n:], spans[-n:]
             results.append(FUNCTIONS[node.func.id](*args))
-    return results[0]
+            spans.append(None)
+    return results[0], spans[0]
 
 
 def _version(name: str, k: int) -> str:
@@ -202,7 +257,7 @@ def _version(name: str, k: int) -> str:
     return name + "'" * k if k <= 3 else f"{name}_{k}"
 
 
-def parse_program(text: str) -> dict[str, Value]:
+def parse_program(text: str, sources: dict[Value, Span] | None = None) -> dict[str, Value]:
     """Run a program of the expression language; return every assigned name and its Value.
 
     The dict is in order of assignment, last assigned last: its last value is the program's output.
@@ -210,6 +265,10 @@ def parse_program(text: str) -> dict[str, Value]:
     name labels its new Value with primes (``x = 2.0; x = x*3`` gives `x` and `x'`). No backward
     pass is run. Raises `ProgramError` (a ValueError) for anything outside the language and for
     arithmetic that fails (``log(-1)``, division by zero), naming the line.
+
+    `sources`, if given, is filled with where each leaf is written: ``{Value: (start, end)}``
+    with ``text[start:end]`` the number (``a = 2.0`` gives a's ``2.0``; ``y = 2*x`` the constant's
+    ``2``), so an edit of a leaf's value can be written back into the text.
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_program needs the program as a str, got {type(text).__name__}")
@@ -228,6 +287,7 @@ def parse_program(text: str) -> dict[str, Value]:
 
     names: dict[str, Value] = {}
     assigned: dict[str, int] = {}  # how often each name was assigned so far
+    at = _Offsets(text) if sources is not None else None
     for stmt in tree.body:
         if isinstance(stmt, ast.Expr):
             _check_expression(stmt.value, text)
@@ -245,13 +305,15 @@ def parse_program(text: str) -> dict[str, Value]:
             raise _refuse(stmt, text, f"assigning to the function name {name!r}")
         _check_expression(stmt.value, text)
         try:
-            value = _evaluate(stmt.value, names, text)
+            value, span = _evaluate(stmt.value, names, text, sources, at)
         except ProgramError:
             raise
         except (ArithmeticError, ValueError, TypeError) as exc:  # the engine's own messages
             raise ProgramError(f"line {stmt.lineno}: {exc}") from None
         if not isinstance(value, Value):
             value = Value(value)
+            if sources is not None and span is not None:
+                sources[value] = span
         if not value.label:
             value.label = _version(name, assigned.get(name, 0))
         assigned[name] = assigned.get(name, 0) + 1

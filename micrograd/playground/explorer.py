@@ -9,23 +9,36 @@ after the last step every grad is bit for bit the one `backward()` gives.
 
 Routes (POST, JSON; the tab's state lives in its session):
     /api/explorer/load     {"program": str, "layout": "auto"|"dot"|"layered"}  parse and lay out
+    /api/explorer/point    {"layout": ...}    the Train view's chosen point: its loss graph
     /api/explorer/forward  {}                 fill data in topological order
     /api/explorer/step     {}                 one backward step
     /api/explorer/backward {}                 the rest of the backward pass
     /api/explorer/reset    {}                 grads back to 0, data hidden again
     /api/explorer/set      {"node": id, "value": number}  edit a leaf, run both passes again
     /api/explorer/nudge    {"node": id}       the numerical derivative at a leaf
+    /api/explorer/descend  {"lr": number}     a gradient step: every input -= lr * grad
+
+Editing a leaf writes its new number into the program's text (the answer's `program`), so the
+Expression box, the Examples menu and the graph always agree; a constant the engine makes of its
+own (the -1 of ``a - b``) is written nowhere, so it is not editable. Each chain-rule step carries
+the op's own code (`source`): the lines of engine.py that declare its forward pass and local
+derivatives.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
+import textwrap
 from collections.abc import Callable, Sequence
+from functools import cache
+from pathlib import Path
 from typing import Any
 
+from .. import io
 from ..engine import OPS, Value, backward_step, explain_local, grad, op_kind, topological_order
-from ..expr import ARITY, ProgramError, parse_program
+from ..expr import ARITY, ProgramError, Span, parse_program
 from ..formatting import format_number as fmt
 from ..viz import GraphTooLargeError, display_names, trace
 from .layout import Box, layout
@@ -35,6 +48,7 @@ MAX_PROGRAM_CHARS = 5000
 MAX_NODES = 500  # Values in one graph
 NUDGE_H = 0.001  # the lecture's h
 MAX_ABS_VALUE = 1e15  # an edited leaf: beyond this the 4-decimal display is a wall of digits
+MAX_LR = 1e3  # a gradient step's size, either sign (a negative one climbs, as the lecture does)
 
 EXAMPLES = [
     {
@@ -95,10 +109,58 @@ def recompute(topo: Sequence[Value], leaves: dict[Value, float]) -> dict[Value, 
     return fresh
 
 
+# ------------------------------------------------------------------------ the text of a program
+
+
+def _literal(x: float) -> str:
+    """A number as the program's text writes it: Python's shortest repr (-2.5, 1e-05)."""
+    return repr(float(x))
+
+
+def rewrite(program: str, spans: dict[Value, Span], new: dict[Value, float]) -> str:
+    """`program` with the numbers written at the spans of `new`'s leaves replaced by their new
+    values; `spans` is updated to where every number now is. A negative number written where a
+    ``**`` follows is parenthesized (``-3 ** a`` would read as ``-(3 ** a)``)."""
+    text = program
+    for v in sorted(new, key=lambda v: spans[v][0], reverse=True):  # right to left: offsets hold
+        start, end = spans[v]
+        literal = _literal(new[v])
+        if literal.startswith("-") and text[end:].lstrip().startswith("**"):
+            literal = f"({literal})"
+        text = text[:start] + literal + text[end:]
+        shift = len(literal) - (end - start)
+        for other, (s, e) in spans.items():
+            if s >= end:
+                spans[other] = (s + shift, e + shift)
+        spans[v] = (start, start + len(literal))
+    return text
+
+
+# ------------------------------------------------------------------------ the engine's own code
+
+
+@cache
+def op_source(kind: str) -> dict[str, Any] | None:
+    """Where the engine declares op `kind` (its @_op declaration and method: the forward pass and
+    the local derivatives side by side), as {"file", "first", "last", "code"}; read from the
+    engine itself, so it is always the code that ran."""
+    info = OPS.get(kind)
+    if info is None:
+        return None
+    lines, first = inspect.getsourcelines(info.method)
+    return {
+        "file": f"micrograd/{Path(inspect.getfile(info.method)).name}",
+        "first": first,
+        "last": first + len(lines) - 1,
+        "code": textwrap.dedent("".join(lines)).rstrip("\n"),
+    }
+
+
 # ------------------------------------------------------------------------ names and explanations
 
 
-_SIMPLE = re.compile(r"[^\W\d]\w*(')*|\d[\w.]*")  # a name (α, x', t1) or a non-negative number
+# a name (α, x', t1, w1.2.1: layer 1, neuron 2, input 1) or a non-negative number
+_SIMPLE = re.compile(r"[^\W\d]\w*(\.\d+)*(')*|\d[\w.]*")
 _CALL = re.compile(r"[^\W\d]\w*\([^()]*\)")
 
 
@@ -129,7 +191,12 @@ def _record_width(nodes: Sequence[Value], names: dict[Value, str], grads: dict[V
 
 
 def _drawing(
-    root: Value, nodes: Sequence[Value], ids: dict[Value, str], names: dict[Value, str], engine: str
+    root: Value,
+    nodes: Sequence[Value],
+    ids: dict[Value, str],
+    names: dict[Value, str],
+    engine: str,
+    editable: Callable[[Value], bool],
 ) -> dict[str, Any]:
     # Field widths fit the numbers before and after the backward pass, so nothing moves later.
     record_w = _record_width(nodes, names, _final_grads(root))
@@ -145,7 +212,7 @@ def _drawing(
                 "kind": "value",
                 "name": names[v],
                 "named": bool(v.label),
-                "leaf": not v._prev,
+                "leaf": not v._prev and editable(v),  # the page lets you click it to edit
             }
         )
         if v._prev:
@@ -183,21 +250,52 @@ def _final_grads(root: Value) -> dict[Value, float]:
 
 
 class Explorer:
-    """One tab's explorer: the program's graph and how far the passes have gone."""
+    """One tab's explorer: the program's graph and how far the passes have gone.
 
-    def __init__(self, program: str, engine: str) -> None:
-        names_by_label = parse_program(program)
+    Made from a program of the expression language (`program`), or from a graph already built
+    (`root`, with `title` saying what it is, as the Train view's point is): then there is no text
+    to keep in step, every leaf can be edited, and a gradient step moves the `tunable` leaves."""
+
+    def __init__(
+        self,
+        program: str | None,
+        engine: str,
+        root: Value | None = None,
+        title: str = "",
+        tunable: Sequence[Value] = (),
+    ) -> None:
+        self.sources: dict[Value, Span] = {}  # where each leaf's number is written
+        if program is not None:
+            names_by_label = parse_program(program, self.sources)
+            root = next(reversed(names_by_label.values()))
+        if root is None:
+            raise TypeError("Explorer needs a program or a root Value")
         self.program = program
-        self.root = next(reversed(names_by_label.values()))
+        self.title = title
+        self.root = root
         self.nodes, _ = trace(self.root, max_nodes=MAX_NODES)
         self.ids = {v: f"v{i}" for i, v in enumerate(self.nodes)}
         self.by_id = {i: v for v, i in self.ids.items()}
         self.topo = topological_order(self.root)
         self.names = display_names(self.topo)  # c1, c2, ... and t1, t2, ... as in pictures
         self.engine = engine
-        self.drawing = _drawing(self.root, self.nodes, self.ids, self.names, engine)
+        # What a gradient step moves: the program's named inputs (a = 2.0), as the lecture does
+        # by hand; not the constants written inside expressions (the 2 of 2*n)
+        self.tunable = list(tunable) if program is None else [
+            v for v in self.topo if v in self.sources and v.label
+        ]
+        self.descents = 0
+        self.drawing = self._draw()
         self.order = [v for v in reversed(self.topo) if v._prev]  # the backward steps after seed
         self.reset()
+
+    def editable(self, v: Value) -> bool:
+        """Can the learner set this leaf? Yes if its number is written in the program (or there is
+        no program); not a constant the engine made of its own (the -1 of ``a - b``)."""
+        return not v._prev and (self.program is None or v in self.sources)
+
+    def _draw(self) -> dict[str, Any]:
+        return _drawing(self.root, self.nodes, self.ids, self.names, self.engine, self.editable)
 
     # -- passes
 
@@ -210,6 +308,7 @@ class Explorer:
         self.current: str | None = None
         self.touched: list[str] = []
         self.nudge: dict[str, Any] | None = None
+        self.note = ""  # what the last action did, for the status line
 
     @property
     def total_steps(self) -> int:
@@ -257,7 +356,7 @@ class Explorer:
                 )
             self.current = self.ids[v]
             self.touched = [self.ids[c] for c in v._prev]
-            self.log.append({"node": self.current, "lines": lines})
+            self.log.append({"node": self.current, "lines": lines, "source": op_source(op_kind(v))})
         self.done_steps += 1
         if self.done_steps == self.total_steps:
             self.phase = "done"
@@ -277,7 +376,62 @@ class Explorer:
                 400,
                 f"{self.names[v]} is computed from other nodes; only a leaf (an input) can be set",
             )
+        if not self.editable(v):
+            raise HTTPError(
+                400,
+                f"{self.names[v]} = {fmt(v.data)} is a constant the op made of its own (as a - b "
+                f"is a + (-1)·b), not a number written in the expression: it cannot be set",
+            )
         return v
+
+    def _move(self, new: dict[Value, float]) -> None:
+        """Give leaves new numbers: the forward and backward passes run again, by the engine, and
+        the program's text follows. Raises HTTPError if the engine refuses the arithmetic."""
+        try:
+            fresh = recompute(self.topo, new)
+        except (ArithmeticError, ValueError) as exc:
+            what = ", ".join(f"{self.names[v]} = {x:g}" for v, x in new.items())
+            raise HTTPError(400, f"with {what}: {exc}") from None
+        for node in self.topo:
+            node.data = fresh[node].data
+            node._local = fresh[node]._local
+        if self.program is not None:
+            self.program = rewrite(self.program, self.sources, new)
+        self.reset()
+        self.drawing = self._draw()
+        self.backward()
+        self.current = None
+        self.touched = []
+
+    def descend(self, lr: object) -> None:
+        """The lecture's move by hand: every input nudged against its gradient,
+        ``x.data -= lr * x.grad``, then both passes again; the output moves (down, for lr > 0)."""
+        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or \
+                not 0 < abs(lr) <= MAX_LR:  # fmt: skip
+            raise HTTPError(400, f"the step size must be a number, not 0, between -{MAX_LR:g} and "
+                                 f"{MAX_LR:g}, got {str(lr)[:40]!r}")  # fmt: skip
+        if not self.tunable:
+            raise HTTPError(400, "this graph has no named inputs to move (write `a = 2.0` lines)")
+        ran = self.phase != "done"
+        self.backward()  # the grads the step follows
+        before = self.root.data
+        new = {v: v.data - lr * v.grad for v in self.tunable}
+        bad = [v for v, x in new.items() if not math.isfinite(x) or abs(x) > MAX_ABS_VALUE]
+        if bad:
+            v = bad[0]
+            raise HTTPError(400, f"the step would move {self.names[v]} to {new[v]:g}, beyond "
+                                 f"±1e15: take a smaller step")  # fmt: skip
+        lines = [f"{self.names[v]}: {fmt(v.data)} - {lr:g} × {fmt(v.grad)} → {fmt(x)}"
+                 for v, x in new.items()]  # fmt: skip
+        self._move(new)
+        self.descents += 1
+        out = _ref(self.names[self.root])
+        head = (f"Gradient step {self.descents} (lr = {lr:g}): every input -= lr × its grad"
+                + (" (the backward pass ran first, for the grads)" if ran else ""))
+        tail = f"{out}: {fmt(before)} → {fmt(self.root.data)}"
+        self.log = [{"node": None, "lines": [head, *lines, tail]}]
+        self.note = f"Gradient step {self.descents}: {out} went from {fmt(before)} to " \
+                    f"{fmt(self.root.data)}; the grads are those of the new point."
 
     def set_leaf(self, node_id: object, value: object) -> None:
         v = self.leaf(node_id)
@@ -288,16 +442,7 @@ class Explorer:
             raise HTTPError(
                 400, f"the value must be a number between -1e15 and 1e15, got {value!r}"
             )
-        try:
-            fresh = recompute(self.topo, {v: value})
-        except (ArithmeticError, ValueError) as exc:
-            raise HTTPError(400, f"with {self.names[v]} = {value:g}: {exc}") from None
-        for node in self.topo:
-            node.data = fresh[node].data
-            node._local = fresh[node]._local
-        self.reset()
-        self.drawing = _drawing(self.root, self.nodes, self.ids, self.names, self.engine)
-        self.backward()
+        self._move({v: value})
         self.log = [
             {
                 "node": node_id,
@@ -306,8 +451,6 @@ class Explorer:
                 ],
             }
         ]
-        self.current = None
-        self.touched = []
         self.nudge = self.nudge_at(v)
 
     def nudge_at(self, v: Value) -> dict[str, Any]:
@@ -351,10 +494,14 @@ class Explorer:
             "nudge": self.nudge,
             "output": self.ids[self.root],
             "forward_order": [self.ids[v] for v in self.topo],
+            "note": self.note,
+            "descents": self.descents,
+            # the text the Expression box shows: the program, or what the graph is
+            "program": self.program if self.program is not None else f"# {self.title}",
+            "from_program": self.program is not None,
         }
         if with_drawing:
             answer["drawing"] = self.drawing
-            answer["program"] = self.program
         return answer
 
 
@@ -393,9 +540,7 @@ def load(req: Request) -> dict[str, Any]:
         )
     if not program.strip():
         raise HTTPError(400, "the expression is empty: write assignments like `a = 2.0; b = a*a`")
-    engine = body.get("layout", "auto")
-    if engine not in ("auto", "dot", "layered"):
-        raise HTTPError(400, "layout must be 'auto', 'dot' or 'layered'")
+    engine = _layout_of(body)
     try:
         ex = Explorer(program, engine)
     except ProgramError as exc:
@@ -439,6 +584,74 @@ def nudge(req: Request) -> dict[str, Any]:
         return ex.state()
 
 
+def descend(req: Request) -> dict[str, Any]:
+    body = _body(req)
+    with req.session.lock:
+        ex = _explorer(req)
+        ex.descend(body.get("lr"))
+        return ex.state(with_drawing=True)
+
+
+def _layout_of(body: dict[str, Any]) -> str:
+    engine = body.get("layout", "auto")
+    if engine not in ("auto", "dot", "layered"):
+        raise HTTPError(400, "layout must be 'auto', 'dot' or 'layered'")
+    return engine
+
+
+def point_graph(trainer: Any) -> tuple[Value, list[Value], str]:
+    """The Train view's chosen point as the explorer shows it: that point's loss through a copy
+    of the network as it is now (training goes on untouched), every weight and bias a leaf named
+    by where it sits (w2.3.1: layer 2, neuron 3, input 1), the point's inputs x₁, x₂. Returns the
+    loss, the parameters (what a gradient step moves) and a title."""
+    from .train_settings import PER_SAMPLE
+
+    with trainer.lock:
+        model = io.loads(io.dumps(trainer.model))  # exact: JSON floats round-trip
+        i = trainer.pick
+        x, target, loss = trainer.X[i], trainer.T[i], trainer.settings.loss
+    for li, layer in enumerate(model.layers, start=1):
+        for ni, n in enumerate(layer.neurons, start=1):
+            for k, w in enumerate(n.w, start=1):
+                w.label = f"w{li}.{ni}.{k}"
+            n.b.label = f"b{li}.{ni}"
+    h = [Value(float(v), label=f"x{k}") for k, v in enumerate(x, start=1)]
+    last = len(model.layers)
+    for li, layer in enumerate(model.layers, start=1):  # names as the Train view's picture has
+        h = layer.outputs(h)
+        for ni, v in enumerate(h, start=1):
+            pre = v._prev[0] if len(v._prev) == 1 else None  # an activation's child: w·x+b
+            if pre is not None:
+                pre.label = f"a{li}.{ni}"
+            v.label = (f"h{li}.{ni}" if li < last else "s" if len(h) == 1 else f"z{ni}")
+    out = PER_SAMPLE[loss](h, target)
+    out.label = "loss"
+    where = ", ".join(fmt(v) for v in x)
+    title = (f"the Train view's point {i} (x = {where}): its {loss} loss through the network as "
+             f"it was at that moment. Build graph replaces it with an expression.")  # fmt: skip
+    return out, model.parameters(), title
+
+
+def point(req: Request) -> dict[str, Any]:
+    body = _body(req)
+    engine = _layout_of(body)
+    trainer = req.session.state.get("train")
+    if trainer is None:
+        raise HTTPError(409, "no training in this tab yet: open the Train view, choose a point, "
+                             "then its graph")  # fmt: skip
+    root, params, title = point_graph(trainer)
+    try:
+        ex = Explorer(None, engine, root=root, title=title, tunable=params)
+    except GraphTooLargeError:
+        raise HTTPError(
+            400, f"this network's graph for one point has more than {MAX_NODES} values, more than "
+                 f"the explorer shows: try fewer or smaller hidden layers in the Train view"
+        ) from None  # fmt: skip
+    with req.session.lock:
+        req.session.state["explorer"] = ex
+        return ex.state(with_drawing=True)
+
+
 def _signature(name: str, arity: int) -> str:
     """How the page lists a function of the language: tanh(x), maximum(a, b)."""
     return f"{name}({'x' if arity == 1 else ', '.join('abcd'[:arity])})"
@@ -458,4 +671,6 @@ ROUTES = {
     ("POST", "/api/explorer/reset"): _action("reset"),
     ("POST", "/api/explorer/set"): set_value,
     ("POST", "/api/explorer/nudge"): nudge,
+    ("POST", "/api/explorer/descend"): descend,
+    ("POST", "/api/explorer/point"): point,
 }

@@ -9,6 +9,7 @@ let view = null;          // the last answer from the server
 let drawing = null;       // the laid-out graph
 let zoom = null;          // null = fit to width (not below MIN_FIT), else a fixed scale
 let selectedLeaf = null;  // id of the leaf being edited
+let examples = [];        // the Examples menu's programs
 const MIN_FIT = 0.8;  // below this the 12px numbers are too small to read: scroll instead
 const params = new URLSearchParams(location.search);
 const layoutEngine = ["dot", "layered"].includes(params.get("layout")) ? params.get("layout") : "auto";
@@ -145,19 +146,46 @@ function update(state) {
   renderLog(state);
   renderStatus(state);
   renderNudge(state);
-  if (state.current) reveal(nodeEl(state.current));
+  syncProgram(state);
+  if (state.current) reveal([state.current, ...state.touched].map(nodeEl));
 }
 
-// Scroll the graph (not the page) so that a node is in view: on a phone the graph is wider
-// than the screen and the backward pass walks right to left.
-function reveal(el) {
-  if (!el) return;
+// The Expression box shows the graph's program (a leaf edit or a gradient step rewrites its
+// numbers), and the Examples menu names it only while it is that example's text.
+function syncProgram(state) {
+  if (state.program !== undefined && $("program").value !== state.program) {
+    $("program").value = state.program;
+  }
+  syncMenu();
+}
+
+function syncMenu() {
+  const text = $("program").value;
+  const i = examples.findIndex((ex) => ex.program === text);
+  $("examples").value = i < 0 ? "" : String(i);
+}
+
+// Scroll the graph (not the page) so that the current node and the children that just got their
+// grads are in view (as many as fit, the current node first): on a phone the graph is wider than
+// the screen and the backward pass walks right to left.
+function reveal(els) {
+  els = els.filter(Boolean);
+  if (!els.length) return;
   const box = $("graph");
-  const r = el.getBoundingClientRect(), b = box.getBoundingClientRect();
-  if (r.left < b.left) box.scrollLeft -= b.left - r.left + 24;
-  else if (r.right > b.right) box.scrollLeft += r.right - b.right + 24;
-  if (r.top < b.top) box.scrollTop -= b.top - r.top + 12;
-  else if (r.bottom > b.bottom) box.scrollTop += r.bottom - b.bottom + 12;
+  const b = box.getBoundingClientRect();
+  const r = els[0].getBoundingClientRect();
+  let left = r.left, right = r.right, top = r.top, bottom = r.bottom;
+  for (const el of els.slice(1)) {  // widen to each child while the whole still fits
+    const c = el.getBoundingClientRect();
+    const l = Math.min(left, c.left), rr = Math.max(right, c.right);
+    const t = Math.min(top, c.top), bb = Math.max(bottom, c.bottom);
+    if (rr - l <= b.width - 48) { left = l; right = rr; }
+    if (bb - t <= b.height - 24) { top = t; bottom = bb; }
+  }
+  if (left < b.left) box.scrollLeft -= b.left - left + 24;
+  else if (right > b.right) box.scrollLeft += right - b.right + 24;
+  if (top < b.top) box.scrollTop -= b.top - top + 12;
+  else if (bottom > b.bottom) box.scrollTop += bottom - b.bottom + 12;
 }
 
 function renderLog(state) {
@@ -171,6 +199,17 @@ function renderLog(state) {
       div.textContent = line;
       li.appendChild(div);
     }
+    if (entry.source) {  // the op's own code in engine.py: what computed these numbers
+      const src = entry.source;
+      const details = document.createElement("details");
+      details.className = "src";
+      const summary = document.createElement("summary");
+      summary.textContent = `the code: ${src.file}, lines ${src.first}–${src.last}`;
+      const pre = document.createElement("pre");
+      pre.textContent = src.code;
+      details.append(summary, pre);
+      li.appendChild(details);
+    }
     log.appendChild(li);
   });
   $("log-empty").hidden = state.log.length > 0;
@@ -183,7 +222,7 @@ function renderStatus(state) {
   else if (state.phase === "forward") text = `Forward pass done: ${state.forward_order.length} nodes, in topological order. Now step backward.`;
   else if (state.phase === "backward") text = `Backward step ${state.step} of ${state.steps}.`;
   else text = `Backward pass done (${state.steps} steps): every grad is what backward() gives.`;
-  $("status").textContent = text;
+  $("status").textContent = state.note || text;
   $("forward").disabled = state.phase !== "built";
   $("step").disabled = state.phase === "done";
   $("backward").disabled = state.phase === "done";
@@ -231,6 +270,22 @@ async function build() {
   } catch (err) {
     showError("program-error", err.message);
     $("program").focus();
+  }
+}
+
+async function descend(ev) {
+  ev.preventDefault();
+  const text = $("lr").value.trim();
+  const lr = Number(text);
+  if (text === "" || !Number.isFinite(lr) || lr === 0) {
+    showError("descend-error", `the step size must be a number other than 0, got ${JSON.stringify(text)}`);
+    return;
+  }
+  closeLeaf();
+  try {
+    update(await send("/api/explorer/descend", { lr }, "descend-error"));
+  } catch (err) {
+    showError("descend-error", err.message);
   }
 }
 
@@ -292,6 +347,8 @@ async function init() {
   $("backward").addEventListener("click", () => act("backward"));
   $("reset").addEventListener("click", () => act("reset"));
   $("leaf-form").addEventListener("submit", setLeaf);
+  $("descend-form").addEventListener("submit", descend);
+  $("program").addEventListener("input", syncMenu);
   $("leaf-close").addEventListener("click", () => { const id = selectedLeaf; closeLeaf(); if (id) nodeEl(id)?.focus(); });
   $("leaf-value").addEventListener("keydown", (ev) => {
     if (ev.key === "Escape") { const id = selectedLeaf; closeLeaf(); if (id) nodeEl(id)?.focus(); }
@@ -301,7 +358,9 @@ async function init() {
   $("zoom-fit").addEventListener("click", () => { zoom = null; applyZoom(); });
   window.addEventListener("resize", () => { if (zoom === null) applyZoom(); });
 
-  const { examples, default: program, functions } = await api("/api/explorer/examples", undefined, "program-error");
+  const answer = await api("/api/explorer/examples", undefined, "program-error");
+  examples = answer.examples;
+  const { default: program, functions } = answer;
   $("functions").textContent = functions.join(", ");
   const select = $("examples");
   const blank = document.createElement("option");
@@ -320,7 +379,18 @@ async function init() {
     build();
   });
   $("program").value = program;
-  await build();
+  if (params.get("from") === "train") {
+    // The Train view's chosen point, opened here (same tab, same session): its loss graph.
+    try {
+      closeLeaf();
+      update(await send("/api/explorer/point", { layout: layoutEngine }, "program-error"));
+    } catch (err) {
+      await build();  // the default expression instead, and why (after: a build clears errors)
+      showError("program-error", err.message);
+    }
+  } else {
+    await build();
+  }
   document.body.dataset.ready = "1";
 }
 
