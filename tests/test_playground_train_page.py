@@ -128,7 +128,7 @@ def test_settings_live_in_the_url(page, playground, browser):
 
 def test_clicked_points_change_the_data_and_bad_input_is_explained(page, playground, screenshot):
     open_train(page, playground)
-    plot = page.get_by_role("img", name=re.compile("Decision regions"))
+    plot = page.get_by_role("application", name=re.compile("Decision regions"))
     box = plot.bounding_box()
     page.locator("#class-0").check()
     plot.click(position={"x": 12, "y": box["height"] - 12})  # bottom-left corner: no point there

@@ -17,6 +17,7 @@ window.trainView = { // for tests and the curious: the page's view of the run
   history: () => view.steps.map((s, i) => [s, view.losses[i], view.highs[i], view.accs[i]]),
   meta: () => view.meta,
   frame: () => view.frame,
+  drawn: () => view.drawn, // frames drawn so far (at most one per screen refresh)
 };
 
 // ------------------------------------------------------------------ settings <-> URL and controls
@@ -54,9 +55,15 @@ function controlsToSettings() {
 
 function settingsToControls(s) {
   for (const k of FIELDS) $(k).value = k === "hidden" ? s.hidden.join(",") : String(s[k]);
+  fitHidden();
   $("zero_grad").checked = s.zero_grad;
   $("momentum-field").hidden = s.optimizer !== "sgd";
   view.added = s.added.map((p) => p.slice());
+}
+
+// The Hidden layers box is as wide as what it holds (6 layers of 32 is 17 characters).
+function fitHidden() {
+  $("hidden").size = Math.max(10, $("hidden").value.length + 1);
 }
 
 function fillSelect(id, items) {
@@ -206,10 +213,21 @@ function setFrame(f) {
   $("play").disabled = f.playing || !!f.error;
   $("pause").disabled = !f.playing;
   if (f.error) showError("train-error", f.error);
+  // Draw once per screen refresh, the newest frame: frames that arrive faster than the page can
+  // draw them (a big network's 192 heat maps) are skipped, never queued.
+  if (!view.drawPending) {
+    view.drawPending = true;
+    requestAnimationFrame(drawFrame);
+  }
+}
+
+function drawFrame() {
+  view.drawPending = false;
   drawPlot();
   drawCurves();
   drawNet();
   drawGraphNumbers();
+  view.drawn = (view.drawn || 0) + 1;
 }
 
 // ------------------------------------------------------------------ the plot: regions and points
@@ -224,6 +242,17 @@ function decode(b64) {
 function mix(c, t) { // white -> colour c by t in [0, 1]
   return c.map((v) => Math.round(255 + (v - 255) * t));
 }
+
+// A heat map's 256 shades (byte 0: -1, orange; 255: +1, blue) as RGBA words, made once: a pixel
+// is then one array write (a 6x32 network draws 192 maps a frame).
+const HEAT = (() => {
+  const lut = new Uint32Array(256), bytes = new Uint8Array(lut.buffer);
+  for (let v = 0; v < 256; v++) {
+    const x = v / 127.5 - 1, rgb = mix(x >= 0 ? COLORS[1] : COLORS[0], 0.85 * Math.abs(x));
+    bytes.set([rgb[0], rgb[1], rgb[2], 255], 4 * v);
+  }
+  return lut;
+})();
 
 function regionImage(grid, side, only = null) {
   const img = new ImageData(side, side);
@@ -280,6 +309,43 @@ function drawPlot() {
   ctx.strokeStyle = "#c9ced6";
   ctx.lineWidth = 1;
   ctx.strokeRect(0.5, 0.5, c.width - 1, c.height - 1);
+  if (view.cross && document.activeElement === c) { // the keyboard's cross: where Enter adds
+    const [px, py] = toPixel(view.cross[0], view.cross[1]);
+    ctx.strokeStyle = "#111";
+    ctx.lineWidth = 2;
+    ctx.beginPath();
+    ctx.moveTo(px - 10, py); ctx.lineTo(px + 10, py);
+    ctx.moveTo(px, py - 10); ctx.lineTo(px, py + 10);
+    ctx.stroke();
+  }
+}
+
+// The plot by keyboard: arrow keys move a cross (Shift: farther), Enter adds a point of the chosen
+// class there (Shift+Enter: the other class), [ and ] choose the previous and next point.
+function onPlotKey(ev) {
+  const meta = view.meta;
+  if (!meta) return;
+  const [x0, x1, y0, y1] = meta.extent;
+  if (!view.cross) view.cross = [(x0 + x1) / 2, (y0 + y1) / 2];
+  const step = (ev.shiftKey ? 0.1 : 0.02);
+  const moves = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, 1], ArrowDown: [0, -1] };
+  if (moves[ev.key]) {
+    const [dx, dy] = moves[ev.key];
+    view.cross = [Math.min(x1, Math.max(x0, view.cross[0] + dx * step * (x1 - x0))),
+      Math.min(y1, Math.max(y0, view.cross[1] + dy * step * (y1 - y0)))];
+    $("plot-status").textContent = `cross at x₁ = ${fmt(view.cross[0])}, x₂ = ${fmt(view.cross[1])}`;
+  } else if (ev.key === "Enter") {
+    const [x, y] = view.cross;
+    const added = meta.settings.added.concat([[+x.toFixed(3), +y.toFixed(3), chosenClass(ev.shiftKey)]]);
+    post("/api/train/points", { added }).catch(showIn("train-error"));
+  } else if (ev.key === "[" || ev.key === "]") {
+    const n = meta.points.length;
+    choose((view.pick + (ev.key === "]" ? 1 : n - 1)) % n);
+  } else {
+    return;
+  }
+  ev.preventDefault();
+  drawPlot();
 }
 
 function onPlotClick(ev) {
@@ -348,7 +414,8 @@ function drawCurves() {
 function netGeometry(sizes) {
   const W = $("net").clientWidth || 420;
   const tallest = Math.max(...sizes);
-  const box = Math.max(10, Math.min(36, Math.floor(440 / tallest) - 6));
+  // a neuron's square: smaller as layers grow, but never a dot (32 neurons: a 16 px map each)
+  const box = Math.max(16, Math.min(36, Math.floor(440 / tallest) - 6));
   const H = Math.max(tallest * (box + 6) + 10, 120);
   const cols = sizes.length;
   const xs = sizes.map((_, i) => 12 + i * (W - 24 - box) / Math.max(cols - 1, 1));
@@ -358,26 +425,21 @@ function netGeometry(sizes) {
 
 function buildNet(sizes) {
   const net = $("net");
-  for (const el of net.querySelectorAll("canvas, .nlabel")) el.remove();
+  for (const el of net.querySelectorAll("canvas:not(#net-links), .nlabel")) el.remove();
   const g = netGeometry(sizes);
   view.net = g;
   net.style.height = `${g.H}px`;
-  const svg = $("net-links");
-  svg.setAttribute("width", g.W);
-  svg.setAttribute("height", g.H);
-  svg.textContent = "";
-  const ns = "http://www.w3.org/2000/svg";
-  view.links = [];
+  // The links are drawn on one canvas: thousands of SVG lines restyled every frame took the page
+  // to 10 frames a second at 6 layers of 32; a canvas of them draws in a few milliseconds.
+  const links = $("net-links");
+  links.className = "links";
+  const dpr = window.devicePixelRatio || 1;
+  links.width = Math.round(g.W * dpr); links.height = Math.round(g.H * dpr);
+  Object.assign(links.style, { width: `${g.W}px`, height: `${g.H}px` });
+  view.links = []; // [layer][neuron][input] = [x1, y1, x2, y2], in CSS pixels
   for (let l = 1; l < sizes.length; l++) {
-    view.links.push(g.pos[l].map(([x2, y2]) => g.pos[l - 1].map(([x1, y1]) => {
-      const line = document.createElementNS(ns, "line");
-      line.setAttribute("x1", x1 + g.box); line.setAttribute("y1", y1 + g.box / 2);
-      line.setAttribute("x2", x2); line.setAttribute("y2", y2 + g.box / 2);
-      const t = document.createElementNS(ns, "title");
-      line.append(t);
-      svg.append(line);
-      return line;
-    })));
+    view.links.push(g.pos[l].map(([x2, y2]) => g.pos[l - 1].map(([x1, y1]) =>
+      [x1 + g.box, y1 + g.box / 2, x2, y2 + g.box / 2])));
   }
   view.heat = [];
   view.outCanvases = [];
@@ -395,7 +457,8 @@ function buildNet(sizes) {
   const names = sizes.map((n, l) => l === 0 ? "inputs" : l === sizes.length - 1 ? "output" : `layer ${l}`);
   names.forEach((name, l) => {
     const s = Object.assign(document.createElement("span"), { className: "nlabel", textContent: name });
-    s.style.left = `${g.pos[l][0][0]}px`;
+    if (l === names.length - 1) s.style.right = "0"; // the last one ends at the edge, not past it
+    else s.style.left = `${g.pos[l][0][0]}px`;
     net.append(s);
   });
 }
@@ -417,10 +480,8 @@ function drawNet() {
     const cv = view.heat[i];
     if (!cv) return;
     const side = cv.width, img = new ImageData(side, side), v = decode(b64);
-    for (let k = 0; k < side * side; k++) {
-      const x = v[k] / 127.5 - 1, rgb = mix(x >= 0 ? COLORS[1] : COLORS[0], 0.85 * Math.abs(x));
-      img.data.set([rgb[0], rgb[1], rgb[2], 255], 4 * k);
-    }
+    const px = new Uint32Array(img.data.buffer);
+    for (let k = 0; k < side * side; k++) px[k] = HEAT[v[k]];
     cv.getContext("2d").putImageData(img, 0, 0);
   });
   if (f.grid) { // one output: the regions; one per class: where that class wins
@@ -430,15 +491,58 @@ function drawNet() {
       cv.getContext("2d").putImageData(regionImage(f.grid, side, view.outCanvases.length > 1 ? k : null), 0, 0);
     });
   }
-  f.weights.forEach((layer, l) => layer.forEach((neuron, j) => neuron.slice(0, -1).forEach((w, i) => {
-    const line = view.links[l] && view.links[l][j] && view.links[l][j][i];
-    if (!line) return;
+  drawLinks(f.weights);
+}
+
+// The links, blue for a positive weight, orange for a negative one, thicker and darker the
+// larger it is. Links of the same look go in one path (a few dozen strokes, not thousands).
+function drawLinks(weights) {
+  const cv = $("net-links"), ctx = cv.getContext("2d"), dpr = cv.width / (view.net.W || 1);
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, view.net.W, view.net.H);
+  ctx.lineCap = "round";
+  const paths = new Map(); // look -> Path2D
+  weights.forEach((layer, l) => {
+    // Between two wide layers the links are many and close: thinner, so that they stay apart
+    // (and wide anti-aliased lines by the thousand are what makes a page slow to paint).
+    const widest = Math.max(1, Math.min(7, 32 / Math.sqrt(layer.length * (layer[0] || []).length)));
+    layer.forEach((neuron, j) => neuron.slice(0, -1).forEach((w, i) => {
+    const seg = view.links[l] && view.links[l][j] && view.links[l][j][i];
+    if (!seg) return;
     const a = Math.abs(w == null ? 0 : w);
-    line.setAttribute("stroke", `rgb(${w >= 0 ? COLORS[1] : COLORS[0]})`);
-    line.setAttribute("stroke-width", Math.min(7, 0.4 + 2.2 * a).toFixed(2));
-    line.setAttribute("stroke-opacity", Math.min(0.95, 0.25 + 0.5 * a).toFixed(2));
-    line.firstChild.textContent = `w = ${w == null ? "nan" : fmt(w)}`;
+    const look = `${w >= 0 ? 1 : 0} ${Math.min(widest, 0.4 + 2.2 * a).toFixed(1)} ${Math.min(0.95, 0.25 + 0.5 * a).toFixed(2)}`;
+    let p = paths.get(look);
+    if (!p) paths.set(look, p = new Path2D());
+    p.moveTo(seg[0], seg[1]); p.lineTo(seg[2], seg[3]);
+    }));
+  });
+  for (const [look, p] of paths) {
+    const [sign, width, alpha] = look.split(" ");
+    const c = COLORS[sign === "1" ? 1 : 0];
+    ctx.strokeStyle = `rgba(${c[0]}, ${c[1]}, ${c[2]}, ${alpha})`;
+    ctx.lineWidth = Number(width);
+    ctx.stroke(p);
+  }
+}
+
+// The link nearest the pointer (within a few pixels): [layer, neuron, input], or null.
+function linkAt(x, y) {
+  let best = null, bestD = 5;
+  view.links.forEach((layer, l) => layer.forEach((neuron, j) => neuron.forEach(([x1, y1, x2, y2], i) => {
+    const dx = x2 - x1, dy = y2 - y1, t = Math.max(0, Math.min(1, ((x - x1) * dx + (y - y1) * dy) / (dx * dx + dy * dy || 1)));
+    const d = Math.hypot(x - (x1 + t * dx), y - (y1 + t * dy));
+    if (d < bestD) { bestD = d; best = [l, j, i]; }
   })));
+  return best;
+}
+
+// A link's tooltip: its weight now, as the pointer moves over it.
+function linkTitle(ev) {
+  const cv = $("net-links"), r = cv.getBoundingClientRect();
+  const at = view.frame && view.links ? linkAt(ev.clientX - r.left, ev.clientY - r.top) : null;
+  if (!at) { cv.title = ""; return; }
+  const [l, j, i] = at, w = view.frame.weights[l][j][i];
+  cv.title = `w = ${w == null ? "nan" : fmt(w)} (layer ${l + 1}, neuron ${j + 1}, input ${i + 1})`;
 }
 
 // ------------------------------------------------------------------ the chosen point's graph
@@ -447,9 +551,8 @@ function buildGraph(graph) {
   const svg = $("graph"), ns = "http://www.w3.org/2000/svg";
   svg.textContent = "";
   const [w, h] = graph.box, pad = 6;
-  // natural size, or a little smaller so that the loss at the right end is in view
-  const room = svg.parentElement.clientWidth || 1200;
-  const scale = Math.max(0.75, Math.min(1, room / (graph.width + 2 * pad)));
+  // natural size (11 px text: never smaller, on a phone too); the panel scrolls instead
+  const scale = 1;
   svg.setAttribute("width", Math.round((graph.width + 2 * pad) * scale));
   svg.setAttribute("height", Math.round((graph.height + 2 * pad) * scale));
   svg.setAttribute("viewBox", `${-pad} ${-pad} ${graph.width + 2 * pad} ${graph.height + 2 * pad}`);
@@ -547,6 +650,11 @@ async function main() {
   $("download-model").onclick = () => downloadModel().catch(showIn("train-error"));
   $("download-picture").onclick = downloadPicture;
   $("plot").addEventListener("click", onPlotClick);
+  $("plot").addEventListener("keydown", onPlotKey);
+  $("plot").addEventListener("focus", drawPlot);
+  $("plot").addEventListener("blur", drawPlot);
+  $("hidden").addEventListener("input", fitHidden);
+  $("net-links").addEventListener("mousemove", linkTitle);
   let resizing = null;
   window.addEventListener("resize", () => { // the network picture is drawn to the panel's width
     clearTimeout(resizing);
