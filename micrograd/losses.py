@@ -215,6 +215,14 @@ def cross_entropy(
     return _reduce(terms, reduction, "cross_entropy")
 
 
+def l1(parameters: Iterable[Value], alpha: float = 1e-4) -> Value:
+    """L1 regularisation, ``alpha * sum(|p|)``: it pulls every weight toward 0 by the same amount
+    (alpha per unit of loss), so small weights end at exactly 0, unlike L2's pull in proportion."""
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or alpha < 0:
+        raise ValueError(f"l1: alpha must be a non-negative number, got {alpha!r}")
+    return alpha * Value.sum(p.abs() for p in parameters)
+
+
 def l2(parameters: Iterable[Value], alpha: float = 1e-4) -> Value:
     """L2 regularisation, ``alpha * sum(p*p)`` (karpathy's demo uses alpha = 1e-4)."""
     if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or alpha < 0:

@@ -112,13 +112,18 @@ def _resolve_loss(loss: str | LossFn) -> tuple[LossFn, str | None]:
 
 
 def backprop(model: Module, loss: Value, alpha: float = 0.0,
-             params: Sequence[Value] | None = None, zero_grad: bool = True) -> Value:
+             params: Sequence[Value] | None = None, zero_grad: bool = True,
+             l1: float = 0.0) -> Value:
     """The part every training step shares, eager or jit, here or in the playground: the batch
-    `loss` plus ``alpha * sum(p*p)`` when alpha > 0, the grads zeroed, backward(). Returns the
-    loss it differentiated; the update (an optimizer's `step`) comes next. ``zero_grad=False``
-    is the lecture's bug, for the playground to show: each step's gradients add to the last."""
+    `loss` plus ``alpha * sum(p*p)`` when alpha > 0 (and ``l1 * sum(|p|)`` when l1 > 0), the
+    grads zeroed, backward(). Returns the loss it differentiated; the update (an optimizer's
+    `step`) comes next. ``zero_grad=False`` is the lecture's bug, for the playground to show:
+    each step's gradients add to the last."""
+    ps = model.parameters() if params is None else params
     if alpha:
-        loss = loss + L.l2(model.parameters() if params is None else params, alpha)
+        loss = loss + L.l2(ps, alpha)
+    if l1:
+        loss = loss + L.l1(ps, l1)
     if zero_grad:
         model.zero_grad()
     loss.backward()

@@ -144,6 +144,15 @@ def test_l2_matches_torch_and_karpathy() -> None:
     assert losses.l2(ps2, 1e-4).data == (1e-4 * sum(p * p for p in ps2)).data
 
 
+def test_l1_matches_torch() -> None:
+    ps = leaves(PREDS)
+    t = torch_leaf(PREDS)
+    check(losses.l1(ps, alpha=0.01), ps, 0.01 * t.abs().sum(), t)
+    for bad in (-0.1, True, "0.1"):
+        with pytest.raises(ValueError, match="l1: alpha"):
+            losses.l1(leaves(PREDS), bad)
+
+
 def test_losses_compose_with_backward_through_a_model() -> None:
     from micrograd.nn import MLP
 

@@ -69,7 +69,7 @@ OUTPUT_RULES = {
 
 # Settings that apply to the running model (the optimiser's and the batches'); any other change
 # means a new model or new data, and training starts over.
-LIVE_SETTINGS = frozenset({"lr", "momentum", "l2", "batch", "zero_grad"})
+LIVE_SETTINGS = frozenset({"lr", "momentum", "l2", "l1", "batch", "zero_grad"})
 
 LABELS = {  # setting -> the control's name on the page, for error messages
     "dataset": "Dataset",
@@ -82,6 +82,8 @@ LABELS = {  # setting -> the control's name on the page, for error messages
     "lr": "Learning rate",
     "momentum": "Momentum",
     "l2": "L2",
+    "l1": "L1",
+    "data_seed": "New data",
     "batch": "Batch size",
     "zero_grad": "Zero the grads",
     "seed": "Seed",
@@ -186,10 +188,12 @@ class Settings:
     lr: float = 0.03  # learning rate
     momentum: float = 0.9  # SGD's momentum (Adam ignores it)
     l2: float = 1e-4  # alpha of the L2 penalty alpha * sum(w*w)
+    l1: float = 0.0  # alpha of the L1 penalty alpha * sum(|w|)
     batch: int = 0  # points per step; 0 = all of them
     seed: int = 1337  # initial weights: MLP built after random.seed(seed)
     added: tuple[tuple[float, float, int], ...] = ()  # learner's points: (x, y, class)
     zero_grad: bool = True  # False: the lecture's bug, grads never zeroed between steps
+    data_seed: int = DATA_SEED  # the points' random draw (New data picks another)
 
     @classmethod
     def from_dict(cls, d: object, base: Settings | None = None) -> Settings:
@@ -222,10 +226,12 @@ class Settings:
             lr=check_real("lr", g("lr"), 0.0, MAX_LR, low_open=True),
             momentum=check_real("momentum", g("momentum"), 0.0, 0.999),
             l2=check_real("l2", g("l2"), 0.0, 1.0),
+            l1=check_real("l1", g("l1"), 0.0, 1.0),
             batch=batch,
             seed=check_whole("seed", g("seed"), 0, 2**31 - 1),
             added=check_added(g("added"), classes, nin),
             zero_grad=check_flag("zero_grad", g("zero_grad")),
+            data_seed=check_whole("data_seed", g("data_seed"), 0, 2**31 - 1),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -272,9 +278,9 @@ def make_data(s: Settings) -> tuple[list[list[float]], list[int]]:
     if s.dataset == "lecture":
         X, ys = data.lecture()
     elif s.dataset == "spiral3":
-        X, ys = spiral3(s.points, s.noise)
+        X, ys = spiral3(s.points, s.noise, seed=s.data_seed)
     else:
-        X, ys = getattr(data, s.dataset)(s.points, s.noise, seed=DATA_SEED)
+        X, ys = getattr(data, s.dataset)(s.points, s.noise, seed=s.data_seed)
     if s.dataset == "spiral3":
         cls = [int(c) for c in ys]
     else:  # ±1 labels: class 1 is +1

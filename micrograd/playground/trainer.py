@@ -218,7 +218,8 @@ class Trainer:
                     hits += predict([z.data for z in zs]) == self.cls[i]
                 total = Value.sum(terms) * (1.0 / len(terms))
                 acc = hits / len(terms) if idx is None else self._accuracy_eager()
-            total = backprop(self.model, total, s.l2, self.params, zero_grad=s.zero_grad)
+            total = backprop(self.model, total, s.l2, self.params, zero_grad=s.zero_grad,
+                             l1=s.l1)
             self.opt.step()
         except TraceError as e:  # jit could not compile the step: a bug of ours, not the rate's
             self._diverged(f"step {self.step_no + 1}: micrograd.jit failed ({e})")

@@ -6,7 +6,7 @@
 
 const COLORS = [[245, 147, 34], [8, 119, 189], [58, 166, 85]]; // class 0 orange, 1 blue, 2 green
 const FIELDS = ["dataset", "points", "noise", "hidden", "activation", "loss", "optimizer", "lr",
-  "momentum", "l2", "batch", "seed", "zero_grad"];
+  "momentum", "l2", "l1", "batch", "seed", "zero_grad", "data_seed"];
 const $ = (id) => document.getElementById(id);
 
 const view = {
@@ -31,6 +31,7 @@ function settingsFromUrl() {
   }
   if (q.has("pick")) view.urlPick = Number(q.get("pick")) || 0;
   if (q.has("speed") && [...$("speed").options].some((o) => o.value === q.get("speed"))) $("speed").value = q.get("speed");
+  $("discretize").checked = q.get("discretize") === "1";
   return s;
 }
 
@@ -41,6 +42,7 @@ function writeUrl() {
   if (s.added.length) q.set("added", s.added.map((p) => `${+p[0].toFixed(3)}:${+p[1].toFixed(3)}:${p[2]}`).join(";"));
   if (view.meta.pick) q.set("pick", String(view.meta.pick));
   if ($("speed").value !== "max") q.set("speed", $("speed").value);
+  if ($("discretize").checked) q.set("discretize", "1");
   history.replaceState(null, "", `${location.pathname}?${q}`);
 }
 
@@ -126,7 +128,7 @@ function setMeta(meta) {
   $("slice-note").textContent = meta.slice ? `3 inputs: the plane shows x₁, x₂ with ${meta.slice}; points are placed by x₁, x₂.` : "";
   $("clear-points").disabled = meta.settings.added.length === 0;
   const fixed = meta.settings.dataset === "lecture"; // its own four points, always
-  $("points").disabled = $("noise").disabled = fixed;
+  $("points").disabled = $("noise").disabled = $("new-data").disabled = fixed;
   buildClassPicker(meta.classes);
   buildLayerButtons(meta.settings.hidden);
   if (!old || old.config_id !== meta.config_id) {
@@ -258,15 +260,16 @@ function regionImage(grid, side, only = null) {
   const img = new ImageData(side, side);
   const v = decode(grid.b64);
   const cls = grid.kind === "classes" ? decode(grid.cls) : null;
+  const hard = $("discretize").checked; // one colour per class: where the decision falls
   for (let i = 0; i < side * side; i++) {
     let rgb;
     if (cls && only !== null) {
-      rgb = cls[i] === only ? mix(COLORS[only], 0.3 + 0.6 * (v[i] / 255)) : [255, 255, 255];
+      rgb = cls[i] === only ? mix(COLORS[only], hard ? 0.6 : 0.3 + 0.6 * (v[i] / 255)) : [255, 255, 255];
     } else if (cls) {
-      rgb = mix(COLORS[cls[i]], 0.25 + 0.45 * (v[i] / 255));
+      rgb = mix(COLORS[cls[i]], hard ? 0.45 : 0.25 + 0.45 * (v[i] / 255));
     } else {
       const x = v[i] / 127.5 - 1;
-      rgb = mix(x >= 0 ? COLORS[1] : COLORS[0], 0.65 * Math.abs(x));
+      rgb = mix(x >= 0 ? COLORS[1] : COLORS[0], hard ? 0.5 : 0.65 * Math.abs(x));
     }
     img.data.set([rgb[0], rgb[1], rgb[2], 255], 4 * i);
   }
@@ -647,6 +650,12 @@ async function main() {
   $("reset").onclick = () => control("reset");
   $("new-weights").onclick = () => control("new_weights");
   $("clear-points").onclick = () => post("/api/train/points", { added: [] }).catch(showIn("train-error"));
+  $("new-data").onclick = () => { // another random draw of the same data set
+    const s = controlsToSettings();
+    s.data_seed = Math.floor(Math.random() * 2147483647);
+    configure(s);
+  };
+  $("discretize").addEventListener("change", () => { writeUrl(); drawPlot(); drawNet(); });
   $("download-model").onclick = () => downloadModel().catch(showIn("train-error"));
   $("download-picture").onclick = downloadPicture;
   $("plot").addEventListener("click", onPlotClick);

@@ -1,0 +1,110 @@
+"""The Train view's L1 penalty, New data and discretized output (TensorFlow Playground's own
+options): L1 joins the loss of the running model (checked against PyTorch float64 from the model
+file and the points), New data draws the same data set again with another seed (checked against
+`micrograd.data`), and the discretized plot paints each region in one colour."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+import uuid
+from typing import Any
+
+import pytest
+import torch
+
+from micrograd import data, io
+from tests.conftest import watch_errors
+
+
+class Tab:
+    def __init__(self, url: str) -> None:
+        self.url, self.session = url.rstrip("/"), uuid.uuid4().hex
+
+    def ok(self, path: str, body: object = None) -> Any:
+        req = urllib.request.Request(
+            self.url + path, data=None if body is None else json.dumps(body).encode(),
+            method="GET" if body is None else "POST",
+            headers={"Content-Type": "application/json", "X-Session": self.session})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return json.loads(r.read())
+
+
+def torch_loss(model_json: dict, points: list, l2: float, l1: float) -> float:
+    """The mean hinge loss of the model file's MLP on the points, + l2·Σw² + l1·Σ|w|, in torch."""
+    model = io.loads(json.dumps(model_json))
+    params = [torch.tensor(p.data, dtype=torch.float64) for p in model.parameters()]
+    k = 0
+    X = torch.tensor([p[:-1] for p in points], dtype=torch.float64)
+    y = torch.tensor([2.0 * p[-1] - 1.0 for p in points], dtype=torch.float64)
+    h = X
+    for li, layer in enumerate(model.layers):
+        n_in = len(layer.neurons[0].w)
+        W = torch.stack([torch.stack(params[k + j * (n_in + 1): k + j * (n_in + 1) + n_in])
+                         for j in range(len(layer.neurons))])
+        b = torch.stack([params[k + j * (n_in + 1) + n_in] for j in range(len(layer.neurons))])
+        k += len(layer.neurons) * (n_in + 1)
+        h = h @ W.T + b
+        if li < len(model.layers) - 1:
+            h = torch.tanh(h)
+    data_loss = torch.relu(1 - y * h[:, 0]).mean()
+    w = torch.stack(params)
+    return float(data_loss + l2 * (w * w).sum() + l1 * w.abs().sum())
+
+
+def test_l1_joins_the_loss_of_the_running_model(playground: str) -> None:
+    tab = Tab(playground)
+    tab.ok("/api/train/config", {"hidden": [4], "l2": 0.001, "l1": 0.0})
+    tab.ok("/api/train/control", {"action": "step", "steps": 3})
+    answer = tab.ok("/api/train/config", {"hidden": [4], "l2": 0.001, "l1": 0.01})
+    assert "L1: applied to the running model, at step 3" in answer["meta"]["change"]
+    assert answer["meta"]["settings"]["l1"] == 0.01
+    model, points = tab.ok("/api/train/model"), answer["meta"]["points"]
+    frame = tab.ok("/api/train/control", {"action": "step"})["frame"]
+    assert frame["step"] == 4  # went on: not restarted
+    assert frame["loss"] == pytest.approx(torch_loss(model, points, 0.001, 0.01), rel=1e-5)
+
+
+def test_new_data_draws_the_data_set_again(playground: str) -> None:
+    tab = Tab(playground)
+    first = tab.ok("/api/train/config", {})["meta"]
+    assert first["settings"]["data_seed"] == 1337
+    again = tab.ok("/api/train/config", {"data_seed": 7})["meta"]
+    X, y = data.moons(100, 0.1, seed=7)
+    assert [p[:2] for p in again["points"]] == [list(map(float, x)) for x in X]
+    assert [p[2] for p in again["points"]] == [1 if c > 0 else 0 for c in y]
+    assert again["points"] != first["points"] and "started over" in again["change"]
+
+
+def test_new_data_and_the_discretized_plot_in_the_page(page: Any, playground: str) -> None:
+    page.goto(playground + "train")
+    page.wait_for_function("() => window.trainView && window.trainView.frame()")
+    page.evaluate("() => { window.before = JSON.stringify(window.trainView.meta().points); }")
+    page.get_by_role("button", name="New data").click()
+    page.wait_for_function("() => JSON.stringify(window.trainView.meta().points) !== window.before")
+    assert "data_seed=" in page.url and "data_seed=1337" not in page.url
+
+    def shades() -> int:  # distinct colours in the plot's region picture
+        return page.evaluate("""() => { const f = window.trainView.frame();
+            const img = regionImage(f.grid, window.trainView.meta().grid);
+            const seen = new Set(); const px = new Uint32Array(img.data.buffer);
+            for (const p of px) seen.add(p); return seen.size; }""")
+
+    assert shades() > 10  # graded: how sure the network is
+    page.get_by_label("discretize output").check()
+    assert shades() == 2 and "discretize=1" in page.url  # one colour per class
+
+
+def test_the_run_bar_keeps_one_row_with_l1(browser: Any, playground: str) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    errors = watch_errors(page)
+    try:
+        page.goto(playground + "train")
+        page.wait_for_function("() => window.trainView && window.trainView.frame()")
+        tops = {round(page.get_by_label(name, exact=True).bounding_box()["y"])
+                for name in ("Speed", "Learning rate", "Momentum", "L2", "L1")}
+        assert max(tops) - min(tops) <= 3, tops  # one row (a select sits a pixel lower)
+        assert not errors, errors
+    finally:
+        context.close()
