@@ -108,3 +108,58 @@ def test_the_run_bar_keeps_one_row_with_l1(browser: Any, playground: str) -> Non
         assert not errors, errors
     finally:
         context.close()
+
+
+def torch_terms(model_json: dict, points: list) -> tuple[Any, Any]:
+    """Each point's hinge loss and whether the model classifies it right, in torch float64."""
+    model = io.loads(json.dumps(model_json))
+    X = torch.tensor([p[:-1] for p in points], dtype=torch.float64)
+    y = torch.tensor([2.0 * p[-1] - 1.0 for p in points], dtype=torch.float64)
+    h = X
+    for li, layer in enumerate(model.layers):
+        W = torch.tensor([[w.data for w in n.w] for n in layer.neurons], dtype=torch.float64)
+        b = torch.tensor([n.b.data for n in layer.neurons], dtype=torch.float64)
+        h = h @ W.T + b
+        if li < len(model.layers) - 1:
+            h = torch.tanh(h)
+    s = h[:, 0]
+    return torch.relu(1 - y * s), ((s > 0) == (y > 0)).double()
+
+
+def test_held_out_test_points_are_measured_never_trained_on(playground: str) -> None:
+    tab = Tab(playground)
+    meta = tab.ok("/api/train/config", {"hidden": [4], "test": 0.3, "l2": 0.0})["meta"]
+    held = meta["test"]
+    assert len(held) == 30 and len(set(held)) == 30 and meta["settings"]["test"] == 0.3
+    points = meta["points"]
+    train = [p for i, p in enumerate(points) if i not in set(held)]
+    test = [points[i] for i in held]
+    for _ in range(3):
+        model = tab.ok("/api/train/model")
+        frame = tab.ok("/api/train/control", {"action": "step"})["frame"]
+        train_loss, train_hit = torch_terms(model, train)
+        # the step's loss and accuracy: the training points only (before the update)
+        assert frame["loss"] == pytest.approx(float(train_loss.mean()), rel=1e-5)
+        assert frame["accuracy"] == pytest.approx(float(train_hit.mean()), abs=1e-12)
+        # the test figures: the held-out points, with the weights after the update
+        test_loss, test_hit = torch_terms(tab.ok("/api/train/model"), test)
+        assert frame["test"][0] == pytest.approx(float(test_loss.mean()), rel=1e-5)
+        assert frame["test"][1] == pytest.approx(float(test_hit.mean()), abs=1e-12)
+    none = tab.ok("/api/train/config", {"hidden": [4], "test": 0.0})
+    assert none["meta"]["test"] == [] and none["frame"]["test"] is None
+
+
+def test_test_data_in_the_page(page: Any, playground: str, screenshot: Any) -> None:
+    page.goto(playground + "train")
+    page.wait_for_function("() => window.trainView && window.trainView.frame()")
+    page.get_by_label("Test data", exact=True).select_option("0.3")
+    page.wait_for_function("() => window.trainView.meta().test.length === 30")
+    page.get_by_role("button", name="Play").click()
+    page.wait_for_function("() => window.trainView.tests().length > 3")
+    page.get_by_role("button", name="Pause").click()
+    assert page.locator("#test-readout").is_visible()
+    assert page.locator("#test-acc-text").text_content().startswith("test accuracy ")
+    assert "test=0.3" in page.url
+    page.get_by_label("show test data").check()
+    assert "showtest=1" in page.url
+    screenshot(page, "train-test-data")

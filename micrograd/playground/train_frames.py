@@ -220,6 +220,7 @@ def meta(tr: Any) -> dict[str, Any]:
             "settings": s.to_dict(),
             "engine": "jit" if tr.use_jit else "eager",
             "points": [[*x, c] for x, c in zip(tr.X, tr.cls)],  # exact: JSON floats
+            "test": tr.test_idx,  # the points held out as test data (indices into points)
             "classes": s.classes,
             "extent": tr.extent,
             "grid": tr.grid_side,
@@ -250,6 +251,8 @@ def frame(tr: Any) -> dict[str, Any]:
             "step": tr.step_no,
             "loss": short(tr.loss) if tr.step_no else None,
             "accuracy": tr.accuracy if tr.step_no else None,
+            # on the held-out points, by the model now: [loss, accuracy], or None (none held out)
+            "test": _test(tr),
             "playing": tr.playing,
             "error": tr.error,
             "grid": grid,
@@ -265,6 +268,14 @@ def frame(tr: Any) -> dict[str, Any]:
                 "note": _zero_loss_note(order, s.loss),
             },
         }
+
+
+def _test(tr: Any) -> list[float | None] | None:
+    try:
+        m = tr.test_metrics()
+    except (ValueError, OverflowError, ZeroDivisionError):  # diverged weights: no figures
+        return None
+    return None if m is None else [short(m[0]), m[1]]
 
 
 def _zero_loss_note(order: list[Value], loss: str) -> str:

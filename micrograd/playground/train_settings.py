@@ -84,6 +84,7 @@ LABELS = {  # setting -> the control's name on the page, for error messages
     "l2": "L2",
     "l1": "L1",
     "data_seed": "New data",
+    "test": "Test data",
     "batch": "Batch size",
     "zero_grad": "Zero the grads",
     "seed": "Seed",
@@ -194,6 +195,7 @@ class Settings:
     added: tuple[tuple[float, float, int], ...] = ()  # learner's points: (x, y, class)
     zero_grad: bool = True  # False: the lecture's bug, grads never zeroed between steps
     data_seed: int = DATA_SEED  # the points' random draw (New data picks another)
+    test: float = 0.0  # the share of the generated points held out as test data (not trained on)
 
     @classmethod
     def from_dict(cls, d: object, base: Settings | None = None) -> Settings:
@@ -232,6 +234,7 @@ class Settings:
             added=check_added(g("added"), classes, nin),
             zero_grad=check_flag("zero_grad", g("zero_grad")),
             data_seed=check_whole("data_seed", g("data_seed"), 0, 2**31 - 1),
+            test=check_real("test", g("test"), 0.0, 0.9),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -290,6 +293,15 @@ def make_data(s: Settings) -> tuple[list[list[float]], list[int]]:
         X.append([x, y])
         cls.append(c)
     return X, cls
+
+
+def split(s: Settings, n_points: int) -> tuple[list[int], list[int]]:
+    """(training, test) indices of `make_data`'s points: a share `s.test` of the generated points,
+    drawn with the data's own seed, is held out; the learner's added points always train."""
+    generated = n_points - len(s.added)
+    k = round(s.test * generated)
+    held = set(random.Random(s.data_seed + 1).sample(range(generated), k))
+    return [i for i in range(n_points) if i not in held], sorted(held)
 
 
 def extent(X: Sequence[Sequence[float]]) -> tuple[float, float, float, float]:

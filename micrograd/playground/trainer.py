@@ -48,6 +48,7 @@ from .train_settings import (
     make_data,
     numpy_available,
     predict,
+    split,
     targets,
 )
 
@@ -115,6 +116,7 @@ class Trainer:
         with self.lock:
             self.settings = settings
             self.X, self.cls = make_data(settings)
+            self.train_idx, self.test_idx = split(settings, len(self.X))
             self.extent = extent(self.X)
             self.pick = min(getattr(self, "pick", 0), len(self.X) - 1)
             self.config_id += 1
@@ -173,10 +175,10 @@ class Trainer:
         self._layout_graph()
 
     def _batch_iterator(self) -> Iterator | None:
-        """Minibatches of the settings' size (seeded), or None for the whole set every step."""
-        n, s = len(self.X), self.settings
-        if s.batch and s.batch < n:
-            idx = list(range(n))
+        """Minibatches of the settings' size (seeded) from the training points, or None for all
+        of them every step."""
+        idx, s = self.train_idx, self.settings
+        if s.batch and s.batch < len(idx):
             return data.batches(idx, idx, s.batch, seed=s.seed)
         return None
 
@@ -191,7 +193,10 @@ class Trainer:
 
     # ---- training
     def _batch(self) -> list[int] | None:
-        return None if self._batches is None else next(self._batches)[0]
+        """This step's points: None for every point (no test data held out), else indices."""
+        if self._batches is not None:
+            return next(self._batches)[0]
+        return self.train_idx if self.test_idx else None
 
     def _step(self) -> None:
         """One step: batch loss (+ L2), accuracy on all points (before the update), backward,
@@ -217,7 +222,7 @@ class Trainer:
                     terms.append(PER_SAMPLE[s.loss](zs, self.T[i]))
                     hits += predict([z.data for z in zs]) == self.cls[i]
                 total = Value.sum(terms) * (1.0 / len(terms))
-                acc = hits / len(terms) if idx is None else self._accuracy_eager()
+                acc = hits / len(terms) if self._batches is None else self._accuracy_eager()
             total = backprop(self.model, total, s.l2, self.params, zero_grad=s.zero_grad,
                              l1=s.l1)
             self.opt.step()
@@ -249,18 +254,41 @@ class Trainer:
         self.error = why
         self._playing = False
 
-    def _accuracy_jit(self) -> float:
+    def _accuracy_jit(self, idx: Sequence[int] | None = None) -> float:
+        """Accuracy on the training points (or on the points `idx`)."""
         import numpy as np
 
-        outs = np.stack([f.outputs(self._Xa) for f in self._jit_out], axis=1)
+        idx = self.train_idx if idx is None else idx
+        X = self._Xa[idx]
+        outs = np.stack([f.outputs(X) for f in self._jit_out], axis=1)
         pred = (outs[:, 0] > 0).astype(int) if outs.shape[1] == 1 else outs.argmax(axis=1)
-        return float((pred == np.array(self.cls)).mean())
+        return float((pred == np.array(self.cls)[idx]).mean())
+
+    def test_metrics(self) -> tuple[float, float] | None:
+        """(loss, accuracy) on the held-out test points, by the model as it is now (no training
+        on them: a forward pass only); None when no points are held out. Caller holds the lock."""
+        idx = self.test_idx
+        if not idx:
+            return None
+        if self.use_jit:
+            import numpy as np
+
+            with np.errstate(all="ignore"):
+                loss = float(self._jit_loss.outputs(self._Xa[idx], self._Ta[idx]).mean())
+                return loss, self._accuracy_jit(idx)
+        s, hits, total = self.settings, 0, 0.0
+        for i in idx:
+            zs = self.model.outputs(self.X[i])
+            total += PER_SAMPLE[s.loss](zs, self.T[i]).data
+            hits += predict([z.data for z in zs]) == self.cls[i]
+        return total / len(idx), hits / len(idx)
 
     def _accuracy_eager(self) -> float:
         hits = sum(
-            predict([z.data for z in self.model.outputs(x)]) == c for x, c in zip(self.X, self.cls)
+            predict([z.data for z in self.model.outputs(self.X[i])]) == self.cls[i]
+            for i in self.train_idx
         )
-        return hits / len(self.X)
+        return hits / len(self.train_idx)
 
     def step(self, n: int = 1) -> None:
         """`n` steps now (pausing a run first), then a frame."""
@@ -363,11 +391,8 @@ class Trainer:
                 self._Xa = np.array(self.X, dtype=float)
                 self._Ta = np.array(self.T, dtype=float)
             n = len(self.X)
-            if s.batch and s.batch < n:
-                idx = list(range(n))
-                self._batches = data.batches(idx, idx, s.batch, seed=s.seed)
-            else:
-                self._batches = None
+            self.train_idx, self.test_idx = split(self.settings, n)
+            self._batches = self._batch_iterator()
             self.pick = min(self.pick, n - 1)
             self.config_id += 1
             self._layout_graph()

@@ -6,15 +6,16 @@
 
 const COLORS = [[245, 147, 34], [8, 119, 189], [58, 166, 85]]; // class 0 orange, 1 blue, 2 green
 const FIELDS = ["dataset", "points", "noise", "hidden", "activation", "loss", "optimizer", "lr",
-  "momentum", "l2", "l1", "batch", "seed", "zero_grad", "data_seed"];
+  "momentum", "l2", "l1", "batch", "seed", "zero_grad", "data_seed", "test"];
 const $ = (id) => document.getElementById(id);
 
 const view = {
   options: null, meta: null, frame: null, added: [], pick: 0,
-  steps: [], losses: [], highs: [], accs: [], source: null,
+  steps: [], losses: [], highs: [], accs: [], tests: [], source: null,
 };
 window.trainView = { // for tests and the curious: the page's view of the run
   history: () => view.steps.map((s, i) => [s, view.losses[i], view.highs[i], view.accs[i]]),
+  tests: () => view.tests, // [step, test loss, test accuracy] per frame, when points are held out
   meta: () => view.meta,
   frame: () => view.frame,
   drawn: () => view.drawn, // frames drawn so far (at most one per screen refresh)
@@ -32,6 +33,7 @@ function settingsFromUrl() {
   if (q.has("pick")) view.urlPick = Number(q.get("pick")) || 0;
   if (q.has("speed") && [...$("speed").options].some((o) => o.value === q.get("speed"))) $("speed").value = q.get("speed");
   $("discretize").checked = q.get("discretize") === "1";
+  $("show-test").checked = q.get("showtest") === "1";
   return s;
 }
 
@@ -43,6 +45,7 @@ function writeUrl() {
   if (view.meta.pick) q.set("pick", String(view.meta.pick));
   if ($("speed").value !== "max") q.set("speed", $("speed").value);
   if ($("discretize").checked) q.set("discretize", "1");
+  if ($("show-test").checked) q.set("showtest", "1");
   history.replaceState(null, "", `${location.pathname}?${q}`);
 }
 
@@ -189,7 +192,7 @@ function changeLayer(i, delta) {
 // ------------------------------------------------------------------ frames: what changes every step
 
 function clearCurve() {
-  view.steps = []; view.losses = []; view.highs = []; view.accs = [];
+  view.steps = []; view.losses = []; view.highs = []; view.accs = []; view.tests = [];
 }
 
 function setFrame(f) {
@@ -208,6 +211,15 @@ function setFrame(f) {
   }
   if (f.step === 0) clearCurve();
   view.frame = f;
+  if (f.test && f.step > 0) { // the test figures of this frame, on the curve beside the loss
+    const t = view.tests;
+    if (t.length && t[t.length - 1][0] >= f.step) t.length = t.findIndex((e) => e[0] >= f.step);
+    t.push([f.step, f.test[0], f.test[1]]);
+    if (t.length > 4096) view.tests = t.filter((_, i) => i % 2 === 0 || i === t.length - 1);
+  }
+  $("test-readout").hidden = $("test-key").hidden = !f.test;
+  $("test-loss-text").textContent = f.test && f.test[0] != null ? `test loss ${fmt(f.test[0])}` : "test loss –";
+  $("test-acc-text").textContent = f.test ? `test accuracy ${(100 * f.test[1]).toFixed(1)}%` : "test accuracy –";
   $("step-count").textContent = `step ${f.step}`;
   $("loss-text").textContent = f.loss == null ? "loss –" : `loss ${fmt(f.loss)}`;
   $("acc-text").textContent = f.accuracy == null ? "accuracy –" : `accuracy ${(100 * f.accuracy).toFixed(1)}%`;
@@ -295,7 +307,9 @@ function drawPlot() {
     ctx.imageSmoothingEnabled = true;
     ctx.drawImage(offscreen, 0, 0, c.width, c.height);
   }
-  const order = meta.points.map((_, i) => i).filter((i) => i !== view.pick);
+  const held = new Set(meta.test || []), showTest = $("show-test").checked;
+  const order = meta.points.map((_, i) => i)
+    .filter((i) => i !== view.pick && (showTest || !held.has(i)));
   if (view.pick < meta.points.length) order.push(view.pick); // the chosen point on top
   order.forEach((i) => {
     const p = meta.points[i];
@@ -305,8 +319,9 @@ function drawPlot() {
     ctx.arc(px, py, i === view.pick ? 7 : 4.5, 0, 2 * Math.PI);
     ctx.fillStyle = `rgb(${COLORS[k]})`;
     ctx.fill();
-    ctx.lineWidth = i === view.pick ? 3 : 1.2;
-    ctx.strokeStyle = i === view.pick ? "#111" : "#fff";
+    // a test point: a dark ring (it is measured, never trained on)
+    ctx.lineWidth = i === view.pick ? 3 : held.has(i) ? 1.8 : 1.2;
+    ctx.strokeStyle = i === view.pick || held.has(i) ? "#111" : "#fff";
     ctx.stroke();
   });
   ctx.strokeStyle = "#c9ced6";
@@ -405,6 +420,18 @@ function drawCurves() {
   const yLoss = (l) => H - pad - (H - 2 * pad) * (l - lo) / (hi - lo);
   line(hs, yLoss, "#1d2430");  // the band's top and bottom: one line while a bucket is one step
   line(ls, yLoss, "#1d2430");
+  const t = view.tests.filter((e) => e[1] != null);
+  if (t.length > 1) { // the test data's loss and accuracy, dashed
+    ctx.setLineDash([4, 3]);
+    const dashed = (k, y, color) => {
+      ctx.beginPath();
+      t.forEach((e, i) => { const px = X(e[0]), py = y(e[k]); if (i) ctx.lineTo(px, py); else ctx.moveTo(px, py); });
+      ctx.strokeStyle = color; ctx.lineWidth = 1.4; ctx.stroke();
+    };
+    dashed(2, (a) => H - pad - (H - 2 * pad) * a, "#3aa655");
+    dashed(1, (l) => Math.max(pad, Math.min(H - pad, yLoss(log(l)))), "#1d2430");
+    ctx.setLineDash([]);
+  }
   ctx.fillStyle = "#5b6472";
   ctx.font = "11px sans-serif";
   ctx.textAlign = "right";
@@ -656,6 +683,7 @@ async function main() {
     configure(s);
   };
   $("discretize").addEventListener("change", () => { writeUrl(); drawPlot(); drawNet(); });
+  $("show-test").addEventListener("change", () => { writeUrl(); drawPlot(); });
   $("download-model").onclick = () => downloadModel().catch(showIn("train-error"));
   $("download-picture").onclick = downloadPicture;
   $("plot").addEventListener("click", onPlotClick);
