@@ -6,6 +6,8 @@ file and the points), New data draws the same data set again with another seed (
 from __future__ import annotations
 
 import json
+import re
+import urllib.error
 import urllib.request
 import uuid
 from typing import Any
@@ -163,3 +165,52 @@ def test_test_data_in_the_page(page: Any, playground: str, screenshot: Any) -> N
     page.get_by_label("show test data").check()
     assert "showtest=1" in page.url
     screenshot(page, "train-test-data")
+
+
+def test_a_weight_set_by_hand(playground: str) -> None:
+    tab = Tab(playground)
+    tab.ok("/api/train/config", {"hidden": [4]})
+    answer = tab.ok("/api/train/weight", {"layer": 0, "neuron": 1, "input": 0, "value": 0.5})
+    assert answer["frame"]["weights"][0][1][0] == 0.5
+    model = io.loads(json.dumps(tab.ok("/api/train/model")))
+    assert model.layers[0].neurons[1].w[0].data == 0.5
+    for body, words in [
+        ({"layer": 5, "neuron": 0, "input": 0, "value": 1}, "layer index"),
+        ({"layer": 0, "neuron": 9, "input": 0, "value": 1}, "neuron index"),
+        ({"layer": 0, "neuron": 0, "input": 2, "value": 1}, "input index"),
+        ({"layer": 0, "neuron": 0, "input": 0, "value": "big"}, "Weight must be a number"),
+        ({"layer": 0, "neuron": 0, "input": 0, "value": 1e9}, "Weight must be a finite number"),
+    ]:
+        req = urllib.request.Request(
+            tab.url + "/api/train/weight", data=json.dumps(body).encode(), method="POST",
+            headers={"Content-Type": "application/json", "X-Session": tab.session})
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(req, timeout=30)
+        assert e.value.code == 400 and words in json.loads(e.value.read())["error"], body
+
+
+def test_hover_a_neuron_and_click_a_link(page: Any, playground: str, screenshot: Any) -> None:
+    page.goto(playground + "train")
+    page.wait_for_function("() => window.trainView && window.trainView.frame()")
+    neuron = page.get_by_role("img", name=re.compile(r"^neuron h1\.1: hover"))
+    neuron.hover()
+    assert "neuron h1.1's output" in page.locator("#plot-status").text_content()
+    assert page.locator("#test-readout").is_hidden()  # no test data held out
+    screenshot(page, "train-neuron-on-plot")
+    page.mouse.move(0, 0)
+    assert page.locator("#plot-status").text_content() == ""
+    # the link from input 1 to neuron h1.1: halfway between the two squares
+    ends = page.eval_on_selector_all(
+        "#net canvas:not(#net-links)",
+        "els => els.slice(0, 3).map(c => { const r = c.getBoundingClientRect();"
+        " return [r.right, r.top + r.height / 2, r.left]; })")
+    (x1, y1, _), _, (_, y2, x2) = ends
+    page.mouse.click(x1 + 0.5 * (x2 - x1), y1 + 0.5 * (y2 - y1))
+    value = page.get_by_label("w (layer 1, neuron 1, input 1)")
+    assert value.is_visible()
+    w = page.evaluate("() => window.trainView.frame().weights[0][0][0]")
+    assert float(value.input_value()) == w
+    value.fill("-0.75")
+    value.press("Enter")
+    page.wait_for_function("() => window.trainView.frame().weights[0][0][0] === -0.75")
+    assert page.locator("#weight-form").is_hidden()

@@ -14,6 +14,7 @@ Routes (the tab's session id in the X-Session header, or ?session= for the event
     POST /api/train/control   {"action": play|pause|step|reset|new_weights|speed, ...}
     POST /api/train/points    {"added": [[x, y, class], ...]}: the learner's points ([] clears)
     POST /api/train/pick      {"index": i}: show point i's graph
+    POST /api/train/weight    {"layer", "neuron", "input", "value"}: set one weight (a link)
     GET  /api/train/model     the model as micrograd.io.save writes it (io.load reads it)
     GET  /api/train/stream    Server-Sent Events: a frame whenever one is published
 """
@@ -119,6 +120,15 @@ def api_pick(req: Any) -> dict[str, Any]:
     return _answer(tr)
 
 
+def api_weight(req: Any) -> dict[str, Any]:
+    """Set one weight: ``{"layer": l, "neuron": j, "input": i, "value": w}`` (a link's)."""
+    body = _body(req)
+    tr = _trainer(req)
+    _checked(lambda: tr.set_weight(body.get("layer"), body.get("neuron"), body.get("input"),
+                                   body.get("value")))
+    return _answer(tr)
+
+
 def api_model(req: Any) -> dict[str, Any]:
     """The model as `micrograd.io.save` writes it (the page offers it as a file for `load`)."""
     tr = _trainer(req)
@@ -152,6 +162,7 @@ ROUTES: dict[tuple[str, str], Callable[[Any], Any]] = {
     ("POST", "/api/train/control"): api_control,
     ("POST", "/api/train/points"): api_points,
     ("POST", "/api/train/pick"): api_pick,
+    ("POST", "/api/train/weight"): api_weight,
     ("GET", "/api/train/model"): api_model,
     ("GET", "/api/train/stream"): api_stream,
 }

@@ -85,6 +85,7 @@ LABELS = {  # setting -> the control's name on the page, for error messages
     "l1": "L1",
     "data_seed": "New data",
     "test": "Test data",
+    "weight": "Weight",
     "batch": "Batch size",
     "zero_grad": "Zero the grads",
     "seed": "Seed",
@@ -343,9 +344,9 @@ def predict(outs: Sequence[float]) -> int:
     return max(range(len(outs)), key=lambda k: outs[k])
 
 
-def check_index(v: object, n: int) -> int:
+def check_index(v: object, n: int, what: str = "point") -> int:
     if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not 0 <= v < n:
-        raise ValueError(f"point index must be a whole number from 0 to {n - 1}, got {v!r}")
+        raise ValueError(f"{what} index must be a whole number from 0 to {n - 1}, got {v!r}")
     return int(v)
 
 

@@ -412,6 +412,19 @@ class Trainer:
         if playing:
             self.play()
 
+    def set_weight(self, layer: object, neuron: object, inp: object, value: object) -> None:
+        """The learner edits one weight (a link on the page): training goes on from there.
+        `layer` counts the model's layers from 0, `neuron` that layer's neurons, `inp` the
+        neuron's inputs; `value` is the new weight."""
+        with self.lock:
+            layers = self.model.layers
+            li = check_index(layer, len(layers), "layer")
+            ni = check_index(neuron, len(layers[li].neurons), "neuron")
+            w = layers[li].neurons[ni].w
+            ii = check_index(inp, len(w), "input")
+            w[ii].data = check_real("weight", value, -1e3, 1e3)
+            self._publish()
+
     # ---- what the page draws (train_frames makes it)
     def meta(self) -> dict[str, Any]:
         """What changes only with the settings: the data, the plot's extent, the graph layout."""

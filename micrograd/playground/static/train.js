@@ -301,7 +301,13 @@ function drawPlot() {
   const f = view.frame, meta = view.meta;
   ctx.fillStyle = "#fff";
   ctx.fillRect(0, 0, c.width, c.height);
-  if (f && f.grid) {
+  const shown = view.shownNeuron; // a hovered hidden neuron: its output over the plane, big
+  if (f && shown != null && f.heat && f.heat[shown]) {
+    offscreen.width = offscreen.height = meta.heat;
+    offscreen.getContext("2d").putImageData(heatImage(f.heat[shown], meta.heat), 0, 0);
+    ctx.imageSmoothingEnabled = true;
+    ctx.drawImage(offscreen, 0, 0, c.width, c.height);
+  } else if (f && f.grid) {
     offscreen.width = offscreen.height = meta.grid;
     offscreen.getContext("2d").putImageData(regionImage(f.grid, meta.grid), 0, 0);
     ctx.imageSmoothingEnabled = true;
@@ -481,8 +487,17 @@ function buildNet(sizes) {
     cv.title = l === 0 ? `input x${j + 1}` : last ? `output ${sizes[l] > 1 ? j + 1 : ""}` : `neuron h${l}.${j + 1}`;
     net.append(cv);
     if (l === 0) drawInput(cv, j);
-    else if (!last) view.heat.push(cv);
-    else view.outCanvases.push(cv);
+    else if (!last) {
+      const k = view.heat.length, name = `h${l}.${j + 1}`;
+      cv.tabIndex = 0;
+      cv.setAttribute("role", "img");
+      cv.setAttribute("aria-label", `neuron ${name}: hover or focus to see its output on the plot`);
+      cv.addEventListener("mouseenter", () => showNeuron(k, name));
+      cv.addEventListener("focus", () => showNeuron(k, name));
+      cv.addEventListener("mouseleave", () => showNeuron(null));
+      cv.addEventListener("blur", () => showNeuron(null));
+      view.heat.push(cv);
+    } else view.outCanvases.push(cv);
   }));
   const names = sizes.map((n, l) => l === 0 ? "inputs" : l === sizes.length - 1 ? "output" : `layer ${l}`);
   names.forEach((name, l) => {
@@ -508,11 +523,7 @@ function drawNet() {
   if (!f || !view.links) return;
   if (f.heat) f.heat.forEach((b64, i) => {
     const cv = view.heat[i];
-    if (!cv) return;
-    const side = cv.width, img = new ImageData(side, side), v = decode(b64);
-    const px = new Uint32Array(img.data.buffer);
-    for (let k = 0; k < side * side; k++) px[k] = HEAT[v[k]];
-    cv.getContext("2d").putImageData(img, 0, 0);
+    if (cv) cv.getContext("2d").putImageData(heatImage(b64, cv.width), 0, 0);
   });
   if (f.grid) { // one output: the regions; one per class: where that class wins
     const side = view.meta.grid;
@@ -522,6 +533,60 @@ function drawNet() {
     });
   }
   drawLinks(f.weights);
+}
+
+// One neuron's output over the plane (`side` x `side` bytes, -1 orange .. +1 blue) as an image.
+function heatImage(b64, side) {
+  const img = new ImageData(side, side), v = decode(b64), px = new Uint32Array(img.data.buffer);
+  for (let k = 0; k < side * side; k++) px[k] = HEAT[v[k]];
+  return img;
+}
+
+// Show hidden neuron `i`'s output on the big plot (null: the network's output again).
+function showNeuron(i, name) {
+  view.shownNeuron = i;
+  $("plot-status").textContent = i == null ? "" : `the plot shows neuron ${name}'s output (orange −, blue +)`;
+  drawPlot();
+}
+
+// Click a link: an editor for its weight, beside it.
+function onLinkClick(ev) {
+  const cv = $("net-links"), r = cv.getBoundingClientRect();
+  const x = ev.clientX - r.left, y = ev.clientY - r.top;
+  const at = view.frame && view.links ? linkAt(x, y) : null;
+  if (!at) return;
+  const [l, j, i] = at, w = view.frame.weights[l][j][i];
+  view.editing = at;
+  const form = $("weight-form");
+  $("weight-label").textContent = `w (layer ${l + 1}, neuron ${j + 1}, input ${i + 1})`;
+  $("weight-value").value = w == null ? "" : String(w);
+  form.hidden = false;
+  form.style.left = `${Math.max(0, Math.min(x - 40, view.net.W - form.offsetWidth))}px`;
+  form.style.top = `${y + 8}px`;
+  showError("weight-error", "");
+  $("weight-value").focus();
+  $("weight-value").select();
+}
+
+function closeWeight() {
+  $("weight-form").hidden = true;
+  view.editing = null;
+}
+
+async function setWeight(ev) {
+  ev.preventDefault();
+  const text = $("weight-value").value.trim(), value = Number(text);
+  if (text === "" || !Number.isFinite(value)) {
+    showError("weight-error", `a weight must be a number, got ${JSON.stringify(text)}`);
+    return;
+  }
+  const [layer, neuron, input] = view.editing;
+  try {
+    await post("/api/train/weight", { layer, neuron, input, value });
+    closeWeight();
+  } catch (err) {
+    showError("weight-error", err.message);
+  }
 }
 
 // The links, blue for a positive weight, orange for a negative one, thicker and darker the
@@ -692,6 +757,10 @@ async function main() {
   $("plot").addEventListener("blur", drawPlot);
   $("hidden").addEventListener("input", fitHidden);
   $("net-links").addEventListener("mousemove", linkTitle);
+  $("net-links").addEventListener("click", onLinkClick);
+  $("weight-form").addEventListener("submit", setWeight);
+  $("weight-close").addEventListener("click", closeWeight);
+  $("weight-value").addEventListener("keydown", (ev) => { if (ev.key === "Escape") closeWeight(); });
   let resizing = null;
   window.addEventListener("resize", () => { // the network picture is drawn to the panel's width
     clearTimeout(resizing);
