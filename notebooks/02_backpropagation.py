@@ -257,6 +257,7 @@ compare(n, x1w1x2w2, b, x1w1, x2w2, x1, w1, x2, w2)
 # graph: `build_topo(v)` visits each child first (each node once: keep a `visited` set), then
 # appends `v`. `backward()` sets `self.grad = 1.0` and calls `_backward` on each node of
 # `reversed(topo)`.
+# The cell puts it on the class: run it again whenever you run the class's cell again.
 
 # %% exercise="backward" tags=["exercise"]
 def backward(self):

@@ -100,22 +100,28 @@ def check_parts():
     for yi, s in ((1, 0.3), (-1, 0.3), (1, 2.0), (-1, -0.5), (1, -1.5)):
         score = Value(s)
         out = hinge(yi, score)
-        out.backward()
         want = max(0.0, 1 - yi*s)
         slope = -yi if 1 - yi*s > 0 else 0.0
-        if not isinstance(out, Value) or abs(out.data - want) > 1e-12:
+        if not isinstance(out, Value):
+            problems.append(f'hinge({yi}, Value({s})) returned {out!r}, not a Value')
+            continue
+        out.backward()
+        if abs(out.data - want) > 1e-12:
             problems.append(f'hinge({yi}, Value({s})) is {out!r}, expected a Value of {want}')
         elif abs(score.grad - slope) > 1e-12:
             problems.append(f'hinge({yi}, Value({s})): the score\'s grad is {score.grad}, '
                             f'expected {slope}')
     ps = [Value(1.0), Value(-2.0), Value(0.5)]
     out = l2(ps, 0.1)
-    out.backward()
-    if not isinstance(out, Value) or abs(out.data - 0.525) > 1e-12:
-        problems.append(f'l2([1, -2, 0.5], 0.1) is {out!r}, expected a Value of 0.525')
-    elif [round(p.grad, 12) for p in ps] != [0.2, -0.4, 0.1]:
-        problems.append(f'l2([1, -2, 0.5], 0.1): grads {[p.grad for p in ps]}, expected '
-                        f'2·alpha·p = [0.2, -0.4, 0.1]')
+    if not isinstance(out, Value):
+        problems.append(f'l2([1, -2, 0.5], 0.1) returned {out!r}, not a Value')
+    else:
+        out.backward()
+        if abs(out.data - 0.525) > 1e-12:
+            problems.append(f'l2([1, -2, 0.5], 0.1) is {out!r}, expected a Value of 0.525')
+        elif [round(p.grad, 12) for p in ps] != [0.2, -0.4, 0.1]:
+            problems.append(f'l2([1, -2, 0.5], 0.1): grads {[p.grad for p in ps]}, expected '
+                            f'2·alpha·p = [0.2, -0.4, 0.1]')
     for k, want in ((0, 1.0), (50, 0.55), (99, 0.109)):
         if not isinstance(learning_rate(k), (int, float)) or abs(learning_rate(k) - want) > 1e-12:
             problems.append(f'learning_rate({k}) is {learning_rate(k)!r}, expected {want}')
