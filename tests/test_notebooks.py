@@ -449,7 +449,7 @@ BUGS = [
     ("02_backpropagation", "backward", ("order[::-1]", "order"),
      "backward() calls the nodes' _backward children first: walk reversed(topo)"),
     ("02_backpropagation", "my_value", ("return Value.wrap(other) - self", "return self - other"),
-     "__rsub__"),
+     "a.__rsub__(2.0) for 2.0 - a: it must compute 2.0 - a, not the other way round"),
     ("03_neuron_to_mlp", "nn", ("[Neuron(nin) for _ in range(nout)]", "[Neuron(nin)] * nout"),
      "the same neuron repeated: [Neuron(nin)] * nout makes ONE neuron"),
     ("03_neuron_to_mlp", "step", ("        p.grad = 0\n", "        pass\n"),
