@@ -12,7 +12,7 @@ import pytest
 
 import micrograd
 from micrograd import check
-from micrograd.check import CheckReport, exercise, solution
+from micrograd.check import CheckReport
 from micrograd.engine import Value as EngineValue
 from tests import learner
 from tests.learner import variant
@@ -353,30 +353,6 @@ def test_bad_arguments() -> None:
         check(EngineValue, time_limit=0)
 
 
-# ------------------------------------------------------------------ exercises in notebooks
-
-
-def test_solution_is_used_while_the_exercise_is_a_template(capsys) -> None:
-    ns: dict = {"exercise": exercise, "solution": solution}
-    exec("@exercise\nclass Value:\n    pass\n", ns)
-    template = ns["Value"]
-    exec("@solution\nclass Value:\n    answer = 42\n", ns)
-    assert ns["Value"] is not template and ns["Value"].answer == 42
-    assert "Using the solution's Value" in capsys.readouterr().out
-    # Running the solution cell again still uses the solution (it is not the learner's).
-    exec("@solution\nclass Value:\n    answer = 43\n", ns)
-    assert ns["Value"].answer == 43
-
-
-def test_solution_keeps_the_learners_own(capsys) -> None:
-    ns: dict = {"exercise": exercise, "solution": solution}
-    exec("class Value:\n    mine = True\n", ns)
-    mine = ns["Value"]
-    exec("@solution\nclass Value:\n    mine = False\n", ns)
-    assert ns["Value"] is mine
-    assert "Keeping your Value" in capsys.readouterr().out
-
-
 def test_a_bare_except_does_not_disarm_the_time_limit() -> None:
     # The alarm fires again until the check gives up: a learner's `except:` that swallows it
     # once does not leave the rest of their code running forever.
@@ -430,13 +406,6 @@ def test_backward_that_never_seeds_the_output_gradient() -> None:
         "1.0 first, then call every node's _backward, output first? (no more gradients are "
         "checked)"
     )
-
-
-def test_exercise_and_solution_decorate_classes_and_functions_only() -> None:
-    with pytest.raises(TypeError, match=r"@solution goes on a class or a function \(def\), got"):
-        solution(42)
-    with pytest.raises(TypeError, match="@exercise goes on a class or a function"):
-        exercise("Value")
 
 
 def test_an_op_that_returns_a_plain_number() -> None:

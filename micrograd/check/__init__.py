@@ -19,9 +19,6 @@ limits whatever the class does. The graphs the checker builds are small and boun
 thousand nodes at most) and it reads at most 64 children of a node; a crash inside your class is
 reported with its traceback's last line.
 
-Also here, for the notebooks' exercises: `@exercise` marks a template cell, and `@solution` on the
-collapsed solution keeps the learner's own definition once it is written.
-
 Inside: `table` (the ops and their classic mistakes), `ops` and `graphs` (the checks of a Value
 class), `nets` (of Neuron, Layer, MLP), `sandbox` (time limits, crashes as one line), `report`.
 """
@@ -36,7 +33,6 @@ from collections.abc import Callable
 from typing import Any
 
 from .._callable import make_callable
-from .exercises import exercise, solution
 from .graphs import ValueChecker
 from .nets import NNChecker
 from .ops import StopChecking
@@ -44,7 +40,7 @@ from .report import CheckReport
 from .sandbox import DEFAULT_TIME_LIMIT, MAX_TIMEOUTS
 from .training import check_train_step
 
-__all__ = ["CheckReport", "check", "exercise", "solution"]
+__all__ = ["CheckReport", "check"]
 
 
 def check(
