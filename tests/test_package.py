@@ -26,6 +26,9 @@ LONG_MODULES = {
     "jit.py": "the tracer, its planner and the numpy kernels read best in one place (jit's owner)",
     "server.py": "the HTTP server and every check a request passes (Host, token, Origin, sizes, "
                  "sessions, streams) in one file, so a security review reads one place",
+    "trainer.py": "one tab's run: settings applied live or from scratch, the step (eager and jit), "
+                  "the play thread, points, the train/test split and a weight set by hand all "
+                  "share the run's lock and state; apart, each part would reach into the others'",
 }
 
 
