@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import math
 import random
+import re
 import threading
 
 import pytest
@@ -130,6 +131,28 @@ def test_tanh_forgetting_the_chain_rule() -> None:
     problem = only(check(V["Value"]))
     assert "a.grad = 0.1807066389, expected 0.4517665973" in problem
     assert "without × out.grad: multiply by out.grad (the chain rule)" in problem
+
+
+def test_a_problems_evidence_is_one_attribute_away() -> None:
+    # One line per problem; behind it, every point it was tried at, with the grads there (each
+    # checked here by hand: tanh's true slope is (1 - t²)·2.5, the bug gives 1 - t²).
+    V = variant(("self.grad += (1 - t**2) * out.grad", "self.grad += 1 - t**2"))
+    report = check(V["Value"])
+    detail = report.detail(0)
+    assert detail == report.detail(report.problems[0]) and "\n" not in report.problems[0]
+    lines = detail.splitlines()
+    assert len(lines) >= 3, detail  # the row's point and the others tried
+    for line in lines:  # each point's numbers, worked out here with math.tanh
+        a = float(line.split("a = ")[1].split(",")[0])  # as printed: 10 significant digits
+        got, want = (float(x) for x in re.fullmatch(
+            r".*a\.grad (\S+) \(expected (\S+)\)", line).groups())
+        t = math.tanh(a)
+        assert got == pytest.approx(1 - t * t, rel=1e-8), line  # the bug: no × out.grad
+        assert want == pytest.approx(2.5 * (1 - t * t), rel=1e-8), line
+    assert lines[0].startswith("a = -1.5, out.grad = 2.5: ")
+    page = report._repr_html_()
+    assert "<details><summary>✗ " in page and html.escape(lines[0]) in page
+    assert check(learner.Value).details == {}  # nothing wrong, nothing to show
 
 
 def test_wrong_pow_derivative() -> None:

@@ -66,8 +66,10 @@ class OpChecks:
     def defines(self, names: Sequence[str]) -> bool:
         return all(callable(getattr(self.V, n, None)) for n in names)
 
-    def problem(self, text: str) -> None:
+    def problem(self, text: str, detail: str = "") -> None:
         self.report.problems.append(text)
+        if detail:
+            self.report.details[text] = detail
 
     def run(self, fn: Callable[..., Any], *args: Any) -> Any:
         """fn(*args) under the time limit; after MAX_TIMEOUTS timeouts, nothing more is run, so a
@@ -266,9 +268,11 @@ class OpChecks:
         for i, (g, w) in enumerate(zip(got, want)):
             if close(g, w):
                 continue
+            evidence: list[str] = []
             self.problem(f"{label} and out.grad = {fmt(UPSTREAM)}, out._backward() gives "
                          f"{NAMES[i]}.grad = {describe(attr(ins[i], 'grad'))}, expected "
-                         f"{fmt(w)} — {self.cause(row, xs, out_data, got, want)}")
+                         f"{fmt(w)} — {self.cause(row, xs, out_data, got, want, evidence)}",
+                         "\n".join(evidence))
             return False
         return True
 
@@ -297,14 +301,20 @@ class OpChecks:
         return ins, [self.grad(v) for v in ins], want, ref.data
 
     def cause(self, row: Row, xs: tuple[float, ...], out_data: float, got: list[float | None],
-              want: list[float]) -> str:
+              want: list[float], evidence: list[str] | None = None) -> str:
         """The known mistake that fits this point and every other point of the row where the
         op is wrong too (tried again there): a cause is named only when the evidence singles
-        it out, else what the derivative should be."""
+        it out, else what the derivative should be. `evidence` gets one line per point tried:
+        the inputs, each grad out._backward() gave and the one it should give."""
+        def seen(at: tuple[float, ...], g: list[float | None], w: list[float], note: str) -> None:
+            if evidence is not None:
+                grads = ", ".join(f"{NAMES[i]}.grad {describe(a)} (expected {fmt(b)})"
+                                  for i, (a, b) in enumerate(zip(g, w)))
+                evidence.append(f"{self.where(at)}, out.grad = {fmt(UPSTREAM)}: {grads}{note}")
+
         causes = local_causes(row, xs, out_data, got, want)
+        seen(xs, got, want, "")
         for other in (*row.points, *_more_points(row)):
-            if not causes:
-                break
             if other == xs:
                 continue
             tried = self.one_backward(row, other)
@@ -312,9 +322,12 @@ class OpChecks:
                 continue
             _, g2, w2, o2 = tried
             if all(close(a, b) for a, b in zip(g2, w2)):
+                seen(other, g2, w2, " — right here")
                 continue  # right here (relu where a < 0): no evidence either way
-            fits = local_causes(row, other, o2, g2, w2)
-            causes = [c for c in causes if c in fits]
+            seen(other, g2, w2, "")
+            if causes:
+                fits = local_causes(row, other, o2, g2, w2)
+                causes = [c for c in causes if c in fits]
         return causes[0] if causes else fallback_cause(row)
 
     def through_backward(self, row: Row, xs: tuple[float, ...], label: str,

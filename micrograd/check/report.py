@@ -16,10 +16,18 @@ class CheckReport:
     notes: list[str] = field(default_factory=list)  # worth knowing, not wrong
     passed: list[str] = field(default_factory=list)  # what was checked and found right
     skipped: list[str] = field(default_factory=list)  # not run: an earlier problem would spoil it
+    # the evidence behind a problem, one attribute away: problem line -> what was tried and got
+    details: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    def detail(self, problem: int | str) -> str:
+        """The evidence behind a problem (given by its number in `problems`, or its text): every
+        point it was tried at and what came back there; "" if the line says it all."""
+        text = self.problems[problem] if isinstance(problem, int) else problem
+        return self.details.get(text, "")
 
     def summary(self) -> str:
         parts = [f"{len(self.problems)} problem{'s' * (len(self.problems) != 1)}"]
@@ -46,9 +54,15 @@ class CheckReport:
         def items(marks: str, entries: list[str]) -> str:
             return "".join(f"<li>{marks} {html.escape(e)}</li>" for e in entries)
 
+        def problem(p: str) -> str:  # one line; its evidence one click away
+            if p not in self.details:
+                return f"<li>✗ {html.escape(p)}</li>"
+            return (f"<li><details><summary>✗ {html.escape(p)}</summary>"
+                    f"<pre>{html.escape(self.details[p])}</pre></details></li>")
+
         colour = "#1a7f37" if self.ok else "#cf222e"
         out = [f'<div><b style="color:{colour}">{html.escape(self.summary())}</b><ul>']
-        out.append(items("✗", self.problems) + items("…", self.missing))
+        out.append("".join(map(problem, self.problems)) + items("…", self.missing))
         out.append(items("skipped until the problems are fixed:", self.skipped))
         out.append(items("note:", self.notes))
         out.append("</ul>")
