@@ -6,6 +6,7 @@ file and the points), New data draws the same data set again with another seed (
 from __future__ import annotations
 
 import json
+import math
 import re
 import urllib.error
 import urllib.request
@@ -214,3 +215,45 @@ def test_hover_a_neuron_and_click_a_link(page: Any, playground: str, screenshot:
     value.press("Enter")
     page.wait_for_function("() => window.trainView.frame().weights[0][0][0] === -0.75")
     assert page.locator("#weight-form").is_hidden()
+
+
+def test_input_features(playground: str) -> None:
+    tab = Tab(playground)
+    chosen = ["x1", "x2", "x1sq", "x2sq", "sinx1"]
+    answer = tab.ok("/api/train/config", {"dataset": "circles", "hidden": [4], "l2": 0.0,
+                                          "features": chosen})
+    meta = answer["meta"]
+    assert meta["sizes"][0] == 5 and meta["features"] == ["x₁", "x₂", "x₁²", "x₂²", "sin x₁"]
+    assert len(meta["inputs"]) == 5
+    model = tab.ok("/api/train/model")
+    assert model["nin"] == 5
+    frame = tab.ok("/api/train/control", {"action": "step"})["frame"]
+    featured = [[x, y, x * x, y * y, math.sin(x), c] for x, y, c in meta["points"]]  # by hand
+    loss, _ = torch_terms(model, featured)
+    assert frame["loss"] == pytest.approx(float(loss.mean()), rel=1e-5)
+    for body, words in [({"features": ["x3"]}, "unknown input 'x3'"),
+                        ({"features": []}, "at least one input"),
+                        ({"dataset": "lecture", "loss": "mse", "features": ["x1sq"]},
+                         "input features are for the 2-D data sets")]:
+        req = urllib.request.Request(
+            tab.url + "/api/train/config", data=json.dumps(body).encode(), method="POST",
+            headers={"Content-Type": "application/json", "X-Session": tab.session})
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(req, timeout=30)
+        assert e.value.code == 400 and words in json.loads(e.value.read())["error"], body
+
+
+def test_input_features_in_the_page(page: Any, playground: str, screenshot: Any) -> None:
+    page.goto(playground + "train?dataset=circles")
+    page.wait_for_function("() => window.trainView && window.trainView.frame()")
+    page.get_by_label("x₁²").check()
+    page.get_by_label("x₂²", exact=True).check()
+    page.wait_for_function("() => window.trainView.meta().sizes[0] === 4")
+    inputs = page.eval_on_selector_all("#net canvas:not(#net-links)",
+                                       "els => els.map(c => c.title)")
+    assert inputs[:4] == ["input x₁", "input x₂", "input x₁²", "input x₂²"], inputs
+    assert "features=x1%2Cx2%2Cx1sq%2Cx2sq" in page.url
+    page.get_by_role("button", name="Play").click()
+    page.wait_for_function("() => window.trainView.frame().accuracy === 1")
+    page.get_by_role("button", name="Pause").click()
+    screenshot(page, "train-features")

@@ -608,14 +608,16 @@ def point_graph(trainer: Any) -> tuple[Value, list[Value], str]:
 
     with trainer.lock:
         model = io.loads(io.dumps(trainer.model))  # exact: JSON floats round-trip
-        i = trainer.pick
-        x, target, loss = trainer.X[i], trainer.T[i], trainer.settings.loss
+        i, s = trainer.pick, trainer.settings
+        x, target, loss = trainer.inputs[i], trainer.T[i], s.loss
+        point = trainer.X[i]
+        names = list(s.features) if s.dims == 2 else [f"x{k}" for k in range(1, s.dims + 1)]
     for li, layer in enumerate(model.layers, start=1):
         for ni, n in enumerate(layer.neurons, start=1):
             for k, w in enumerate(n.w, start=1):
                 w.label = f"w{li}.{ni}.{k}"
             n.b.label = f"b{li}.{ni}"
-    h = [Value(float(v), label=f"x{k}") for k, v in enumerate(x, start=1)]
+    h = [Value(float(v), label=name) for v, name in zip(x, names)]
     last = len(model.layers)
     for li, layer in enumerate(model.layers, start=1):  # names as the Train view's picture has
         h = layer.outputs(h)
@@ -626,7 +628,7 @@ def point_graph(trainer: Any) -> tuple[Value, list[Value], str]:
             v.label = (f"h{li}.{ni}" if li < last else "s" if len(h) == 1 else f"z{ni}")
     out = PER_SAMPLE[loss](h, target)
     out.label = "loss"
-    where = ", ".join(fmt(v) for v in x)
+    where = ", ".join(fmt(v) for v in point)
     title = (f"the Train view's point {i} (x = {where}): its {loss} loss through the network as "
              f"it was at that moment. Build graph replaces it with an expression.")  # fmt: skip
     return out, model.parameters(), title

@@ -18,7 +18,7 @@ from typing import Any
 from ..engine import Value, topological_order
 from ..nn import ACTIVATIONS, MLP
 from ..viz import caption
-from .train_settings import LOSSES, OUTPUT_RULES, PER_SAMPLE, predict
+from .train_settings import FEATURES, LOSSES, OUTPUT_RULES, PER_SAMPLE, predict
 
 # ------------------------------------------------------------------ the model's views
 
@@ -225,7 +225,10 @@ def meta(tr: Any) -> dict[str, Any]:
             "extent": tr.extent,
             "grid": tr.grid_side,
             "heat": tr.grid_side // 2 if tr.use_jit else tr.grid_side,
-            "slice": "x₃ = 0" if s.nin == 3 else None,
+            "slice": "x₃ = 0" if s.dims == 3 else None,
+            "features": [FEATURES[k][0] for k in s.features] if s.dims == 2 else None,
+            # each input's value over the plane (the input squares' pictures), as heat maps
+            "inputs": _input_maps(tr),
             "sizes": [s.nin, *s.hidden, s.outputs],
             "loss_formula": LOSSES[s.loss][1],
             "output_rule": OUTPUT_RULES[LOSSES[s.loss][2]],
@@ -242,7 +245,7 @@ def frame(tr: Any) -> dict[str, Any]:
         s = tr.settings
         try:
             grid, heat = grid_views(tr)
-            order, _, _ = point_graph(tr.model, tr.X[tr.pick], tr.T[tr.pick], s.loss)
+            order, _, _ = point_graph(tr.model, tr.inputs[tr.pick], tr.T[tr.pick], s.loss)
         except (ValueError, OverflowError, ZeroDivisionError):  # diverged weights: no picture
             grid, heat, order = None, [], []
         return {
@@ -268,6 +271,21 @@ def frame(tr: Any) -> dict[str, Any]:
                 "note": _zero_loss_note(order, s.loss),
             },
         }
+
+
+def _input_maps(tr: Any) -> list[str]:
+    """Each network input over the plot's plane, scaled to [-1, 1], one byte per cell (a heat
+    map's format): what the input squares show (x₁ left to right, x₁² a valley, ...)."""
+    side = tr.grid_side // 2 if tr.use_jit else tr.grid_side
+    step = tr.grid_side // side
+    rows = [tr.grid[r * tr.grid_side + c] for r in range(0, tr.grid_side, step)
+            for c in range(0, tr.grid_side, step)]  # fmt: skip
+    maps = []
+    for j in range(len(rows[0])):
+        col = [row[j] for row in rows]
+        scale = max(abs(v) for v in col) or 1.0
+        maps.append(_b64_list([v / scale for v in col]))
+    return maps
 
 
 def _test(tr: Any) -> list[float | None] | None:

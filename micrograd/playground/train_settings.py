@@ -45,6 +45,18 @@ DATASETS: dict[str, tuple[str, int, int]] = {
 
 OPTIMIZERS = {"sgd": "SGD + momentum", "adam": "Adam"}
 
+# The network's inputs for a 2-D data set, computed from a point (x1, x2) before the network sees
+# it: key (as the URL writes it) -> (label, function). TensorFlow Playground's, as toggles.
+FEATURES: dict[str, tuple[str, Callable[[float, float], float]]] = {
+    "x1": ("x₁", lambda a, b: a),
+    "x2": ("x₂", lambda a, b: b),
+    "x1sq": ("x₁²", lambda a, b: a * a),
+    "x2sq": ("x₂²", lambda a, b: b * b),
+    "x1x2": ("x₁x₂", lambda a, b: a * b),
+    "sinx1": ("sin x₁", lambda a, b: math.sin(a)),
+    "sinx2": ("sin x₂", lambda a, b: math.sin(b)),
+}
+
 _REG = " + α·Σw²"
 # name -> (menu text, formula for the page, outputs: 1 or one per class)
 LOSSES: dict[str, tuple[str, str, str]] = {
@@ -86,6 +98,7 @@ LABELS = {  # setting -> the control's name on the page, for error messages
     "data_seed": "New data",
     "test": "Test data",
     "weight": "Weight",
+    "features": "Inputs",
     "batch": "Batch size",
     "zero_grad": "Zero the grads",
     "seed": "Seed",
@@ -138,6 +151,20 @@ def check_choice(name: str, v: object, choices: Sequence[str]) -> str:
     if v not in choices:
         raise ValueError(f"unknown {LABELS[name]} {v!r}; choose one of {', '.join(choices)}")
     return str(v)
+
+
+def check_features(v: object) -> tuple[str, ...]:
+    """The chosen input features, in FEATURES' order ("x1,x1sq" from a URL, or a list)."""
+    if isinstance(v, str):
+        v = [p.strip() for p in v.split(",") if p.strip()]
+    if not isinstance(v, (list, tuple)) or not all(isinstance(k, str) for k in v):
+        raise ValueError(f"Inputs must be a list of feature names, got {v!r}")
+    unknown = [k for k in v if k not in FEATURES]
+    if unknown:
+        raise ValueError(f"unknown input {unknown[0]!r}; choose from {', '.join(FEATURES)}")
+    if not v:
+        raise ValueError("choose at least one input")
+    return tuple(k for k in FEATURES if k in v)
 
 
 def check_hidden(v: object) -> tuple[int, ...]:
@@ -196,6 +223,7 @@ class Settings:
     added: tuple[tuple[float, float, int], ...] = ()  # learner's points: (x, y, class)
     zero_grad: bool = True  # False: the lecture's bug, grads never zeroed between steps
     data_seed: int = DATA_SEED  # the points' random draw (New data picks another)
+    features: tuple[str, ...] = ("x1", "x2")  # the network's inputs (2-D data sets; FEATURES)
     test: float = 0.0  # the share of the generated points held out as test data (not trained on)
 
     @classmethod
@@ -236,12 +264,14 @@ class Settings:
             zero_grad=check_flag("zero_grad", g("zero_grad")),
             data_seed=check_whole("data_seed", g("data_seed"), 0, 2**31 - 1),
             test=check_real("test", g("test"), 0.0, 0.9),
+            features=_features_for(dataset, check_features(g("features"))),
         )
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["hidden"] = list(self.hidden)
         d["added"] = [list(p) for p in self.added]
+        d["features"] = list(self.features)
         return d
 
     @property
@@ -249,8 +279,14 @@ class Settings:
         return DATASETS[self.dataset][1]
 
     @property
-    def nin(self) -> int:
+    def dims(self) -> int:
+        """Coordinates of a point of the data set (2, or 3 for the lecture's points)."""
         return DATASETS[self.dataset][2]
+
+    @property
+    def nin(self) -> int:
+        """The network's inputs: one per chosen feature (a 3-D set's points as they are)."""
+        return len(self.features) if self.dims == 2 else self.dims
 
     @property
     def outputs(self) -> int:
@@ -294,6 +330,21 @@ def make_data(s: Settings) -> tuple[list[list[float]], list[int]]:
         X.append([x, y])
         cls.append(c)
     return X, cls
+
+
+def _features_for(dataset: str, features: tuple[str, ...]) -> tuple[str, ...]:
+    if DATASETS[dataset][2] != 2 and features != ("x1", "x2"):
+        raise ValueError(f"input features are for the 2-D data sets; {DATASETS[dataset][0]} "
+                         f"gives the network its points as they are")
+    return features
+
+
+def featurize(s: Settings, points: Sequence[Sequence[float]]) -> list[list[float]]:
+    """The network's inputs for each point: the chosen features of (x1, x2), or a 3-D point."""
+    if s.dims != 2:
+        return [list(p) for p in points]
+    fs = [FEATURES[k][1] for k in s.features]
+    return [[f(p[0], p[1]) for f in fs] for p in points]
 
 
 def split(s: Settings, n_points: int) -> tuple[list[int], list[int]]:
@@ -365,5 +416,6 @@ def options() -> dict[str, Any]:
             "lr": MAX_LR,
         },
         "defaults": Settings().to_dict(),
+        "features": [[k, label] for k, (label, _) in FEATURES.items()],
         "jit": numpy_available(),
     }

@@ -45,6 +45,7 @@ from .train_settings import (
     check_index,
     check_real,
     extent,
+    featurize,
     make_data,
     numpy_available,
     predict,
@@ -116,6 +117,7 @@ class Trainer:
         with self.lock:
             self.settings = settings
             self.X, self.cls = make_data(settings)
+            self.inputs = featurize(settings, self.X)  # what the network sees of each point
             self.train_idx, self.test_idx = split(settings, len(self.X))
             self.extent = extent(self.X)
             self.pick = min(getattr(self, "pick", 0), len(self.X) - 1)
@@ -153,19 +155,19 @@ class Trainer:
         side = GRID if self.use_jit else EAGER_GRID
         x0, x1, y0, y1 = self.extent
         # Row 0 is the top of the picture (largest y), as a canvas counts rows.
-        self.grid = [
+        self.grid = featurize(s, [
             [x0 + (x1 - x0) * (i + 0.5) / side, y1 - (y1 - y0) * (r + 0.5) / side]
-            + [0.0] * (s.nin - 2)
+            + [0.0] * (s.dims - 2)
             for r in range(side)
             for i in range(side)
-        ]
+        ])  # the network's inputs at each grid point
         self.grid_side = side
         if self.use_jit:
             import numpy as np
 
             from ..jit import jit
 
-            self._Xa = np.array(self.X, dtype=float)
+            self._Xa = np.array(self.inputs, dtype=float)
             self._Ta = np.array(self.T, dtype=float)
             self._Ga = np.array(self.grid, dtype=float)
             self._jit_loss = jit(self._loss_of_point)
@@ -183,7 +185,7 @@ class Trainer:
         return None
 
     def _layout_graph(self) -> None:
-        x = self.X[self.pick]
+        x = self.inputs[self.pick]
         try:
             _, nodes, _ = point_graph(self.model, x, self.T[self.pick], self.settings.loss)
         except (ValueError, OverflowError, ZeroDivisionError):  # diverged weights
@@ -215,10 +217,10 @@ class Trainer:
                     total = self._jit_loss(Xb, Tb)
                     acc = self._accuracy_jit()
             else:
-                rows = range(len(self.X)) if idx is None else idx
+                rows = range(len(self.inputs)) if idx is None else idx
                 terms, hits = [], 0
                 for i in rows:
-                    zs = self.model.outputs(self.X[i])
+                    zs = self.model.outputs(self.inputs[i])
                     terms.append(PER_SAMPLE[s.loss](zs, self.T[i]))
                     hits += predict([z.data for z in zs]) == self.cls[i]
                 total = Value.sum(terms) * (1.0 / len(terms))
@@ -278,14 +280,14 @@ class Trainer:
                 return loss, self._accuracy_jit(idx)
         s, hits, total = self.settings, 0, 0.0
         for i in idx:
-            zs = self.model.outputs(self.X[i])
+            zs = self.model.outputs(self.inputs[i])
             total += PER_SAMPLE[s.loss](zs, self.T[i]).data
             hits += predict([z.data for z in zs]) == self.cls[i]
         return total / len(idx), hits / len(idx)
 
     def _accuracy_eager(self) -> float:
         hits = sum(
-            predict([z.data for z in self.model.outputs(self.X[i])]) == self.cls[i]
+            predict([z.data for z in self.model.outputs(self.inputs[i])]) == self.cls[i]
             for i in self.train_idx
         )
         return hits / len(self.train_idx)
@@ -379,16 +381,17 @@ class Trainer:
     def set_points(self, added: Sequence) -> None:
         """Replace the learner's points; training goes on from the current weights."""
         s = self.settings
-        pts = check_added(added, s.classes, s.nin)
+        pts = check_added(added, s.classes, s.dims)
         playing = self._stop()
         with self.lock:
             self.settings = replace(s, added=pts)
             self.X, self.cls = make_data(self.settings)
+            self.inputs = featurize(self.settings, self.X)
             self.T = targets(s.loss, self.cls, s.classes)
             if self.use_jit:
                 import numpy as np
 
-                self._Xa = np.array(self.X, dtype=float)
+                self._Xa = np.array(self.inputs, dtype=float)
                 self._Ta = np.array(self.T, dtype=float)
             n = len(self.X)
             self.train_idx, self.test_idx = split(self.settings, n)

@@ -6,7 +6,8 @@
 
 const COLORS = [[245, 147, 34], [8, 119, 189], [58, 166, 85]]; // class 0 orange, 1 blue, 2 green
 const FIELDS = ["dataset", "points", "noise", "hidden", "activation", "loss", "optimizer", "lr",
-  "momentum", "l2", "l1", "batch", "seed", "zero_grad", "data_seed", "test"];
+  "momentum", "l2", "l1", "batch", "seed", "zero_grad", "data_seed", "test", "features"];
+const LISTS = ["hidden", "features"]; // settings that are lists: "8,8" in the URL and the box
 const $ = (id) => document.getElementById(id);
 
 const view = {
@@ -40,7 +41,7 @@ function settingsFromUrl() {
 function writeUrl() {
   const s = view.meta.settings;
   const q = new URLSearchParams();
-  for (const k of FIELDS) q.set(k, k === "hidden" ? s.hidden.join(",") : String(s[k]));
+  for (const k of FIELDS) q.set(k, LISTS.includes(k) ? s[k].join(",") : String(s[k]));
   if (s.added.length) q.set("added", s.added.map((p) => `${+p[0].toFixed(3)}:${+p[1].toFixed(3)}:${p[2]}`).join(";"));
   if (view.meta.pick) q.set("pick", String(view.meta.pick));
   if ($("speed").value !== "max") q.set("speed", $("speed").value);
@@ -53,13 +54,17 @@ function controlsToSettings() {
   const s = {};
   for (const k of FIELDS) s[k] = $(k).value.trim();
   s.hidden = s.hidden.split(",").map((x) => x.trim()).filter((x) => x !== "");
+  s.features = s.features.split(",").filter((x) => x !== "");
   s.zero_grad = $("zero_grad").checked;  // a checkbox: its state, not its value
   s.added = view.added;
   return s;
 }
 
 function settingsToControls(s) {
-  for (const k of FIELDS) $(k).value = k === "hidden" ? s.hidden.join(",") : String(s[k]);
+  for (const k of FIELDS) $(k).value = LISTS.includes(k) ? s[k].join(",") : String(s[k]);
+  for (const box of document.querySelectorAll("#feature-picker input")) {
+    box.checked = s.features.includes(box.value);
+  }
   fitHidden();
   $("zero_grad").checked = s.zero_grad;
   $("momentum-field").hidden = s.optimizer !== "sgd";
@@ -132,6 +137,7 @@ function setMeta(meta) {
   $("clear-points").disabled = meta.settings.added.length === 0;
   const fixed = meta.settings.dataset === "lecture"; // its own four points, always
   $("points").disabled = $("noise").disabled = $("new-data").disabled = fixed;
+  for (const box of document.querySelectorAll("#feature-picker input")) box.disabled = !meta.features;
   buildClassPicker(meta.classes);
   buildLayerButtons(meta.settings.hidden);
   if (!old || old.config_id !== meta.config_id) {
@@ -481,12 +487,13 @@ function buildNet(sizes) {
   view.outCanvases = [];
   sizes.forEach((n, l) => g.pos[l].forEach(([x, y], j) => {
     const cv = document.createElement("canvas");
-    cv.width = cv.height = l === 0 ? 16 : view.meta.heat;
+    cv.width = cv.height = view.meta.heat;
     Object.assign(cv.style, { left: `${x}px`, top: `${y}px`, width: `${g.box}px`, height: `${g.box}px` });
     const last = l === sizes.length - 1;
-    cv.title = l === 0 ? `input x${j + 1}` : last ? `output ${sizes[l] > 1 ? j + 1 : ""}` : `neuron h${l}.${j + 1}`;
+    const feature = view.meta.features ? view.meta.features[j] : `x${j + 1}`;
+    cv.title = l === 0 ? `input ${feature}` : last ? `output ${sizes[l] > 1 ? j + 1 : ""}` : `neuron h${l}.${j + 1}`;
     net.append(cv);
-    if (l === 0) drawInput(cv, j);
+    if (l === 0) cv.getContext("2d").putImageData(heatImage(view.meta.inputs[j], cv.width), 0, 0);
     else if (!last) {
       const k = view.heat.length, name = `h${l}.${j + 1}`;
       cv.tabIndex = 0;
@@ -508,15 +515,6 @@ function buildNet(sizes) {
   });
 }
 
-function drawInput(cv, j) { // x1 varies left to right, x2 bottom to top
-  const ctx = cv.getContext("2d"), n = cv.width, img = ctx.createImageData(n, n);
-  for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) {
-    const v = j === 0 ? (c / (n - 1)) * 2 - 1 : j === 1 ? 1 - (r / (n - 1)) * 2 : 0;
-    const rgb = mix(v >= 0 ? COLORS[1] : COLORS[0], 0.8 * Math.abs(v));
-    img.data.set([...rgb, 255], 4 * (r * n + c));
-  }
-  ctx.putImageData(img, 0, 0);
-}
 
 function drawNet() {
   const f = view.frame;
@@ -735,6 +733,19 @@ async function main() {
   fillSelect("activation", o.activations.map((k) => [k, k]));
   fillSelect("loss", o.losses.map(([k, text]) => [k, text]));
   fillSelect("optimizer", o.optimizers);
+  for (const [key, label] of o.features) { // the network's inputs, as toggles
+    const l = document.createElement("label");
+    l.className = "feature";
+    const box = Object.assign(document.createElement("input"), { type: "checkbox", value: key });
+    box.addEventListener("change", () => {
+      const on = [...document.querySelectorAll("#feature-picker input")].filter((b) => b.checked);
+      if (!on.length) { box.checked = true; return; } // at least one input
+      $("features").value = on.map((b) => b.value).join(",");
+      configure(controlsToSettings());
+    });
+    l.append(box, ` ${label}`);
+    $("feature-picker").append(l);
+  }
   const control = (action) => post("/api/train/control", { action }).catch(showIn("train-error"));
   $("play").onclick = () => control("play");
   $("pause").onclick = () => control("pause");
@@ -785,6 +796,7 @@ async function main() {
       const s = controlsToSettings();
       if (k === "dataset") { // a data set of its own: its own points, and a loss that fits it
         s.added = [];
+        if (s.dataset === "lecture") s.features = ["x1", "x2"]; // 3-D points go in as they are
         const classes = o.datasets.find((d) => d[0] === s.dataset)[2];
         if (classes > 2) s.loss = "cross_entropy";
         else if (view.meta && view.meta.classes > 2) s.loss = "hinge";
