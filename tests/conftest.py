@@ -91,6 +91,19 @@ def page(browser: Any) -> Iterator[Any]:
     assert not errors, f"JavaScript errors on the page: {errors}"
 
 
+@pytest.fixture
+def phone(browser: Any) -> Iterator[Any]:
+    """A fresh tab the size of a phone (390×844, touch), failing the test on page errors as
+    `page` does."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True)
+    context.set_default_timeout(10_000)
+    tab = context.new_page()
+    errors = watch_errors(tab)
+    yield tab
+    context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
 # Chromium logs every 4xx answer as a console error; the playground answers a bad setting with a
 # 400 and shows its one-line reason on the page, which the tests check. Those are expected.
 _EXPECTED = "Failed to load resource: the server responded with a status of 4"

@@ -11,7 +11,6 @@ from typing import Any
 
 from micrograd.formatting import format_number as fmt
 from micrograd.playground.explorer import EXAMPLES
-from tests.conftest import watch_errors
 from tests.test_playground_explorer import build, click, open_explorer, page_nodes, wait_step
 
 LECTURE_L = EXAMPLES[1]["program"]
@@ -117,45 +116,39 @@ def test_the_train_views_point_steps_through_in_the_explorer(
 
 
 def test_on_a_phone_the_children_that_got_grads_are_in_view(
-    browser: Any, playground: str, screenshot: Any
+    phone: Any, playground: str, screenshot: Any
 ) -> None:
-    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True)
-    page = context.new_page()
-    errors = watch_errors(page)
-    try:
-        open_explorer(page, playground)  # the lecture's neuron: wider than the phone
-        steps = page.evaluate("() => document.querySelectorAll('#graph-svg g.node.value').length")
-        for k in range(1, steps):
-            page.get_by_role("button", name="Backward step", exact=True).tap()
-            wait_step(page, k)
-            if "done" in page.locator("#status").text_content():
-                break
-            seen = page.evaluate("""() => {
-                const box = document.querySelector('#graph').getBoundingClientRect();
-                const inside = (el) => { const r = el.getBoundingClientRect();
-                  return r.left >= box.left - 1 && r.right <= box.right + 1; };
-                const cur = document.querySelector('#graph-svg g.node.current');
-                const kids = [...document.querySelectorAll('#graph-svg g.node.touched')];
-                const c = cur.getBoundingClientRect();
-                const span = (el) => { const r = el.getBoundingClientRect();
-                  return Math.max(r.right, c.right) - Math.min(r.left, c.left); };
-                return {current: inside(cur), kids: kids.map(inside), widths: kids.map(span),
-                        room: box.width - 48};
-            }""")
-            assert seen["current"], k
-            for fits, width in zip(seen["kids"], seen["widths"]):
-                if width <= seen["room"] and len(seen["kids"]) == 1:
-                    assert fits, (k, seen)
-            if seen["kids"] and min(seen["widths"]) <= seen["room"]:
-                assert any(seen["kids"]), (k, seen)  # at least one child beside its parent
-        # The leaf editor on one row: its input, Set and ×.
-        page.locator("#graph-svg g.node.leaf").first.tap()
-        controls = ("#leaf-value", "#leaf-set", "#leaf-close")
-        boxes = [page.locator(sel).bounding_box() for sel in controls]
-        centers = {round(b["y"] + b["height"] / 2) for b in boxes}
-        assert max(centers) - min(centers) <= 2, boxes
-        assert all(b["x"] + b["width"] <= 390 for b in boxes)
-        screenshot(page, "explorer-phone-leaf", full_page=True)
-        assert not errors, errors
-    finally:
-        context.close()
+    page = phone
+    open_explorer(page, playground)  # the lecture's neuron: wider than the phone
+    steps = page.evaluate("() => document.querySelectorAll('#graph-svg g.node.value').length")
+    for k in range(1, steps):
+        page.get_by_role("button", name="Backward step", exact=True).tap()
+        wait_step(page, k)
+        if "done" in page.locator("#status").text_content():
+            break
+        seen = page.evaluate("""() => {
+            const box = document.querySelector('#graph').getBoundingClientRect();
+            const inside = (el) => { const r = el.getBoundingClientRect();
+              return r.left >= box.left - 1 && r.right <= box.right + 1; };
+            const cur = document.querySelector('#graph-svg g.node.current');
+            const kids = [...document.querySelectorAll('#graph-svg g.node.touched')];
+            const c = cur.getBoundingClientRect();
+            const span = (el) => { const r = el.getBoundingClientRect();
+              return Math.max(r.right, c.right) - Math.min(r.left, c.left); };
+            return {current: inside(cur), kids: kids.map(inside), widths: kids.map(span),
+                    room: box.width - 48};
+        }""")
+        assert seen["current"], k
+        for fits, width in zip(seen["kids"], seen["widths"]):
+            if width <= seen["room"] and len(seen["kids"]) == 1:
+                assert fits, (k, seen)
+        if seen["kids"] and min(seen["widths"]) <= seen["room"]:
+            assert any(seen["kids"]), (k, seen)  # at least one child beside its parent
+    # The leaf editor on one row: its input, Set and ×.
+    page.locator("#graph-svg g.node.leaf").first.tap()
+    controls = ("#leaf-value", "#leaf-set", "#leaf-close")
+    boxes = [page.locator(sel).bounding_box() for sel in controls]
+    centers = {round(b["y"] + b["height"] / 2) for b in boxes}
+    assert max(centers) - min(centers) <= 2, boxes
+    assert all(b["x"] + b["width"] <= 390 for b in boxes)
+    screenshot(page, "explorer-phone-leaf", full_page=True)

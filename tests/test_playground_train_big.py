@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from micrograd.formatting import format_number as fmt
-from tests.conftest import watch_errors
 
 LARGEST = "?hidden=32,32,32,32,32,32"
 
@@ -60,17 +59,11 @@ def test_a_links_tooltip_reads_its_weight(page: Any, playground: str) -> None:
     assert box["width"] > 0
 
 
-def test_the_largest_network_on_a_phone(browser: Any, playground: str, screenshot: Any) -> None:
-    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True)
-    page = context.new_page()
-    errors = watch_errors(page)
-    try:
-        open_train(page, playground, LARGEST)
-        assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
-        screenshot(page, "train-largest-phone", full_page=True)
-        assert not errors, errors
-    finally:
-        context.close()
+def test_the_largest_network_on_a_phone(phone: Any, playground: str, screenshot: Any) -> None:
+    page = phone
+    open_train(page, playground, LARGEST)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    screenshot(page, "train-largest-phone", full_page=True)
 
 
 def test_the_plot_by_keyboard(page: Any, playground: str) -> None:
@@ -92,28 +85,23 @@ def test_the_plot_by_keyboard(page: Any, playground: str) -> None:
     plot.press("]")
     page.wait_for_function("() => window.trainView.meta().pick === 1")
     plot.press("[")
+    page.wait_for_function("() => window.trainView.meta().pick === 0")
     plot.press("[")
     page.wait_for_function("(n) => window.trainView.meta().pick === n", arg=n)  # wraps around
 
 
 def test_on_a_phone_the_plot_is_near_play_and_the_graph_readable(
-    browser: Any, playground: str, screenshot: Any
+    phone: Any, playground: str, screenshot: Any
 ) -> None:
-    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True)
-    page = context.new_page()
-    errors = watch_errors(page)
-    try:
-        open_train(page, playground)
-        play = page.get_by_role("button", name="Play").bounding_box()
-        plot = page.locator("#plot").bounding_box()
-        assert plot["y"] - (play["y"] + play["height"]) < 844 / 2, (play, plot)  # half a screen
-        sizes = page.eval_on_selector_all(
-            "#graph text", "els => els.slice(0, 20).map(t => t.getBoundingClientRect().height)")
-        font = page.eval_on_selector("#graph text", "t => parseFloat(getComputedStyle(t).fontSize)")
-        scale = page.eval_on_selector(
-            "#graph", "s => s.getBoundingClientRect().width / s.viewBox.baseVal.width")
-        assert font * scale >= 11, (font, scale, sizes)
-        screenshot(page, "train-phone-top")
-        assert not errors, errors
-    finally:
-        context.close()
+    page = phone
+    open_train(page, playground)
+    play = page.get_by_role("button", name="Play").bounding_box()
+    plot = page.locator("#plot").bounding_box()
+    assert plot["y"] - (play["y"] + play["height"]) < 844 / 2, (play, plot)  # half a screen
+    sizes = page.eval_on_selector_all(
+        "#graph text", "els => els.slice(0, 20).map(t => t.getBoundingClientRect().height)")
+    font = page.eval_on_selector("#graph text", "t => parseFloat(getComputedStyle(t).fontSize)")
+    scale = page.eval_on_selector(
+        "#graph", "s => s.getBoundingClientRect().width / s.viewBox.baseVal.width")
+    assert font * scale >= 11, (font, scale, sizes)
+    screenshot(page, "train-phone-top")

@@ -32,6 +32,15 @@ class Tab:
         with urllib.request.urlopen(req, timeout=30) as r:
             return json.loads(r.read())
 
+    def refused(self, path: str, body: object, words: str) -> None:
+        """The request gets a 400 whose one line says `words`."""
+        req = urllib.request.Request(
+            self.url + path, data=json.dumps(body).encode(), method="POST",
+            headers={"Content-Type": "application/json", "X-Session": self.session})
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(req, timeout=30)
+        assert e.value.code == 400 and words in json.loads(e.value.read())["error"], body
+
 
 def torch_loss(model_json: dict, points: list, l2: float, l1: float) -> float:
     """The mean hinge loss of the model file's MLP on the points, + l2·Σw² + l1·Σ|w|, in torch."""
@@ -182,12 +191,7 @@ def test_a_weight_set_by_hand(playground: str) -> None:
         ({"layer": 0, "neuron": 0, "input": 0, "value": "big"}, "Weight must be a number"),
         ({"layer": 0, "neuron": 0, "input": 0, "value": 1e9}, "Weight must be a finite number"),
     ]:
-        req = urllib.request.Request(
-            tab.url + "/api/train/weight", data=json.dumps(body).encode(), method="POST",
-            headers={"Content-Type": "application/json", "X-Session": tab.session})
-        with pytest.raises(urllib.error.HTTPError) as e:
-            urllib.request.urlopen(req, timeout=30)
-        assert e.value.code == 400 and words in json.loads(e.value.read())["error"], body
+        tab.refused("/api/train/weight", body, words)
 
 
 def test_hover_a_neuron_and_click_a_link(page: Any, playground: str, screenshot: Any) -> None:
@@ -235,12 +239,7 @@ def test_input_features(playground: str) -> None:
                         ({"features": []}, "at least one input"),
                         ({"dataset": "lecture", "loss": "mse", "features": ["x1sq"]},
                          "input features are for the 2-D data sets")]:
-        req = urllib.request.Request(
-            tab.url + "/api/train/config", data=json.dumps(body).encode(), method="POST",
-            headers={"Content-Type": "application/json", "X-Session": tab.session})
-        with pytest.raises(urllib.error.HTTPError) as e:
-            urllib.request.urlopen(req, timeout=30)
-        assert e.value.code == 400 and words in json.loads(e.value.read())["error"], body
+        tab.refused("/api/train/config", body, words)
 
 
 def test_input_features_in_the_page(page: Any, playground: str, screenshot: Any) -> None:

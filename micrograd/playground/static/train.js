@@ -396,6 +396,8 @@ function onPlotClick(ev) {
 }
 
 function choose(i) {
+  view.pick = i; // at once, so a second key press moves on from here (the answer confirms it)
+  drawPlot();
   post("/api/train/pick", { index: i }).catch(showIn("train-error"));
 }
 
