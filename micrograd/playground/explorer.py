@@ -103,9 +103,8 @@ def recompute(topo: Sequence[Value], leaves: dict[Value, float]) -> dict[Value, 
         if not v._prev:
             fresh[v] = Value(leaves.get(v, v.data))
         else:
-            info = OPS[op_kind(v)]
-            p = getattr(v, info.param) if info.param else None  # e.g. the exponent of x ** p
-            fresh[v] = info.apply(*(fresh[c] for c in v._prev), p=p)
+            info = OPS[op_kind(v)]  # the op's own number too (the exponent of x ** p)
+            fresh[v] = info.apply(*(fresh[c] for c in v._prev), p=info.parameter(v))
     return fresh
 
 
