@@ -256,3 +256,27 @@ def test_input_features_in_the_page(page: Any, playground: str, screenshot: Any)
     page.wait_for_function("() => window.trainView.frame().accuracy === 1")
     page.get_by_role("button", name="Pause").click()
     screenshot(page, "train-features")
+
+
+def test_the_same_settings_again_keep_the_run(playground: str) -> None:
+    # The page sends its settings when it loads: a reload, or Back from the explorer, must not
+    # throw the learner's run away. Reset still starts over.
+    tab = Tab(playground)
+    tab.ok("/api/train/config", {"hidden": [4]})
+    tab.ok("/api/train/control", {"action": "step", "steps": 5})
+    again = tab.ok("/api/train/config", {"hidden": [4]})
+    assert again["frame"]["step"] == 5
+    assert tab.ok("/api/train/control", {"action": "reset"})["frame"]["step"] == 0
+
+
+def test_back_from_the_explorer_finds_the_run_where_it_was(page: Any, playground: str) -> None:
+    page.goto(playground + "train")
+    page.wait_for_function("() => window.trainView && window.trainView.frame()")
+    for _ in range(3):
+        page.get_by_role("button", name="Step", exact=True).click()
+    page.wait_for_function("() => window.trainView.frame().step === 3")
+    page.get_by_role("link", name="Step through this point's graph in the explorer").click()
+    page.wait_for_selector("body[data-ready='1']")
+    page.go_back()
+    page.wait_for_function("() => window.trainView && window.trainView.frame()")
+    page.wait_for_function("() => window.trainView.frame().step === 3")

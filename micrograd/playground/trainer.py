@@ -90,15 +90,20 @@ class Trainer:
         self.configure(settings or Settings())
 
     # ---- setting up
-    def configure(self, settings: Settings) -> None:
+    def configure(self, settings: Settings, restart: bool = False) -> None:
         """Apply `settings`: the learning rate, momentum, L2 and batch size to the running model
         (a learner who sees the loss oscillate lowers the rate and watches it settle); anything
         that changes the model's shape or its data starts over (the same seed gives the same
-        initial weights). `change` says which happened, for the page."""
+        initial weights). The same settings again (the page reloaded, or Back from the explorer)
+        keep the run as it is, unless `restart`. `change` says what happened, for the page."""
         old = getattr(self, "settings", None)
-        self.change = ""
         changed = [k for k in settings.to_dict() if old is None or
                    settings.to_dict()[k] != old.to_dict()[k]]  # fmt: skip
+        if old is not None and not changed and not restart:
+            with self.lock:
+                self._publish()  # the run goes on; the page gets a frame to draw
+            return
+        self.change = ""
         if old is not None and changed and set(changed) <= LIVE_SETTINGS:
             with self.lock:
                 self.settings = settings
@@ -372,7 +377,7 @@ class Trainer:
 
     def reset(self) -> None:
         """Back to step 0 with the same initial weights (and the same batches)."""
-        self.configure(self.settings)
+        self.configure(self.settings, restart=True)
 
     def new_weights(self) -> None:
         """Back to step 0 with a new seed (so new initial weights)."""
