@@ -42,9 +42,14 @@ def test_the_box_and_the_menu_follow_a_leaf_edit(page: Any, playground: str) -> 
     nodes = {n["name"]: n for n in page_nodes(page)}
     assert float(nodes["b"]["data"]) == -2.5
     assert nodes["L"]["dataText"] == f"data {fmt(L(2.0, -2.5, 10.0, -2.0))}"
-    # Typing the example's text back names it in the menu again.
+    # Typing the example's text back names it in the menu again; the box now differs from the
+    # graph, and the page says so until Build graph.
+    changed = page.locator("#program-changed")
+    assert changed.is_hidden()
     box.fill(LECTURE_L)
-    assert menu.input_value() == "1"
+    assert menu.input_value() == "1" and changed.is_visible()
+    page.get_by_role("button", name="Build graph").click()
+    changed.wait_for(state="hidden")
 
 
 def test_gradient_steps_move_the_output_downhill(

@@ -163,6 +163,8 @@ function syncMenu() {
   const text = $("program").value;
   const i = examples.findIndex((ex) => ex.program === text);
   $("examples").value = i < 0 ? "" : String(i);
+  // the box no longer holds the graph's program (typed into, not built yet): say so
+  $("program-changed").hidden = !view || view.program === undefined || view.program === text;
 }
 
 // Scroll the graph (not the page) so that the current node and the children that just got their
