@@ -137,6 +137,20 @@ def test_a_closed_stream_is_no_longer_a_listener(tab, playground_server):
     assert wait(lambda: tr.streams == 0)  # so an idle tab's run stops after `idle_after`
 
 
+def test_a_closed_stream_of_a_paused_run_is_noticed_without_a_frame(tab, playground_server):
+    # Nothing is written to a paused run's stream but keep-alive checks: the server must see
+    # the tab's socket close there (the idea and fix are the train helper's), not only when a
+    # 10 s heartbeat fails to send.
+    tab.ok("/api/train/config", {"hidden": [2]})
+    tr = playground_server.sessions.get(tab.session).state["train"]
+    stream = urllib.request.urlopen(f"{tab.url}/api/train/stream?session={tab.session}",
+                                    timeout=20)
+    stream.readline()
+    assert wait(lambda: tr.streams == 1)
+    stream.close()
+    assert wait(lambda: tr.streams == 0, timeout=8.0)
+
+
 def wait(cond, timeout=10.0):
     end = time.monotonic() + timeout
     while time.monotonic() < end:

@@ -27,6 +27,7 @@ import http.server
 import ipaddress
 import mimetypes
 import re
+import select
 import socket
 import sys
 import threading
@@ -314,6 +315,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 if self.server.stopping.is_set():
                     break
                 if item is None:
+                    if self._client_gone():
+                        break  # the tab closed: free this thread and its reader now
                     if time.monotonic() - last < HEARTBEAT_SECONDS:
                         continue
                     chunk = b": keep-alive\n\n"
@@ -335,6 +338,15 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                     )
             if stream.on_close is not None:
                 stream.on_close()
+
+    def _client_gone(self) -> bool:
+        """Whether the client hung up: its socket reads as closed (an EventStream's client
+        sends nothing after its request, so readable means end of file, or pipelined bytes)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
 
 
 class _Server(http.server.ThreadingHTTPServer):
