@@ -50,3 +50,8 @@ def _exponent(x: float) -> str:
         e += 1
         m = d.scaleb(-e).quantize(Decimal("1.0000"), rounding=ROUND_HALF_UP)
     return f"{m:f}e{'+' if e >= 0 else '-'}{abs(e)}"
+
+
+def json_float(x: float) -> float | str:
+    """A float for a JSON answer: NaN and infinities (not JSON) as 'nan', 'inf', '-inf'."""
+    return x if math.isfinite(x) else ("nan" if x != x else ("inf" if x > 0 else "-inf"))

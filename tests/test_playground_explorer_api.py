@@ -280,7 +280,8 @@ def test_the_train_views_point_opens_in_the_explorer(playground: str) -> None:
     point = train["meta"]["points"][pick]
     model_text = urllib.request.urlopen(urllib.request.Request(
         playground + "api/train/model", headers={"X-Session": s}), timeout=30).read().decode()
-    status, state = post(playground, "/api/explorer/point", {}, s)
+    payload = post(playground, "/api/train/point", {}, s)[1]  # what the Train page hands over
+    status, state = post(playground, "/api/explorer/point", {"from": payload}, s)
     assert status == 200, state
     assert state["program"].startswith("# the Train view's point")
     drawing = state["drawing"]

@@ -106,7 +106,7 @@ def server() -> Iterator[Any]:
 
 def test_pages_and_static_files_are_served(playground: str) -> None:
     status, html = call(playground)
-    assert status == 200 and "<title>" in html and "/static/common.js" in html
+    assert status == 200 and "<title>" in html and "static/common.js" in html
     for name in ("style.css", "common.js"):
         status, text = call(playground + "static/" + name)
         assert status == 200 and len(text) > 100
@@ -117,10 +117,14 @@ def test_pages_and_static_files_are_served(playground: str) -> None:
 
 
 def test_the_real_route_table_joins_both_views() -> None:
-    from micrograd.playground import explorer, train_routes
+    from micrograd.playground.views import READS, ExplorerView, TrainView
 
     routes = build_routes()
-    assert set(routes) == set(explorer.ROUTES) | set(train_routes.ROUTES)
+    actions = [("explorer", a) for a in ExplorerView.ACTIONS] + [("train", a) for a in
+                                                                 TrainView.ACTIONS]
+    expected = {("POST", f"/api/{v}/{a}") for v, a in actions}
+    expected |= {("GET", f"/api/{v}/{a}") for v, a in READS} | {("GET", "/api/train/stream")}
+    assert set(routes) == expected
     assert all(method in ("GET", "POST") and path.startswith("/api/") for method, path in routes)
 
 
@@ -376,7 +380,7 @@ def test_host_0000_prints_a_warning_and_a_bad_port_is_one_line() -> None:
 
 def test_a_shared_playground_needs_its_token_then_a_cookie() -> None:
     # As Jupyter: off loopback a random token is required; here turned on for 127.0.0.1.
-    from micrograd.playground.web import TOKEN_COOKIE, token_for
+    from micrograd.playground.web import token_cookie, token_for
 
     assert token_for("127.0.0.1") == "" and token_for("localhost") == ""
     shared = token_for("0.0.0.0")
@@ -393,7 +397,8 @@ def test_a_shared_playground_needs_its_token_then_a_cookie() -> None:
         with urllib.request.urlopen(req, timeout=10) as r:
             assert r.status == 200
             cookie = r.headers["Set-Cookie"]
-        assert cookie.startswith(f"{TOKEN_COOKIE}=s3cret-token;") and "HttpOnly" in cookie
+        assert cookie.startswith(f"{token_cookie(handle.port)}=s3cret-token;")
+        assert "HttpOnly" in cookie
         assert "SameSite=Strict" in cookie
         status, answer = call(bare + "api/test/echo", headers={"Cookie": cookie.split(";")[0]})
         assert status == 200, answer  # the page's own requests carry the cookie

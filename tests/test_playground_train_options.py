@@ -97,8 +97,8 @@ def test_new_data_and_the_discretized_plot_in_the_page(page: Any, playground: st
     assert "data_seed=" in page.url and "data_seed=1337" not in page.url
 
     def shades() -> int:  # distinct colours in the plot's region picture
-        return page.evaluate("""() => { const f = window.trainView.frame();
-            const img = regionImage(f.grid, window.trainView.meta().grid);
+        return page.evaluate("""() => {
+            const img = window.trainView.regions();
             const seen = new Set(); const px = new Uint32Array(img.data.buffer);
             for (const p of px) seen.add(p); return seen.size; }""")
 
@@ -276,7 +276,8 @@ def test_back_from_the_explorer_finds_the_run_where_it_was(page: Any, playground
         page.get_by_role("button", name="Step", exact=True).click()
     page.wait_for_function("() => window.trainView.frame().step === 3")
     page.get_by_role("link", name="Step through this point's graph in the explorer").click()
-    page.wait_for_selector("body[data-ready='1']")
+    page.wait_for_url(re.compile(r"from=train"))
+    page.wait_for_selector("body[data-view='explorer'][data-ready='1']")
     page.go_back()
     page.wait_for_function("() => window.trainView && window.trainView.frame()")
     page.wait_for_function("() => window.trainView.frame().step === 3")

@@ -49,7 +49,7 @@ def play_until(page, condition, timeout=20.0):
 def test_train_is_one_click_from_the_explorer_and_moons_reach_100(page, playground, screenshot):
     page.goto(playground)
     page.get_by_role("link", name="Train").click()
-    page.wait_for_url(re.compile(r"/train\?"))
+    page.wait_for_url(re.compile(r"/train\.html\?"))
     page.wait_for_function("() => window.trainView && window.trainView.frame()")
     assert page.get_by_label("Dataset").input_value() == "moons"
     screenshot(page, "train-start")
@@ -147,8 +147,8 @@ def test_clicked_points_change_the_data_and_bad_input_is_explained(page, playgro
     screenshot(page, "train-added-points")
     # a 10,000-point click storm: refused with a message, nothing lost
     page.evaluate(
-        "() => api('/api/train/points', {added: Array.from({length: 10000}, () => [0, 0, 1])},"
-        " 'train-error').catch(() => {})"
+        "() => window.trainView.call('points',"
+        " {added: Array.from({length: 10000}, () => [0, 0, 1])}).catch((err) => err.message)"
     )
     alert = page.get_by_role("alert")
     alert.wait_for()

@@ -303,50 +303,99 @@ def test_model_download_loads_with_MLP_load(tmp_path):
     assert m(x).data == tr.model(x).data
 
 
-# ------------------------------------------------------------------ threads
+# ------------------------------------------------------------------ playing: advance, runner
 
 
-def test_play_pause_and_one_thread():
-    tr = Trainer(idle_after=30)
+def test_play_trains_only_when_advanced_and_pause_stops_it():
+    tr = Trainer()
     tr.play()
-    first = tr._thread
-    tr.play()  # a second Play does not start a second thread
-    assert tr._thread is first and first.is_alive()
-    assert wait_until(lambda: tr.step_no > 20)
+    time.sleep(0.05)
+    assert tr.step_no == 0 and tr.playing  # no thread of its own: it trains when asked
+    assert tr.due_in() == 0.0
+    while tr.step_no <= 20:
+        tr.advance(0.01)
     tr.pause()
     n = tr.step_no
-    time.sleep(0.2)
-    assert tr.step_no == n and not tr.playing
-    assert tr._thread is None or not tr._thread.is_alive()  # paused: no CPU spent
+    assert not tr.advance(0.05) and tr.step_no == n and not tr.playing
+    assert tr.due_in() == math.inf and not tr.latest()["playing"]
 
 
-def test_a_tab_nobody_watches_stops_by_itself():
-    tr = Trainer(idle_after=0.2)
+def test_a_slowed_run_steps_at_its_speed():
+    tr = Trainer()
+    now = [100.0]
+    tr.clock = lambda: now[0]  # time stands still but when the test moves it
+    tr.set_speed(2.0)  # 2 steps a second: one now, the next half a second later
     tr.play()
-    assert wait_until(lambda: not tr.playing, timeout=5)
-    n = tr.step_no
-    time.sleep(0.1)
-    assert tr.step_no == n
+    tr.advance(1.0)
+    assert tr.step_no == 1 and tr.due_in() == 0.5  # waiting, not training
+    tr.advance(1.0)
+    assert tr.step_no == 1
+    now[0] += 0.5
+    assert tr.due_in() == 0.0
+    tr.advance(1.0)
+    assert tr.step_no == 2
 
 
-def test_stream_sends_frames_with_the_history():
-    tr = Trainer(idle_after=30)
-    frames = tr.stream(keepalive=0.05)
-    first = next(frames)
+def test_frames_are_published_at_most_fps_times_a_second():
+    tr = Trainer(fps=10.0)
+    tr.play()
+    published = []
+    for _ in range(40):
+        if tr.advance(0.02):
+            published.append(time.monotonic())
+    tr.pause()
+    gaps = [b - a for a, b in zip(published, published[1:])]
+    assert published and all(g >= 0.1 - 0.005 for g in gaps), gaps
+
+
+def test_a_cursor_hands_out_frames_with_the_curve_it_has_not_had():
+    from micrograd.playground.trainer import FrameCursor
+
+    tr = Trainer()
+    frames = FrameCursor(tr)
+    first = frames.next()
     assert first["type"] == "frame" and first["step"] == 0 and first["history"] == []
-    assert tr.streams == 1
     tr.step(3)
-    f = next(frames)
+    f = frames.next()
     assert f["step"] == 3 and [h[0] for h in f["history"]] == [0, 1, 2]
     tr.step(2)
-    f = next(frames)  # from the last bucket sent on (it may have grown since)
+    f = frames.next()  # from the last bucket sent on (it may have grown since)
     assert f["step"] == 5 and [h[0] for h in f["history"]] == [2, 3, 4]
-    assert next(frames) is None  # nothing new: a keep-alive
+    assert frames.next() is None  # nothing new
     tr.reset()
-    f = next(frames)
+    f = frames.next()
     assert f["history_reset"] and f["step"] == 0
-    frames.close()
-    assert tr.streams == 0
+    other = FrameCursor(tr)  # another reader starts from the start of the curve
+    assert other.next()["history_reset"]
+
+
+def test_the_runner_trains_every_playing_trainer_in_turn_and_pauses_the_unwatched():
+    from micrograd.playground.runner import Runner
+
+    runner = Runner()
+    a, b, c = Trainer(), Trainer(Settings(hidden=(16, 16))), Trainer()
+    seen = {"a": 0, "b": 0}
+    watched = {"c": True}
+    runner.add(a, on_frame=lambda: seen.__setitem__("a", seen["a"] + 1))
+    runner.add(b, on_frame=lambda: seen.__setitem__("b", seen["b"] + 1))
+    runner.add(c, on_frame=lambda: None, watched=lambda: watched["c"])
+    try:
+        for tr in (a, b, c):
+            tr.play()
+        runner.wake()
+        # both train and both publish frames: neither waits for the other to pause
+        assert wait_until(lambda: min(a.step_no, b.step_no) > 5 and min(seen.values()) > 1)
+        watched["c"] = False  # the tab went away
+        assert wait_until(lambda: not c.playing)
+        a.pause()
+        n = a.step_no
+        time.sleep(0.1)
+        assert a.step_no == n and b.playing
+        a.close()
+        assert wait_until(lambda: len(runner) == 2)  # a closed trainer is let go
+    finally:
+        runner.stop()
+    assert not runner._thread.is_alive()
 
 
 def test_value_graph_is_not_shared_between_sessions():
@@ -363,23 +412,6 @@ def test_without_numpy_the_trainer_is_eager(monkeypatch):
     tr.step(2)
     assert tr.frame()["step"] == 2
     assert not Trainer(use_jit=True).use_jit  # asking for jit without numpy: eager, not an error
-
-
-@pytest.mark.parametrize("speed", [None, 500.0])
-def test_frames_come_at_a_bounded_rate(speed):
-    tr = Trainer(fps=10.0, idle_after=30)
-    tr.set_speed(speed)
-    seqs = []
-    tr.play()
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < 0.6:
-        seqs.append(tr.latest()["seq"])
-        time.sleep(0.005)
-    elapsed = time.monotonic() - t0
-    tr.pause()
-    published = seqs[-1] - seqs[0]
-    assert published <= 10.0 * elapsed + 2  # however fast the steps are
-    assert tr.step_no > published  # many steps per frame
 
 
 def test_the_loss_curve_looks_the_same_at_any_length():

@@ -52,7 +52,7 @@ def tab(playground):
         ("/api/train/config", {"hidden": [2] * 40}, "at most 6 hidden layers, got 40"),
         ("/api/train/config", {"lr": "nan"}, "Learning rate must be a finite number > 0"),
         ("/api/train/config", {"dataset": "imagenet"}, "unknown Dataset 'imagenet'"),
-        ("/api/train/config", [1, 2], "send a JSON object"),
+        ("/api/train/config", [1, 2], "the request body must be a JSON object"),
         ("/api/train/points", {"added": [[0.1, 0.1, 0]] * 10_000},
          "at most 300 added points, got 10000"),
         ("/api/train/points", {"points": []}, 'send {"added"'),
@@ -123,18 +123,16 @@ def test_tabs_do_not_share_runs(playground):
 
 
 def test_a_closed_stream_is_no_longer_a_listener(tab, playground_server):
-    from micrograd.playground.trainer import Trainer
-
     tab.ok("/api/train/config", {"hidden": [2]})
     url = f"{tab.url}/api/train/stream?session={tab.session}"
-    tr = playground_server.sessions.get(tab.session).state["train"]
-    assert isinstance(tr, Trainer) and tr.streams == 0
+    tr = playground_server.sessions.get(tab.session)  # the tab's session counts its streams
+    assert tr.streams == 0
     stream = urllib.request.urlopen(url, timeout=20)
     stream.readline()
     assert wait(lambda: tr.streams == 1)
     tab.ok("/api/train/control", {"action": "play"})  # frames flow: the server writes often
     stream.close()
-    assert wait(lambda: tr.streams == 0)  # so an idle tab's run stops after `idle_after`
+    assert wait(lambda: tr.streams == 0)  # so an unwatched tab's run pauses
 
 
 def test_a_closed_stream_of_a_paused_run_is_noticed_without_a_frame(tab, playground_server):
@@ -142,7 +140,7 @@ def test_a_closed_stream_of_a_paused_run_is_noticed_without_a_frame(tab, playgro
     # the tab's socket close there (the idea and fix are the train helper's), not only when a
     # 10 s heartbeat fails to send.
     tab.ok("/api/train/config", {"hidden": [2]})
-    tr = playground_server.sessions.get(tab.session).state["train"]
+    tr = playground_server.sessions.get(tab.session)
     stream = urllib.request.urlopen(f"{tab.url}/api/train/stream?session={tab.session}",
                                     timeout=20)
     stream.readline()

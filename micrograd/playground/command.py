@@ -7,7 +7,7 @@ import threading
 from typing import Any
 
 from .server import Playground, serve
-from .web import LOOPBACK, token_for
+from .web import LOOPBACK, MAX_SESSIONS, share_urls, token_for
 
 
 def add_playground_command(subparsers: Any) -> Any:
@@ -43,6 +43,14 @@ def add_playground_command(subparsers: Any) -> Any:
         help="the token every request must carry (default: a random one when --host is not "
         "this machine, none on 127.0.0.1); the printed URL includes it",
     )
+    parser.add_argument(
+        "--max-sessions",
+        type=int,
+        default=MAX_SESSIONS,
+        metavar="N",
+        help=f"browser tabs at once (default {MAX_SESSIONS}); past it a tab that is not watching "
+        "its training makes room, and when all are, a new tab is told the cap is reached",
+    )
     parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
     parser.add_argument(
         "--no-jit", action="store_true", help="train without micrograd.jit (numpy) even if present"
@@ -68,6 +76,13 @@ def run_playground(args: Any) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.max_sessions < 1:
+        print(
+            f"micrograd playground: error: --max-sessions must be 1 or more, got "
+            f"{args.max_sessions}",
+            file=sys.stderr,
+        )
+        return 2
     done = threading.Event()
 
     def on_signal(signum: int, frame: Any) -> None:
@@ -87,6 +102,7 @@ def run_playground(args: Any) -> int:
                 jit=not args.no_jit,
                 verbose=args.verbose,
                 token=token_for(args.host, args.token),
+                max_sessions=args.max_sessions,
             )
         except (OSError, ValueError) as exc:
             print(f"micrograd playground: error: {exc}", file=sys.stderr)
@@ -96,11 +112,17 @@ def run_playground(args: Any) -> int:
         if args.host.strip("[]") not in LOOPBACK:
             print(
                 f"micrograd playground: warning: listening on {args.host}, so other machines on "
-                f"your network can reach this page: only with the token in the URL below; use "
+                f"your network can reach this page: only with the token in the URLs below; use "
                 f"--host 127.0.0.1 to keep it to this machine",
                 file=sys.stderr,
             )
         print(f"micrograd playground: serving {handle.url}  (Ctrl-C to stop)", flush=True)
+        if args.host.strip("[]") not in LOOPBACK:
+            urls = share_urls(handle.port, handle.token, args.host)
+            if urls:
+                print("micrograd playground: other machines open it at", flush=True)
+                for url in urls:
+                    print(f"  {url}", flush=True)
         while not done.wait(0.2):
             pass
     except KeyboardInterrupt:

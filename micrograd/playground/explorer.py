@@ -1,22 +1,12 @@
 """The backprop explorer: a program of the `micrograd graph` language, its graph, and the forward
 and backward passes run one node at a time by the real engine.
 
-The page (`static/index.html`, `static/explorer.js`) calls these routes; each answers with the
-whole view (`Explorer.state`): every node's data and grad, the pass's progress, the chain-rule
-lines so far. One backward step does exactly what `Value.backward()` does at one node, in the same
-order (reverse topological, children in `_prev` order, ``child.grad += local * out.grad``), so
-after the last step every grad is bit for bit the one `backward()` gives.
-
-Routes (POST, JSON; the tab's state lives in its session):
-    /api/explorer/load     {"program": str, "layout": "auto"|"dot"|"layered"}  parse and lay out
-    /api/explorer/point    {"layout": ...}    the Train view's chosen point: its loss graph
-    /api/explorer/forward  {}                 fill data in topological order
-    /api/explorer/step     {}                 one backward step
-    /api/explorer/backward {}                 the rest of the backward pass
-    /api/explorer/reset    {}                 grads back to 0, data hidden again
-    /api/explorer/set      {"node": id, "value": number}  edit a leaf, run both passes again
-    /api/explorer/nudge    {"node": id}       the numerical derivative at a leaf
-    /api/explorer/descend  {"lr": number}     a gradient step: every input -= lr * grad
+`Explorer` is one graph and how far its passes have gone; `views.ExplorerView` offers it to the
+pages (load, forward, step, backward, reset, set, nudge, descend, point), each action answering
+with the whole view (`Explorer.state`): every node's data and grad, the pass's progress, the
+chain-rule lines so far. One backward step does exactly what `Value.backward()` does at one node,
+in the same order (reverse topological, children in `_prev` order, ``child.grad += local *
+out.grad``), so after the last step every grad is bit for bit the one `backward()` gives.
 
 Editing a leaf writes its new number into the program's text (the answer's `program`), so the
 Expression box, the Examples menu and the graph always agree; a constant the engine makes of its
@@ -36,13 +26,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .. import io
 from ..engine import OPS, Value, backward_step, explain_local, grad, op_kind, topological_order
-from ..expr import ARITY, ProgramError, Span, parse_program
+from ..expr import Span, parse_program
 from ..formatting import format_number as fmt
-from ..viz import GraphTooLargeError, display_names, trace
+from ..formatting import json_float
+from ..viz import display_names, trace
+from .errors import ViewError
 from .layout import Box, layout
-from .web import HTTPError, Request, json_float
 
 MAX_PROGRAM_CHARS = 5000
 MAX_NODES = 500  # Values in one graph
@@ -253,7 +243,8 @@ class Explorer:
 
     Made from a program of the expression language (`program`), or from a graph already built
     (`root`, with `title` saying what it is, as the Train view's point is): then there is no text
-    to keep in step, every leaf can be edited, and a gradient step moves the `tunable` leaves."""
+    to keep in step, every leaf can be edited, and a gradient step moves the `tunable` leaves
+    (by default the named ones)."""
 
     def __init__(
         self,
@@ -261,7 +252,7 @@ class Explorer:
         engine: str,
         root: Value | None = None,
         title: str = "",
-        tunable: Sequence[Value] = (),
+        tunable: Sequence[Value] | None = None,
     ) -> None:
         self.sources: dict[Value, Span] = {}  # where each leaf's number is written
         if program is not None:
@@ -280,9 +271,12 @@ class Explorer:
         self.engine = engine
         # What a gradient step moves: the program's named inputs (a = 2.0), as the lecture does
         # by hand; not the constants written inside expressions (the 2 of 2*n)
-        self.tunable = list(tunable) if program is None else [
-            v for v in self.topo if v in self.sources and v.label
-        ]
+        if program is not None:
+            self.tunable = [v for v in self.topo if v in self.sources and v.label]
+        elif tunable is not None:
+            self.tunable = list(tunable)
+        else:  # a graph built in Python: its named leaves, as the lecture nudges a, b, c, f
+            self.tunable = [v for v in self.topo if not v._prev and v.label]
         self.descents = 0
         self.drawing = self._draw()
         self.order = [v for v in reversed(self.topo) if v._prev]  # the backward steps after seed
@@ -368,16 +362,14 @@ class Explorer:
 
     def leaf(self, node_id: object) -> Value:
         if not isinstance(node_id, str) or node_id not in self.by_id:
-            raise HTTPError(400, f"no node {str(node_id)[:40]!r} in this graph")
+            raise ViewError(f"no node {str(node_id)[:40]!r} in this graph")
         v = self.by_id[node_id]
         if v._prev:
-            raise HTTPError(
-                400,
+            raise ViewError(
                 f"{self.names[v]} is computed from other nodes; only a leaf (an input) can be set",
             )
         if not self.editable(v):
-            raise HTTPError(
-                400,
+            raise ViewError(
                 f"{self.names[v]} = {fmt(v.data)} is a constant the op made of its own (as a - b "
                 f"is a + (-1)·b), not a number written in the expression: it cannot be set",
             )
@@ -385,12 +377,12 @@ class Explorer:
 
     def _move(self, new: dict[Value, float]) -> None:
         """Give leaves new numbers: the forward and backward passes run again, by the engine, and
-        the program's text follows. Raises HTTPError if the engine refuses the arithmetic."""
+        the program's text follows. Raises ViewError if the engine refuses the arithmetic."""
         try:
             fresh = recompute(self.topo, new)
         except (ArithmeticError, ValueError) as exc:
             what = ", ".join(f"{self.names[v]} = {x:g}" for v, x in new.items())
-            raise HTTPError(400, f"with {what}: {exc}") from None
+            raise ViewError(f"with {what}: {exc}") from None
         for node in self.topo:
             node.data = fresh[node].data
             node._local = fresh[node]._local
@@ -407,10 +399,10 @@ class Explorer:
         ``x.data -= lr * x.grad``, then both passes again; the output moves (down, for lr > 0)."""
         if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or \
                 not 0 < abs(lr) <= MAX_LR:  # fmt: skip
-            raise HTTPError(400, f"the step size must be a number, not 0, between -{MAX_LR:g} and "
+            raise ViewError(f"the step size must be a number, not 0, between -{MAX_LR:g} and "
                                  f"{MAX_LR:g}, got {str(lr)[:40]!r}")  # fmt: skip
         if not self.tunable:
-            raise HTTPError(400, "this graph has no named inputs to move (write `a = 2.0` lines)")
+            raise ViewError("this graph has no named inputs to move (write `a = 2.0` lines)")
         ran = self.phase != "done"
         self.backward()  # the grads the step follows
         before = self.root.data
@@ -418,7 +410,7 @@ class Explorer:
         bad = [v for v, x in new.items() if not math.isfinite(x) or abs(x) > MAX_ABS_VALUE]
         if bad:
             v = bad[0]
-            raise HTTPError(400, f"the step would move {self.names[v]} to {new[v]:g}, beyond "
+            raise ViewError(f"the step would move {self.names[v]} to {new[v]:g}, beyond "
                                  f"±1e15: take a smaller step")  # fmt: skip
         lines = [f"{self.names[v]}: {fmt(v.data)} - {lr:g} × {fmt(v.grad)} → {fmt(x)}"
                  for v, x in new.items()]  # fmt: skip
@@ -435,11 +427,11 @@ class Explorer:
     def set_leaf(self, node_id: object, value: object) -> None:
         v = self.leaf(node_id)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise HTTPError(400, f"the value must be a number, got {str(value)[:40]!r}")
+            raise ViewError(f"the value must be a number, got {str(value)[:40]!r}")
         value = float(value)
         if not math.isfinite(value) or abs(value) > MAX_ABS_VALUE:
-            raise HTTPError(
-                400, f"the value must be a number between -1e15 and 1e15, got {value!r}"
+            raise ViewError(
+                f"the value must be a number between -1e15 and 1e15, got {value!r}"
             )
         self._move({v: value})
         self.log = [
@@ -507,171 +499,3 @@ class Explorer:
 def _paren6(x: float) -> str:
     text = f"{x:.6f}"
     return f"({text})" if text.startswith("-") else text
-
-
-# ------------------------------------------------------------------------ routes
-
-
-def _explorer(req: Request) -> Explorer:
-    ex = req.session.state.get("explorer")
-    if ex is None:
-        raise HTTPError(409, "no expression yet: build a graph first")
-    return ex
-
-
-def _body(req: Request) -> dict[str, Any]:
-    if req.body is None:
-        return {}
-    if not isinstance(req.body, dict):
-        raise HTTPError(400, "the request body must be a JSON object")
-    return req.body
-
-
-def load(req: Request) -> dict[str, Any]:
-    body = _body(req)
-    program = body.get("program")
-    if not isinstance(program, str):
-        raise HTTPError(400, "the expression must be text")
-    if len(program) > MAX_PROGRAM_CHARS:
-        raise HTTPError(
-            400,
-            f"the expression is {len(program)} characters; at most {MAX_PROGRAM_CHARS} are allowed",
-        )
-    if not program.strip():
-        raise HTTPError(400, "the expression is empty: write assignments like `a = 2.0; b = a*a`")
-    engine = _layout_of(body)
-    try:
-        ex = Explorer(program, engine)
-    except ProgramError as exc:
-        raise HTTPError(400, str(exc)) from None
-    except GraphTooLargeError:
-        limit = MAX_NODES
-        raise HTTPError(
-            400, f"the graph has more than {limit} nodes; the explorer shows at most {limit}"
-        ) from None
-    except RuntimeError as exc:  # layout="dot" without Graphviz
-        raise HTTPError(400, str(exc)) from None
-    with req.session.lock:
-        req.session.state["explorer"] = ex
-        return ex.state(with_drawing=True)
-
-
-def _action(method: str) -> Callable[[Request], dict[str, Any]]:
-    def handler(req: Request) -> dict[str, Any]:
-        with req.session.lock:
-            ex = _explorer(req)
-            getattr(ex, method)()
-            return ex.state()
-
-    handler.__name__ = method
-    return handler
-
-
-def set_value(req: Request) -> dict[str, Any]:
-    body = _body(req)
-    with req.session.lock:
-        ex = _explorer(req)
-        ex.set_leaf(body.get("node"), body.get("value"))
-        return ex.state(with_drawing=True)
-
-
-def nudge(req: Request) -> dict[str, Any]:
-    body = _body(req)
-    with req.session.lock:
-        ex = _explorer(req)
-        ex.nudge = ex.nudge_at(ex.leaf(body.get("node")))
-        return ex.state()
-
-
-def descend(req: Request) -> dict[str, Any]:
-    body = _body(req)
-    with req.session.lock:
-        ex = _explorer(req)
-        ex.descend(body.get("lr"))
-        return ex.state(with_drawing=True)
-
-
-def _layout_of(body: dict[str, Any]) -> str:
-    engine = body.get("layout", "auto")
-    if engine not in ("auto", "dot", "layered"):
-        raise HTTPError(400, "layout must be 'auto', 'dot' or 'layered'")
-    return engine
-
-
-def point_graph(trainer: Any) -> tuple[Value, list[Value], str]:
-    """The Train view's chosen point as the explorer shows it: that point's loss through a copy
-    of the network as it is now (training goes on untouched), every weight and bias a leaf named
-    by where it sits (w2.3.1: layer 2, neuron 3, input 1), the point's inputs x₁, x₂. Returns the
-    loss, the parameters (what a gradient step moves) and a title."""
-    from .train_settings import PER_SAMPLE
-
-    with trainer.lock:
-        model = io.loads(io.dumps(trainer.model))  # exact: JSON floats round-trip
-        i, s = trainer.pick, trainer.settings
-        x, target, loss = trainer.inputs[i], trainer.T[i], s.loss
-        point = trainer.X[i]
-        names = list(s.features) if s.dims == 2 else [f"x{k}" for k in range(1, s.dims + 1)]
-    for li, layer in enumerate(model.layers, start=1):
-        for ni, n in enumerate(layer.neurons, start=1):
-            for k, w in enumerate(n.w, start=1):
-                w.label = f"w{li}.{ni}.{k}"
-            n.b.label = f"b{li}.{ni}"
-    h = [Value(float(v), label=name) for v, name in zip(x, names)]
-    last = len(model.layers)
-    for li, layer in enumerate(model.layers, start=1):  # names as the Train view's picture has
-        h = layer.outputs(h)
-        for ni, v in enumerate(h, start=1):
-            pre = v._prev[0] if len(v._prev) == 1 else None  # an activation's child: w·x+b
-            if pre is not None:
-                pre.label = f"a{li}.{ni}"
-            v.label = (f"h{li}.{ni}" if li < last else "s" if len(h) == 1 else f"z{ni}")
-    out = PER_SAMPLE[loss](h, target)
-    out.label = "loss"
-    where = ", ".join(fmt(v) for v in point)
-    title = (f"the Train view's point {i} (x = {where}): its {loss} loss through the network as "
-             f"it was at that moment. Build graph replaces it with an expression.")  # fmt: skip
-    return out, model.parameters(), title
-
-
-def point(req: Request) -> dict[str, Any]:
-    body = _body(req)
-    engine = _layout_of(body)
-    trainer = req.session.state.get("train")
-    if trainer is None:
-        raise HTTPError(409, "no training in this tab yet: open the Train view, choose a point, "
-                             "then its graph")  # fmt: skip
-    root, params, title = point_graph(trainer)
-    try:
-        ex = Explorer(None, engine, root=root, title=title, tunable=params)
-    except GraphTooLargeError:
-        raise HTTPError(
-            400, f"this network's graph for one point has more than {MAX_NODES} values, more than "
-                 f"the explorer shows: try fewer or smaller hidden layers in the Train view"
-        ) from None  # fmt: skip
-    with req.session.lock:
-        req.session.state["explorer"] = ex
-        return ex.state(with_drawing=True)
-
-
-def _signature(name: str, arity: int) -> str:
-    """How the page lists a function of the language: tanh(x), maximum(a, b)."""
-    return f"{name}({'x' if arity == 1 else ', '.join('abcd'[:arity])})"
-
-
-def examples(req: Request) -> dict[str, Any]:
-    functions = [_signature(name, n) for name, n in ARITY.items()]
-    return {"examples": EXAMPLES, "default": DEFAULT_PROGRAM, "functions": functions}
-
-
-ROUTES = {
-    ("GET", "/api/explorer/examples"): examples,
-    ("POST", "/api/explorer/load"): load,
-    ("POST", "/api/explorer/forward"): _action("forward"),
-    ("POST", "/api/explorer/step"): _action("step"),
-    ("POST", "/api/explorer/backward"): _action("backward"),
-    ("POST", "/api/explorer/reset"): _action("reset"),
-    ("POST", "/api/explorer/set"): set_value,
-    ("POST", "/api/explorer/nudge"): nudge,
-    ("POST", "/api/explorer/descend"): descend,
-    ("POST", "/api/explorer/point"): point,
-}

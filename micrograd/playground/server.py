@@ -1,24 +1,28 @@
 """The playground's web server: the standard library's `ThreadingHTTPServer`, nothing else.
 
 It serves the pages in `static/` (package data: plain HTML, CSS and JavaScript, no build step, no
-network) and a small JSON API. Each view module (`explorer.py`, `train_routes.py`) declares its
-routes as a plain dict, with no import side effects::
+network) and a small JSON API over the views (`views.Tab`): ``POST api/<view>/<action>`` with a
+JSON body calls ``tab.call(view, action, body)`` and answers with its dict (a `ViewError` as
+``{"error": message}`` with its status); the actions that only read also answer a GET; and
+``GET api/train/stream`` sends the tab's Train view frames as Server-Sent Events. Every URL the
+pages use is relative, so the playground works under any path prefix (jupyter-server-proxy's
+``/proxy/8000/``, JupyterHub's ``/user/NAME/proxy/8000/``, Binder).
 
-    ROUTES = {("POST", "/api/explorer/load"): load, ("GET", "/api/train/stream"): stream, ...}
-
-and `build_routes()` below joins those dicts explicitly. A handler is ``fn(req: Request) -> dict |
-EventStream``: a dict is sent as JSON, an `EventStream` as Server-Sent Events; bad input raises
-`HTTPError(status, message)`, sent as ``{"error": message}`` with that status.
+`build_routes()` makes that table; `serve(routes=...)` takes another (a handler is ``fn(req:
+Request) -> dict | EventStream``, bad input raises `HTTPError(status, message)`). Playing Train
+views are trained by one `runner.Runner` thread per server, each in turn.
 
 Each browser tab makes its own session id (`static/common.js` keeps it in `sessionStorage`) and
 sends it as the ``X-Session`` header, or as ``?session=`` where a header cannot be set
-(EventSource). `Request.session` is that tab's `Session`, with a `.state` dict per view.
+(EventSource). `Request.session` is that tab's `Session`, holding its views.
 
-Security, as for any local server: it binds 127.0.0.1 unless told otherwise; a request whose Host
-header is not a loopback or IP address (or the host it was started with) is refused with 403, so
-a web page cannot reach it through DNS rebinding; a POST from another origin is refused with 403
-and a POST body must be JSON (which a cross-site HTML form cannot send); bodies, URLs and the
-number of sessions are capped; nothing a user sends is executed.
+Security, as for any local server: it binds 127.0.0.1 unless told otherwise; without a token, a
+request whose Host header is not a loopback or IP address (or the host it was started with) is
+refused with 403, so a web page cannot reach it through DNS rebinding; with a token (shared on a
+network) every request must carry the token, which a rebinding page cannot know, so any Host is
+accepted, as in Jupyter; an API request from another origin is refused with 403 and a POST body
+must be JSON (which a cross-site HTML form cannot send); bodies, URLs and the number of sessions
+are capped; nothing a user sends is executed.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import http.server
 import ipaddress
 import mimetypes
+import os
 import re
 import select
 import socket
@@ -36,6 +41,9 @@ import urllib.parse
 from importlib import resources
 from typing import Any
 
+from .errors import ViewError
+from .runner import Runner
+from .views import READS, ExplorerView, Tab, TrainView
 from .web import (  # noqa: F401  (re-exported: the server's public names)
     MAX_SESSIONS,
     TOKEN,
@@ -45,6 +53,7 @@ from .web import (  # noqa: F401  (re-exported: the server's public names)
     Request,
     Session,
     Sessions,
+    SessionsFull,
     check_token,
     dumps,
     finite_json,
@@ -56,23 +65,68 @@ MAX_BODY = 256 * 1024  # bytes of a POST body: a program or a data set of a few 
 MAX_URL = 4096  # characters of a request target
 SOCKET_TIMEOUT = 30.0  # a client that sends nothing (or reads nothing) for this long is dropped
 HEARTBEAT_SECONDS = 10.0  # an EventStream sends a comment this often, to notice vanished clients
+KEEPALIVE_SECONDS = 2.0  # a frame stream looks at its client this often while nothing happens
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 _STATIC_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
-_PAGES = {"/": "index.html", "/index.html": "index.html", "/train": "train.html"}
+_PAGES = {"/": "index.html", "/index.html": "index.html", "/train": "train.html",
+          "/train.html": "train.html"}
 
 
 def build_routes() -> dict[tuple[str, str], Handler]:
-    """The route table: every view's ROUTES, joined here explicitly (no registration on import)."""
-    from . import explorer, train_routes
-
+    """The route table: ``POST /api/<view>/<action>`` for every action of the views (and GET for
+    those that only read), and the Train view's event stream."""
     routes: dict[tuple[str, str], Handler] = {}
-    for module in (explorer, train_routes):
-        for key, fn in module.ROUTES.items():
-            if key in routes:
-                raise RuntimeError(f"route {key} is declared twice")
-            routes[key] = fn
+    for view, cls in (("explorer", ExplorerView), ("train", TrainView)):
+        for action in cls.ACTIONS:
+            handler = _view_route(view, action)
+            routes[("POST", f"/api/{view}/{action}")] = handler
+            if (view, action) in READS:
+                routes[("GET", f"/api/{view}/{action}")] = handler
+    routes[("GET", "/api/train/stream")] = train_stream
     return routes
+
+
+def _view_route(view: str, action: str) -> Handler:
+    def handler(req: Request) -> dict[str, Any]:
+        session = req.session
+        with session.lock:  # one request of a tab at a time; training goes on meanwhile
+            answer = session.tab.call(view, action, req.body)
+        if view == "train":
+            session.frame_published()  # e.g. a pause: its streams send the new frame now
+            runner = req.options.get("runner")
+            if runner is not None:
+                runner.wake()  # e.g. a play
+        return answer
+
+    handler.__name__ = f"{view}_{action}"
+    return handler
+
+
+def train_stream(req: Request) -> EventStream:
+    """Server-Sent Events: the tab's Train view frames as they are published (the newest, if
+    the page reads slower than they come), None now and then to notice a vanished client."""
+    session = req.session
+    with session.lock:
+        cursor = session.tab.train.cursor()
+    with session.lock:
+        session.streams += 1
+
+    def fresh() -> bool:
+        return cursor.trainer.published()[1] != cursor.last or session.closed.is_set()
+
+    def frames() -> Any:
+        try:
+            while not session.closed.is_set() and not req.stopping.is_set():
+                with session.frames:
+                    session.frames.wait_for(fresh, timeout=KEEPALIVE_SECONDS)
+                yield cursor.next()
+        finally:
+            with session.lock:
+                session.streams -= 1
+                session.last_seen = time.monotonic()
+
+    return EventStream(frames())
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -138,16 +192,21 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _check_host(self) -> None:
         """403 unless the Host header names this server by an address or localhost (or by the
-        name it was started with): a DNS-rebinding page reaches us under its own domain name."""
+        name it was started with): a DNS-rebinding page reaches us under its own domain name.
+        With a token, any Host: the token is what a rebinding page cannot send (as in Jupyter),
+        and students open the page by the machine's name."""
         host = self.headers.get("Host")
         if not host:
             raise HTTPError(400, "the request has no Host header")
+        if self.server.token or "*" in self.server.allowed_names:
+            return
         try:
-            parts = urllib.parse.urlsplit("//" + host)
-            name, port = parts.hostname, parts.port
+            name = urllib.parse.urlsplit("//" + host).hostname
         except ValueError:
             raise HTTPError(403, f"refusing Host {host[:80]!r}") from None
-        if name is None or (port is not None and port != self.server.port):
+        # Any port: a proxy in front (jupyter-server-proxy's /proxy/8000/) passes on the Host the
+        # browser sent it, with its own port; a rebinding page needs a name, not an address.
+        if name is None:
             raise HTTPError(403, f"refusing Host {host[:80]!r}: not this server's address")
         if name in self.server.allowed_names:
             return
@@ -165,18 +224,24 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         an answer to a request that had it in the URL sets it as a cookie (see web.check_token)."""
         self._new_cookie = ""
         if self.server.token:
-            self._new_cookie = check_token(self.headers.get("Cookie", ""), query, self.server.token)
+            self._new_cookie = check_token(
+                self.headers.get("Cookie", ""), query, self.server.token, self.server.port
+            )
 
     def _check_origin(self) -> None:
         """An API request must come from a page of this server (or from a program, which sends
         no Origin): another web page in the user's browser may not drive the playground."""
-        origin = self.headers.get("Origin")
-        if origin is not None:
-            expected = "http://" + (self.headers.get("Host") or "")
-            if origin != expected:
-                raise HTTPError(403, f"refusing a request from another origin ({origin[:80]})")
-        if self.headers.get("Sec-Fetch-Site", "same-origin") not in ("same-origin", "none"):
+        site = self.headers.get("Sec-Fetch-Site")
+        if site is not None and site not in ("same-origin", "none"):
             raise HTTPError(403, "refusing a request from another site")
+        origin = self.headers.get("Origin")
+        if origin is None or site == "same-origin":
+            # The browser itself says the page is ours (a proxy in front, as Jupyter's, passes
+            # its own Origin and Host, so they need not match ours)
+            return
+        hosts = {self.headers.get("Host") or "", self.headers.get("X-Forwarded-Host") or ""}
+        if urllib.parse.urlsplit(origin).netloc not in hosts - {""}:
+            raise HTTPError(403, f"refusing a request from another origin ({origin[:80]})")
 
     def _read_body(self) -> Any:
         length_text = self.headers.get("Content-Length")
@@ -236,8 +301,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 raise HTTPError(405, f"cannot POST to {path[:80]}")
             else:
                 self._static(path)
-        except HTTPError as exc:
+        except (HTTPError, ViewError) as exc:
             self._send_json(exc.status, {"error": exc.message})
+        except SessionsFull as exc:
+            self.server.say_full(str(exc))
+            self._send_json(503, {"error": str(exc)})
         except (ConnectionError, TimeoutError):
             self.close_connection = True
         except Exception as exc:  # a bug: say so in one line, keep serving
@@ -305,11 +373,15 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Type", "text/event-stream; charset=utf-8")
             self.send_header("Cache-Control", "no-store")
             self.send_header("X-Content-Type-Options", "nosniff")
+            # Chunked, not a body that ends when the connection does: a proxy built on tornado
+            # (jupyter-server-proxy) forwards chunks as they come, but holds a close-delimited
+            # body until the end, which a stream never reaches.
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("X-Accel-Buffering", "no")  # nginx in front: do not buffer either
             self.send_header("Connection", "close")
             self.end_headers()
             self.close_connection = True
-            self.wfile.write(b"retry: 2000\n\n")
-            self.wfile.flush()
+            self._chunk(b"retry: 2000\n\n")
             last = time.monotonic()
             for item in stream.iterator:
                 if self.server.stopping.is_set():
@@ -322,11 +394,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                     chunk = b": keep-alive\n\n"
                 else:
                     chunk = b"data: " + dumps(item) + b"\n\n"
-                self.wfile.write(chunk)
-                self.wfile.flush()
+                self._chunk(chunk)
                 last = time.monotonic()
+            self.wfile.write(b"0\r\n\r\n")  # the last chunk: the stream ended
         except (ConnectionError, TimeoutError, OSError):
-            pass  # the tab was closed or reloaded: end quietly
+            self.close_connection = True  # the tab was closed or reloaded: end quietly
         finally:
             close = getattr(stream.iterator, "close", None)
             if close is not None:
@@ -338,6 +410,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                     )
             if stream.on_close is not None:
                 stream.on_close()
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
 
     def _client_gone(self) -> bool:
         """Whether the client hung up: its socket reads as closed (an EventStream's client
@@ -361,20 +437,46 @@ class _Server(http.server.ThreadingHTTPServer):
         family: int,
         host: str,
         routes: dict[tuple[str, str], Handler] | None,
+        max_sessions: int = MAX_SESSIONS,
     ) -> None:
         self.address_family = family
         super().__init__(address, _Handler)
         self.port: int = self.server_address[1]
         self.routes = build_routes() if routes is None else dict(routes)
-        self.sessions = Sessions()
-        self.options: dict[str, Any] = {}
+        self.runner = Runner()
+        self.sessions = Sessions(limit=max_sessions, make_tab=self._make_tab)
+        self.options: dict[str, Any] = {"runner": self.runner}
+        self._full_said = 0.0
         self.stopping = threading.Event()
         self.verbose = False
         self.allowed_names = {"localhost", host.strip("[]").lower()}
+        if os.environ.get("JUPYTERHUB_SERVICE_PREFIX"):
+            # Inside a JupyterHub (or Binder) server: pages reach us only through the hub's
+            # authenticated proxy, under the hub's name, and the browser is on another machine,
+            # so this machine's loopback is not the browser's for a rebinding page to reach.
+            self.allowed_names.add("*")
         shown = "127.0.0.1" if host in ("", "0.0.0.0") else "::1" if host == "::" else host
         shown = f"[{shown}]" if ":" in shown else shown
         self.url = f"http://{shown}:{self.port}/"
         self.token = ""  # when set, every request must carry it (see Handler._check_token)
+
+    def _make_tab(self, session: Session) -> Tab:
+        """A new browser tab's views; its Train view trains on this server's runner."""
+        tab = Tab(jit=bool(self.options.get("jit", True)))
+
+        def run(trainer: Any) -> None:
+            self.runner.add(trainer, on_frame=session.frame_published, watched=session.watched)
+            session.on_close.append(lambda: self.runner.remove(trainer))
+
+        tab.train.on_trainer = run
+        return tab
+
+    def say_full(self, message: str) -> None:
+        """The session cap was reached: one line on the console (not one per refused request)."""
+        now = time.monotonic()
+        if now - self._full_said > 60.0:
+            self._full_said = now
+            print(f"micrograd playground: {message}", file=sys.stderr, flush=True)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         exc = sys.exc_info()[1]
@@ -392,6 +494,7 @@ class Playground:
         self._thread = thread
         self.url: str = server.url
         self.port: int = server.port
+        self.token: str = server.token
         self.note = note
         self._stopped = False
 
@@ -409,6 +512,7 @@ class Playground:
         self._server.shutdown()
         self._server.server_close()
         self._server.sessions.close_all()
+        self._server.runner.stop()
         self._thread.join(timeout=2.0)
         give_back_memory()  # again, now that the request threads are done with theirs
 
@@ -439,6 +543,7 @@ def serve(
     verbose: bool = False,
     routes: dict[tuple[str, str], Handler] | None = None,
     token: str = "",
+    max_sessions: int = MAX_SESSIONS,
 ) -> Playground:
     """Start the playground in a background thread and return its handle (`.url`, `.stop()`).
 
@@ -448,7 +553,11 @@ def serve(
     `routes` replaces the API table of `build_routes()` (for tests, or a view of your own).
     `token`: when not empty, every request must carry it (the handle's `.url` includes it, and
     the first page sets it as a cookie), as Jupyter does; `token_for(host)` picks one for a host.
+    `max_sessions`: browser tabs at once; past it, a tab that does not watch its training makes
+    room, and when every tab does, a new one is refused with a line saying so.
     """
+    if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
+        raise ValueError(f"serve: max_sessions must be a whole number >= 1, got {max_sessions!r}")
     if not isinstance(token, str) or (token and not TOKEN.fullmatch(token)):
         raise ValueError("serve: token must be 8 to 128 letters, digits, - or _")
     if not isinstance(host, str):
@@ -458,11 +567,11 @@ def serve(
     bind = host.strip("[]")
     note = ""
     try:
-        server = _Server((bind, port), family, host, routes)
+        server = _Server((bind, port), family, host, routes, max_sessions)
     except OSError as exc:
         if port == 0 or exc.errno not in (98, 48, 10048):  # EADDRINUSE on Linux, macOS, Windows
             raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None
-        server = _Server((bind, 0), family, host, routes)
+        server = _Server((bind, 0), family, host, routes, max_sessions)
         note = f"port {port} is taken; using {server.port} instead"
     server.options.update(jit=bool(jit))
     server.token = token

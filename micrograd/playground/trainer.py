@@ -1,18 +1,22 @@
-"""`Trainer`: one browser tab's training run, on one thread while it plays.
+"""`Trainer`: one tab's training run, advanced by whoever runs it.
 
     tr = Trainer(Settings(dataset="moons", hidden=(8, 8)))
     tr.step()                 # one optimisation step, as the page's Step button
     f = tr.frame()            # what the page draws: step, loss, accuracy, decision grid, ...
-    tr.play(); ...; tr.pause()
+    tr.play()
+    while ...: tr.advance(0.02)   # train for up to 20 ms; publishes a frame when one is due
+    tr.pause()
 
 It holds the data (a `micrograd.data` set plus the points the learner clicked in), an `MLP`
 built from a seed (Reset rebuilds the same initial weights, New weights draws a new seed), a
 loss from `micrograd.losses` and an optimizer from `micrograd.optim`. Each step is the batch
 loss as one `Value`: `micrograd.jit` replays the per-sample loss over the batch with numpy when
-numpy is there, else the eager engine builds one graph per point. Play runs steps on one thread
-per trainer; pausing ends that thread, so a paused tab costs no CPU, and a tab that stops
-listening is paused after `idle_after` seconds. Frames are published at most `fps` times a
-second; `stream()` hands them to a reader (the server's event stream).
+numpy is there, else the eager engine builds one graph per point. Play only marks the run as
+playing: it trains when its transport calls `advance` (the server's and the kernel's runner
+thread, the static site's timer), never on a thread of its own, so the same object runs under a
+web server, in a notebook and in a browser's Web Worker. Frames are published at most `fps`
+times a second; a `FrameCursor` reads them, each reader getting the curve it has not had.
+`point_payload` and `point_root` carry the chosen point's graph to the explorer, as JSON.
 """
 
 from __future__ import annotations
@@ -62,7 +66,7 @@ class Trainer:
     """One tab's training run: `step`, `play`/`pause`, `reset`, `new_weights`, points, frames.
 
     `use_jit` None means: `micrograd.jit` when numpy is importable. `fps` bounds how often a
-    playing trainer makes a frame; `idle_after` is how long it plays with nobody listening.
+    playing trainer publishes a frame.
     """
 
     def __init__(
@@ -70,23 +74,21 @@ class Trainer:
         settings: Settings | None = None,
         use_jit: bool | None = None,
         fps: float = 20.0,
-        idle_after: float = 8.0,
     ) -> None:
         have_numpy = numpy_available()
         self.use_jit = have_numpy if use_jit is None else bool(use_jit) and have_numpy
         self.fps = fps
-        self.idle_after = idle_after
-        self.lock = threading.RLock()  # the model, data and counters
-        self.frames = threading.Condition()  # a new frame was published
-        self._thread: threading.Thread | None = None
+        # The model, data and counters: a transport may advance the run on one thread while it
+        # answers the page on another.
+        self.lock = threading.RLock()
         self._playing = False
-        self._frame: dict[str, Any] | None = None
-        self._frame_no = 0
-        self.streams = 0  # event streams open on this trainer
-        self.last_seen = time.monotonic()
+        self._published: tuple[dict[str, Any] | None, int] = (None, 0)  # (frame, its number)
+        self._next_frame = 0.0  # when a playing run publishes its next frame (monotonic time)
+        self._next_step = 0.0  # when a slowed-down run takes its next step
         self.config_id = 0
         self.closed = False
         self.speed: float | None = None  # steps per second while playing; None: flat out
+        self.clock = time.monotonic  # what `advance` measures time by
         self.configure(settings or Settings())
 
     # ---- setting up
@@ -118,8 +120,7 @@ class Trainer:
         if old is not None and changed:
             names = ", ".join(LABELS.get(k, k) for k in changed)
             self.change = f"{names}: a new model or new data, so training started over"
-        playing = self._stop()
-        with self.lock:
+        with self.lock:  # a playing run plays on, from step 0
             self.settings = settings
             self.X, self.cls = make_data(settings)
             self.inputs = featurize(settings, self.X)  # what the network sees of each point
@@ -129,8 +130,6 @@ class Trainer:
             self.config_id += 1
             self._build()
             self._publish()
-        if playing:
-            self.play()
 
     def _build(self) -> None:
         s = self.settings
@@ -299,8 +298,8 @@ class Trainer:
 
     def step(self, n: int = 1) -> None:
         """`n` steps now (pausing a run first), then a frame."""
-        self._stop()
         with self.lock:
+            self._playing = False
             for _ in range(n):
                 self._step()
             self._publish()
@@ -320,53 +319,61 @@ class Trainer:
         return self._jit_layers(self._Ga)
 
     def play(self) -> None:
+        """Mark the run as playing: its transport's `advance` calls now train it."""
         with self.lock:
             if self.error or self.closed:
                 return
-            self.touch()
-            self._playing = True
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(
-                    target=self._run, name="micrograd-train", daemon=True
-                )
-                self._thread.start()
+            if not self._playing:
+                self._playing = True
+                now = self.clock()
+                self._next_step = now
+                self._next_frame = now  # the first step shows at once
 
     def pause(self) -> None:
-        self._stop()
-        with self.lock:
+        with self.lock:  # waits for a step under way: the frame is the run as it stopped
+            self._playing = False
             self._publish()
 
-    def _stop(self) -> bool:
-        """End the training thread (it finishes its step); say whether it was playing."""
-        was = self._playing
-        self._playing = False
-        t = self._thread
-        if t is not None and t is not threading.current_thread():
-            t.join()
-        return was
+    @property
+    def frame_seconds(self) -> float:
+        """How often a playing run publishes a frame: `fps`, or every half second eagerly
+        (without numpy a frame's grid is one scalar forward pass per cell)."""
+        return 1.0 / self.fps if self.use_jit else max(1.0 / self.fps, EAGER_FRAME_SECONDS)
 
-    def _run(self) -> None:
-        interval = 1.0 / self.fps if self.use_jit else max(1.0 / self.fps, EAGER_FRAME_SECONDS)
-        next_frame = 0.0
-        while True:
-            with self.lock:
-                if not self._playing:
-                    break
-                if self.streams == 0 and time.monotonic() - self.last_seen > self.idle_after:
-                    self._playing = False  # nobody is watching: the tab closed or went away
-                    break
+    def advance(self, budget: float) -> bool:
+        """Train while playing, for at most `budget` seconds (at least one step unless a slowed
+        run's next step is not due yet), then publish a frame if one is due. Returns whether a
+        frame was published. A transport calls this again and again; between calls the page's
+        requests get the lock."""
+        with self.lock:
+            if not self._playing:
+                return False
+            now = self.clock()
+            end = now + budget
+            while self._playing:
+                if self.speed:
+                    if now < self._next_step:
+                        break
+                    # the next step one interval on (no burst of steps after a busy moment)
+                    self._next_step = max(self._next_step + 1.0 / self.speed, now)
                 self._step()
-                now = time.monotonic()
-                if now >= next_frame or not self._playing:
-                    self._publish()
-                    next_frame = now + interval
-            time.sleep(0)  # let a request waiting for the lock have it between two steps
-            if self.speed:  # a slow run for the eye: wait (without the lock) for the next step
-                wake = now + 1.0 / self.speed
-                while self._playing and time.monotonic() < wake:
-                    time.sleep(min(0.05, max(0.0, wake - time.monotonic())))
-        with self.lock:
-            self._publish()
+                now = self.clock()
+                if now >= end or now >= self._next_frame:
+                    break
+            if now >= self._next_frame or not self._playing:  # due, or it just diverged
+                self._publish()
+                self._next_frame = now + self.frame_seconds
+                return True
+            return False
+
+    def due_in(self) -> float:
+        """Seconds until a playing run has work (0: now); infinity when it is paused. A
+        transport with nothing due sleeps this long rather than spin."""
+        if not self._playing:
+            return math.inf
+        if not self.speed:
+            return 0.0
+        return max(0.0, self._next_step - self.clock())
 
     def set_speed(self, speed: object) -> None:
         """Steps per second while playing ("max" or None: as fast as it goes)."""
@@ -387,7 +394,6 @@ class Trainer:
         """Replace the learner's points; training goes on from the current weights."""
         s = self.settings
         pts = check_added(added, s.classes, s.dims)
-        playing = self._stop()
         with self.lock:
             self.settings = replace(s, added=pts)
             self.X, self.cls = make_data(self.settings)
@@ -405,20 +411,14 @@ class Trainer:
             self.config_id += 1
             self._layout_graph()
             self._publish()
-        if playing:
-            self.play()
 
     def choose(self, index: object) -> None:
         """Show the graph of point `index`."""
-        i = check_index(index, len(self.X))
-        playing = self._stop()
         with self.lock:
-            self.pick = i
+            self.pick = check_index(index, len(self.X))
             self._layout_graph()
             self.config_id += 1
             self._publish()
-        if playing:
-            self.play()
 
     def set_weight(self, layer: object, neuron: object, inp: object, value: object) -> None:
         """The learner edits one weight (a link on the page): training goes on from there.
@@ -444,14 +444,13 @@ class Trainer:
 
     def _publish(self) -> None:
         f = self.frame()
-        with self.frames:
-            self._frame_no += 1
-            f["seq"] = self._frame_no  # the page drops a frame older than one it has drawn
-            self._frame = f
-            self.frames.notify_all()
+        no = self._published[1] + 1
+        f["seq"] = no  # the page drops a frame older than one it has drawn
+        self._published = (f, no)  # one assignment: a reader on another thread sees both
 
-    def touch(self) -> None:
-        self.last_seen = time.monotonic()
+    def published(self) -> tuple[dict[str, Any] | None, int]:
+        """The newest frame and its number (a reader compares numbers to see what is new)."""
+        return self._published
 
     def model_json(self) -> str:
         """The model as `micrograd.io.save` writes it (so `micrograd.io.load` reads it back)."""
@@ -459,48 +458,123 @@ class Trainer:
             return io.dumps(self.model, "the model")
 
     def latest(self) -> dict[str, Any]:
-        """The last published frame."""
-        with self.frames:
-            frame = self._frame
+        """The last published frame, saying whether the run plays now."""
+        frame = self._published[0]
         if frame is None:  # not yet: configure() publishes one before anyone can ask
             with self.lock:
                 self._publish()
             return self.latest()
-        return frame
+        return frame if frame["playing"] == self._playing else {**frame, "playing": self._playing}
 
     def close(self) -> None:
-        """The tab's session ended: stop training and end its streams."""
-        self.closed = True
-        self._stop()
-        with self.frames:
-            self.frames.notify_all()
+        """The tab is gone: stop training for good."""
+        with self.lock:
+            self.closed = True
+            self._playing = False
 
-    def stream(self, keepalive: float = 2.0) -> Iterator[dict[str, Any] | None]:
-        """Frames as they are published (the newest only, if the reader is slow), each with
-        the loss/accuracy history this reader has not had yet; None (a keep-alive for the
-        server to send as a comment) while nothing happens. Ends when the trainer closes."""
-        sent, history_id, last = 0, None, None
-        self.streams += 1
-        try:
-            while not self.closed:
-                with self.frames:
-                    fresh = lambda seen=last: self._frame_no != seen  # noqa: E731
-                    self.frames.wait_for(fresh, timeout=keepalive)
-                    frame, no = self._frame, self._frame_no
-                self.touch()
-                if no == last or frame is None:
-                    yield None
-                    continue
-                last = no
-                hist, hid = self.history, self.history_id
-                out = dict(frame)
-                if hid != history_id:
-                    sent, history_id = 0, hid
-                    out["history_reset"] = True
-                # from the last bucket sent on: it may have grown since (the page replaces it)
-                out["history"] = hist[max(sent - 1, 0):]
-                sent = len(hist)
-                yield out
-        finally:
-            self.streams -= 1
-            self.touch()
+
+class FrameCursor:
+    """One reader of a trainer's frames: `next()` is the newest frame it has not had (frames
+    published in between are skipped: a slow reader never falls behind), with the part of the
+    loss curve it has not had yet, or None when nothing is new."""
+
+    def __init__(self, trainer: Trainer) -> None:
+        self.trainer = trainer
+        self.last: int | None = None  # the number of the last frame handed out
+        self.sent = 0  # curve buckets handed out
+        self.history_id: int | None = None
+
+    def next(self) -> dict[str, Any] | None:
+        tr = self.trainer
+        frame, no = tr.published()
+        if frame is None or no == self.last:
+            return None
+        self.last = no
+        with tr.lock:
+            hist, hid = tr.history, tr.history_id
+        out = dict(frame)
+        if hid != self.history_id:
+            self.sent, self.history_id = 0, hid
+            out["history_reset"] = True
+        # from the last bucket sent on: it may have grown since (the page replaces it)
+        out["history"] = hist[max(self.sent - 1, 0):]
+        self.sent = len(hist)
+        return out
+
+
+# ------------------------------------------------------------------ the chosen point, as JSON
+
+
+def point_payload(tr: Trainer) -> dict[str, Any]:
+    """The Train view's chosen point as the explorer takes it: the network as it is now (the
+    model file's JSON: exact, floats round-trip), the point's inputs and target, the loss and
+    the inputs' names. ValueError if the weights diverged (JSON cannot hold them)."""
+    import json
+
+    with tr.lock:
+        i, s = tr.pick, tr.settings
+        names = list(s.features) if s.dims == 2 else [f"x{k}" for k in range(1, s.dims + 1)]
+        return {
+            "model": json.loads(io.dumps(tr.model)),
+            "index": i,
+            "point": list(tr.X[i]),
+            "x": list(tr.inputs[i]),
+            "target": tr.T[i],
+            "loss": s.loss,
+            "names": names,
+        }
+
+
+def point_root(payload: object) -> tuple[Value, list[Value], str]:
+    """The explorer's graph of a `point_payload`: the point's loss through a copy of the network,
+    every weight and bias a leaf named by where it sits (w2.3.1: layer 2, neuron 3, input 1), the
+    point's inputs named as the Train view names them. Returns the loss, the parameters (what a
+    gradient step moves) and a title. ValueError (or TypeError) naming what is wrong."""
+    import json
+
+    from ..formatting import format_number as fmt
+
+    if not isinstance(payload, dict):
+        raise TypeError(f"expected an object, got {type(payload).__name__}")
+    loss = payload.get("loss")
+    if loss not in PER_SAMPLE:
+        raise ValueError(f"unknown loss {str(loss)[:40]!r}")
+    model = io.loads(json.dumps(payload.get("model")), "the network")
+    x, names = payload.get("x"), payload.get("names")
+    nin = len(model.layers[0].neurons[0].w)
+    if not isinstance(x, list) or len(x) != nin or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            for v in x):  # fmt: skip
+        raise ValueError(f"the point's inputs must be {nin} finite numbers")
+    if not isinstance(names, list) or len(names) != len(x) or not all(
+            isinstance(n, str) and 0 < len(n) <= 20 for n in names):  # fmt: skip
+        raise ValueError("the inputs' names must be one short text per input")
+    target = payload.get("target")
+    outputs = len(model.layers[-1].neurons)
+    ok = (isinstance(target, list) and len(target) == outputs and
+          all(isinstance(t, (int, float)) and math.isfinite(t) for t in target)) if outputs > 1 \
+        else isinstance(target, (int, float)) and math.isfinite(target)  # fmt: skip
+    if not ok or isinstance(target, bool):
+        raise ValueError(f"the point's target must fit the network's {outputs} output(s)")
+    for li, layer in enumerate(model.layers, start=1):
+        for ni, n in enumerate(layer.neurons, start=1):
+            for k, w in enumerate(n.w, start=1):
+                w.label = f"w{li}.{ni}.{k}"
+            n.b.label = f"b{li}.{ni}"
+    h = [Value(float(v), label=name) for v, name in zip(x, names)]
+    last = len(model.layers)
+    for li, layer in enumerate(model.layers, start=1):  # names as the Train view's picture has
+        h = layer.outputs(h)
+        for ni, v in enumerate(h, start=1):
+            pre = v._prev[0] if len(v._prev) == 1 else None  # an activation's child: w·x+b
+            if pre is not None:
+                pre.label = f"a{li}.{ni}"
+            v.label = f"h{li}.{ni}" if li < last else "s" if len(h) == 1 else f"z{ni}"
+    out = PER_SAMPLE[loss](h, target)
+    out.label = "loss"
+    point = payload.get("point")
+    where = ", ".join(fmt(v) for v in point) if isinstance(point, list) else ""
+    title = (f"the Train view's point {payload.get('index', '?')} (x = {where}): its {loss} loss "
+             f"through the network as it was at that moment. Build graph replaces it with an "
+             f"expression.")  # fmt: skip
+    return out, model.parameters(), title

@@ -1,8 +1,10 @@
-"""The web layer every playground route shares: what a handler sees and returns (`Request`,
-`Session`, `HTTPError`, `EventStream`), the tabs' sessions (`Sessions`), and the JSON helpers.
+"""The web transport's pieces every playground route shares: what a handler sees and returns
+(`Request`, `Session`, `HTTPError`, `EventStream`), the tabs' sessions (`Sessions`), the JSON
+helpers, and the network-sharing token.
 
-The view modules (`explorer.py`, `train_routes.py`) import only this, and `server.py` imports
-them, so the package's import graph has no circle. Each browser tab has its own session.
+Each browser tab has its own session, and a session holds that tab's views (`views.Tab`): the
+routes `server.build_routes()` makes from the views' actions call them. The views know nothing
+of HTTP; this module and `server.py` are the one web transport over them.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import gc
 import hmac
 import http.cookies
 import json
-import math
 import re
 import secrets
 import sys
@@ -22,8 +23,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-MAX_SESSIONS = 64  # open tabs; past this the least recently seen session is dropped
+from ..formatting import json_float  # noqa: F401  (re-exported)
+
+MAX_SESSIONS = 64  # open tabs (`micrograd playground --max-sessions`)
 SESSION_IDLE_SECONDS = 30 * 60.0  # a tab not heard from for this long is forgotten
+WATCH_SECONDS = 8.0  # a playing tab with no event stream and no request for this long pauses
 
 
 class HTTPError(Exception):
@@ -36,29 +40,55 @@ class HTTPError(Exception):
 
 
 class Session:
-    """One browser tab's state: `.state` holds a dict per view (``state.setdefault('explorer',
-    {})``), `.lock` serialises the tab's requests where a view needs it, `.closed` is set when the
-    session expires or the server stops (a background thread of a view should watch it), and
-    functions appended to `.on_close` run then (to stop such a thread)."""
+    """One browser tab: `.tab` holds its views (made on first use), `.lock` serialises the tab's
+    requests, `.frames` is notified when its Train view publishes a frame, `.streams` counts its
+    open event streams, `.closed` is set when the session expires or the server stops (a
+    background thread should watch it), and functions appended to `.on_close` run then."""
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, make_tab: Callable[[Session], Any] | None = None) -> None:
         self.id = session_id
-        self.state: dict[str, Any] = {}
+        self._make_tab = make_tab
+        self._tab: Any = None
+        self.state: dict[str, Any] = {}  # what a custom route keeps (tests, a view of your own)
         self.lock = threading.RLock()
+        self.frames = threading.Condition()
+        self.streams = 0
         self.last_seen = time.monotonic()
         self.closed = threading.Event()
         self.on_close: list[Callable[[], None]] = []
+
+    @property
+    def tab(self) -> Any:
+        """This tab's `views.Tab`."""
+        with self.lock:
+            if self._tab is None:
+                if self._make_tab is None:
+                    raise RuntimeError("this session has no views")
+                self._tab = self._make_tab(self)
+            return self._tab
+
+    def watched(self) -> bool:
+        """Is anybody looking? An open event stream, or a request lately."""
+        return self.streams > 0 or time.monotonic() - self.last_seen < WATCH_SECONDS
+
+    def frame_published(self) -> None:
+        with self.frames:
+            self.frames.notify_all()
 
     def close(self) -> None:
         if self.closed.is_set():
             return
         self.closed.set()
+        if self._tab is not None:
+            self.on_close.insert(0, self._tab.close)
         for fn in self.on_close:
             try:
                 fn()
             except Exception as exc:  # one view's cleanup must not stop the others'
                 print(f"micrograd playground: session cleanup failed: {exc!r}", file=sys.stderr)
-        self.state.clear()  # its views go now, even if a stream's thread still holds the session
+        self.frame_published()  # its streams wake up and end
+        self._tab = None  # its views go now, even if a stream's thread still holds the session
+        self.state.clear()
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
@@ -83,19 +113,27 @@ def give_back_memory() -> None:
         _TRIM(0)
 
 
+class SessionsFull(Exception):
+    """A new tab, and every session is in use (`Sessions.limit` of them)."""
+
+
 class Sessions:
-    """The open sessions: at most `limit`; idle ones expire; past the limit the least recently
-    seen one is dropped (a new tab always works; a long-forgotten one starts afresh)."""
+    """The open sessions: at most `limit`; sessions not heard from for `idle` seconds expire.
+    A new tab past the limit takes the place of the least recently seen session that has no
+    open event stream (a tab watching training is never dropped); if every session has one,
+    the new tab is refused (`SessionsFull`). `make_tab(session)` makes a session's views."""
 
     def __init__(
         self,
         limit: int = MAX_SESSIONS,
         idle: float = SESSION_IDLE_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        make_tab: Callable[[Session], Any] | None = None,
     ) -> None:
         self.limit = limit
         self.idle = idle
         self.clock = clock
+        self.make_tab = make_tab
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
 
@@ -105,22 +143,32 @@ class Sessions:
 
     def get(self, session_id: str) -> Session:
         dropped: list[Session] = []
-        with self._lock:
-            now = self.clock()
-            for sid, s in list(self._sessions.items()):
-                if now - s.last_seen > self.idle and sid != session_id:
-                    dropped.append(self._sessions.pop(sid))
-            session = self._sessions.get(session_id)
-            if session is None:
-                while len(self._sessions) >= self.limit:
-                    oldest = min(self._sessions.values(), key=lambda s: s.last_seen)
-                    dropped.append(self._sessions.pop(oldest.id))
-                session = self._sessions[session_id] = Session(session_id)
-            session.last_seen = now
-        for s in dropped:  # outside the lock: a cleanup may take a moment
-            s.close()
-        if dropped:
-            give_back_memory()
+        try:
+            with self._lock:
+                now = self.clock()
+                for sid, s in list(self._sessions.items()):
+                    if now - s.last_seen > self.idle and sid != session_id and not s.streams:
+                        dropped.append(self._sessions.pop(sid))
+                session = self._sessions.get(session_id)
+                if session is None:
+                    while len(self._sessions) >= self.limit:
+                        free = [s for s in self._sessions.values() if not s.streams]
+                        if not free:
+                            raise SessionsFull(
+                                f"the playground has {self.limit} tabs open, each watching its "
+                                f"training (its --max-sessions is {self.limit}): close one, or "
+                                f"restart it with a larger --max-sessions"
+                            )
+                        oldest = min(free, key=lambda s: s.last_seen)
+                        dropped.append(self._sessions.pop(oldest.id))
+                    session = Session(session_id, self.make_tab)
+                    self._sessions[session_id] = session
+                session.last_seen = now
+        finally:
+            for s in dropped:  # outside the lock: a cleanup may take a moment
+                s.close()
+            if dropped:
+                give_back_memory()
         return session
 
     def close_all(self) -> None:
@@ -173,11 +221,6 @@ class EventStream:
 Handler = Callable[[Request], "dict[str, Any] | EventStream"]
 
 
-def json_float(x: float) -> float | str:
-    """A float for a JSON answer: NaN and infinities (not JSON) as 'nan', 'inf', '-inf'."""
-    return x if math.isfinite(x) else ("nan" if x != x else ("inf" if x > 0 else "-inf"))
-
-
 def _json_default(value: Any) -> Any:
     raise TypeError(f"cannot send {type(value).__name__} as JSON")
 
@@ -198,9 +241,14 @@ def finite_json(obj: Any) -> Any:
 
 # ------------------------------------------------------------------ sharing on a network
 
-TOKEN_COOKIE = "micrograd_playground_token"
 TOKEN = re.compile(r"[A-Za-z0-9_-]{8,128}")  # what serve(token=...) accepts
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def token_cookie(port: int) -> str:
+    """The token cookie's name: it carries the port, so two playgrounds on one machine (cookies
+    ignore ports) keep their own tokens."""
+    return f"micrograd_playground_token_{port}"
 
 
 def token_for(host: str, given: str | None = None) -> str:
@@ -211,24 +259,61 @@ def token_for(host: str, given: str | None = None) -> str:
     return "" if host.strip("[]") in LOOPBACK else secrets.token_urlsafe(24)
 
 
-def check_token(cookie_header: str, query: dict[str, str], token: str) -> str:
+def check_token(cookie_header: str, query: dict[str, str], token: str, port: int) -> str:
     """A request to a server with a `token` carries it, as Jupyter's do: in the URL the command
     printed (``?token=...``), then in the cookie the first answer sets, so the page's own links
     and requests keep working. Returns the Set-Cookie value to send ('' if the cookie came);
     HTTPError 403 without it. Compared in constant time."""
+    name = token_cookie(port)
     cookies = http.cookies.SimpleCookie()
     try:
         cookies.load(cookie_header)
     except http.cookies.CookieError:
         cookies = http.cookies.SimpleCookie()
-    sent = cookies.get(TOKEN_COOKIE)
+    sent = cookies.get(name)
     if sent is not None and hmac.compare_digest(sent.value.encode(), token.encode()):
         return ""
     given = query.get("token", "")
     if given and hmac.compare_digest(given.encode(), token.encode()):
-        return f"{TOKEN_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=2592000"
+        return f"{name}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=2592000"
     raise HTTPError(
         403,
         "this playground is shared on a network and needs its token: open the URL "
         "`micrograd playground` printed (it ends in ?token=...)",
     )
+
+
+def share_urls(port: int, token: str, host: str = "0.0.0.0") -> list[str]:
+    """The URLs other machines can open a playground listening on `host` by: the machine's host
+    name, then each of its addresses (no packet is sent to find them), token included."""
+    import socket
+
+    names: list[str] = []
+    wildcard = host.strip("[]") in ("", "0.0.0.0", "::")
+
+    def add(name: str) -> None:
+        if name and name not in names and name not in LOOPBACK and not name.startswith("127."):
+            names.append(name)
+
+    if wildcard:
+        add(socket.gethostname())
+        fqdn = socket.getfqdn()
+        if "." in fqdn:
+            add(fqdn)
+        for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+            try:  # the address the machine would use to reach the world: connect sends nothing
+                with socket.socket(family, socket.SOCK_DGRAM) as s:
+                    s.connect((probe, 9))
+                    add(s.getsockname()[0])
+            except OSError:
+                continue
+        try:
+            infos = socket.getaddrinfo(socket.gethostname(), None)
+        except OSError:  # the host name has no address: the ones above are what there is
+            infos = []
+        for info in infos:
+            add(str(info[4][0]))
+    else:
+        add(host.strip("[]"))
+    query = f"?token={token}" if token else ""
+    return [f"http://{f'[{n}]' if ':' in n else n}:{port}/{query}" for n in names]

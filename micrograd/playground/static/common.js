@@ -1,9 +1,18 @@
-// Shared by every playground page: this tab's session id, a fetch helper, error display.
-// Each tab makes its own session id and keeps it in sessionStorage (a reload keeps it, a new tab
-// gets a new one); the server keeps one state per id.
+// Shared by every playground view: number formatting, error display, and the transports.
+//
+// A view (explorer.js's mountExplorer, train.js's mountTrain) talks to Python through a
+// transport, and never knows which one it has:
+//   transport.call(view, action, body) -> Promise of the answer (a plain object); a refusal
+//     rejects with an Error whose message is the view's one line;
+//   transport.frames(onFrame) -> a function that stops the frames (the Train view's);
+//   transport.kind: "http" (the playground's server), "widget" (a notebook), "worker" (the
+//     static site, micrograd on Pyodide in a Web Worker).
+// The Python side of every transport calls the same view objects (micrograd/playground/views.py).
 "use strict";
 
 const SESSION_KEY = "micrograd-session";
+const WATCH_MS = 5000; // a view over messages says it is still there this often
+const POINT_KEY = "micrograd-train-point"; // the Train view's chosen point, on its way to the explorer
 
 function sessionId() {
   let id = sessionStorage.getItem(SESSION_KEY);
@@ -16,51 +25,135 @@ function sessionId() {
   return id;
 }
 
-// Show `message` in the element with id `errorId` (role=alert), or clear it when message is "".
-function showError(errorId, message) {
-  const el = document.getElementById(errorId);
+// The web server: POST api/<view>/<action> (relative: the page works under any path prefix,
+// e.g. jupyter-server-proxy's /proxy/8000/), the session id in a header; frames by EventSource.
+function httpTransport() {
+  const session = sessionId();
+  return {
+    kind: "http",
+    async call(view, action, body) {
+      const init = { method: body === undefined ? "GET" : "POST", headers: { "X-Session": session } };
+      if (body !== undefined) {
+        init.headers["Content-Type"] = "application/json";
+        init.body = JSON.stringify(body);
+      }
+      let response, text;
+      try {
+        response = await fetch(`api/${view}/${action}`, init);
+        text = await response.text();
+      } catch (err) {
+        throw new Error("the playground server is not answering (is it still running?)");
+      }
+      let answer;
+      try {
+        answer = JSON.parse(text);
+      } catch (err) { // not JSON (a proxy's page, a crash): say what came back, in one line
+        throw new Error(`HTTP ${response.status}: the server's answer is not JSON (${text.slice(0, 80)})`);
+      }
+      if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
+      return answer;
+    },
+    frames(onFrame) {
+      const source = new EventSource(`api/train/stream?session=${encodeURIComponent(session)}`);
+      source.onmessage = (ev) => onFrame(JSON.parse(ev.data));
+      return () => source.close();
+    },
+  };
+}
+
+// A transport over messages (a notebook widget's, a Web Worker's): each call is
+// {id, view, action, body}, answered by {id, answer} or {id, error}; {frame} comes unasked.
+// `post(message)` sends; the returned `receive(message)` is to be called with every message that
+// comes back.
+function messageTransport(kind, post) {
+  let next = 1;
+  const waiting = new Map();
+  const listeners = new Set();
+  const transport = {
+    kind,
+    call(view, action, body) {
+      const id = next++;
+      return new Promise((resolve, reject) => {
+        waiting.set(id, { resolve, reject });
+        post({ id, view, action, body: body === undefined ? {} : body });
+      });
+    },
+    frames(onFrame) {
+      listeners.add(onFrame);
+      // "send me the frames", and again every few seconds while the view is shown: the other side
+      // pauses a run nobody looks at any more (a closed notebook tab never says goodbye)
+      post({ frames: true });
+      const alive = setInterval(() => post({ frames: true }), WATCH_MS);
+      return () => {
+        clearInterval(alive);
+        listeners.delete(onFrame);
+        if (!listeners.size) post({ frames: false });
+      };
+    },
+    receive(msg) {
+      if (msg.frame) {
+        listeners.forEach((fn) => fn(msg.frame));
+        return;
+      }
+      const w = waiting.get(msg.id);
+      if (!w) return;
+      waiting.delete(msg.id);
+      if (msg.error !== undefined) w.reject(new Error(msg.error));
+      else w.resolve(msg.answer);
+    },
+    fail(message) { // the other side is gone: every call waiting gets the one line
+      for (const w of waiting.values()) w.reject(new Error(message));
+      waiting.clear();
+    },
+  };
+  return transport;
+}
+
+// A notebook widget (anywidget): the kernel answers through the widget's model.
+function widgetTransport(model) {
+  const transport = messageTransport("widget", (msg) => model.send(msg));
+  const onMessage = (msg) => transport.receive(msg);
+  model.on("msg:custom", onMessage);
+  transport.close = () => model.off("msg:custom", onMessage);
+  return transport;
+}
+
+// The static site: micrograd itself runs in a Web Worker (static/worker.js, on Pyodide).
+// `onProgress(text, fraction)` is told how the start-up goes.
+function workerTransport(onProgress) {
+  if (typeof Worker === "undefined" || typeof WebAssembly === "undefined") {
+    throw new Error("this page runs micrograd in your browser and needs WebAssembly and Web Workers, which this browser does not offer: try a current Firefox, Chrome, Edge or Safari");
+  }
+  const worker = new Worker("static/worker.js");
+  const transport = messageTransport("worker", (msg) => worker.postMessage(msg));
+  worker.onmessage = (ev) => {
+    const msg = ev.data;
+    if (msg.progress !== undefined) onProgress(msg.progress, msg.fraction);
+    else if (msg.fatal !== undefined) { onProgress(msg.fatal, -1); transport.fail(msg.fatal); }
+    else transport.receive(msg);
+  };
+  worker.onerror = (ev) => {
+    ev.preventDefault();
+    const message = `micrograd could not start in this browser: ${ev.message || "the worker failed to load"}`;
+    onProgress(message, -1);
+    transport.fail(message);
+  };
+  return transport;
+}
+
+// The transport a page uses: its <meta name="micrograd-transport"> says ("worker" on the static
+// site), the server otherwise.
+function pageTransport(onProgress) {
+  const meta = document.querySelector('meta[name="micrograd-transport"]');
+  return meta && meta.content === "worker" ? workerTransport(onProgress) : httpTransport();
+}
+
+// Show `message` in the element with id `errorId` under `root` (role=alert), or clear it.
+function showErrorIn(root, errorId, message) {
+  const el = root.getElementById(errorId);
   if (!el) return;
   el.textContent = message || "";
   el.hidden = !message;
-}
-
-// A promise's failure handler: the failure's one line in `errorId`. `api` shows the server's
-// answers itself; this also catches what our own code throws after it (a drawing bug).
-function showIn(errorId) {
-  return (err) => showError(errorId, err.message);
-}
-
-// POST `body` as JSON to `path` (GET when body is undefined); resolve to the JSON answer.
-// On an error answer, show its one-line message in `errorId` (if given) and reject.
-async function api(path, body, errorId) {
-  const init = { method: body === undefined ? "GET" : "POST", headers: { "X-Session": sessionId() } };
-  if (body !== undefined) {
-    init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
-  let answer;
-  try {
-    const response = await fetch(path, init);
-    const text = await response.text();
-    try {
-      answer = JSON.parse(text);
-    } catch (err) { // not JSON (a proxy's page, a crash): say what came back, in one line
-      throw new Error(`HTTP ${response.status}: the server's answer is not JSON (${text.slice(0, 80)})`);
-    }
-    if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
-  } catch (err) {
-    const message = err instanceof TypeError ? "the playground server is not answering (is it still running?)" : err.message;
-    if (errorId) showError(errorId, message);
-    throw new Error(message);
-  }
-  if (errorId) showError(errorId, "");
-  return answer;
-}
-
-// An EventSource for `path` carrying this tab's session (EventSource cannot set headers).
-function eventSource(path) {
-  const sep = path.includes("?") ? "&" : "?";
-  return new EventSource(`${path}${sep}session=${encodeURIComponent(sessionId())}`);
 }
 
 // A number as micrograd shows it: micrograd/formatting.py's format_number, mirrored exactly

@@ -1,18 +1,37 @@
-// The backprop explorer. The server runs the real engine and lays the graph out once; this page
-// draws it as SVG and, as the passes run, only patches each node's numbers and highlights.
+// The backprop explorer. Python runs the real engine and lays the graph out once; this view draws
+// it as SVG and, as the passes run, only patches each node's numbers and highlights.
+// mountExplorer(root, transport, opts) builds it in `root` (the page's document, or a notebook
+// widget's shadow root) over any transport (common.js). opts.page: it is a whole page (the URL's
+// ?layout= and ?from=train are read); opts.start: "program" (build the default program, as the
+// page does) or "current" (show the graph the view already has: a notebook's explore(L)).
 "use strict";
 
+function mountExplorer(root, transport, opts = {}) {
 const SVG_NS = "http://www.w3.org/2000/svg";
-const $ = (id) => document.getElementById(id);
+const $ = (id) => root.getElementById(id);
+const showError = (id, message) => showErrorIn(root, id, message);
+const host = root.host || document.body; // the element the view lives in
 
-let view = null;          // the last answer from the server
+let view = null;          // the last answer from Python
 let drawing = null;       // the laid-out graph
 let zoom = null;          // null = fit to width (not below MIN_FIT), else a fixed scale
 let selectedLeaf = null;  // id of the leaf being edited
 let examples = [];        // the Examples menu's programs
 const MIN_FIT = 0.8;  // below this the 12px numbers are too small to read: scroll instead
-const params = new URLSearchParams(location.search);
+const params = new URLSearchParams(opts.page ? location.search : "");
 const layoutEngine = ["dot", "layered"].includes(params.get("layout")) ? params.get("layout") : "auto";
+
+// One call of the explorer view; on a refusal, its one line in `errorId` (if given).
+async function ask(action, body, errorId) {
+  try {
+    const answer = await transport.call("explorer", action, body);
+    if (errorId) showError(errorId, "");
+    return answer;
+  } catch (err) {
+    if (errorId) showError(errorId, err.message);
+    throw err;
+  }
+}
 
 function svg(tag, attrs, parent) {
   const el = document.createElementNS(SVG_NS, tag);
@@ -97,7 +116,7 @@ function applyZoom() {
 // ---------------------------------------------------------------- patching numbers
 
 function nodeEl(id) {
-  return document.querySelector(`#graph-svg g.node[data-id="${id}"]`);
+  return root.querySelector(`#graph-svg g.node[data-id="${id}"]`);
 }
 
 function update(state) {
@@ -129,7 +148,7 @@ function update(state) {
       g.setAttribute("aria-label", `Edit ${name}: data ${hidden ? "?" : fmt(v.data)}, grad ${fmt(v.grad)}`);
     }
   }
-  document.querySelectorAll("#graph-svg .current, #graph-svg .touched, #graph-svg .hot").forEach((el) => {
+  root.querySelectorAll("#graph-svg .current, #graph-svg .touched, #graph-svg .hot").forEach((el) => {
     el.classList.remove("current", "touched", "hot");
   });
   if (state.current) {
@@ -137,10 +156,10 @@ function update(state) {
     nodeEl(state.current + "op")?.classList.add("current");
     for (const c of state.touched) {
       nodeEl(c)?.classList.add("touched");
-      document.querySelectorAll(`#graph-svg path.edge[data-from="${c}"][data-to="${state.current}op"]`)
+      root.querySelectorAll(`#graph-svg path.edge[data-from="${c}"][data-to="${state.current}op"]`)
         .forEach((p) => p.classList.add("hot"));
     }
-    document.querySelectorAll(`#graph-svg path.edge[data-from="${state.current}op"]`)
+    root.querySelectorAll(`#graph-svg path.edge[data-from="${state.current}op"]`)
       .forEach((p) => p.classList.add("hot"));
   }
   renderLog(state);
@@ -256,8 +275,8 @@ function renderNudge(state) {
 // One request at a time, in order: an answer computed before a later change (a nudge sent just
 // before a Set) must never be drawn over that change's answer.
 let queue = Promise.resolve();
-function send(path, body, errorId) {
-  const result = queue.then(() => api(path, body, errorId));
+function send(action, body, errorId) {
+  const result = queue.then(() => ask(action, body, errorId));
   // The caller shows a failure; the queue only waits for this request to settle, either way.
   queue = result.then(() => undefined, () => undefined);
   return result;
@@ -266,7 +285,7 @@ function send(path, body, errorId) {
 async function build() {
   const program = $("program").value;
   try {
-    const state = await send("/api/explorer/load", { program, layout: layoutEngine }, "program-error");
+    const state = await send("load", { program, layout: layoutEngine }, "program-error");
     closeLeaf();
     update(state);
   } catch (err) {
@@ -285,7 +304,7 @@ async function descend(ev) {
   }
   closeLeaf();
   try {
-    update(await send("/api/explorer/descend", { lr }, "descend-error"));
+    update(await send("descend", { lr }, "descend-error"));
   } catch (err) {
     showError("descend-error", err.message);
   }
@@ -293,7 +312,7 @@ async function descend(ev) {
 
 async function act(name) {
   try {
-    update(await send(`/api/explorer/${name}`, {}, "pass-error"));
+    update(await send(name, {}, "pass-error"));
   } catch (err) {
     showError("pass-error", err.message);
   }
@@ -303,7 +322,7 @@ function openLeaf(id) {
   const g = nodeEl(id);
   if (!g || !view) return;
   selectedLeaf = id;
-  document.querySelectorAll("#graph-svg .selected").forEach((el) => el.classList.remove("selected"));
+  root.querySelectorAll("#graph-svg .selected").forEach((el) => el.classList.remove("selected"));
   g.classList.add("selected");
   const name = g.dataset.name;
   $("leaf-label").textContent = `Value of ${name}`;
@@ -313,13 +332,13 @@ function openLeaf(id) {
   $("leaf-value").focus();
   $("leaf-value").select();
   // No error id: this answer may arrive after a Set's error, which must stay shown.
-  send("/api/explorer/nudge", { node: id }).then(update).catch((err) => showError("leaf-error", err.message));
+  send("nudge", { node: id }).then(update).catch((err) => showError("leaf-error", err.message));
 }
 
 function closeLeaf() {
   selectedLeaf = null;
   $("leaf-panel").hidden = true;
-  document.querySelectorAll("#graph-svg .selected").forEach((el) => el.classList.remove("selected"));
+  root.querySelectorAll("#graph-svg .selected").forEach((el) => el.classList.remove("selected"));
 }
 
 async function setLeaf(ev) {
@@ -332,7 +351,7 @@ async function setLeaf(ev) {
   }
   const id = selectedLeaf;
   try {
-    update(await send("/api/explorer/set", { node: id, value }, "leaf-error"));
+    update(await send("set", { node: id, value }, "leaf-error"));
     nodeEl(id)?.classList.add("selected");
   } catch (err) {
     showError("leaf-error", err.message);
@@ -358,9 +377,9 @@ async function init() {
   $("zoom-in").addEventListener("click", () => { zoom = Math.min(2, currentScale() * 1.25); applyZoom(); });
   $("zoom-out").addEventListener("click", () => { zoom = Math.max(0.25, currentScale() / 1.25); applyZoom(); });
   $("zoom-fit").addEventListener("click", () => { zoom = null; applyZoom(); });
-  window.addEventListener("resize", () => { if (zoom === null) applyZoom(); });
+  window.addEventListener("resize", onResize);
 
-  const answer = await api("/api/explorer/examples", undefined, "program-error");
+  const answer = await ask("examples", {}, "program-error");
   examples = answer.examples;
   const { default: program, functions } = answer;
   $("functions").textContent = functions.join(", ");
@@ -381,11 +400,16 @@ async function init() {
     build();
   });
   $("program").value = program;
-  if (params.get("from") === "train") {
-    // The Train view's chosen point, opened here (same tab, same session): its loss graph.
+  const fromTrain = opts.page && params.get("from") === "train";
+  if (opts.start === "current") { // a graph built in a notebook: no program to edit here
+    $("program").closest(".panel").hidden = true;
+    update(await send("state", {}, "program-error"));
+  } else if (fromTrain) {
+    // The Train view's chosen point (it left it in this tab's sessionStorage): its loss graph.
     try {
+      const point = JSON.parse(sessionStorage.getItem(POINT_KEY) || "null");
       closeLeaf();
-      update(await send("/api/explorer/point", { layout: layoutEngine }, "program-error"));
+      update(await send("point", { layout: layoutEngine, from: point }, "program-error"));
     } catch (err) {
       await build();  // the default expression instead, and why (after: a build clears errors)
       showError("program-error", err.message);
@@ -393,12 +417,16 @@ async function init() {
   } else {
     await build();
   }
-  document.body.dataset.ready = "1";
+  host.dataset.ready = "1";
 }
+
+function onResize() { if (zoom === null) applyZoom(); }
 
 function currentScale() {
   const el = $("graph-svg");
   return el ? Number(el.dataset.scale) : 1;
 }
 
-init();
+init().catch((err) => showError("program-error", err.message));
+return { stop() { window.removeEventListener("resize", onResize); } };
+}

@@ -1,31 +1,40 @@
-// The training view: the server trains (micrograd's MLP, losses, optim, jit); this page only draws.
-// Settings live in the URL (reload or share the link: the same run). Frames arrive by
-// Server-Sent Events; each carries the step, loss, accuracy, the decision grid, a heat map per
-// hidden neuron, the weights and the chosen point's graph numbers (its layout comes once, in meta).
+// The training view: Python trains (micrograd's MLP, losses, optim, jit); this view only draws.
+// mountTrain(root, transport, opts) builds it in `root` (the page's document, or a notebook
+// widget's shadow root) over any transport (common.js). On a page (opts.page) the settings live
+// in the URL (reload or share the link: the same run); in a widget, the view starts from the run
+// Python already has (opts.start "current"). Frames come from the transport; each carries the
+// step, loss, accuracy, the decision grid, a heat map per hidden neuron, the weights and the
+// chosen point's graph numbers (its layout comes once, in meta).
 "use strict";
 
+function mountTrain(root, transport, opts = {}) {
 const COLORS = [[245, 147, 34], [8, 119, 189], [58, 166, 85]]; // class 0 orange, 1 blue, 2 green
 const FIELDS = ["dataset", "points", "noise", "hidden", "activation", "loss", "optimizer", "lr",
   "momentum", "l2", "l1", "batch", "seed", "zero_grad", "data_seed", "test", "features"];
 const LISTS = ["hidden", "features"]; // settings that are lists: "8,8" in the URL and the box
-const $ = (id) => document.getElementById(id);
+const $ = (id) => root.getElementById(id);
+const showError = (id, message) => showErrorIn(root, id, message);
+const showIn = (id) => (err) => showError(id, err.message);
+const host = root.host || document.body; // the element the view lives in
 
 const view = {
   options: null, meta: null, frame: null, added: [], pick: 0,
   steps: [], losses: [], highs: [], accs: [], tests: [], source: null,
 };
-window.trainView = { // for tests and the curious: the page's view of the run
+const handle = { // for tests and the curious: the view of the run (window.trainView on a page)
   history: () => view.steps.map((s, i) => [s, view.losses[i], view.highs[i], view.accs[i]]),
   tests: () => view.tests, // [step, test loss, test accuracy] per frame, when points are held out
   meta: () => view.meta,
   frame: () => view.frame,
   drawn: () => view.drawn, // frames drawn so far (at most one per screen refresh)
+  regions: () => regionImage(view.frame.grid, view.meta.grid), // the plot's region picture
+  call: (action, body) => post(action, body), // an action, as the page's controls send them
 };
 
 // ------------------------------------------------------------------ settings <-> URL and controls
 
 function settingsFromUrl() {
-  const q = new URLSearchParams(location.search);
+  const q = new URLSearchParams(opts.page ? location.search : "");
   const s = {};
   for (const k of FIELDS) if (q.has(k)) s[k] = q.get(k);
   if (q.has("added")) {
@@ -47,7 +56,7 @@ function writeUrl() {
   if ($("speed").value !== "max") q.set("speed", $("speed").value);
   if ($("discretize").checked) q.set("discretize", "1");
   if ($("show-test").checked) q.set("showtest", "1");
-  history.replaceState(null, "", `${location.pathname}?${q}`);
+  if (opts.page) history.replaceState(null, "", `${location.pathname}?${q}`);
 }
 
 function controlsToSettings() {
@@ -62,7 +71,7 @@ function controlsToSettings() {
 
 function settingsToControls(s) {
   for (const k of FIELDS) $(k).value = LISTS.includes(k) ? s[k].join(",") : String(s[k]);
-  for (const box of document.querySelectorAll("#feature-picker input")) {
+  for (const box of root.querySelectorAll("#feature-picker input")) {
     box.checked = s.features.includes(box.value);
   }
   fitHidden();
@@ -89,18 +98,31 @@ function fillSelect(id, items) {
 
 // ------------------------------------------------------------------ talking to the server
 
-async function post(path, body) {
-  const answer = await api(path, body, "train-error");
+// One call of the Train view; its answer shown; a refusal's one line in the page's error line.
+async function post(action, body) {
+  let answer;
+  try {
+    answer = await transport.call("train", action, body === undefined ? {} : body);
+  } catch (err) {
+    showError("train-error", err.message);
+    throw err;
+  }
+  showError("train-error", "");
   show(answer);
   return answer;
 }
 
+// New settings. Two quick changes (two toggles clicked in a row) are two requests: the answer to
+// the first must not undo the second on the controls, so only the last one sets them.
 async function configure(settings) {
+  view.configuring = (view.configuring || 0) + 1;
   try {
-    await post("/api/train/config", settings);
+    await post("config", settings);
   } catch (e) {
     showError("train-error", e.message);
-    settingsToControls(view.meta ? view.meta.settings : view.options.defaults); // keep the run
+    if (view.configuring === 1) settingsToControls(view.meta ? view.meta.settings : view.options.defaults); // keep the run
+  } finally {
+    view.configuring -= 1;
   }
 }
 
@@ -110,12 +132,8 @@ function show(answer) {
 }
 
 function connect() {
-  if (view.source) view.source.close();
-  view.source = eventSource("/api/train/stream");
-  view.source.onmessage = (ev) => {
-    const f = JSON.parse(ev.data);
-    if (f.type === "frame") setFrame(f);
-  };
+  if (view.stopFrames) view.stopFrames();
+  view.stopFrames = transport.frames((f) => { if (f.type === "frame") setFrame(f); });
 }
 
 // ------------------------------------------------------------------ meta: what changes with settings
@@ -123,7 +141,7 @@ function connect() {
 function setMeta(meta) {
   const old = view.meta;
   view.meta = meta;
-  settingsToControls(meta.settings);
+  if (!(view.configuring > 1)) settingsToControls(meta.settings); // a later change is on its way
   view.pick = meta.pick;
   $("pick").value = meta.pick;
   $("pick").max = meta.points.length - 1;
@@ -137,7 +155,7 @@ function setMeta(meta) {
   $("clear-points").disabled = meta.settings.added.length === 0;
   const fixed = meta.settings.dataset === "lecture"; // its own four points, always
   $("points").disabled = $("noise").disabled = $("new-data").disabled = fixed;
-  for (const box of document.querySelectorAll("#feature-picker input")) box.disabled = !meta.features;
+  for (const box of root.querySelectorAll("#feature-picker input")) box.disabled = !meta.features;
   buildClassPicker(meta.classes);
   buildLayerButtons(meta.settings.hidden);
   if (!old || old.config_id !== meta.config_id) {
@@ -164,7 +182,7 @@ function buildClassPicker(classes) {
 }
 
 function chosenClass(shift) {
-  const picked = document.querySelector('input[name="cls"]:checked');
+  const picked = root.querySelector('input[name="cls"]:checked');
   const k = picked ? Number(picked.value) : 1;
   const n = view.meta.classes;
   return shift ? (k + 1) % n : k;
@@ -339,7 +357,7 @@ function drawPlot() {
   ctx.strokeStyle = "#c9ced6";
   ctx.lineWidth = 1;
   ctx.strokeRect(0.5, 0.5, c.width - 1, c.height - 1);
-  if (view.cross && document.activeElement === c) { // the keyboard's cross: where Enter adds
+  if (view.cross && root.activeElement === c) { // the keyboard's cross: where Enter adds
     const [px, py] = toPixel(view.cross[0], view.cross[1]);
     ctx.strokeStyle = "#111";
     ctx.lineWidth = 2;
@@ -367,7 +385,7 @@ function onPlotKey(ev) {
   } else if (ev.key === "Enter") {
     const [x, y] = view.cross;
     const added = meta.settings.added.concat([[+x.toFixed(3), +y.toFixed(3), chosenClass(ev.shiftKey)]]);
-    post("/api/train/points", { added }).catch(showIn("train-error"));
+    post("points", { added }).catch(showIn("train-error"));
   } else if (ev.key === "[" || ev.key === "]") {
     const n = meta.points.length;
     choose((view.pick + (ev.key === "]" ? 1 : n - 1)) % n);
@@ -392,13 +410,13 @@ function onPlotClick(ev) {
   const [x0, x1, y0, y1] = view.meta.extent;
   const x = x0 + px / c.width * (x1 - x0), y = y1 - py / c.height * (y1 - y0);
   const added = view.meta.settings.added.concat([[+x.toFixed(3), +y.toFixed(3), chosenClass(ev.shiftKey)]]);
-  post("/api/train/points", { added }).catch(showIn("train-error"));
+  post("points", { added }).catch(showIn("train-error"));
 }
 
 function choose(i) {
   view.pick = i; // at once, so a second key press moves on from here (the answer confirms it)
   drawPlot();
-  post("/api/train/pick", { index: i }).catch(showIn("train-error"));
+  post("pick", { index: i }).catch(showIn("train-error"));
 }
 
 // ------------------------------------------------------------------ curves
@@ -582,7 +600,7 @@ async function setWeight(ev) {
   }
   const [layer, neuron, input] = view.editing;
   try {
-    await post("/api/train/weight", { layer, neuron, input, value });
+    await post("weight", { layer, neuron, input, value });
     closeWeight();
   } catch (err) {
     showError("weight-error", err.message);
@@ -703,14 +721,14 @@ function drawGraphNumbers() {
 
 function download(blob, name) {
   const a = Object.assign(document.createElement("a"), { href: URL.createObjectURL(blob), download: name });
-  document.body.append(a);
+  document.body.append(a); // the document's own body: a download link needs to be in it
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(a.href), 10000);
 }
 
 async function downloadModel() {
-  const model = await api("/api/train/model", undefined, "train-error");
+  const model = await post("model");
   download(new Blob([JSON.stringify(model, null, 1)], { type: "application/json" }), "micrograd-model.json");
 }
 
@@ -729,7 +747,7 @@ function downloadPicture() {
 // ------------------------------------------------------------------ wiring
 
 async function main() {
-  view.options = await api("/api/train/options", undefined, "train-error");
+  view.options = await transport.call("train", "options", {});
   const o = view.options;
   fillSelect("dataset", o.datasets.map(([k, text]) => [k, text]));
   fillSelect("activation", o.activations.map((k) => [k, k]));
@@ -740,7 +758,7 @@ async function main() {
     l.className = "feature";
     const box = Object.assign(document.createElement("input"), { type: "checkbox", value: key });
     box.addEventListener("change", () => {
-      const on = [...document.querySelectorAll("#feature-picker input")].filter((b) => b.checked);
+      const on = [...root.querySelectorAll("#feature-picker input")].filter((b) => b.checked);
       if (!on.length) { box.checked = true; return; } // at least one input
       $("features").value = on.map((b) => b.value).join(",");
       configure(controlsToSettings());
@@ -748,13 +766,13 @@ async function main() {
     l.append(box, ` ${label}`);
     $("feature-picker").append(l);
   }
-  const control = (action) => post("/api/train/control", { action }).catch(showIn("train-error"));
+  const control = (action) => post("control", { action }).catch(showIn("train-error"));
   $("play").onclick = () => control("play");
   $("pause").onclick = () => control("pause");
   $("step").onclick = () => control("step");
   $("reset").onclick = () => control("reset");
   $("new-weights").onclick = () => control("new_weights");
-  $("clear-points").onclick = () => post("/api/train/points", { added: [] }).catch(showIn("train-error"));
+  $("clear-points").onclick = () => post("points", { added: [] }).catch(showIn("train-error"));
   $("new-data").onclick = () => { // another random draw of the same data set
     const s = controlsToSettings();
     s.data_seed = Math.floor(Math.random() * 2147483647);
@@ -774,13 +792,9 @@ async function main() {
   $("weight-form").addEventListener("submit", setWeight);
   $("weight-close").addEventListener("click", closeWeight);
   $("weight-value").addEventListener("keydown", (ev) => { if (ev.key === "Escape") closeWeight(); });
-  let resizing = null;
-  window.addEventListener("resize", () => { // the network picture is drawn to the panel's width
-    clearTimeout(resizing);
-    resizing = setTimeout(() => { if (view.meta) { buildNet(view.meta.sizes); drawNet(); } }, 100);
-  });
+  window.addEventListener("resize", onResize);
   $("speed").addEventListener("change", () => {
-    post("/api/train/control", { action: "speed", value: $("speed").value }).then(writeUrl).catch(showIn("train-error"));
+    post("control", { action: "speed", value: $("speed").value }).then(writeUrl).catch(showIn("train-error"));
   });
   $("pick").addEventListener("change", () => choose(Number($("pick").value)));
   $("add-layer").onclick = () => {
@@ -806,17 +820,46 @@ async function main() {
       configure(s);
     });
   }
-  const fromUrl = settingsFromUrl();
-  try {
-    await post("/api/train/config", Object.assign({}, fromUrl));
-  } catch (e) { // a bad link: say so, and start from the defaults
-    await post("/api/train/config", {});
-    showError("train-error", `The link's settings were refused (${e.message}); using the defaults.`);
+  $("explorer-link").hidden = !opts.page; // in a notebook, explore() a graph instead
+  $("open-explorer").addEventListener("click", openExplorer);
+  if (opts.start === "current") { // a notebook's train(...): the run Python already has
+    await post("state");
+  } else {
+    const fromUrl = settingsFromUrl();
+    try {
+      await post("config", Object.assign({}, fromUrl));
+    } catch (e) { // a bad link: say so, and start from the defaults
+      await post("config", {});
+      showError("train-error", `The link's settings were refused (${e.message}); using the defaults.`);
+    }
+    if ($("speed").value !== "max") await post("control", { action: "speed", value: $("speed").value });
+    const p = view.urlPick;
+    if (p && p !== view.meta.pick && Number.isInteger(p) && p > 0 && p < view.meta.points.length) await post("pick", { index: p });
   }
-  if ($("speed").value !== "max") await post("/api/train/control", { action: "speed", value: $("speed").value });
-  const p = view.urlPick;
-  if (p && p !== view.meta.pick && Number.isInteger(p) && p > 0 && p < view.meta.points.length) await post("/api/train/pick", { index: p });
   connect();
+  host.dataset.ready = "1";
+}
+
+let resizing = null;
+function onResize() { // the network picture is drawn to the panel's width
+  clearTimeout(resizing);
+  resizing = setTimeout(() => { if (view.meta) { buildNet(view.meta.sizes); drawNet(); } }, 100);
+}
+
+// "Step through this point's graph in the explorer": the chosen point (network and all) goes
+// with this tab to the explorer page, which builds its graph; the same on every transport.
+async function openExplorer(ev) {
+  ev.preventDefault();
+  const href = ev.currentTarget.href;
+  try {
+    const point = await transport.call("train", "point", {});
+    sessionStorage.setItem(POINT_KEY, JSON.stringify(point));
+    location.href = href;
+  } catch (err) {
+    showError("train-error", err.message);
+  }
 }
 
 main().catch((e) => showError("train-error", e.message));
+return { handle, stop() { window.removeEventListener("resize", onResize); if (view.stopFrames) view.stopFrames(); } };
+}

@@ -1,0 +1,359 @@
+"""The playground's views as plain objects: JSON-ready dicts in, JSON-ready dicts out.
+
+One learner's playground is a `Tab`: an explorer (`ExplorerView`) and a Train view (`TrainView`).
+Every transport calls the same entry, ``tab.call(view, action, body) -> dict``, and shows what
+it returns; a refusal is a `ViewError` with its one-line reason (and the HTTP status a web
+transport answers with). The transports are thin and live elsewhere:
+
+* the web server (`server.py`): ``POST api/<view>/<action>`` with the body as JSON; a tab per
+  browser tab; the Train view's frames as Server-Sent Events;
+* the notebook widget (`micrograd.widgets`): the widget's messages, one Tab per widget;
+* the static site's Web Worker (`micrograd site`, on Pyodide): ``postMessage``, one Tab a page.
+
+A Train view trains only when its transport asks it to: ``tab.train.advance(seconds)`` runs
+steps for at most that long while it is playing and says whether it published a frame (a thread
+in the server and in the kernel, a timer in the worker calls it). Nothing here knows which
+transport it runs under, starts a thread, or touches the network.
+
+Actions (each takes a JSON object, `{}` when it needs nothing):
+
+    explorer: examples, load {program, layout}, state, forward, step, backward, reset,
+              set {node, value}, nudge {node}, descend {lr}, point {from: <train's point>}
+    train:    options, state, config {settings}, control {action, ...}, points {added},
+              pick {index}, weight {layer, neuron, input, value}, model, frames, point
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..engine import Value
+from ..expr import ARITY, ProgramError
+from ..viz import GraphTooLargeError
+from .errors import ViewError
+from .explorer import DEFAULT_PROGRAM, EXAMPLES, MAX_NODES, MAX_PROGRAM_CHARS, Explorer
+from .train_settings import Settings, options
+from .trainer import FrameCursor, Trainer, point_payload, point_root
+
+# The actions that only read: a web transport may answer them to a GET.
+READS = frozenset({("explorer", "examples"), ("explorer", "state"), ("train", "options"),
+                   ("train", "state"), ("train", "model"), ("train", "frames")})  # fmt: skip
+
+LAYOUTS = ("auto", "dot", "layered")
+
+
+def _object(body: object) -> dict[str, Any]:
+    if body is None:
+        return {}
+    if not isinstance(body, dict):
+        raise ViewError(f"the request body must be a JSON object, got {type(body).__name__}")
+    return body
+
+
+def _layout_of(body: dict[str, Any]) -> str:
+    engine = body.get("layout", "auto")
+    if engine not in LAYOUTS:
+        raise ViewError(f"layout must be 'auto', 'dot' or 'layered', got {str(engine)[:40]!r}")
+    return engine
+
+
+# ------------------------------------------------------------------ the explorer
+
+
+class ExplorerView:
+    """The backprop explorer of one tab: a graph (from a program, a notebook's Value, or the Train
+    view's chosen point) and how far its passes have gone (`explorer.Explorer`)."""
+
+    ACTIONS = ("examples", "load", "state", "forward", "step", "backward", "reset", "set",
+               "nudge", "descend", "point")  # fmt: skip
+
+    def __init__(self) -> None:
+        self.explorer: Explorer | None = None
+
+    def _current(self) -> Explorer:
+        if self.explorer is None:
+            raise ViewError("no expression yet: build a graph first", 409)
+        return self.explorer
+
+    def examples(self, body: dict[str, Any]) -> dict[str, Any]:
+        functions = [_signature(name, n) for name, n in ARITY.items()]
+        return {"examples": EXAMPLES, "default": DEFAULT_PROGRAM, "functions": functions}
+
+    def load(self, body: dict[str, Any]) -> dict[str, Any]:
+        program = body.get("program")
+        if not isinstance(program, str):
+            raise ViewError("the expression must be text")
+        if len(program) > MAX_PROGRAM_CHARS:
+            raise ViewError(f"the expression is {len(program)} characters; at most "
+                            f"{MAX_PROGRAM_CHARS} are allowed")  # fmt: skip
+        if not program.strip():
+            raise ViewError("the expression is empty: write assignments like `a = 2.0; b = a*a`")
+        engine = _layout_of(body)
+        try:
+            self.explorer = _built(lambda: Explorer(program, engine))
+        except ProgramError as exc:
+            raise ViewError(str(exc)) from None
+        return self.explorer.state(with_drawing=True)
+
+    def show(self, root: Value, title: str = "", params: Sequence[Value] | None = None,
+             layout: str = "auto") -> dict[str, Any]:
+        """The explorer on a graph built in Python (a notebook's `L`), not from a program: every
+        leaf can be set; a gradient step moves `params` (default: every named leaf)."""
+        if not isinstance(root, Value):
+            raise TypeError(f"explore: expected a micrograd Value, got {type(root).__name__}")
+        if layout not in LAYOUTS:
+            raise ValueError(f"explore: layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+        self.explorer = _built(lambda: Explorer(None, layout, root=root, title=title,
+                                                tunable=params))  # fmt: skip
+        return self.explorer.state(with_drawing=True)
+
+    def state(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self._current().state(with_drawing=True)
+
+    def forward(self, body: dict[str, Any]) -> dict[str, Any]:
+        ex = self._current()
+        ex.forward()
+        return ex.state()
+
+    def step(self, body: dict[str, Any]) -> dict[str, Any]:
+        ex = self._current()
+        ex.step()
+        return ex.state()
+
+    def backward(self, body: dict[str, Any]) -> dict[str, Any]:
+        ex = self._current()
+        ex.backward()
+        return ex.state()
+
+    def reset(self, body: dict[str, Any]) -> dict[str, Any]:
+        ex = self._current()
+        ex.reset()
+        return ex.state()
+
+    def set(self, body: dict[str, Any]) -> dict[str, Any]:
+        ex = self._current()
+        ex.set_leaf(body.get("node"), body.get("value"))
+        return ex.state(with_drawing=True)
+
+    def nudge(self, body: dict[str, Any]) -> dict[str, Any]:
+        ex = self._current()
+        ex.nudge = ex.nudge_at(ex.leaf(body.get("node")))
+        return ex.state()
+
+    def descend(self, body: dict[str, Any]) -> dict[str, Any]:
+        ex = self._current()
+        ex.descend(body.get("lr"))
+        return ex.state(with_drawing=True)
+
+    def point(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The Train view's chosen point (what its `point` action gave) as a graph to step
+        through: that point's loss through a copy of the network, weights included."""
+        engine = _layout_of(body)
+        payload = body.get("from")
+        if payload is None:
+            raise ViewError("no point from the Train view: open the Train view, choose a point, "
+                            "then its graph", 409)  # fmt: skip
+        try:
+            root, params, title = point_root(payload)
+        except (ValueError, TypeError) as exc:
+            raise ViewError(f"the Train view's point cannot be read: {exc}") from None
+        try:
+            self.explorer = Explorer(None, engine, root=root, title=title, tunable=params)
+        except GraphTooLargeError:
+            raise ViewError(
+                f"this network's graph for one point has more than {MAX_NODES} values, more "
+                f"than the explorer shows: try fewer or smaller hidden layers in the Train view"
+            ) from None
+        return self.explorer.state(with_drawing=True)
+
+
+def _built(make: Callable[[], Explorer]) -> Explorer:
+    try:
+        return make()
+    except GraphTooLargeError:
+        raise ViewError(f"the graph has more than {MAX_NODES} nodes; the explorer shows at most "
+                        f"{MAX_NODES}") from None  # fmt: skip
+    except RuntimeError as exc:  # layout="dot" without Graphviz
+        raise ViewError(str(exc)) from None
+
+
+def _signature(name: str, arity: int) -> str:
+    """How the page lists a function of the language: tanh(x), maximum(a, b)."""
+    return f"{name}({'x' if arity == 1 else ', '.join('abcd'[:arity])})"
+
+
+# ------------------------------------------------------------------ the Train view
+
+CONTROLS = ("play", "pause", "step", "reset", "new_weights", "speed")
+
+
+class TrainView:
+    """The Train view of one tab: a `Trainer` (made on first use, default settings) and the
+    cursor its transport reads frames with."""
+
+    ACTIONS = ("options", "state", "config", "control", "points", "pick", "weight", "model",
+               "frames", "point")  # fmt: skip
+
+    def __init__(self, jit: bool = True, settings: Settings | None = None) -> None:
+        self.jit = jit
+        self.settings = settings  # what the first trainer starts with (None: the defaults)
+        self._trainer: Trainer | None = None
+        self._cursor: FrameCursor | None = None
+        self.on_trainer: Callable[[Trainer], None] | None = None  # a transport's hook
+
+    @property
+    def trainer(self) -> Trainer:
+        """This tab's trainer, made on first use."""
+        if self._trainer is None or self._trainer.closed:
+            self._trainer = Trainer(self.settings, use_jit=self.jit)
+            self._cursor = None
+            if self.on_trainer is not None:
+                self.on_trainer(self._trainer)
+        return self._trainer
+
+    def call_ready(self) -> Trainer:
+        """Make the trainer now (it is otherwise made by the first action)."""
+        return self.trainer
+
+    @property
+    def started(self) -> bool:
+        return self._trainer is not None and not self._trainer.closed
+
+    @property
+    def playing(self) -> bool:
+        return self.started and self.trainer.playing
+
+    def advance(self, seconds: float) -> bool:
+        """Train for at most `seconds` while playing; True if a frame was published."""
+        return self.started and self.trainer.advance(seconds)
+
+    def cursor(self) -> FrameCursor:
+        """A new reader of this view's frames (each reader gets the curve it has not had)."""
+        return FrameCursor(self.trainer)
+
+    def close(self) -> None:
+        if self._trainer is not None:
+            self._trainer.close()
+
+    def _answer(self) -> dict[str, Any]:
+        tr = self.trainer
+        return {"meta": tr.meta(), "frame": tr.latest()}
+
+    def options(self, body: dict[str, Any]) -> dict[str, Any]:
+        return options()
+
+    def state(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self._answer()
+
+    def config(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Start over with these settings (keys left out: the defaults)."""
+        settings = _checked(lambda: Settings.from_dict(body))
+        self.trainer.configure(settings)
+        return self._answer()
+
+    def control(self, body: dict[str, Any]) -> dict[str, Any]:
+        action = body.get("action")
+        if action not in CONTROLS:
+            raise ViewError(f"unknown action {str(action)[:40]!r}; one of {', '.join(CONTROLS)}")
+        tr = self.trainer
+        if action == "speed":
+            _checked(lambda: tr.set_speed(body.get("value")))
+        elif action == "step":
+            steps = body.get("steps", 1)
+            if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= 1000:
+                raise ViewError(f"steps must be a whole number from 1 to 1000, got "
+                                f"{str(steps)[:40]!r}")  # fmt: skip
+            tr.step(steps)
+        else:
+            getattr(tr, action)()
+        return self._answer()
+
+    def points(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Replace the learner's points: ``{"added": [[x, y, class], ...]}`` ([] clears them)."""
+        if "added" not in body:
+            raise ViewError('send {"added": [[x, y, class], ...]}')
+        tr = self.trainer
+        _checked(lambda: tr.set_points(body["added"]))
+        return self._answer()
+
+    def pick(self, body: dict[str, Any]) -> dict[str, Any]:
+        tr = self.trainer
+        _checked(lambda: tr.choose(body.get("index")))
+        return self._answer()
+
+    def weight(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Set one weight: ``{"layer": l, "neuron": j, "input": i, "value": w}`` (a link's)."""
+        tr = self.trainer
+        _checked(lambda: tr.set_weight(body.get("layer"), body.get("neuron"), body.get("input"),
+                                       body.get("value")))  # fmt: skip
+        return self._answer()
+
+    def model(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The model as `micrograd.io.save` writes it (`micrograd.io.load` reads it back)."""
+        try:
+            return json.loads(self.trainer.model_json())
+        except ValueError as e:  # e.g. diverged weights: JSON cannot hold them
+            raise ViewError(str(e), 409) from None
+
+    def frames(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The newest frame this view's own reader has not had yet (``{"frame": None}`` if
+        none): for a transport that asks rather than being sent frames."""
+        if self._cursor is None or self._cursor.trainer is not self.trainer:
+            self._cursor = self.cursor()
+        return {"frame": self._cursor.next()}
+
+    def point(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The chosen point as the explorer's `point` action takes it (JSON: it may travel
+        from one page to another)."""
+        try:
+            return point_payload(self.trainer)
+        except ValueError as e:  # diverged weights
+            raise ViewError(str(e), 409) from None
+
+
+def _checked(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except (ValueError, TypeError) as e:
+        raise ViewError(str(e)) from None
+
+
+# ------------------------------------------------------------------ a tab
+
+
+class Tab:
+    """One learner's playground: its explorer and its Train view, and the one entry point every
+    transport calls (`call`)."""
+
+    def __init__(self, jit: bool = True) -> None:
+        self.explorer = ExplorerView()
+        self.train = TrainView(jit=jit)
+        self._views: dict[str, Any] = {"explorer": self.explorer, "train": self.train}
+
+    def call(self, view: str, action: str, body: object = None) -> dict[str, Any]:
+        """Run `action` of `view` with `body` (a JSON object, or None) and return its answer (a
+        JSON-ready dict). Raises ViewError for anything the learner can fix."""
+        target = self._views.get(view)
+        if target is None:
+            raise ViewError(f"no view {str(view)[:40]!r}; the views are explorer and train", 404)
+        if action not in target.ACTIONS:
+            raise ViewError(f"the {view} view has no action {str(action)[:40]!r}", 404)
+        answer = getattr(target, action)(_object(body))
+        _check_json(answer)
+        return answer
+
+    def close(self) -> None:
+        """The tab is gone: stop its training."""
+        self.train.close()
+
+
+def has_action(view: str, action: str) -> bool:
+    return action in {"explorer": ExplorerView.ACTIONS, "train": TrainView.ACTIONS}.get(view, ())
+
+
+def _check_json(answer: object) -> None:
+    if not isinstance(answer, dict):
+        raise TypeError(f"a view answered {type(answer).__name__}, not a dict")
+

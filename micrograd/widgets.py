@@ -1,0 +1,189 @@
+"""The playground in a notebook cell: `explore(L)` and `train(...)` as widgets.
+
+    from micrograd.engine import Value
+    from micrograd.widgets import explore, train
+
+    a = Value(2.0, label='a'); b = Value(-3.0, label='b'); c = Value(10.0, label='c')
+    f = Value(-2.0, label='f')
+    L = (a*b + c)*f; L.label = 'L'
+    explore(L)                  # Forward pass, Backward step, Backward pass, Reset, Gradient
+                                # step, set a leaf, the numerical derivative, the engine's code
+    train(dataset='circles', hidden=[8, 8])   # the Train view, with the settings its URL takes
+
+Each widget is the playground's own view: its HTML, CSS and JavaScript are the page's files
+(package data in micrograd/playground/static, joined into the widget's module here; nothing
+comes from a CDN), in a shadow root of their own. The kernel answers the view's actions with
+the same view objects the web server uses (`micrograd.playground.views.Tab`), through the
+widget's messages, and trains a playing Train view on one thread of the kernel. `explore(L)`
+works on your graph itself: after Backward pass in the widget, `a.grad` in the notebook is 6.
+
+They need `anywidget` (``pip install 'micrograd-plus[widgets]'``), the widget convention that
+JupyterLab 4, Notebook 7, VS Code, Colab and marimo render.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any
+
+from .engine import Value
+from .playground.errors import ViewError
+from .playground.train_settings import Settings
+from .playground.views import Tab
+
+try:
+    import anywidget
+    import traitlets
+except ImportError as exc:  # one line saying what to install, not a traceback from inside
+    raise ImportError(
+        "micrograd.widgets needs anywidget: pip install 'micrograd-plus[widgets]' "
+        "(or pip install anywidget)"
+    ) from exc
+
+WATCH_SECONDS = 15.0  # a playing Train view whose page has not been heard from this long pauses
+
+
+def _static(name: str) -> str:
+    return (resources.files("micrograd.playground") / "static" / name).read_text("utf-8")
+
+
+def _markup(page: str) -> str:
+    """The view's part of the page (its <main>): the same markup the page has."""
+    html = _static(page)
+    return html[html.index("<main"):html.index("</main>") + len("</main>")]
+
+
+# The widget's module: the pages' own scripts, then the entry anywidget calls.
+_ESM = "\n".join(_static(name) for name in ("common.js", "explorer.js", "train.js", "widget.js"))
+_VIEWS = {
+    "explorer": ("index.html", ("style.css", "explorer.css")),
+    "train": ("train.html", ("style.css", "train.css")),
+}
+
+_runner: Any = None
+_runner_lock = threading.Lock()
+
+
+def _shared_runner() -> Any:
+    """The kernel's one training thread, shared by every Train widget (a fair share each)."""
+    global _runner
+    with _runner_lock:
+        if _runner is None:
+            from .playground.runner import Runner
+
+            _runner = Runner(name="micrograd-widgets")
+        return _runner
+
+
+class PlaygroundWidget(anywidget.AnyWidget):
+    """A playground view (`view`: "explorer" or "train") over `tab`, in a notebook."""
+
+    _esm = _ESM
+    _view = traitlets.Unicode("explorer").tag(sync=True)
+    _page_html = traitlets.Unicode("").tag(sync=True)
+    _page_css = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, view: str, tab: Tab, **kwargs: Any) -> None:
+        page, sheets = _VIEWS[view]
+        super().__init__(
+            _view=view,
+            _page_html=_markup(page),
+            _page_css="\n".join(_static(name) for name in sheets),
+            **kwargs,
+        )
+        self.tab = tab
+        self._lock = threading.Lock()  # the kernel's thread and the training thread both send
+        self._cursor: Any = None
+        self._heard = time.monotonic()
+        if view == "train":
+            tab.train.on_trainer = self._run
+        self.on_msg(self._on_message)
+
+    # -- the view's messages (on the kernel's thread)
+
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        self._heard = time.monotonic()
+        if "frames" in content:  # the Train view wants frames (again: it is still shown)
+            with self._lock:
+                if content["frames"] and self._cursor is None:
+                    self._cursor = self.tab.train.cursor()
+                elif not content["frames"]:
+                    self._cursor = None
+            self._push()
+            return
+        reply: dict[str, Any] = {"id": content.get("id")}
+        try:
+            reply["answer"] = self.tab.call(content.get("view"), content.get("action"),
+                                            content.get("body"))  # fmt: skip
+        except ViewError as exc:
+            reply["error"] = exc.message
+        except Exception as exc:  # a bug of ours: the view shows it in one line
+            reply["error"] = f"internal error: {type(exc).__name__}: {exc}"
+        with self._lock:
+            self.send(reply)
+        if content.get("view") == "train":
+            _shared_runner().wake()  # e.g. Play
+            self._push()
+
+    # -- frames (on the kernel's thread, or the training thread)
+
+    def _run(self, trainer: Any) -> None:
+        """The Train view made its trainer: it trains on the kernel's training thread while it
+        plays and somebody looks."""
+        _shared_runner().add(trainer, on_frame=self._push, watched=self._watched)
+
+    def _watched(self) -> bool:
+        return self._cursor is not None and time.monotonic() - self._heard < WATCH_SECONDS
+
+    def _push(self) -> None:
+        with self._lock:
+            frame = self._cursor.next() if self._cursor is not None else None
+            if frame is not None:
+                self.send({"frame": frame})
+
+    def close(self) -> None:
+        """The widget is gone: its training stops."""
+        self.tab.close()
+        super().close()
+
+
+def explore(
+    root: Value,
+    params: Sequence[Value] | None = None,
+    *,
+    title: str = "",
+    layout: str = "auto",
+) -> PlaygroundWidget:
+    """The explorer on the graph of `root`, a Value built in the notebook: Forward pass, Backward
+    step (the chain rule at one node, with its numbers), Backward pass, Reset, Gradient step,
+    setting a leaf (with the numerical derivative next to its grad), the engine's code under
+    each step. A gradient step moves `params` (default: every leaf with a label). `layout`:
+    "auto" (Graphviz's dot when installed), "dot" or "layered"."""
+    tab = Tab()
+    name = root.label if isinstance(root, Value) and root.label else "the output"
+    tab.explorer.show(root, title=title or f"the graph of {name}, built in this notebook",
+                      params=params, layout=layout)  # fmt: skip
+    return PlaygroundWidget("explorer", tab)
+
+
+def train(**settings: Any) -> PlaygroundWidget:
+    """The Train view: an MLP learning live, with the settings its page's URL takes (dataset,
+    points, noise, hidden, activation, loss, optimizer, lr, momentum, l2, l1, batch, seed,
+    zero_grad, data_seed, test, features). Press Play in it; it trains in the kernel."""
+    try:
+        chosen = Settings.from_dict(settings)
+    except ValueError as exc:
+        raise ValueError(f"train: {exc}") from None
+    tab = Tab()
+    tab.train.settings = chosen
+    widget = PlaygroundWidget("train", tab)
+    tab.train.call_ready()  # the run made now, on the kernel's training thread
+    return widget
+
+
+__all__ = ["explore", "train", "PlaygroundWidget"]

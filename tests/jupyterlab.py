@@ -1,0 +1,110 @@
+"""A real JupyterLab (PyPI `jupyterlab`) for the browser tests: started in a folder of the test's,
+on a free loopback port with a token, its settings and runtime files in that folder, the news
+prompt off. `notebook(cells)` writes a notebook there; `open_and_run(page, name)` opens it in
+Chromium and runs all its cells (Run > Run All Cells, as a learner does)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Lab:
+    def __init__(self, root: pathlib.Path, port: int, token: str) -> None:
+        self.root, self.port, self.token = root, port, token
+        self.url = f"http://127.0.0.1:{port}/"
+
+    def notebook(self, name: str, cells: Sequence[str]) -> str:
+        nb = {
+            "cells": [{"cell_type": "code", "metadata": {}, "source": c, "outputs": [],
+                       "execution_count": None} for c in cells],  # fmt: skip
+            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                        "language": "python"}},  # fmt: skip
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+        (self.root / name).write_text(json.dumps(nb))
+        return name
+
+    def open_and_run(self, page: Any, name: str) -> None:
+        page.goto(f"{self.url}lab/tree/{name}?token={self.token}")
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+        # the kernel is up before cells are run (else Run All queues them behind its start)
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
+                               timeout=60_000)  # fmt: skip
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+
+
+@contextmanager
+def jupyterlab(folder: pathlib.Path, extra_args: Sequence[str] = ()) -> Iterator[Lab]:
+    """A running JupyterLab serving `folder`/root; stopped (and its kernels) at the end."""
+    try:
+        import jupyterlab  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("JupyterLab is not installed (CI must run the notebook widget tests)")
+        pytest.skip("JupyterLab is not installed (pip install -e '.[test]')")
+    root = folder / "root"
+    root.mkdir(parents=True, exist_ok=True)
+    settings = folder / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True, exist_ok=True)
+    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    port, token = free_port(), secrets.token_hex(16)
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(folder / "config"),
+        "JUPYTERLAB_SETTINGS_DIR": str(folder / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(folder / "workspaces"),
+        "JUPYTER_RUNTIME_DIR": str(folder / "runtime"),
+        "PYTHONPATH": str(pathlib.Path(__file__).resolve().parents[1]),
+    }
+    log = open(folder / "jupyterlab.log", "w")  # noqa: SIM115  (closed below)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+         f"--ServerApp.port={port}", "--ServerApp.port_retries=0", "--ServerApp.ip=127.0.0.1",
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", *extra_args],
+        env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}",
+                                       timeout=5)  # fmt: skip
+                break
+            except (urllib.error.URLError, ConnectionError):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.flush()
+                    raise RuntimeError("JupyterLab did not start: "
+                                       + (folder / "jupyterlab.log").read_text()[-2000:]) from None
+                time.sleep(0.25)
+        yield Lab(root, port, token)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()

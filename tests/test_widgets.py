@@ -1,0 +1,211 @@
+"""The notebook widgets (`micrograd.widgets.explore`, `train`): the playground's own views in a
+notebook cell, answered by the kernel through the widget's messages.
+
+First without a browser (the kernel side: the messages a view sends, the answers and frames it
+gets), then in Chromium driving a real JupyterLab with a real kernel: the cells run, the widgets
+render, their buttons work, the grads they show equal `backward()`'s, and `train()` reaches 100%
+on moons inside the cell."""
+
+from __future__ import annotations
+
+import pathlib
+import time
+from typing import Any
+
+import pytest
+
+pytest.importorskip("anywidget", reason="the widgets need anywidget (pip install -e '.[test]')")
+
+from micrograd.engine import Value  # noqa: E402
+from micrograd.playground import Tab  # noqa: E402
+from micrograd.widgets import PlaygroundWidget, explore, train  # noqa: E402
+from tests.conftest import watch_errors  # noqa: E402
+from tests.jupyterlab import jupyterlab  # noqa: E402
+
+LECTURE_L = """a = Value(2.0, label='a'); b = Value(-3.0, label='b')
+c = Value(10.0, label='c'); f = Value(-2.0, label='f')
+e = a*b; e.label = 'e'
+d = e + c; d.label = 'd'
+L = d*f; L.label = 'L'
+"""
+NEURON = """x1 = Value(2.0, label='x1'); x2 = Value(0.0, label='x2')
+w1 = Value(-3.0, label='w1'); w2 = Value(1.0, label='w2')
+b = Value(6.8813735870195432, label='b')
+x1w1 = x1*w1; x1w1.label = 'x1*w1'
+x2w2 = x2*w2; x2w2.label = 'x2*w2'
+x1w1x2w2 = x1w1 + x2w2; x1w1x2w2.label = 'x1*w1 + x2*w2'
+n = x1w1x2w2 + b; n.label = 'n'
+o = n.tanh(); o.label = 'o'
+"""
+
+
+def built(code: str) -> dict[str, Any]:
+    """The names `code` defines, run here (an independent copy of what the notebook builds)."""
+    names: dict[str, Any] = {"Value": Value}
+    exec(code, names)
+    return names
+
+
+class Wire:
+    """A widget's page, played by hand: what the view would send, and what comes back."""
+
+    def __init__(self, widget: PlaygroundWidget) -> None:
+        self.widget = widget
+        self.sent: list[dict[str, Any]] = []
+        widget.send = self.sent.append  # type: ignore[method-assign]
+        self.next_id = 0
+
+    def call(self, view: str, action: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.next_id += 1
+        self.widget._on_message(self.widget, {"id": self.next_id, "view": view,
+                                              "action": action, "body": body or {}}, [])
+        reply = next(m for m in self.sent if m.get("id") == self.next_id)
+        if "error" in reply:
+            raise AssertionError(reply["error"])
+        return reply["answer"]
+
+    def frames(self) -> list[dict[str, Any]]:
+        return [m["frame"] for m in self.sent if "frame" in m]
+
+
+# ------------------------------------------------------------------ the kernel's side
+
+
+def test_explore_steps_through_the_notebooks_own_graph():
+    names = built(LECTURE_L)
+    wire = Wire(explore(names["L"]))
+    state = wire.call("explorer", "state")
+    by_name = {n["name"]: n["id"] for n in state["drawing"]["nodes"] if n["kind"] == "value"}
+    assert set(by_name) == {"a", "b", "c", "f", "e", "d", "L"}
+    state = wire.call("explorer", "backward")
+    ref = built(LECTURE_L)
+    ref["L"].backward()
+    for name in "abcfedL":
+        assert state["values"][by_name[name]]["grad"] == ref[name].grad, name
+    assert names["a"].grad == 6.0  # the notebook's own Value: what the widget showed is there
+    wire.call("explorer", "descend", {"lr": 0.01})  # every named leaf (a, b, c, f) moves
+    assert names["a"].data == 2.0 - 0.01 * 6.0 and names["f"].data == -2.0 - 0.01 * 4.0
+
+
+def test_a_refused_action_is_one_line_and_a_bad_argument_is_refused_early():
+    wire = Wire(explore(built(LECTURE_L)["L"]))
+    wire.widget._on_message(wire.widget, {"id": 99, "view": "explorer", "action": "set",
+                                          "body": {"node": "v0", "value": 1}}, [])
+    reply = wire.sent[-1]
+    assert reply["id"] == 99 and "only a leaf" in reply["error"] and "\n" not in reply["error"]
+    with pytest.raises(TypeError, match="expected a micrograd Value, got float"):
+        explore(2.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="train: unknown Dataset 'moon'"):
+        train(dataset="moon")
+
+
+def test_train_widget_trains_on_the_kernels_thread_and_sends_frames():
+    widget = train(dataset="xor", hidden=[4])
+    wire = Wire(widget)
+    wire.widget._on_message(widget, {"frames": True}, [])  # the view asks for frames
+    assert wire.frames() and wire.frames()[0]["step"] == 0
+    meta = wire.call("train", "state")["meta"]
+    assert meta["settings"]["dataset"] == "xor" and meta["sizes"] == [2, 4, 1]
+    wire.call("train", "control", {"action": "play"})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(f["step"] > 10 for f in wire.frames()):
+        time.sleep(0.02)
+    assert any(f["step"] > 10 for f in wire.frames())  # frames came, unasked, as it trained
+    wire.call("train", "control", {"action": "pause"})
+    widget.close()
+    assert widget.tab.train.trainer.closed if widget.tab.train.started else True
+
+
+# ------------------------------------------------------------------ in JupyterLab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: Any) -> Any:
+    with jupyterlab(tmp_path_factory.mktemp("jupyterlab")) as running:
+        yield running
+
+
+def widget_grads(widget: Any) -> dict[str, float]:
+    return widget.locator("g.node.value").evaluate_all(
+        "els => Object.fromEntries(els.map(g => [g.dataset.name, Number(g.dataset.grad)]))")
+
+
+def test_explore_and_train_in_jupyterlab(lab: Any, browser: Any, screenshot: Any) -> None:
+    name = lab.notebook("widgets.ipynb", [
+        "from micrograd.engine import Value\nfrom micrograd.widgets import explore, train",
+        LECTURE_L + "explore(L)",
+        NEURON + "explore(o, params=[w1, w2, b])",
+        "train(dataset='moons')",
+    ])
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    errors = watch_errors(page)
+    outside: list[str] = []
+    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(lab.url)
+            and not r.url.startswith(("data:", "blob:")) else None)  # fmt: skip
+    try:
+        lab.open_and_run(page, name)
+        widgets = page.locator(".micrograd-widget")
+        page.wait_for_function("() => document.querySelectorAll('.micrograd-widget').length === 3")
+        lecture, neuron, trainer = widgets.nth(0), widgets.nth(1), widgets.nth(2)
+        page.wait_for_function("""() => [...document.querySelectorAll('.micrograd-widget')]
+                                  .every(w => w.dataset.ready === '1')""")
+
+        # L = (a*b + c)*f: the grads the widget shows are backward()'s, to the last bit
+        lecture.get_by_role("button", name="Backward pass").click()
+        page.wait_for_function("""() => document.querySelector('.micrograd-widget').shadowRoot
+                                  .querySelector('#status').textContent.includes('done')""")
+        ref = built(LECTURE_L)
+        ref["L"].backward()
+        grads = widget_grads(lecture)
+        assert grads == {k: ref[k].grad for k in "abcfedL"}, grads
+        assert (grads["a"], grads["b"], grads["c"], grads["f"]) == (6.0, -4.0, -2.0, 4.0)
+        # a gradient step moves L as the page's explorer moves it, lr 0.01
+        lecture.get_by_role("button", name="Gradient step").click()
+        page_tab = Tab()
+        page_tab.call("explorer", "load", {"program": "a = 2.0; b = -3.0; c = 10.0\ne = a*b\n"
+                                           "d = e + c\nf = -2.0\nL = d*f"})  # fmt: skip
+        expected = page_tab.call("explorer", "descend", {"lr": 0.01})["note"]
+        status = lecture.locator("#status")
+        page.wait_for_function("(w) => w.shadowRoot.querySelector('#status').textContent"
+                               ".startsWith('Gradient step 1')", arg=lecture.element_handle())
+        assert status.text_content() == expected, (status.text_content(), expected)
+        assert "-8.0000 to -8.7263" in expected
+
+        # the neuron: x1 -1.5, w1 1.0, x2 0.5, w2 0.0 as backward() gives them
+        neuron.get_by_role("button", name="Backward pass").click()
+        page.wait_for_function("(w) => w.shadowRoot.querySelector('#status').textContent"
+                               ".includes('done')", arg=neuron.element_handle())
+        ref = built(NEURON)
+        ref["o"].backward()
+        grads = widget_grads(neuron)
+        for k in ("x1", "w1", "x2", "w2", "b", "n", "o"):
+            assert grads[k] == ref[k].grad, k
+        assert [round(grads[k], 12) for k in ("x1", "w1", "x2", "w2")] == [-1.5, 1.0, 0.5, 0.0]
+        neuron.locator("g.node.leaf[data-name='w1']").scroll_into_view_if_needed()
+        screenshot(page, "widget-explore")
+
+        # train(): Play in the cell, and moons reach 100%
+        trainer.scroll_into_view_if_needed()
+        trainer.get_by_role("button", name="Play").click()
+        trainer.locator("#acc-text").filter(has_text="accuracy 100.0%").wait_for(timeout=120_000)
+        trainer.get_by_role("button", name="Pause").click()
+        trainer.get_by_role("button", name="Play").wait_for()
+        screenshot(page, "widget-train")
+        assert not outside, outside  # nothing from a CDN, nothing from anywhere else
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+def test_widget_files_are_the_pages_own() -> None:
+    # One front end: the widget's module is the pages' scripts, joined; its markup the pages'.
+    from micrograd import widgets
+
+    static = pathlib.Path(widgets.__file__).parent / "playground" / "static"
+    for name in ("common.js", "explorer.js", "train.js", "widget.js"):
+        assert (static / name).read_text() in PlaygroundWidget._esm, name
+    w = explore(built(LECTURE_L)["L"])
+    assert w._page_html in (static / "index.html").read_text()
+    assert (static / "explorer.css").read_text() in w._page_css
