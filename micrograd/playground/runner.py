@@ -5,8 +5,9 @@ ask from here: one thread that goes round the playing trainers and gives each a 
 so tabs that train at once share the CPU fairly. Each keeps publishing frames while their steps
 per second divide: the slice shrinks as more play, so that a round (every playing trainer once)
 stays near `ROUND_SECONDS`, but never below what a frame of that run costs: with many tabs,
-frames come less often and steps keep at least half of the time. A paused trainer costs nothing; with nothing playing the thread
-sleeps until `wake()`. The static site has no threads: its Web Worker's timer asks instead.
+frames come less often and steps keep at least half of the time. A paused trainer costs
+nothing; with nothing playing the thread sleeps until `wake()`. The static site has no
+threads: its Web Worker's timer asks instead.
 """
 
 from __future__ import annotations
