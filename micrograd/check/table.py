@@ -84,6 +84,8 @@ ROWS: tuple[Row, ...] = (
     _row("**", "a ** 0.5", lambda a: a**0.5, "__pow__", UNPOS, number=True,
          rule="a.grad += p * a.data**(p - 1) * out.grad"),
     _row("/", "a / b", lambda a, b: a / b, "__truediv__", POS),
+    _row("-", "a - 2.0", lambda a: a - 2.0, "__sub__", UN, number=True),
+    _row("/", "a / 2.0", lambda a: a / 2.0, "__truediv__", UN, number=True),
     _row("/", "2.0 / a", lambda a: 2.0 / a, "__rtruediv__", UNPOS, number=True,
          reflected="__rtruediv__"),
     _row("exp", "a.exp()", lambda a: a.exp(), "exp", UN,
