@@ -9,7 +9,7 @@ from typing import Any
 
 from ..engine import Value
 from .ops import OpChecks
-from .sandbox import MAX_TIMEOUTS, Failed, StopChecking, attr, close, describe, fmt
+from .sandbox import Failed, StopChecking, attr, close, describe, fmt
 from .table import ASSIGN_HINT, NAMES, ROWS, registry_rows
 
 
@@ -140,8 +140,9 @@ class ValueChecker(OpChecks):
         if isinstance(done, Failed) and done.timeout:
             self.walk_wrong = True
             self.problem(f"backward(): for {expr} (2^{levels} paths to x, {4 * levels + 3} "
-                         f"nodes), backward() {done.text} — does build_topo skip nodes it has "
-                         f"already visited (a visited set), so each node is visited once?")
+                         f"nodes), backward() {done.text} — does it visit each node once (a "
+                         f"visited set)? without one, a node used twice is walked once per path "
+                         f"to it: here 2^{levels} times")
         elif isinstance(done, Failed):
             self.problem(f"backward(): for {expr}, backward() crashed: {done.text}")
         elif not close(self.grad(x), 1.0) and not self.assign_bug:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from itertools import islice
 from typing import Any
 
@@ -217,7 +217,7 @@ class OpChecks:
             return "wrong"
         out = self.run(row.fn, *ins)
         if isinstance(out, Failed):
-            if row.number and out.exc is not None and is_unwrapped_number(out.exc):
+            if out.exc is not None and is_unwrapped_number(out.exc):  # -a as self * -1 too
                 self.number_crashes.append((row.expr, out.text))
                 return "missing"
             return self.wrong(row, f"{label}, it crashed: {out.text}{operand_hint(out.exc)}"
@@ -274,9 +274,11 @@ class OpChecks:
                 f"first, {WRAP}")
             return
         works = ", ".join(self.number_ok[:3])
-        self.problem(f"{', '.join(exprs)}: crashed with a plain number ({self.number_crashes[0][1]})"
-                     f" — {works} work{'s' * (len(self.number_ok) == 1)} with numbers, so wrap "
-                     f"the number in these too: {WRAP}, or build them from ops that do")
+        crash = self.number_crashes[0][1]
+        verb = "works" if len(self.number_ok) == 1 else "work"
+        self.problem(f"{', '.join(exprs)}: crashed with a plain number ({crash}) — {works} "
+                     f"{verb} with numbers, so wrap the number in these too: {WRAP}, or build "
+                     f"them from ops that do")
 
     def missing_lines(self) -> None:
         """What the class does not define yet, on as few lines as say it: one per method when

@@ -168,7 +168,7 @@ class StepCheck:
                 p.data = d  # a probe that moved them anyway (lr ignored)
 
             def differentiate() -> list[float | None]:
-                for v in _graph(out):
+                for v in (*params, *_graph(out)):
                     v.grad = 0.0
                 out.backward()
                 return [number(attr(p, "grad")) for p in params]
@@ -223,6 +223,7 @@ class StepCheck:
         zeroed_after = False
         for k, lr in enumerate(LRS, start=1):
             before = [p.data for p in params]
+            grads_before = [number(attr(p, "grad")) or 0.0 for p in params]
             out = self.call(model, xs, lr, k)
             loss = self.loss_value(out, params, k)
             if loss is None:
@@ -237,18 +238,26 @@ class StepCheck:
             if got is None:
                 return
             value, g = got
-            if not math.isclose(value, loss, rel_tol=1e-9, abs_tol=1e-12):
-                self.problem(f"step {k}: {self.loss_cause(model, params, xs, loss, value, after, k)}")
-                return
-            if k == 1 and not self.confirmed(model, params, xs, before, g, k):
-                return
+            moved = [a - b for a, b in zip(after, before)]
             if not any(g):
                 self.problem(f"step {k}: the loss it returns ({fmt(loss)}) does not depend on the "
                              f"model it was given (every parameter's gradient is 0): does the step "
                              f"use another network, such as a global one, instead of its argument "
                              f"`model`?")
                 return
-            moved = [a - b for a, b in zip(after, before)]
+            if not math.isclose(value, loss, rel_tol=1e-9, abs_tol=1e-12):
+                first = [-lr * x for x in grads_before]
+                if any(first) and _fits(moved, first):
+                    self.problem(f"step {k} (lr = {lr}): the update came first, with the grads "
+                                 f"left from before the step, and the loss it returns is the one "
+                                 f"at the new weights: is the update done before backward()? "
+                                 f"forward, zero the grads, backward(), then update")
+                else:
+                    self.problem(f"step {k}: "
+                                 f"{self.loss_cause(model, params, xs, loss, value, after, k)}")
+                return
+            if k == 1 and not self.confirmed(model, params, xs, before, g, k):
+                return
             cause = self.cause(k, lr, moved, g, history, dirt, grads_after)
             if cause == "zeroed after":
                 zeroed_after = True
@@ -300,7 +309,7 @@ class StepCheck:
         """Why the parameters moved by `moved`, when each should have moved by -lr * g; '' if
         they did, 'zeroed after' for a step right but for grads zeroed after the update."""
         def fits(rule: list[float]) -> bool:
-            return all(math.isclose(m, r, rel_tol=REL, abs_tol=1e-12) for m, r in zip(moved, rule))
+            return _fits(moved, rule)
 
         if fits([-lr * x for x in g]):
             return ""
@@ -340,7 +349,8 @@ class StepCheck:
         scale = _scale(moved, g)
         if scale is not None and not math.isclose(scale, -lr, rel_tol=1e-3):
             if math.isclose(scale, -1.0, rel_tol=REL):
-                return "each parameter moved by -p.grad, not -lr * p.grad: the learning rate is ignored"
+                return ("each parameter moved by -p.grad, not -lr * p.grad: the learning rate is "
+                        "ignored")
             return (f"each parameter moved by {fmt(scale)} × its gradient, not -lr × it with lr = "
                     f"{lr}: the learning rate passed in is not the one used")
         still = [i for i, m in enumerate(moved) if m == 0 and g[i] != 0]
@@ -354,6 +364,10 @@ class StepCheck:
     @staticmethod
     def zeroed_since(grads_after: list) -> bool:
         return all(x == 0 for x in grads_after)
+
+
+def _fits(moved: list[float], rule: list[float]) -> bool:
+    return all(math.isclose(m, r, rel_tol=REL, abs_tol=1e-12) for m, r in zip(moved, rule))
 
 
 def _scale(moved: list[float], g: list[float]) -> float | None:
