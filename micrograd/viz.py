@@ -278,7 +278,7 @@ def _digraph(graphviz: ModuleType, nodes: list[Value], format: str, rankdir: str
     return dot
 
 
-# ------------------------------------------------------------- without Graphviz: the built-in layout
+# ------------------------------------------------------ without Graphviz: the built-in layout
 
 CHAR_W, FONT = 7.0, 12  # a monospace character's width at the font size, in pixels
 RECORD_H, OP_H, PAD = 26.0, 22.0, 8.0
