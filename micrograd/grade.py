@@ -24,6 +24,7 @@ import os
 import pathlib
 import re
 import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Iterable
@@ -55,7 +56,7 @@ class _Cell:
     text: str = ""  # what it printed
 
 
-def _imports() -> tuple[Any, Any]:
+def require() -> tuple[Any, Any]:
     try:
         import nbclient
         import nbformat
@@ -68,7 +69,7 @@ def _imports() -> tuple[Any, Any]:
 
 def read(path: str | os.PathLike) -> Any:
     """The notebook at `path` (nbformat 4), or a ValueError saying in one line why not."""
-    _, nbformat = _imports()
+    _, nbformat = require()
     try:
         return nbformat.read(os.fspath(path), as_version=4)
     except OSError as exc:
@@ -125,13 +126,15 @@ def _one_line(text: str) -> str:
 def run(nb: Any, folder: str, timeout: float) -> list[_Cell]:
     """Run every code cell of `nb` in a fresh kernel in `folder`, within `timeout` seconds in
     all: what became of each cell. A hang or a dead kernel ends the run, never the grader."""
-    nbclient, _ = _imports()
+    nbclient, _ = require()
     cells = [_Cell() for _ in nb.cells]
     client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
                                      allow_errors=True, resources={"metadata": {"path": folder}})
     deadline = time.monotonic() + timeout
     try:
-        with client.setup_kernel():
+        # The kernel process's own log lines (ipykernel's note about TCP) are not the learner's:
+        # their code's output comes back through Jupyter's messages.
+        with client.setup_kernel(stderr=subprocess.DEVNULL):
             for i, cell in enumerate(nb.cells):
                 if cell.cell_type != "code":
                     continue

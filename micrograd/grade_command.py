@@ -106,7 +106,7 @@ def _error(message: str, status: int) -> int:
 def run(args: argparse.Namespace) -> int:
     """`micrograd grade`: returns the exit status."""
     try:
-        grade._imports()
+        grade.require()
     except ImportError as exc:
         return _error(str(exc), 1)
     if args.csv:

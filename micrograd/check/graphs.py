@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine import Value
-from .ops import OpChecks
+from .compose import ComposeChecks
 from .sandbox import Failed, StopChecking, attr, close, describe, fmt
 from .table import ASSIGN_HINT, NAMES, ROWS, registry_rows
 
@@ -22,7 +22,7 @@ def _diamond(V: type, a: Any) -> tuple:
 _PATHS = "backward() on a graph with 2^200 paths (is each node visited once?)"
 
 
-class ValueChecker(OpChecks):
+class ValueChecker(ComposeChecks):
     """All of `check`'s checks of one Value class; `all()` runs them in order."""
 
     def skip(self, what: str) -> None:

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import math
 import random
-import types
 from collections.abc import Callable
 from itertools import islice
 from typing import Any
 
 from ..engine import Value
 from ..nn import MLP
+from .learners import LectureMLP, class_name, learners_mlp, learners_value, named_classes
 from .report import CheckReport
 from .sandbox import MAX_PREV, Failed, Runner, attr, fmt, number, repr_text
 
@@ -55,9 +55,9 @@ class StepCheck:
     def __init__(self, fn: Callable[..., Any], run: Runner, report: CheckReport,
                  V: type | None, M: type | None) -> None:
         self.fn, self.run, self.report = fn, run, report
-        named = _named_classes(fn)
-        self.V = V or _learners_value(named)
-        self.M = M or _learners_mlp(fn)
+        named = named_classes(fn)
+        self.V = V or learners_value(named)
+        self.M = M or learners_mlp(fn)
         self.engine = ""  # what the step ran on, for the report
 
     def problem(self, text: str) -> None:
@@ -137,19 +137,19 @@ class StepCheck:
             return None
         P = type(params[0])
         if not isinstance(out, P):
-            self.problem(f"{where}: the loss is a {_name(type(out))} while the network's "
-                         f"parameters are {_name(P)}: the step mixes two Value classes — build "
-                         f"the loss from the model's outputs with one engine")
+            self.problem(f"{where}: the loss is a {class_name(type(out))} while the network's "
+                         f"parameters are {class_name(P)}: the step mixes two Value classes — "
+                         f"build the loss from the model's outputs with one engine")
             return None
         return value
 
     def mixed_hint(self, text: str, params: list[Any]) -> str:
         P = type(params[0])
-        others = [c for c in _named_classes(self.fn).values()
+        others = [c for c in named_classes(self.fn).values()
                   if c is not P and c.__name__ == P.__name__]
         if others and (not text or "Value" in text):
-            return (f" — the step makes Values of {_name(others[0])}, the network's are "
-                    f"{_name(P)}: two engines mixed; use the one the model is built from")
+            return (f" — the step makes Values of {class_name(others[0])}, the network's are "
+                    f"{class_name(P)}: two engines mixed; use the one the model is built from")
         return ""
 
     def truth(self, model: Any, params: list[Any], xs: list, at: list[float], k: int
@@ -391,81 +391,3 @@ def _graph(out: Any) -> list[Any]:
                 seen.add(id(c))
                 stack.append(c)
     return nodes
-
-
-def _name(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def _named_classes(fn: Callable[..., Any]) -> dict[str, type]:
-    """The classes the step's code names (in itself, its nested functions and generator
-    expressions), found in its closure and its module's globals."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return {}
-    names: set[str] = set()
-    stack = [code]
-    while stack:
-        c = stack.pop()
-        names.update(c.co_names)
-        names.update(c.co_freevars)
-        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    scope = dict(getattr(fn, "__globals__", {}))
-    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
-        try:
-            scope[name] = cell.cell_contents
-        except ValueError:  # an empty cell
-            continue
-    return {n: scope[n] for n in sorted(names) if isinstance(scope.get(n), type)}
-
-
-def _learners_value(named: dict[str, type]) -> type | None:
-    """The learner's Value class among those the step names: one whose instances have data,
-    grad and _prev (micrograd's own counts too: then micrograd's MLP is the engine)."""
-    for cls in named.values():
-        if cls is Value:
-            return Value
-        if all(hasattr(cls, a) for a in ("backward",)) and not issubclass(cls, BaseException):
-            try:
-                v = cls(1.0)
-            except Exception:  # not a Value class after all: whatever it raised
-                continue
-            if all(hasattr(v, a) for a in ("data", "grad", "_prev")):
-                return cls
-    return None
-
-
-def _learners_mlp(fn: Callable[..., Any]) -> type | None:
-    """The MLP class of the step's own module (a notebook's MLP), if it is not micrograd's."""
-    cls = getattr(fn, "__globals__", {}).get("MLP")
-    if isinstance(cls, type) and cls is not MLP and not cls.__module__.startswith("micrograd"):
-        return cls
-    return None
-
-
-class LectureMLP:
-    """The lecture's MLP, tanh throughout, built from any Value class: what a learner's step
-    runs on when their engine is known but their MLP is not. Weights and biases U(-1, 1)."""
-
-    def __init__(self, V: type, nin: int, nouts: list[int]) -> None:
-        sizes = [nin, *nouts]
-        self.layers = [[([V(random.uniform(-1, 1)) for _ in range(a)], V(random.uniform(-1, 1)))
-                        for _ in range(b)] for a, b in zip(sizes, sizes[1:])]
-
-    def __call__(self, x: list[Any]) -> Any:
-        for layer in self.layers:
-            outs = []
-            for w, b in layer:
-                act = b
-                for wi, xi in zip(w, x):
-                    act = act + wi * xi
-                outs.append(act.tanh())
-            x = outs
-        return x[0] if len(x) == 1 else x
-
-    def parameters(self) -> list[Any]:
-        return [p for layer in self.layers for w, b in layer for p in (*w, b)]
-
-    def zero_grad(self) -> None:
-        for p in self.parameters():
-            p.grad = 0.0
