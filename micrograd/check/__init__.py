@@ -19,8 +19,10 @@ limits whatever the class does. The graphs the checker builds are small and boun
 thousand nodes at most) and it reads at most 64 children of a node; a crash inside your class is
 reported with its traceback's last line.
 
-Inside: `table` (the ops and their classic mistakes), `ops` and `graphs` (the checks of a Value
-class), `nets` (of Neuron, Layer, MLP), `sandbox` (time limits, crashes as one line), `report`.
+Inside: `table` (the ops and their classic mistakes), `ops`, `compose` and `graphs` (the checks of
+a Value class), `nets` (of Neuron, Layer, MLP), `training` and `learners` (of a training step, on
+the learner's own engine), `sandbox` (the one run loop: time limits, crashes as one line),
+`report` (one line per cause).
 """
 
 from __future__ import annotations

@@ -40,9 +40,10 @@ class CheckReport:
                                    if more else "")
 
     def add(self, text: str, detail: str = "", same: str = "", where: str = "") -> None:
-        """Add a problem. Another with the same `same` key (its cause) already reported makes no
-        new line: `where` (or a count) is added to the first one instead."""
-        if same and same in self._same:
+        """Add a problem. Another with the same `same` key (its cause; by default the text
+        itself) already reported makes no new line: `where` (or a count) is added to the first."""
+        same = same or text
+        if same in self._same:
             i, first, seen = self._same[same]
             seen.append(where)
             named = [w for w in seen if w]
@@ -54,8 +55,7 @@ class CheckReport:
             if old in self.details:
                 self.details[line] = self.details.pop(old)
             return
-        if same:
-            self._same[same] = (len(self.problems), text, [])
+        self._same[same] = (len(self.problems), text, [])
         self.problems.append(text)
         if detail:
             self.details[text] = detail
