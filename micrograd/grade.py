@@ -23,13 +23,14 @@ import ast
 import os
 import pathlib
 import re
-import shutil
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from .atomic import atomic_write
 
 RESULTS = ("passed", "failed", "error", "timeout", "not attempted")
 DEFAULT_TIMEOUT = 120.0  # seconds per notebook; each of the course's runs in under 10
@@ -225,14 +226,11 @@ def grade(path: str | os.PathLike, timeout: float = DEFAULT_TIMEOUT,
         return [Row(label, notebook_id(nb, label), "", "passed", "no exercises to grade")]
     here = pathlib.Path(path).resolve().parent
     with tempfile.TemporaryDirectory(prefix="micrograd-grade-") as folder:
-        for name, text in shared:
+        for name, text in shared:  # the learner's own file beside the notebook comes first
             mine = here / name
-            if mine.is_file():
-                shutil.copyfile(mine, pathlib.Path(folder) / name)
-            else:
-                (pathlib.Path(folder) / name).write_text(text)
+            atomic_write(pathlib.Path(folder) / name, mine.read_bytes() if mine.is_file() else text)
         for name in SHARED_FILES.values():
             if (here / name).is_file() and not (pathlib.Path(folder) / name).exists():
-                shutil.copyfile(here / name, pathlib.Path(folder) / name)
+                atomic_write(pathlib.Path(folder) / name, (here / name).read_bytes())
         cells = run(nb, folder, timeout)
     return judge(nb, cells, label, timeout)

@@ -87,7 +87,9 @@ def test_each_kind_of_bug_is_reported_with_its_cause(graded) -> None:
     assert bob["step1"] == ("error", "ZeroDivisionError: division by zero")
     assert bob["step2"] == ("failed", "d.grad = 9.0, but nudging d moves L by -2.000000 per unit")
     assert bob["step3"][0] == "not attempted" and "`...` left" in bob["step3"][1]
-    assert bob["step4"][0] == "failed"  # built on step 3's grads: c.grad is not filled in
+    # built on step 3's grads, still `...`: the exercise's own line crashes on them
+    assert bob["step4"] == ("error", "TypeError: unsupported operand type(s) for *: 'ellipsis' "
+                                     "and 'float'")
     step = _results(rows, "bob", "03")
     assert step["nn"] == ("passed", "")
     assert step["step"][0] == "failed" and "the grads are never zeroed" in step["step"][1]
