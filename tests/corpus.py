@@ -975,6 +975,19 @@ MORE = [
             return loss
         ''')),
     Case("a step on parameters kept in one list", "step", SUM_FROM_ZERO_NN + "\n\n" + LECTURE_STEP),
+    Case("a loss computed once, outside the step", "step", STEP_SETTING + d('''\
+        random.seed(0)
+        n = MLP(3, [4, 4, 1])
+        xs0 = [[2.0, 3.0, -1.0], [3.0, -1.0, 0.5], [0.5, 1.0, 1.0], [1.0, 1.0, -1.0]]
+        loss = sum((n(x) - y)**2 for x, y in zip(xs0, [1.0, -1.0, -1.0, 1.0]))
+        def step(model, xs, ys, lr):
+            for p in model.parameters():
+                p.grad = 0.0
+            loss.backward()
+            for p in model.parameters():
+                p.data += -lr * p.grad
+            return loss
+        '''), ("the very same loss Value each time",)),
     step_case("only the weights updated, not the biases", ("did not move",),
               ("    for p in model.parameters():\n        p.data += -lr * p.grad",
                "    for n in (n for l in model.layers for n in l.neurons):\n"

@@ -153,7 +153,7 @@ class StepCheck:
         return ""
 
     def truth(self, model: Any, params: list[Any], xs: list, at: list[float], k: int
-              ) -> tuple[float, list[float]] | None:
+              ) -> tuple[float, list[float], Any] | None:
         """The loss at weights `at` and its gradient: a probe call (lr = 0), its loss's graph
         differentiated by the engine, every grad in it zeroed first."""
         keep = [(p.data, p.grad) for p in params]
@@ -181,7 +181,7 @@ class StepCheck:
                 self.problem(f"step {k}: after backward() on its loss, a parameter's grad is not "
                              f"a number")
                 return None
-            return value, g
+            return value, g, out
         finally:
             for p, (d, gr) in zip(params, keep):
                 p.data, p.grad = d, gr
@@ -237,8 +237,13 @@ class StepCheck:
             got = self.truth(model, params, xs, before, k)
             if got is None:
                 return
-            value, g = got
+            value, g, again = got
             moved = [a - b for a, b in zip(after, before)]
+            if again is out:
+                self.problem(f"step {k}: it returns the very same loss Value each time it is "
+                             f"called: the loss is computed once, outside the step (or kept from "
+                             f"an earlier call); compute it in the step, from model's outputs")
+                return
             if not any(g):
                 self.problem(f"step {k}: the loss it returns ({fmt(loss)}) does not depend on the "
                              f"model it was given (every parameter's gradient is 0): does the step "
