@@ -1,6 +1,6 @@
-"""Which engine a learner's training step is theirs: the classes its code names (`Value(0.0)`,
-`Value(yt)`), the MLP its notebook defines, and the lecture's MLP built from any Value class, so
-`check(train_step=...)` never runs a learner's step against a foreign engine."""
+"""The learner's own engine, for their training step: the classes the step's code names
+(`Value(0.0)`, `Value(yt)`), the MLP its notebook defines, and the lecture's MLP built from any
+Value class, so `check(train_step=...)` never runs a learner's step on a foreign engine."""
 
 from __future__ import annotations
 
