@@ -112,6 +112,8 @@ class PlaygroundWidget(anywidget.AnyWidget):
             with self._lock:
                 if content["frames"] and self._cursor is None:
                     self._cursor = self.tab.train.cursor()
+                elif content["frames"] and content.get("fresh"):
+                    self._cursor.restart()  # a view just shown: it needs a whole frame
                 elif not content["frames"]:
                     self._cursor = None
             self._push()

@@ -1,11 +1,25 @@
 """The training view's pictures, computed by the model itself: what a frame and its meta hold.
 
-`grid_views` runs the network over the plotted grid (one `micrograd.jit` replay per neuron, or
-one eager forward pass per cell without numpy) for the decision regions and a heat map per
-hidden neuron, sent as one byte per cell. `point_graph` builds one point's loss graph without
-the weights (inputs, each neuron's w·x+b and activation, the outputs, the loss's own nodes) and
-`layout` places it once, in columns by depth. `frame` and `meta` gather a trainer's state into
-the JSON the page draws.
+A frame is built at the size the page draws it, and a reader is sent only what changed since
+the frame it had (`FrameCursor` in trainer.py):
+
+* ``grid``: the decision regions (or a regression's output) over the plot, one byte per cell;
+* ``heat``: one heat map per hidden neuron, each as many cells a side as the page's neuron
+  square has pixels (``meta["heat"]``), one byte per cell scaled to the map's largest |h|
+  (``heat_scale``, for the legend); ``shown``: the neuron the page shows on the big plot, at the
+  plot's resolution;
+* ``links``: every parameter (the weights and biases, in ``model.parameters()`` order) as one
+  byte, the look of its link (``LINK_SCALE``); ``grads``, when the page draws gradients, each
+  parameter's ∂L/∂p the same way, on a log scale of ``GRAD_DECADES`` below the largest
+  (``grad_max``); ``read``: the exact numbers of the one link or bias the page reads (hovered,
+  focused or being edited);
+* ``graph``: the chosen point's graph numbers, when the page shows it.
+
+`layer_outputs` runs the network over a grid of points with the activations' own array forms
+(a matrix product per layer), or one eager forward pass per cell without numpy. `point_graph`
+builds one point's loss graph without the weights (inputs, each neuron's w·x+b and activation,
+the outputs, the loss's own nodes) and `layout` places it once, in columns by depth. `frame` and
+`meta` gather a trainer's state into the JSON the page draws.
 """
 
 from __future__ import annotations
@@ -16,9 +30,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..engine import Value, topological_order
+from ..formatting import json_float
 from ..nn import ACTIVATIONS, MLP
 from ..viz import caption
-from .train_settings import FEATURES, LOSSES, OUTPUT_RULES, PER_SAMPLE, predict
+from .train_settings import FEATURES, OUTPUT_RULES, PER_SAMPLE, TARGET_RANGE, predict
 
 # ------------------------------------------------------------------ the model's views
 
@@ -33,10 +48,10 @@ class LossCurve:
     def __init__(self, cap: int) -> None:
         self.cap = cap
         self.width = 1
-        self.buckets: list[tuple[int, float | None, float | None, float]] = []
+        self.buckets: list[tuple[int, float | None, float | None, float | None]] = []
         self.merges = 0  # how often the buckets were merged: a reader starts over after one
 
-    def add(self, step: int, loss: float | None, acc: float) -> None:
+    def add(self, step: int, loss: float | None, acc: float | None) -> None:
         if self.buckets and step // self.width == self.buckets[-1][0] // self.width:
             first, lo, hi, _ = self.buckets[-1]
             self.buckets[-1] = (first, _min(lo, loss), _max(hi, loss), acc)
@@ -61,8 +76,12 @@ def _max(a: float | None, b: float | None) -> float | None:
     return b if a is None else a if b is None else max(a, b)
 
 
+# How a frame's numbers become bytes: each value in [-1, 1] one byte, 0 for -1 and 255 for +1,
+# base64 (a picture needs no more; the page reads exact numbers through `read`).
+
+
 def _b64(values: Any) -> str:
-    """Numbers in [-1, 1] as one byte each, base64: 0 is -1, 255 is +1."""
+    """Numbers in [-1, 1] as one byte each, base64 (numpy arrays)."""
     import numpy as np
 
     q = np.clip(np.rint((np.asarray(values, dtype=float) + 1.0) * 127.5), 0, 255)
@@ -70,7 +89,7 @@ def _b64(values: Any) -> str:
 
 
 def _b64_list(values: Sequence[float]) -> str:
-    """The same without numpy."""
+    """The same without numpy (NaN as 0)."""
     out = bytearray()
     for v in values:
         v = 0.0 if math.isnan(v) else max(-1.0, min(1.0, v))
@@ -78,26 +97,70 @@ def _b64_list(values: Sequence[float]) -> str:
     return base64.b64encode(bytes(out)).decode("ascii")
 
 
-class JitLayers:
-    """Every neuron's output over a batch of points, by the model itself: one `jit` replay per
-    neuron, reading the previous layer's outputs (so a 2-8-8-1 net is 17 small programs)."""
+LINK_SCALE = 3.0  # a link is drawn the same for every |w| past 3: its widest, darkest line
+GRAD_DECADES = 3  # a gradient's link: its width spans 3 decades below the largest |∂L/∂w|
 
-    def __init__(self, model: MLP) -> None:
-        from ..jit import jit
 
-        self.fns = [
-            [jit(lambda h, n=n: n(h)) for n in layer.neurons] for layer in model.layers
-        ]
+def link_bytes(ws: Sequence[float], np: Any = None) -> str:
+    """Each parameter's link look: w / LINK_SCALE as one byte (clipped)."""
+    if np is not None:
+        return _b64(np.asarray(ws, dtype=float) / LINK_SCALE)
+    return _b64_list([w / LINK_SCALE for w in ws])
 
-    def __call__(self, X: Any) -> list[Any]:
-        """[(B, n_1), (B, n_2), ..., (B, n_out)] arrays for X (B, nin)."""
-        import numpy as np
 
-        outs, h = [], np.ascontiguousarray(X, dtype=float)
-        for fns in self.fns:
-            h = np.stack([f.outputs(h) for f in fns], axis=1)
-            outs.append(h)
-        return outs
+def grad_bytes(gs: Sequence[float], np: Any = None) -> tuple[str, float]:
+    """Each ∂L/∂p as one byte on a log scale: sign(g)·(1 + log10(|g| / gmax) / GRAD_DECADES),
+    0 from 3 decades below the largest |g| (gmax, returned: the legend's scale) down."""
+    if np is not None:
+        g = np.nan_to_num(np.asarray(gs, dtype=float), nan=0.0, posinf=0.0, neginf=0.0)
+        top = float(np.abs(g).max()) if g.size else 0.0
+        if top == 0.0:
+            return _b64(np.zeros_like(g)), 0.0
+        with np.errstate(divide="ignore"):
+            t = 1.0 + np.log10(np.abs(g) / top) / GRAD_DECADES
+        return _b64(np.sign(g) * np.clip(t, 0.0, 1.0)), top
+    finite = [g if math.isfinite(g) else 0.0 for g in gs]
+    top = max((abs(g) for g in finite), default=0.0)
+    if top == 0.0:
+        return _b64_list([0.0] * len(finite)), 0.0
+    return _b64_list([
+        math.copysign(max(0.0, 1.0 + math.log10(abs(g) / top) / GRAD_DECADES), g) if g else 0.0
+        for g in finite
+    ]), top  # fmt: skip
+
+
+def neuron_box(sizes: Sequence[int]) -> int:
+    """A neuron's square on the page, in pixels: smaller as layers grow, never a dot (32
+    neurons a layer: 16 px). Its heat map has as many cells a side (at most `GRID // 2`)."""
+    tallest = max(sizes)
+    return max(16, min(36, 440 // tallest - 6))
+
+
+# OpenBLAS computes a matrix product of more than 2^18 multiply-adds on several threads, and on
+# a busy machine (a class's server, a laptop training) those threads wait on each other: the
+# 2,500 cells of the plot through a layer of 32 took 25 ms that way and 0.5 ms in row blocks
+# below the threshold, on one thread.
+BLOCK_MACS = 200_000
+
+
+def layer_outputs(model: MLP, X: Any) -> list[Any]:
+    """Every layer's outputs over the points X (B, nin), by matrix products: each layer's
+    weights as an array, its activation's own array form (the one `micrograd.jit` runs).
+    [(B, n_1), ..., (B, n_out)]."""
+    import numpy as np
+
+    outs, h = [], np.ascontiguousarray(X, dtype=float)
+    for layer in model.layers:
+        M = np.array([[w.data for w in n.w] + [n.b.data] for n in layer.neurons])
+        W, b = np.ascontiguousarray(M[:, :-1].T), M[:, -1]
+        z = np.empty((h.shape[0], W.shape[1]))
+        rows = max(1, BLOCK_MACS // max(1, W.size))
+        for i in range(0, h.shape[0], rows):
+            np.matmul(h[i:i + rows], W, out=z[i:i + rows])
+        z += b
+        h = ACTIVATIONS[layer.neurons[0].activation].numpy(np, z)
+        outs.append(h)
+    return outs
 
 
 def _eager_layers(model: MLP, X: Sequence[Sequence[float]]) -> list[list[list[float]]]:
@@ -124,13 +187,14 @@ def short(x: float) -> float | None:
 
 
 def point_graph(
-    model: MLP, x: Sequence[float], target: Any, loss: str
+    model: MLP, x: Sequence[float], target: Any, loss: str, describe: bool = True
 ) -> tuple[list[Value], list[dict[str, Any]], Value]:
     """The graph of one point's loss, forward and backward done, without the weights.
 
     Returns the nodes to draw (inputs, each neuron's w·x+b and its activation, the outputs, the
     loss's own nodes; parameters and constants are left out: the network picture shows the
-    weights), a description of each (label, op, parents among the drawn nodes), and the loss.
+    weights), a description of each (label, op, parents among the drawn nodes; only if
+    `describe`: the layout needs them once, a frame only the numbers), and the loss.
     """
     xs = [Value(float(v), label=f"x{_sub(i + 1)}") for i, v in enumerate(x)]
     names: dict[int, str] = {id(v): v.label for v in xs}
@@ -153,15 +217,17 @@ def point_graph(
     out.backward()
     for p, g in zip(params, kept):  # the picture's backward pass leaves training's grads alone
         p.grad = g
-    keep = {id(v) for v in xs}
-    # children first, in tuple order (deterministic); of the leaves, only the point's inputs
-    order = [v for v in topological_order(out) if v._prev or id(v) in keep]
-    # Drop what does not depend on the point (e.g. a target negated by a '*' node): constants.
+    # The inputs, then what is computed from them, children first in tuple order (deterministic):
+    # no weights, and no constants (e.g. a target negated by a '*' node), which the walk without
+    # leaves skips and the check below drops.
     live = {id(v) for v in xs}
-    for v in order:
+    order = list(xs)
+    for v in topological_order(out, leaves=False):
         if any(id(c) in live for c in v._prev):
             live.add(id(v))
-    order = [v for v in order if id(v) in live]
+            order.append(v)
+    if not describe:
+        return order, [], out
     index = {id(v): i for i, v in enumerate(order)}
     nodes = []
     for v in order:
@@ -212,74 +278,111 @@ def _b64_classes(cls: Any) -> str:
 
 
 def meta(tr: Any) -> dict[str, Any]:
-    """What changes only with the settings: the data, the plot's extent, the graph layout."""
-    with tr.lock:
-        s = tr.settings
-        return {
-            "config_id": tr.config_id,
-            "settings": s.to_dict(),
-            "engine": "jit" if tr.use_jit else "eager",
-            "points": [[*x, c] for x, c in zip(tr.X, tr.cls)],  # exact: JSON floats
-            "test": tr.test_idx,  # the points held out as test data (indices into points)
-            "classes": s.classes,
-            "extent": tr.extent,
-            "grid": tr.grid_side,
-            "heat": tr.grid_side // 2 if tr.use_jit else tr.grid_side,
-            "slice": "x₃ = 0" if s.dims == 3 else None,
-            "features": [FEATURES[k][0] for k in s.features] if s.dims == 2 else None,
-            # each input's value over the plane (the input squares' pictures), as heat maps
-            "inputs": _input_maps(tr),
-            "sizes": [s.nin, *s.hidden, s.outputs],
-            "loss_formula": LOSSES[s.loss][1],
-            "output_rule": OUTPUT_RULES[LOSSES[s.loss][2]],
-            "activation_formula": f"h = {s.activation}(w·x + b),  {s.activation}(x) = "
-            + ACTIVATIONS[s.activation].equation,
-            "pick": tr.pick,
-            "graph": {"nodes": tr.graph_nodes, **tr.graph_layout},
-            "change": tr.change,  # what the last settings change did: applied, or started over
-        }
+    """What changes only with the settings: the data, the plot's extent, the graph layout.
+    Caller holds the lock (the trainer keeps it until its settings change)."""
+    s = tr.settings
+    sizes = [s.nin, *s.hidden, s.outputs]
+    return {
+        "config_id": tr.config_id,
+        "settings": s.to_dict(),
+        "engine": "jit" if tr.use_jit else "eager",
+        # exact (JSON floats); the last entry is the class, or the target value (regression)
+        "points": [[*x, c] for x, c in zip(tr.X, tr.labels)],
+        "test": tr.test_idx,  # the points held out as test data (indices into points)
+        "classes": s.classes,  # 0: a regression problem
+        "target_range": TARGET_RANGE,  # a regression's colour scale: -range .. +range
+        "extent": tr.extent,
+        "grid": tr.grid_side,
+        "heat": tr.heat_side,  # cells a side of a neuron's heat map
+        "box": tr.box,  # pixels a side of a neuron's square on the page
+        "link_scale": LINK_SCALE,
+        "grad_decades": GRAD_DECADES,
+        "slice": "x₃ = 0" if s.dims == 3 else None,
+        "features": [FEATURES[k][0] for k in s.features] if s.dims == 2 else None,
+        # each input's value over the plane (the input squares' pictures), as heat maps
+        "inputs": _input_maps(tr),
+        "sizes": sizes,
+        "loss_formula": s.loss_formula,
+        "output_kind": s.output_kind,
+        "output_rule": OUTPUT_RULES[s.output_kind],
+        "activation_formula": f"h = {s.activation}(w·x + b),  {s.activation}(x) = "
+        + ACTIVATIONS[s.activation].equation,
+        "pick": tr.pick,
+        "graph": {"nodes": tr.graph_nodes, **tr.graph_layout},
+        "change": tr.change,  # what the last settings change did: applied, or started over
+    }
+
 
 def frame(tr: Any) -> dict[str, Any]:
-    """The current picture (see the module docstring). Caller may hold the lock."""
-    with tr.lock:
-        s = tr.settings
+    """The current picture (see the module docstring). Caller holds the lock."""
+    s, shown = tr.settings, tr.shown
+    np = _numpy() if tr.use_jit else None
+    params = [p.data for p in tr.params]
+    try:
+        views = grid_views(tr)
+    except (ValueError, OverflowError, ZeroDivisionError):  # diverged weights: no picture
+        views = {"grid": None, "heat": [], "heat_scale": [], "shown": None}
+    graph = None
+    if shown.graph:
         try:
-            grid, heat = grid_views(tr)
-            order, _, _ = point_graph(tr.model, tr.inputs[tr.pick], tr.T[tr.pick], s.loss)
-        except (ValueError, OverflowError, ZeroDivisionError):  # diverged weights: no picture
-            grid, heat, order = None, [], []
-        return {
-            "type": "frame",
-            "config_id": tr.config_id,
-            "step": tr.step_no,
-            "loss": short(tr.loss) if tr.step_no else None,
-            "accuracy": tr.accuracy if tr.step_no else None,
-            # on the held-out points, by the model now: [loss, accuracy], or None (none held out)
-            "test": _test(tr),
-            "playing": tr.playing,
-            "error": tr.error,
-            "grid": grid,
-            "heat": heat,
-            "weights": [
-                [[short(w.data) for w in n.w] + [short(n.b.data)] for n in layer.neurons]
-                for layer in tr.model.layers
-            ],
-            "graph": {
-                # exact (not rounded twice on the way to the page's 4 decimals)
-                "data": [_finite(v.data) for v in order],
-                "grad": [_finite(v.grad) for v in order],
-                "note": _zero_loss_note(order, s.loss),
-            },
+            order, _, _ = point_graph(tr.model, tr.inputs[tr.pick], tr.T[tr.pick], s.loss,
+                                      describe=False)  # fmt: skip
+        except (ValueError, OverflowError, ZeroDivisionError):
+            order = []
+        graph = {
+            # exact (not rounded twice on the way to the page's 4 decimals)
+            "data": [_finite(v.data) for v in order],
+            "grad": [_finite(v.grad) for v in order],
+            "note": _zero_loss_note(order, s.loss),
         }
+    grads, grad_max = None, None
+    if shown.grads:
+        grads, top = grad_bytes([p.grad for p in tr.params], np)
+        grad_max = short(top)
+    return {
+        "type": "frame",
+        "config_id": tr.config_id,
+        "step": tr.step_no,
+        "loss": short(tr.loss) if tr.step_no else None,
+        "accuracy": tr.accuracy if tr.step_no else None,  # None on a regression
+        # on the held-out points, by the model now: [loss, accuracy], or None (none held out)
+        "test": _test(tr),
+        "playing": tr.playing,
+        "error": tr.error,
+        **views,
+        "links": link_bytes(params, np),
+        "grads": grads,  # None: the page does not draw them
+        "grad_max": grad_max,
+        "read": read(tr, tr.shown.read),
+        "graph": graph,  # None: the page does not show it
+    }
+
+
+def _numpy() -> Any:
+    import numpy
+
+    return numpy
+
+
+def read(tr: Any, item: tuple[int, int, int | None] | None) -> dict[str, Any] | None:
+    """The exact numbers of one parameter: weight `input` of neuron `neuron` of layer `layer`
+    (or its bias, when `input` is None): its value and its ∂L/∂p of the last step."""
+    if item is None:
+        return None
+    layer, neuron, inp = item
+    try:
+        n = tr.model.layers[layer].neurons[neuron]
+        p = n.b if inp is None else n.w[inp]
+    except IndexError:  # the network was just rebuilt: the page asks again
+        return None
+    return {"layer": layer, "neuron": neuron, "input": inp, "value": json_float(p.data),
+            "grad": json_float(p.grad)}  # fmt: skip
 
 
 def _input_maps(tr: Any) -> list[str]:
     """Each network input over the plot's plane, scaled to [-1, 1], one byte per cell (a heat
     map's format): what the input squares show (x₁ left to right, x₁² a valley, ...)."""
-    side = tr.grid_side // 2 if tr.use_jit else tr.grid_side
-    step = tr.grid_side // side
-    rows = [tr.grid[r * tr.grid_side + c] for r in range(0, tr.grid_side, step)
-            for c in range(0, tr.grid_side, step)]  # fmt: skip
+    rows = tr.heat_grid
     maps = []
     for j in range(len(rows[0])):
         col = [row[j] for row in rows]
@@ -293,7 +396,7 @@ def _test(tr: Any) -> list[float | None] | None:
         m = tr.test_metrics()
     except (ValueError, OverflowError, ZeroDivisionError):  # diverged weights: no figures
         return None
-    return None if m is None else [short(m[0]), m[1]]
+    return None if m is None else [short(m[0]), None if m[1] is None else _finite(m[1])]
 
 
 def _zero_loss_note(order: list[Value], loss: str) -> str:
@@ -305,44 +408,72 @@ def _zero_loss_note(order: list[Value], loss: str) -> str:
     return (f"The loss of this point is 0{why}, so nothing flows back: every grad in its graph "
             f"is 0, and this point does not move the weights at this step.")
 
-def grid_views(tr: Any) -> tuple[dict[str, Any], list[str]]:
-    """The decision regions and one heat map per hidden neuron, from the model's forward
-    pass over the grid."""
-    k = tr.settings.outputs
+
+def _heat(a: Any, np: Any) -> tuple[list[str], list[float | None]]:
+    """Each column of a (cells, neurons) array as a heat map scaled to its largest |value|."""
+    scale = np.abs(a).max(axis=0) if a.size else np.zeros(a.shape[1])
+    scale[~(scale > 0)] = 1.0  # a map of zeros (or NaN): drawn white
+    q = np.clip(np.rint((a / scale + 1.0) * 127.5), 0, 255)  # the bytes of every map at once
+    rows = np.ascontiguousarray(np.nan_to_num(q).astype(np.uint8).T)
+    maps = [base64.b64encode(r.tobytes()).decode("ascii") for r in rows]
+    return maps, [short(float(m)) for m in scale]
+
+
+def _output_view(out: Any, kind: str, np: Any) -> dict[str, Any]:
+    """The big plot's picture from the output layer over the grid (cells, outputs)."""
+    if kind == "value":  # a regression's prediction, on its targets' scale
+        return {"kind": "value", "b64": _b64(out[:, 0] / TARGET_RANGE)}
+    if kind == "one":
+        return {"kind": "score", "b64": _b64(np.tanh(out[:, 0]))}
+    z = out - out.max(axis=1, keepdims=True)
+    p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    return {"kind": "classes", "cls": _b64_classes(p.argmax(axis=1)),
+            "b64": _b64(2 * p.max(axis=1) - 1)}  # fmt: skip
+
+
+def grid_views(tr: Any) -> dict[str, Any]:
+    """The big plot's picture (``grid``), a heat map per hidden neuron (``heat``, with each one's
+    scale), and the neuron the page shows big (``shown``), from the model's forward pass over the
+    plot's grid and over the heat maps' grid."""
+    kind, shown = tr.settings.output_kind, tr.shown.neuron
     if tr.use_jit:
         import numpy as np
 
         with np.errstate(all="ignore"):
-            layers = tr.grid_layers()
-            side = tr.grid_side
-            heat = []
-            for a in layers[:-1]:
-                sub = a.reshape(side, side, -1)[::2, ::2].reshape(-1, a.shape[1])
-                scale = np.abs(sub).max(axis=0)
-                scale[~(scale > 0)] = 1.0
-                heat += [_b64(sub[:, j] / scale[j]) for j in range(a.shape[1])]
-            out = layers[-1]
-            if k == 1:
-                return {"kind": "score", "b64": _b64(np.tanh(out[:, 0]))}, heat
-            z = out - out.max(axis=1, keepdims=True)
-            p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
-            return {"kind": "classes", "cls": _b64_classes(p.argmax(axis=1)),
-                    "b64": _b64(2 * p.max(axis=1) - 1)}, heat
-    per_layer = _eager_layers(tr.model, tr.grid)
-    heat = []
+            layers = layer_outputs(tr.model, tr._Ga)
+            hidden = np.concatenate(layers[:-1], axis=1) if len(layers) > 1 else None
+            small = layer_outputs(tr.model, tr._Ha)[:-1]
+            heat, scales = _heat(np.concatenate(small, axis=1), np) if small else ([], [])
+            big = None
+            if shown is not None and hidden is not None and shown < hidden.shape[1]:
+                maps, m = _heat(hidden[:, shown:shown + 1], np)
+                big = {"neuron": shown, "b64": maps[0], "scale": m[0]}
+            return {"grid": _output_view(layers[-1], kind, np), "heat": heat,
+                    "heat_scale": scales, "shown": big}  # fmt: skip
+    per_layer = _eager_layers(tr.model, tr.grid)  # the heat maps' grid is the plot's
+    heat, scales = [], []
     for a in per_layer[:-1]:
         for j in range(len(a[0])):
             col = [row[j] for row in a]
             scale = max((abs(v) for v in col if math.isfinite(v)), default=0.0) or 1.0
             heat.append(_b64_list([v / scale for v in col]))
+            scales.append(short(scale))
+    big = None
+    if shown is not None and shown < len(heat):
+        big = {"neuron": shown, "b64": heat[shown], "scale": scales[shown]}
     out = per_layer[-1]
-    if k == 1:
-        return {"kind": "score", "b64": _b64_list([math.tanh(r[0]) for r in out])}, heat
-    cls, conf = [], []
-    for r in out:
-        m = max(r)
-        e = [math.exp(v - m) for v in r]
-        c = predict(r)
-        cls.append(c)
-        conf.append(2 * e[c] / sum(e) - 1)
-    return {"kind": "classes", "cls": _b64_classes(cls), "b64": _b64_list(conf)}, heat
+    if kind == "value":
+        return {"grid": {"kind": "value", "b64": _b64_list([r[0] / TARGET_RANGE for r in out])},
+                "heat": heat, "heat_scale": scales, "shown": big}  # fmt: skip
+    if kind == "one":
+        grid = {"kind": "score", "b64": _b64_list([math.tanh(r[0]) for r in out])}
+    else:
+        cls, conf = [], []
+        for r in out:
+            m = max(r)
+            e = [math.exp(v - m) for v in r]
+            c = predict(r)
+            cls.append(c)
+            conf.append(2 * e[c] / sum(e) - 1)
+        grid = {"kind": "classes", "cls": _b64_classes(cls), "b64": _b64_list(conf)}
+    return {"grid": grid, "heat": heat, "heat_scale": scales, "shown": big}

@@ -2,9 +2,11 @@
 
 `Settings` is everything that defines a run (the page keeps it in its URL; the same settings give
 the same run). `Settings.from_dict` checks each one and raises ValueError naming the page's
-control and the value. `make_data` builds the points (a `micrograd.data` set, the three-class
-spiral below, the learner's own points); `PER_SAMPLE` holds each loss as per-sample micrograd
-code, the form `micrograd.jit` replays over a batch; `options()` is what the page's menus offer.
+control and the value. `make_data` builds the points and their labels (a `micrograd.data` set,
+the three-class spiral, two Gaussian clusters, or a regression problem below: a real-valued
+target over the plane, a plane or a sum of Gaussian bumps; then the learner's own points);
+`PER_SAMPLE` holds each loss as per-sample micrograd code, the form `micrograd.jit` replays over
+a batch; `options()` is what the page's menus offer.
 """
 
 from __future__ import annotations
@@ -33,15 +35,20 @@ EAGER_FRAME_SECONDS = 0.5  # and frames less often, so most of the time goes to 
 HISTORY_CAP = 4_096  # loss-curve buckets kept; past it, neighbours merge (trainer.LossCurve)
 DATA_SEED = 1337  # karpathy's moons: moons(100, 0.1, seed=1337) is his demo's data exactly
 
-# name -> (what the menu says, number of classes, input dimension)
+# name -> (what the menu says, number of classes, input dimension). 0 classes: a regression
+# problem, each point's label a real number (its target), learnt with the mean squared error.
 DATASETS: dict[str, tuple[str, int, int]] = {
     "moons": ("Moons", 2, 2),
     "circles": ("Circles", 2, 2),
     "xor": ("XOR", 2, 2),
+    "gauss": ("Gaussian clusters", 2, 2),
     "spiral": ("Spiral, 2 classes", 2, 2),
     "spiral3": ("Spiral, 3 classes", 3, 2),
     "lecture": ("The lecture's 4 points (3-D)", 2, 3),
+    "plane": ("Regression: a plane", 0, 2),
+    "bumps": ("Regression: Gaussian bumps", 0, 2),
 }
+TARGET_RANGE = 1.0  # a regression target (and a point added by hand) lies in [-1, 1]
 
 OPTIMIZERS = {"sgd": "SGD + momentum", "adam": "Adam"}
 
@@ -77,7 +84,11 @@ LOSSES: dict[str, tuple[str, str, str]] = {
 OUTPUT_RULES = {
     "one": "one output s: class +1 (blue) where s > 0, −1 (orange) where s < 0",
     "per class": "one output zₖ per class: the class is argmax z, p = softmax(z)",
+    "value": "one output s: the predicted value, drawn as the colour field (the points: their "
+             "targets, on the same scale)",
 }
+# The mean squared error on a regression problem: its targets are the points' values, not ±1.
+REGRESSION_FORMULA = "L = 1/N Σᵢ (sᵢ − yᵢ)²" + _REG + "     yᵢ: point i's target value"
 
 # Settings that apply to the running model (the optimiser's and the batches'); any other change
 # means a new model or new data, and training starts over.
@@ -98,6 +109,9 @@ LABELS = {  # setting -> the control's name on the page, for error messages
     "data_seed": "New data",
     "test": "Test data",
     "weight": "Weight",
+    "bias": "Bias",
+    "grads": "show ∂L/∂w",
+    "graph": "graph shown",
     "features": "Inputs",
     "batch": "Batch size",
     "zero_grad": "Zero the grads",
@@ -185,7 +199,9 @@ def check_hidden(v: object) -> tuple[int, ...]:
     return tuple(sizes)
 
 
-def check_added(v: object, classes: int, nin: int) -> tuple[tuple[float, float, int], ...]:
+def check_added(v: object, classes: int, nin: int) -> tuple[tuple[float, float, float], ...]:
+    """The learner's points: [x, y, class], or [x, y, target value] on a regression problem
+    (`classes` 0)."""
     if not isinstance(v, (list, tuple)):
         raise ValueError(f"Added points must be a list of [x, y, class], got {v!r:.60}")
     if v and nin != 2:
@@ -195,10 +211,14 @@ def check_added(v: object, classes: int, nin: int) -> tuple[tuple[float, float, 
     out = []
     for p in v:
         if not isinstance(p, (list, tuple)) or len(p) != 3:
-            raise ValueError(f"an added point is [x, y, class], got {p!r:.60}")
+            what = "target value" if classes == 0 else "class"
+            raise ValueError(f"an added point is [x, y, {what}], got {p!r:.60}")
         x = check_real("added", p[0], -10.0, 10.0)
         y = check_real("added", p[1], -10.0, 10.0)
-        c = check_whole("added", p[2], 0, classes - 1)
+        if classes == 0:
+            c: float = check_real("added", p[2], -TARGET_RANGE, TARGET_RANGE)
+        else:
+            c = check_whole("added", p[2], 0, classes - 1)
         out.append((x, y, c))
     return tuple(out)
 
@@ -220,7 +240,7 @@ class Settings:
     l1: float = 0.0  # alpha of the L1 penalty alpha * sum(|w|)
     batch: int = 0  # points per step; 0 = all of them
     seed: int = 1337  # initial weights: MLP built after random.seed(seed)
-    added: tuple[tuple[float, float, int], ...] = ()  # learner's points: (x, y, class)
+    added: tuple[tuple[float, float, float], ...] = ()  # learner's points: (x, y, class or value)
     zero_grad: bool = True  # False: the lecture's bug, grads never zeroed between steps
     data_seed: int = DATA_SEED  # the points' random draw (New data picks another)
     features: tuple[str, ...] = ("x1", "x2")  # the network's inputs (2-D data sets; FEATURES)
@@ -243,6 +263,12 @@ class Settings:
             raise ValueError(
                 f"the {LOSSES[loss][0]} loss separates 2 classes; {DATASETS[dataset][0]} has "
                 f"{classes}: choose Cross-entropy"
+            )
+        if classes == 0 and loss != "mse":
+            raise ValueError(
+                f"{DATASETS[dataset][0]} is a regression problem (each point has a real-valued "
+                f"target, not a class): the {LOSSES[loss][0]} loss is for classes; choose "
+                f"{LOSSES['mse'][0]}"
             )
         points = check_whole("points", g("points"), MIN_POINTS, MAX_POINTS)
         batch = check_whole("batch", g("batch"), 0, MAX_POINTS + MAX_ADDED)
@@ -276,7 +302,12 @@ class Settings:
 
     @property
     def classes(self) -> int:
+        """The data set's classes (0: a regression problem, a real-valued target per point)."""
         return DATASETS[self.dataset][1]
+
+    @property
+    def regression(self) -> bool:
+        return self.classes == 0
 
     @property
     def dims(self) -> int:
@@ -291,7 +322,16 @@ class Settings:
     @property
     def outputs(self) -> int:
         """Network outputs: 1 for the two-class losses, one per class for cross-entropy."""
-        return 1 if LOSSES[self.loss][2] == "one" else self.classes
+        return self.classes if LOSSES[self.loss][2] == "per class" else 1
+
+    @property
+    def output_kind(self) -> str:
+        """What the output means: "one" score (two classes), "per class", or a "value"."""
+        return "value" if self.regression else LOSSES[self.loss][2]
+
+    @property
+    def loss_formula(self) -> str:
+        return REGRESSION_FORMULA if self.regression else LOSSES[self.loss][1]
 
 
 # ------------------------------------------------------------------ data
@@ -313,23 +353,73 @@ def spiral3(n_samples: int = 100, noise: float = 0.1, seed: int | None = DATA_SE
     return [X[i] for i in order], [y[i] for i in order]
 
 
-def make_data(s: Settings) -> tuple[list[list[float]], list[int]]:
-    """The settings' points and their classes (0, 1 (, 2)); the learner's points come last."""
+def gauss(n_samples: int = 100, noise: float = 0.1, seed: int | None = DATA_SEED) -> tuple:
+    """Two Gaussian clusters, labels -1/+1, around (-1, -1) and (1, 1); the standard deviation
+    grows with `noise` (0.3 at 0, 1.5 at 1: they overlap), as TensorFlow Playground's."""
+    rng = random.Random(seed)
+    sd = 0.3 + 1.2 * noise
+    X, y = [], []
+    for i in range(n_samples):
+        label = 1 if i % 2 else -1
+        X.append([label + rng.gauss(0.0, sd), label + rng.gauss(0.0, sd)])
+        y.append(label)
+    order = list(range(n_samples))
+    rng.shuffle(order)
+    return [X[i] for i in order], [y[i] for i in order]
+
+
+# A regression problem's target over the plane: the function, before noise. Its values lie
+# within TARGET_RANGE on the square [-1, 1]² its points are drawn from.
+BUMPS = ((-0.5, -0.5, 1.0), (0.5, 0.5, 1.0), (-0.5, 0.5, -1.0), (0.5, -0.5, -1.0))  # x, y, sign
+BUMP_WIDTH = 0.35  # each bump's standard deviation
+TARGETS: dict[str, Callable[[float, float], float]] = {
+    "plane": lambda a, b: (a + b) / 2,
+    "bumps": lambda a, b: sum(
+        h * math.exp(-((a - x) ** 2 + (b - y) ** 2) / (2 * BUMP_WIDTH**2)) for x, y, h in BUMPS
+    ),
+}
+
+
+def regression(name: str, n_samples: int = 100, noise: float = 0.1,
+               seed: int | None = DATA_SEED) -> tuple:  # fmt: skip
+    """Points uniform on [-1, 1]², each labelled with its target `TARGETS[name](x₁, x₂)` plus
+    Gaussian noise of standard deviation noise/2, kept within TARGET_RANGE."""
+    rng = random.Random(seed)
+    f = TARGETS[name]
+    X, y = [], []
+    for _ in range(n_samples):
+        a, b = rng.uniform(-1.0, 1.0), rng.uniform(-1.0, 1.0)
+        t = f(a, b) + rng.gauss(0.0, noise / 2)
+        X.append([a, b])
+        y.append(max(-TARGET_RANGE, min(TARGET_RANGE, t)))
+    return X, y
+
+
+def make_data(s: Settings) -> tuple[list[list[float]], list[Any]]:
+    """The settings' points and their labels: classes (0, 1 (, 2)), or target values on a
+    regression problem; the learner's points come last."""
     if s.dataset == "lecture":
         X, ys = data.lecture()
     elif s.dataset == "spiral3":
         X, ys = spiral3(s.points, s.noise, seed=s.data_seed)
+    elif s.dataset == "gauss":
+        X, ys = gauss(s.points, s.noise, seed=s.data_seed)
+    elif s.regression:
+        X, ys = regression(s.dataset, s.points, s.noise, seed=s.data_seed)
     else:
         X, ys = getattr(data, s.dataset)(s.points, s.noise, seed=s.data_seed)
-    if s.dataset == "spiral3":
-        cls = [int(c) for c in ys]
+    labels: list[Any]
+    if s.regression:
+        labels = [float(t) for t in ys]
+    elif s.dataset == "spiral3":
+        labels = [int(c) for c in ys]
     else:  # ±1 labels: class 1 is +1
-        cls = [1 if c > 0 else 0 for c in ys]
+        labels = [1 if c > 0 else 0 for c in ys]
     X = [list(map(float, x)) for x in X]
     for x, y, c in s.added:
         X.append([x, y])
-        cls.append(c)
-    return X, cls
+        labels.append(c)
+    return X, labels
 
 
 def _features_for(dataset: str, features: tuple[str, ...]) -> tuple[str, ...]:
@@ -379,8 +469,11 @@ PER_SAMPLE: dict[str, Callable[[list[Value], Any], Value]] = {
 }
 
 
-def targets(loss: str, cls: Sequence[int], classes: int) -> list[Any]:
-    """Classes as the loss takes them: ±1 (hinge, mse), 0/1 (bce), one-hot rows (cross-entropy)."""
+def targets(loss: str, cls: Sequence[Any], classes: int) -> list[Any]:
+    """Labels as the loss takes them: classes as ±1 (hinge, mse), 0/1 (bce), one-hot rows
+    (cross-entropy); a regression problem's target values as they are."""
+    if classes == 0:
+        return [float(t) for t in cls]
     if loss in ("hinge", "mse"):
         return [2.0 * c - 1.0 for c in cls]
     if loss == "bce":
@@ -404,7 +497,7 @@ def check_index(v: object, n: int, what: str = "point") -> int:
 def options() -> dict[str, Any]:
     """The menus and limits the page builds its controls from."""
     return {
-        "datasets": [[k, v[0], v[1]] for k, v in DATASETS.items()],
+        "datasets": [[k, v[0], v[1]] for k, v in DATASETS.items()],  # classes 0: regression
         "activations": list(ACTIVATIONS),
         "losses": [[k, v[0], v[1], v[2]] for k, v in LOSSES.items()],
         "optimizers": [[k, v] for k, v in OPTIMIZERS.items()],

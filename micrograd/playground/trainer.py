@@ -26,7 +26,7 @@ import random
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import data, io, optim
@@ -35,7 +35,7 @@ from ..nn import MLP
 from ..tracing import TraceError
 from ..train import backprop
 from . import train_frames
-from .train_frames import JitLayers, LossCurve, layout, point_graph, short
+from .train_frames import LossCurve, layout, neuron_box, point_graph, short
 from .train_settings import (
     EAGER_FRAME_SECONDS,
     EAGER_GRID,
@@ -46,6 +46,7 @@ from .train_settings import (
     PER_SAMPLE,
     Settings,
     check_added,
+    check_flag,
     check_index,
     check_real,
     extent,
@@ -60,6 +61,17 @@ from .train_settings import (
 # ------------------------------------------------------------------ the trainer
 
 _RANDOM_LOCK = threading.Lock()  # MLP draws from the global `random`: one build at a time
+KEEP: Any = object()  # an argument of `Trainer.view` left out
+
+
+@dataclass
+class Shown:
+    """What the page shows, so that a frame holds that and no more (see `Trainer.view`)."""
+
+    grads: bool = False  # the links draw ∂L/∂w (else only the weights)
+    graph: bool = True  # the chosen point's graph is on screen: its numbers, every frame
+    neuron: int | None = None  # the hidden neuron the big plot shows (counted over all layers)
+    read: tuple[int, int, int | None] | None = None  # (layer, neuron, input or None: the bias)
 
 
 class Trainer:
@@ -90,6 +102,10 @@ class Trainer:
         self.speed: float | None = None  # steps per second while playing; None: flat out
         self.clock = time.monotonic  # what `advance` measures time by
         self.frame_cost = 0.0  # seconds a frame takes to make (a moving average)
+        self.shown = Shown()
+        self._stale = False  # trained since the last frame
+        self._meta: dict[str, Any] = {}
+        self._meta_key: tuple = ()
         self.configure(settings or Settings())
 
     # ---- setting up
@@ -123,7 +139,7 @@ class Trainer:
             self.change = f"{names}: a new model or new data, so training started over"
         with self.lock:  # a playing run plays on, from step 0
             self.settings = settings
-            self.X, self.cls = make_data(settings)
+            self.X, self.labels = make_data(settings)
             self.inputs = featurize(settings, self.X)  # what the network sees of each point
             self.train_idx, self.test_idx = split(settings, len(self.X))
             self.extent = extent(self.X)
@@ -146,27 +162,25 @@ class Trainer:
             self.opt: optim.Optimizer = optim.Adam(self.params, lr=s.lr)
         else:
             self.opt = optim.SGD(self.params, lr=s.lr, momentum=s.momentum)
-        self.T = targets(s.loss, self.cls, s.classes)
+        self.T = targets(s.loss, self.labels, s.classes)
         self._batches = self._batch_iterator()
         self.step_no = 0
+        self.shown = replace(self.shown, neuron=None, read=None)  # the old network's
         self.loss = math.nan
-        self.accuracy = math.nan
+        self.accuracy: float | None = None
         self.curve = LossCurve(HISTORY_CAP)
         self.history_id = getattr(self, "history_id", 0) + 1
         self.error: str | None = None
         fn = PER_SAMPLE[s.loss]
         model = self.model
         self._loss_of_point = lambda x, t: fn(model.outputs(x), t)
-        side = GRID if self.use_jit else EAGER_GRID
-        x0, x1, y0, y1 = self.extent
-        # Row 0 is the top of the picture (largest y), as a canvas counts rows.
-        self.grid = featurize(s, [
-            [x0 + (x1 - x0) * (i + 0.5) / side, y1 - (y1 - y0) * (r + 0.5) / side]
-            + [0.0] * (s.dims - 2)
-            for r in range(side)
-            for i in range(side)
-        ])  # the network's inputs at each grid point
-        self.grid_side = side
+        self.grid_side = GRID if self.use_jit else EAGER_GRID
+        self.grid = self._grid(self.grid_side)  # the network's inputs at each cell of the plot
+        # A neuron's heat map is drawn in its square on the page: as many cells a side as the
+        # square has pixels (without numpy, the plot's grid: a forward pass per cell is dear).
+        self.box = neuron_box([s.nin, *s.hidden, s.outputs])
+        self.heat_side = min(self.box, GRID // 2) if self.use_jit else self.grid_side
+        self.heat_grid = self._grid(self.heat_side) if self.use_jit else self.grid
         if self.use_jit:
             import numpy as np
 
@@ -175,11 +189,23 @@ class Trainer:
             self._Xa = np.array(self.inputs, dtype=float)
             self._Ta = np.array(self.T, dtype=float)
             self._Ga = np.array(self.grid, dtype=float)
+            self._Ha = np.array(self.heat_grid, dtype=float)
             self._jit_loss = jit(self._loss_of_point)
-            self._jit_layers = JitLayers(model)
             k = s.outputs
             self._jit_out = [jit(lambda x, k=k: model.outputs(x)[k]) for k in range(k)]
         self._layout_graph()
+
+    def _grid(self, side: int) -> list[list[float]]:
+        """The network's inputs at the centres of a side x side grid over the plot; row 0 is the
+        top of the picture (largest y), as a canvas counts rows."""
+        s = self.settings
+        x0, x1, y0, y1 = self.extent
+        return featurize(s, [
+            [x0 + (x1 - x0) * (i + 0.5) / side, y1 - (y1 - y0) * (r + 0.5) / side]
+            + [0.0] * (s.dims - 2)
+            for r in range(side)
+            for i in range(side)
+        ])  # fmt: skip
 
     def _batch_iterator(self) -> Iterator | None:
         """Minibatches of the settings' size (seeded) from the training points, or None for all
@@ -227,9 +253,10 @@ class Trainer:
                 for i in rows:
                     zs = self.model.outputs(self.inputs[i])
                     terms.append(PER_SAMPLE[s.loss](zs, self.T[i]))
-                    hits += predict([z.data for z in zs]) == self.cls[i]
+                    hits += not s.regression and predict([z.data for z in zs]) == self.labels[i]
                 total = Value.sum(terms) * (1.0 / len(terms))
-                acc = hits / len(terms) if self._batches is None else self._accuracy_eager()
+                acc = (None if s.regression else hits / len(terms) if self._batches is None
+                       else self._accuracy_eager())  # fmt: skip
             total = backprop(self.model, total, s.l2, self.params, zero_grad=s.zero_grad,
                              l1=s.l1)
             self.opt.step()
@@ -251,7 +278,9 @@ class Trainer:
         self.step_no += 1
         if self.curve.merges != merges:
             self.history_id += 1  # readers start the curve over, with the wider buckets
-        if not math.isfinite(total.data) or not all(math.isfinite(p.data) for p in self.params):
+        self._stale = True
+        # a sum of the weights is finite exactly when each is (or past 1e308: diverged anyway)
+        if not math.isfinite(total.data) or not math.isfinite(sum([p.data for p in self.params])):
             self._diverged(
                 f"the loss became {total.data} at step {self.step_no}: training diverged; "
                 "lower the Learning rate and press Reset"
@@ -261,19 +290,22 @@ class Trainer:
         self.error = why
         self._playing = False
 
-    def _accuracy_jit(self, idx: Sequence[int] | None = None) -> float:
-        """Accuracy on the training points (or on the points `idx`)."""
+    def _accuracy_jit(self, idx: Sequence[int] | None = None) -> float | None:
+        """Accuracy on the training points (or on the points `idx`); None on a regression."""
         import numpy as np
 
+        if self.settings.regression:
+            return None
         idx = self.train_idx if idx is None else idx
         X = self._Xa[idx]
         outs = np.stack([f.outputs(X) for f in self._jit_out], axis=1)
         pred = (outs[:, 0] > 0).astype(int) if outs.shape[1] == 1 else outs.argmax(axis=1)
-        return float((pred == np.array(self.cls)[idx]).mean())
+        return float((pred == np.array(self.labels)[idx]).mean())
 
-    def test_metrics(self) -> tuple[float, float] | None:
+    def test_metrics(self) -> tuple[float, float | None] | None:
         """(loss, accuracy) on the held-out test points, by the model as it is now (no training
-        on them: a forward pass only); None when no points are held out. Caller holds the lock."""
+        on them: a forward pass only); None when no points are held out. The accuracy is None on
+        a regression. Caller holds the lock."""
         idx = self.test_idx
         if not idx:
             return None
@@ -287,12 +319,12 @@ class Trainer:
         for i in idx:
             zs = self.model.outputs(self.inputs[i])
             total += PER_SAMPLE[s.loss](zs, self.T[i]).data
-            hits += predict([z.data for z in zs]) == self.cls[i]
-        return total / len(idx), hits / len(idx)
+            hits += not s.regression and predict([z.data for z in zs]) == self.labels[i]
+        return total / len(idx), None if s.regression else hits / len(idx)
 
     def _accuracy_eager(self) -> float:
         hits = sum(
-            predict([z.data for z in self.model.outputs(self.inputs[i])]) == self.cls[i]
+            predict([z.data for z in self.model.outputs(self.inputs[i])]) == self.labels[i]
             for i in self.train_idx
         )
         return hits / len(self.train_idx)
@@ -315,10 +347,6 @@ class Trainer:
     def playing(self) -> bool:
         return self._playing
 
-    def grid_layers(self) -> list[Any]:
-        """Every layer's outputs over the plot's grid points, by jit (one array per layer)."""
-        return self._jit_layers(self._Ga)
-
     def play(self) -> None:
         """Mark the run as playing: its transport's `advance` calls now train it."""
         with self.lock:
@@ -331,9 +359,14 @@ class Trainer:
                 self._next_frame = now  # the first step shows at once
 
     def pause(self) -> None:
-        with self.lock:  # waits for a step under way: the frame is the run as it stopped
-            self._playing = False
-            self._publish()
+        """Stop playing: a turn under way ends after the step it is in (it checks between
+        steps), so Pause waits for one step at most, not for the turn; then the frame of the run
+        as it stopped."""
+        self._playing = False
+        with self.lock:
+            frame = self._published[0]
+            if self._stale or frame is None or frame["playing"]:
+                self._publish()
 
     @property
     def frame_seconds(self) -> float:
@@ -400,9 +433,9 @@ class Trainer:
         pts = check_added(added, s.classes, s.dims)
         with self.lock:
             self.settings = replace(s, added=pts)
-            self.X, self.cls = make_data(self.settings)
+            self.X, self.labels = make_data(self.settings)
             self.inputs = featurize(self.settings, self.X)
-            self.T = targets(s.loss, self.cls, s.classes)
+            self.T = targets(s.loss, self.labels, s.classes)
             if self.use_jit:
                 import numpy as np
 
@@ -424,30 +457,73 @@ class Trainer:
             self.config_id += 1
             self._publish()
 
+    def parameter(self, layer: object, neuron: object, inp: object) -> tuple[int, int, int | None]:
+        """Where a parameter sits, checked: `layer` counts the model's layers from 0, `neuron`
+        that layer's neurons, `inp` the neuron's inputs (None: its bias)."""
+        layers = self.model.layers
+        li = check_index(layer, len(layers), "layer")
+        ni = check_index(neuron, len(layers[li].neurons), "neuron")
+        ii = None if inp is None else check_index(inp, len(layers[li].neurons[ni].w), "input")
+        return li, ni, ii
+
     def set_weight(self, layer: object, neuron: object, inp: object, value: object) -> None:
-        """The learner edits one weight (a link on the page): training goes on from there.
-        `layer` counts the model's layers from 0, `neuron` that layer's neurons, `inp` the
-        neuron's inputs; `value` is the new weight."""
+        """The learner edits one weight (a link on the page), or a bias (`inp` None: a neuron's
+        small square): training goes on from there. `value` is the new number."""
         with self.lock:
-            layers = self.model.layers
-            li = check_index(layer, len(layers), "layer")
-            ni = check_index(neuron, len(layers[li].neurons), "neuron")
-            w = layers[li].neurons[ni].w
-            ii = check_index(inp, len(w), "input")
-            w[ii].data = check_real("weight", value, -1e3, 1e3)
+            li, ni, ii = self.parameter(layer, neuron, inp)
+            n = self.model.layers[li].neurons[ni]
+            (n.b if ii is None else n.w[ii]).data = check_real(
+                "weight" if ii is not None else "bias", value, -1e3, 1e3)
             self._publish()
+
+    def view(self, grads: object = KEEP, graph: object = KEEP, neuron: object = KEEP,
+             read: object = KEEP) -> None:
+        """What the page shows, so that frames hold that and no more (arguments left out keep
+        theirs): `grads`, the links draw ∂L/∂w; `graph`, the chosen point's graph is on screen;
+        `neuron`, the hidden neuron (counted over all hidden layers) on the big plot, or None;
+        `read`, the parameter whose exact numbers each frame carries ([layer, neuron, input],
+        input None for the bias), or None. A paused run publishes a frame with them at once."""
+        shown = self.shown
+        if grads is not KEEP:
+            shown = replace(shown, grads=check_flag("grads", grads))
+        if graph is not KEEP:
+            shown = replace(shown, graph=check_flag("graph", graph))
+        if neuron is not KEEP and neuron is not None:
+            hidden = sum(self.settings.hidden)
+            if not hidden:
+                raise ValueError("this network has no hidden neuron to show")
+            shown = replace(shown, neuron=check_index(neuron, hidden, "hidden neuron"))
+        elif neuron is None:
+            shown = replace(shown, neuron=None)
+        if read is not KEEP and read is not None:
+            if not isinstance(read, (list, tuple)) or len(read) != 3:
+                raise ValueError(f"read takes [layer, neuron, input] (input null: the bias), "
+                                 f"got {str(read)[:60]}")  # fmt: skip
+            with self.lock:
+                shown = replace(shown, read=self.parameter(*read))
+        elif read is None:
+            shown = replace(shown, read=None)
+        self.shown = shown  # one assignment: a frame being made sees the old or the new
+        if not self._playing:  # a playing run's next frame has it
+            with self.lock:
+                self._publish()
 
     # ---- what the page draws (train_frames makes it)
     def meta(self) -> dict[str, Any]:
-        """What changes only with the settings: the data, the plot's extent, the graph layout."""
-        return train_frames.meta(self)
+        """What changes only with the settings: the data, the plot's extent, the graph layout
+        (made when they change, so reading it never waits for a step)."""
+        return self._meta
 
     def frame(self) -> dict[str, Any]:
         """The current picture: step, loss, accuracy, regions, heat maps, weights, graph."""
         return train_frames.frame(self)
 
     def _publish(self) -> None:
+        key = (self.config_id, id(self.settings), self.change)
+        if key != self._meta_key:  # the settings changed since: their meta first
+            self._meta, self._meta_key = train_frames.meta(self), key
         start = time.perf_counter()
+        self._stale = False
         f = self.frame()
         # what a frame costs (a moving average): a runner gives each run at least as much time
         # for steps, so that frames never take all of it
@@ -481,16 +557,32 @@ class Trainer:
             self._playing = False
 
 
+# The parts of a frame a reader is sent only when they changed since the frame it had: the big
+# ones, which a paused run, a slow one or a settled one often keeps (the rest are a few numbers).
+PARTS = ("grid", "heat_scale", "shown", "links", "grads", "grad_max", "graph")
+
+
 class FrameCursor:
     """One reader of a trainer's frames: `next()` is the newest frame it has not had (frames
     published in between are skipped: a slow reader never falls behind), with the part of the
-    loss curve it has not had yet, or None when nothing is new."""
+    loss curve it has not had yet, or None when nothing is new.
+
+    Only what changed is sent: a part of `PARTS` equal to the one this reader last had is left
+    out, and so is each heat map that did not change (None in ``heat``). The first frame, and
+    the first after `restart()`, is whole (``"full": True``); a reader keeps the parts it had."""
 
     def __init__(self, trainer: Trainer) -> None:
         self.trainer = trainer
         self.last: int | None = None  # the number of the last frame handed out
         self.sent = 0  # curve buckets handed out
         self.history_id: int | None = None
+        self._had: dict[str, Any] | None = None  # the parts this reader has (None: nothing)
+
+    def restart(self) -> None:
+        """The reader lost what it had (a page that has just opened): send everything again."""
+        self._had = None
+        self.last = None
+        self.history_id = None
 
     def next(self) -> dict[str, Any] | None:
         tr = self.trainer
@@ -501,6 +593,16 @@ class FrameCursor:
         with tr.lock:
             hist, hid = tr.history, tr.history_id
         out = dict(frame)
+        had = self._had
+        out["full"] = had is None
+        if had is not None:
+            for k in PARTS:
+                if k in had and had[k] == frame.get(k):
+                    del out[k]
+            old = had["heat"]
+            if len(old) == len(frame["heat"]):
+                out["heat"] = [None if h == o else h for h, o in zip(frame["heat"], old)]
+        self._had = {k: frame.get(k) for k in (*PARTS, "heat")}
         if hid != self.history_id:
             self.sent, self.history_id = 0, hid
             out["history_reset"] = True

@@ -80,9 +80,10 @@ function messageTransport(kind, post) {
     },
     frames(onFrame) {
       listeners.add(onFrame);
-      // "send me the frames", and again every few seconds while the view is shown: the other side
-      // pauses a run nobody looks at any more (a closed notebook tab never says goodbye)
-      post({ frames: true });
+      // "send me the frames" (from a whole one: this view has none yet), and again every few
+      // seconds while the view is shown: the other side pauses a run nobody looks at any more (a
+      // closed notebook tab never says goodbye)
+      post({ frames: true, fresh: true });
       const alive = setInterval(() => post({ frames: true }), WATCH_MS);
       return () => {
         clearInterval(alive);

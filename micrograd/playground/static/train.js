@@ -3,12 +3,19 @@
 // widget's shadow root) over any transport (common.js). On a page (opts.page) the settings live
 // in the URL (reload or share the link: the same run); in a widget, the view starts from the run
 // Python already has (opts.start "current"). Frames come from the transport; each carries the
-// step, loss, accuracy, the decision grid, a heat map per hidden neuron, the weights and the
-// chosen point's graph numbers (its layout comes once, in meta).
+// step, loss, accuracy, the decision grid, a heat map per hidden neuron, every weight and bias as
+// the look of its link (and its gradient's, when shown) and the chosen point's graph numbers (its
+// layout comes once, in meta): built at the size they are drawn, and only what changed since the
+// frame before (train_frames.py says what a frame holds). The page tells Python what it shows
+// (the `view` action): gradients or not, the graph in sight or not, the neuron on the big plot,
+// the link or bias whose exact numbers it reads.
 "use strict";
 
 function mountTrain(root, transport, opts = {}) {
 const COLORS = [[245, 147, 34], [8, 119, 189], [58, 166, 85]]; // class 0 orange, 1 blue, 2 green
+const GRAD_COLORS = [[19, 141, 117], [192, 57, 43]]; // ∂L/∂w < 0 teal, > 0 red (the page's grad colour)
+const PARTS = ["grid", "heat_scale", "shown", "links", "grads", "grad_max", "graph"]; // sent when changed
+const BIAS = 7; // a bias's square, in pixels, at the bottom left of its neuron
 const FIELDS = ["dataset", "points", "noise", "hidden", "activation", "loss", "optimizer", "lr",
   "momentum", "l2", "l1", "batch", "seed", "zero_grad", "data_seed", "test", "features"];
 const LISTS = ["hidden", "features"]; // settings that are lists: "8,8" in the URL and the box
@@ -28,6 +35,7 @@ const handle = { // for tests and the curious: the view of the run (window.train
   frame: () => view.frame,
   drawn: () => view.drawn, // frames drawn so far (at most one per screen refresh)
   regions: () => regionImage(view.frame.grid, view.meta.grid), // the plot's region picture
+  where: (l, j, i) => linkEnds(l, j, i), // a link's middle (a bias's square: i null), in page px
   call: (action, body) => post(action, body), // an action, as the page's controls send them
 };
 
@@ -43,6 +51,7 @@ function settingsFromUrl() {
   if (q.has("pick")) view.urlPick = Number(q.get("pick")) || 0;
   if (q.has("speed") && [...$("speed").options].some((o) => o.value === q.get("speed"))) $("speed").value = q.get("speed");
   $("discretize").checked = q.get("discretize") === "1";
+  $("show-grads").checked = q.get("grads") === "1";
   $("show-test").checked = q.get("showtest") === "1";
   return s;
 }
@@ -55,6 +64,7 @@ function writeUrl() {
   if (view.meta.pick) q.set("pick", String(view.meta.pick));
   if ($("speed").value !== "max") q.set("speed", $("speed").value);
   if ($("discretize").checked) q.set("discretize", "1");
+  if ($("show-grads").checked) q.set("grads", "1");
   if ($("show-test").checked) q.set("showtest", "1");
   if (opts.page) history.replaceState(null, "", `${location.pathname}?${q}`);
 }
@@ -129,11 +139,29 @@ async function configure(settings) {
 function show(answer) {
   if (answer.meta) setMeta(answer.meta);
   if (answer.frame) setFrame(answer.frame);
+  if (answer.read) setRead(answer.read);
 }
 
 function connect() {
   if (view.stopFrames) view.stopFrames();
-  view.stopFrames = transport.frames((f) => { if (f.type === "frame") setFrame(f); });
+  view.stream = null;
+  view.stopFrames = transport.frames((f) => { if (f.type === "frame") onStreamFrame(f); });
+}
+
+// A frame from the transport holds what changed since the one before it: the stream's own
+// picture is kept whole here (the answers to actions carry whole frames, drawn by their seq).
+function onStreamFrame(f) {
+  if (!f.full && !view.stream) { connect(); return; } // joined a stream under way: start it over
+  if (f.full) view.stream = f;
+  else {
+    const base = view.stream, out = Object.assign({}, base, f);
+    for (const k of PARTS) if (!(k in f)) out[k] = base[k];
+    if (f.heat && base.heat && f.heat.length === base.heat.length) {
+      out.heat = f.heat.map((h, i) => (h === null ? base.heat[i] : h));
+    }
+    view.stream = out;
+  }
+  setFrame(Object.assign({}, view.stream, { history: f.history, history_reset: f.history_reset }));
 }
 
 // ------------------------------------------------------------------ meta: what changes with settings
@@ -157,6 +185,7 @@ function setMeta(meta) {
   $("points").disabled = $("noise").disabled = $("new-data").disabled = fixed;
   for (const box of root.querySelectorAll("#feature-picker input")) box.disabled = !meta.features;
   buildClassPicker(meta.classes);
+  $("discretize-box").hidden = meta.classes === 0; // a regression's output has no classes
   buildLayerButtons(meta.settings.hidden);
   if (!old || old.config_id !== meta.config_id) {
     buildNet(meta.sizes);
@@ -167,8 +196,18 @@ function setMeta(meta) {
 
 function buildClassPicker(classes) {
   const box = $("class-picker");
-  if (box.childElementCount === classes) return;
+  if (box.dataset.classes === String(classes)) return;
+  box.dataset.classes = classes;
   box.textContent = "";
+  $("class-legend").textContent = classes ? "Click adds a point of class" : "Click adds a point with the target value";
+  if (!classes) { // a regression: the new point's target, on the colour scale of the plot
+    const input = Object.assign(document.createElement("input"), { type: "number", id: "target-value", min: -1, max: 1, step: 0.1, value: 0.5 });
+    const label = Object.assign(document.createElement("label"), { htmlFor: "target-value", textContent: "y =" });
+    const pair = Object.assign(document.createElement("span"), { className: "pair" });
+    pair.append(label, input);
+    box.append(pair);
+    return;
+  }
   const names = classes === 2 ? ["orange (−1)", "blue (+1)"] : ["orange (0)", "blue (1)", "green (2)"];
   for (let k = 0; k < classes; k++) {
     const id = `class-${k}`;
@@ -181,7 +220,13 @@ function buildClassPicker(classes) {
   }
 }
 
+// The label of a point added by hand: the class chosen (shift: the next one), or on a regression
+// the target value typed (shift: its negative), within the targets' range.
 function chosenClass(shift) {
+  if (view.meta.classes === 0) {
+    const r = view.meta.target_range, y = Math.max(-r, Math.min(r, Number($("target-value").value) || 0));
+    return shift ? -y : y;
+  }
   const picked = root.querySelector('input[name="cls"]:checked');
   const k = picked ? Number(picked.value) : 1;
   const n = view.meta.classes;
@@ -241,12 +286,15 @@ function setFrame(f) {
     t.push([f.step, f.test[0], f.test[1]]);
     if (t.length > 4096) view.tests = t.filter((_, i) => i % 2 === 0 || i === t.length - 1);
   }
+  const regression = view.meta.classes === 0; // no classes: no accuracy, the loss says it all
   $("test-readout").hidden = $("test-key").hidden = !f.test;
   $("test-loss-text").textContent = f.test && f.test[0] != null ? `test loss ${fmt(f.test[0])}` : "test loss –";
-  $("test-acc-text").textContent = f.test ? `test accuracy ${(100 * f.test[1]).toFixed(1)}%` : "test accuracy –";
+  $("test-acc-text").textContent = f.test && f.test[1] != null ? `test accuracy ${(100 * f.test[1]).toFixed(1)}%` : "test accuracy –";
+  $("test-acc-text").hidden = $("acc-text").hidden = regression;
   $("step-count").textContent = `step ${f.step}`;
   $("loss-text").textContent = f.loss == null ? "loss –" : `loss ${fmt(f.loss)}`;
   $("acc-text").textContent = f.accuracy == null ? "accuracy –" : `accuracy ${(100 * f.accuracy).toFixed(1)}%`;
+  if (f.read) setRead(f.read);
   $("run-state").textContent = f.playing ? "playing" : "paused";
   $("play").disabled = f.playing || !!f.error;
   $("pause").disabled = !f.playing;
@@ -282,18 +330,28 @@ function mix(c, t) { // white -> colour c by t in [0, 1]
   return c.map((v) => Math.round(255 + (v - 255) * t));
 }
 
+// A number x in [-1, 1] as a colour: white at 0, blue (+) or orange (-) as strong as |x|·strength
+// (`pair`: another two colours, [negative, positive]).
+function signColor(x, strength, pair = [COLORS[0], COLORS[1]]) {
+  return mix(x >= 0 ? pair[1] : pair[0], strength * Math.min(1, Math.abs(x)));
+}
+
+const HEAT_STRENGTH = 0.85; // a neuron's heat map, a regression's output
+const REGION_STRENGTH = 0.65; // the decision regions: paler, so the points stand out
+
 // A heat map's 256 shades (byte 0: -1, orange; 255: +1, blue) as RGBA words, made once: a pixel
 // is then one array write (a 6x32 network draws 192 maps a frame).
 const HEAT = (() => {
   const lut = new Uint32Array(256), bytes = new Uint8Array(lut.buffer);
   for (let v = 0; v < 256; v++) {
-    const x = v / 127.5 - 1, rgb = mix(x >= 0 ? COLORS[1] : COLORS[0], 0.85 * Math.abs(x));
+    const rgb = signColor(v / 127.5 - 1, HEAT_STRENGTH);
     bytes.set([rgb[0], rgb[1], rgb[2], 255], 4 * v);
   }
   return lut;
 })();
 
 function regionImage(grid, side, only = null) {
+  if (grid.kind === "value") return heatImage(grid.b64, side); // a regression: the output itself
   const img = new ImageData(side, side);
   const v = decode(grid.b64);
   const cls = grid.kind === "classes" ? decode(grid.cls) : null;
@@ -306,11 +364,65 @@ function regionImage(grid, side, only = null) {
       rgb = mix(COLORS[cls[i]], hard ? 0.45 : 0.25 + 0.45 * (v[i] / 255));
     } else {
       const x = v[i] / 127.5 - 1;
-      rgb = mix(x >= 0 ? COLORS[1] : COLORS[0], hard ? 0.5 : 0.65 * Math.abs(x));
+      rgb = hard ? signColor(x >= 0 ? 1 : -1, 0.5) : signColor(x, REGION_STRENGTH);
     }
     img.data.set([rgb[0], rgb[1], rgb[2], 255], 4 * i);
   }
   return img;
+}
+
+// A scale's number, short: 3 significant digits, a true minus sign, + for the positive end.
+function tick(x, plus = false) {
+  const t = x === 0 ? "0" : String(Number(Math.abs(x).toPrecision(3)));
+  return x < 0 ? `−${t}` : plus && x > 0 ? `+${t}` : t;
+}
+
+// A colour legend in the element `id`: `title`, a bar of the colours colorAt(t) for t from 0 to 1,
+// and ticks [t, label] under it. Text, so that it reads as it looks.
+function setLegend(id, title, colorAt, ticks) {
+  const el = $(id);
+  const key = JSON.stringify([title, ticks, colorAt(0), colorAt(0.5), colorAt(1)]);
+  if (el.dataset.key === key) return; // the same legend: leave the page alone
+  el.dataset.key = key;
+  el.textContent = "";
+  const stops = Array.from({ length: 21 }, (_, k) => `rgb(${colorAt(k / 20)}) ${5 * k}%`);
+  const bar = Object.assign(document.createElement("span"), { className: "lg-bar" });
+  bar.style.background = `linear-gradient(to right, ${stops.join(", ")})`;
+  const marks = Object.assign(document.createElement("span"), { className: "lg-ticks" });
+  for (const [t, label] of ticks) {
+    const m = Object.assign(document.createElement("span"), { textContent: label });
+    m.style.left = `${100 * t}%`;
+    if (t <= 0) m.className = "first"; else if (t >= 1) m.className = "last";
+    marks.append(m);
+  }
+  const scale = Object.assign(document.createElement("span"), { className: "lg-scale" });
+  scale.append(bar, marks);
+  el.append(Object.assign(document.createElement("span"), { className: "lg-title", textContent: title }), scale);
+}
+
+// The big plot's legend: what its colours mean, with their scale.
+function plotLegend(f, meta) {
+  const shown = f && f.shown && f.shown.neuron === view.shownNeuron ? f.shown : null;
+  if (view.shownNeuron != null && f && f.heat_scale) {
+    const m = shown ? shown.scale : f.heat_scale[view.shownNeuron];
+    setLegend("plot-legend", `neuron ${view.shownName}: its output h over the plane`,
+      (t) => signColor(2 * t - 1, HEAT_STRENGTH), [[0, tick(-m)], [0.5, "0"], [1, tick(m, true)]]);
+  } else if (meta.output_kind === "value") {
+    const r = meta.target_range;
+    setLegend("plot-legend", "the output s over the plane, and each point's target y",
+      (t) => signColor(2 * t - 1, HEAT_STRENGTH), [-1, -0.5, 0, 0.5, 1].map((u) => [(u + 1) / 2, tick(u * r, true)]));
+  } else if (meta.output_kind === "per class") {
+    const n = meta.classes;
+    setLegend("plot-legend", "the class argmax z, stronger as its p = softmax(z) goes from 1/n to 1",
+      (t) => { const k = Math.min(n - 1, Math.floor(n * t)), p = 1 / n + (n * t - k) * (1 - 1 / n); return mix(COLORS[k], 0.25 + 0.45 * p); },
+      Array.from({ length: n }, (_, k) => [(k + 0.5) / n, `class ${k}`]));
+  } else if ($("discretize").checked) {
+    setLegend("plot-legend", "the class: the sign of the output s",
+      (t) => signColor(t < 0.5 ? -1 : 1, 0.5), [[0.25, "−1 (s < 0)"], [0.75, "+1 (s > 0)"]]);
+  } else { // tanh(s): every s has a shade, and the boundary s = 0 is white
+    setLegend("plot-legend", "the output s (shaded by tanh s): class +1 where s > 0",
+      (t) => signColor(2 * t - 1, REGION_STRENGTH), [-3, -1, 0, 1, 3].map((s) => [(Math.tanh(s) + 1) / 2, tick(s, true)]));
+  }
 }
 
 const offscreen = document.createElement("canvas");
@@ -326,10 +438,12 @@ function drawPlot() {
   const f = view.frame, meta = view.meta;
   ctx.fillStyle = "#fff";
   ctx.fillRect(0, 0, c.width, c.height);
-  const shown = view.shownNeuron; // a hovered hidden neuron: its output over the plane, big
-  if (f && shown != null && f.heat && f.heat[shown]) {
-    offscreen.width = offscreen.height = meta.heat;
-    offscreen.getContext("2d").putImageData(heatImage(f.heat[shown], meta.heat), 0, 0);
+  const k = view.shownNeuron; // a hovered hidden neuron: its output over the plane, big
+  const big = f && f.shown && f.shown.neuron === k ? f.shown : null; // at the plot's size
+  if (f && k != null && (big || (f.heat && f.heat[k]))) {
+    const side = big ? meta.grid : meta.heat;
+    offscreen.width = offscreen.height = side;
+    offscreen.getContext("2d").putImageData(heatImage(big ? big.b64 : f.heat[k], side), 0, 0);
     ctx.imageSmoothingEnabled = true;
     ctx.drawImage(offscreen, 0, 0, c.width, c.height);
   } else if (f && f.grid) {
@@ -338,6 +452,7 @@ function drawPlot() {
     ctx.imageSmoothingEnabled = true;
     ctx.drawImage(offscreen, 0, 0, c.width, c.height);
   }
+  plotLegend(f, meta);
   const held = new Set(meta.test || []), showTest = $("show-test").checked;
   const order = meta.points.map((_, i) => i)
     .filter((i) => i !== view.pick && (showTest || !held.has(i)));
@@ -345,14 +460,15 @@ function drawPlot() {
   order.forEach((i) => {
     const p = meta.points[i];
     const [px, py] = toPixel(p[0], p[1]);
-    const k = p[p.length - 1];
+    const label = p[p.length - 1];
+    const regression = meta.classes === 0; // the label is a target value: its colour on the scale
     ctx.beginPath();
     ctx.arc(px, py, i === view.pick ? 7 : 4.5, 0, 2 * Math.PI);
-    ctx.fillStyle = `rgb(${COLORS[k]})`;
+    ctx.fillStyle = `rgb(${regression ? signColor(label / meta.target_range, 1) : COLORS[label]})`;
     ctx.fill();
     // a test point: a dark ring (it is measured, never trained on)
     ctx.lineWidth = i === view.pick ? 3 : held.has(i) ? 1.8 : 1.2;
-    ctx.strokeStyle = i === view.pick || held.has(i) ? "#111" : "#fff";
+    ctx.strokeStyle = i === view.pick || held.has(i) ? "#111" : regression ? "#4a4f57" : "#fff";
     ctx.stroke();
   });
   ctx.strokeStyle = "#c9ced6";
@@ -449,7 +565,7 @@ function drawCurves() {
     ctx.lineWidth = 1.6;
     ctx.stroke();
   };
-  line(view.accs, (a) => H - pad - (H - 2 * pad) * a, "#3aa655");
+  if (view.meta.classes) line(view.accs, (a) => H - pad - (H - 2 * pad) * a, "#3aa655"); // a regression has none
   const yLoss = (l) => H - pad - (H - 2 * pad) * (l - lo) / (hi - lo);
   line(hs, yLoss, "#1d2430");  // the band's top and bottom: one line while a bucket is one step
   line(ls, yLoss, "#1d2430");
@@ -461,7 +577,7 @@ function drawCurves() {
       t.forEach((e, i) => { const px = X(e[0]), py = y(e[k]); if (i) ctx.lineTo(px, py); else ctx.moveTo(px, py); });
       ctx.strokeStyle = color; ctx.lineWidth = 1.4; ctx.stroke();
     };
-    dashed(2, (a) => H - pad - (H - 2 * pad) * a, "#3aa655");
+    if (view.meta.classes) dashed(2, (a) => H - pad - (H - 2 * pad) * a, "#3aa655");
     dashed(1, (l) => Math.max(pad, Math.min(H - pad, yLoss(log(l)))), "#1d2430");
     ctx.setLineDash([]);
   }
@@ -472,13 +588,13 @@ function drawCurves() {
   ctx.textAlign = "left";
 }
 
-// ------------------------------------------------------------------ the network: heat maps and links
+// ------------------------------------------------------------------ the network: heat maps, links, biases
 
 function netGeometry(sizes) {
   const W = $("net").clientWidth || 420;
   const tallest = Math.max(...sizes);
-  // a neuron's square: smaller as layers grow, but never a dot (32 neurons: a 16 px map each)
-  const box = Math.max(16, Math.min(36, Math.floor(440 / tallest) - 6));
+  // a neuron's square (its heat map has as many cells a side: train_frames.neuron_box)
+  const box = view.meta.box;
   const H = Math.max(tallest * (box + 6) + 10, 120);
   const cols = sizes.length;
   const xs = sizes.map((_, i) => 12 + i * (W - 24 - box) / Math.max(cols - 1, 1));
@@ -500,11 +616,18 @@ function buildNet(sizes) {
   links.width = Math.round(g.W * dpr); links.height = Math.round(g.H * dpr);
   Object.assign(links.style, { width: `${g.W}px`, height: `${g.H}px` });
   view.links = []; // [layer][neuron][input] = [x1, y1, x2, y2], in CSS pixels
+  view.biases = []; // [layer][neuron] = [x, y] of its bias's square (top left)
+  view.offsets = []; // [layer]: where its neurons' parameters start in model.parameters()
+  let off = 0;
   for (let l = 1; l < sizes.length; l++) {
     view.links.push(g.pos[l].map(([x2, y2]) => g.pos[l - 1].map(([x1, y1]) =>
       [x1 + g.box, y1 + g.box / 2, x2, y2 + g.box / 2])));
+    view.biases.push(g.pos[l].map(([x, y]) => [x - BIAS - 1, y + g.box - BIAS]));
+    view.offsets.push(off);
+    off += sizes[l] * (sizes[l - 1] + 1);
   }
   view.heat = [];
+  view.heatDrawn = [];
   view.outCanvases = [];
   sizes.forEach((n, l) => g.pos[l].forEach(([x, y], j) => {
     const cv = document.createElement("canvas");
@@ -534,15 +657,32 @@ function buildNet(sizes) {
     else s.style.left = `${g.pos[l][0][0]}px`;
     net.append(s);
   });
+  view.focusItem = null;
+  view.hoverItem = null;
+  view.readItem = null; // Python forgets it too when the network is new
+  view.shownNeuron = null;
+  closeWeight();
 }
 
+// Where parameter (layer l, neuron j, input i) is in model.parameters(): each neuron's weights,
+// then its bias (i null).
+function paramIndex(l, j, i) {
+  const nin = view.meta.sizes[l];
+  return view.offsets[l] + j * (nin + 1) + (i == null ? nin : i);
+}
+
+function gradsShown() {
+  return $("show-grads").checked && !!(view.frame && view.frame.grads);
+}
 
 function drawNet() {
   const f = view.frame;
   if (!f || !view.links) return;
   if (f.heat) f.heat.forEach((b64, i) => {
     const cv = view.heat[i];
-    if (cv) cv.getContext("2d").putImageData(heatImage(b64, cv.width), 0, 0);
+    if (!cv || view.heatDrawn[i] === b64) return; // unchanged since the last frame drawn
+    cv.getContext("2d").putImageData(heatImage(b64, cv.width), 0, 0);
+    view.heatDrawn[i] = b64;
   });
   if (f.grid) { // one output: the regions; one per class: where that class wins
     const side = view.meta.grid;
@@ -551,7 +691,8 @@ function drawNet() {
       cv.getContext("2d").putImageData(regionImage(f.grid, side, view.outCanvases.length > 1 ? k : null), 0, 0);
     });
   }
-  drawLinks(f.weights);
+  drawLinks(f);
+  netLegend(f);
 }
 
 // One neuron's output over the plane (`side` x `side` bytes, -1 orange .. +1 blue) as an image.
@@ -561,87 +702,172 @@ function heatImage(b64, side) {
   return img;
 }
 
-// Show hidden neuron `i`'s output on the big plot (null: the network's output again).
+// Show hidden neuron `i`'s output on the big plot (null: the network's output again); Python
+// then sends it at the plot's size.
 function showNeuron(i, name) {
   view.shownNeuron = i;
+  view.shownName = name;
   $("plot-status").textContent = i == null ? "" : `the plot shows neuron ${name}'s output (orange −, blue +)`;
   drawPlot();
+  post("view", { neuron: i }).catch(showIn("train-error"));
 }
 
-// Click a link: an editor for its weight, beside it.
-function onLinkClick(ev) {
-  const cv = $("net-links"), r = cv.getBoundingClientRect();
-  const x = ev.clientX - r.left, y = ev.clientY - r.top;
-  const at = view.frame && view.links ? linkAt(x, y) : null;
-  if (!at) return;
-  const [l, j, i] = at, w = view.frame.weights[l][j][i];
-  view.editing = at;
-  const form = $("weight-form");
-  $("weight-label").textContent = `w (layer ${l + 1}, neuron ${j + 1}, input ${i + 1})`;
-  $("weight-value").value = w == null ? "" : String(w);
-  form.hidden = false;
-  form.style.left = `${Math.max(0, Math.min(x - 40, view.net.W - form.offsetWidth))}px`;
-  form.style.top = `${y + 8}px`;
-  showError("weight-error", "");
-  $("weight-value").focus();
-  $("weight-value").select();
-}
-
-function closeWeight() {
-  $("weight-form").hidden = true;
-  view.editing = null;
-}
-
-async function setWeight(ev) {
-  ev.preventDefault();
-  const text = $("weight-value").value.trim(), value = Number(text);
-  if (text === "" || !Number.isFinite(value)) {
-    showError("weight-error", `a weight must be a number, got ${JSON.stringify(text)}`);
-    return;
+// How a parameter's link (or bias square) looks, from its byte: [colour, width, alpha]. A weight:
+// blue positive, orange negative, thicker and darker the larger (the same past meta.link_scale).
+// A gradient: red positive, teal negative, its width on a log scale of meta.grad_decades.
+function looks(byte, widest, grads) {
+  const x = byte / 127.5 - 1;
+  if (grads) {
+    const t = Math.min(1, Math.abs(x)) ** 2; // the top decades stand out, the rest fade
+    return [GRAD_COLORS[x > 0 ? 1 : 0], 0.4 + (widest - 0.4) * t, 0.1 + 0.85 * t];
   }
-  const [layer, neuron, input] = view.editing;
-  try {
-    await post("weight", { layer, neuron, input, value });
-    closeWeight();
-  } catch (err) {
-    showError("weight-error", err.message);
-  }
+  const a = Math.abs(x) * view.meta.link_scale;
+  return [COLORS[x >= 0 ? 1 : 0], Math.min(widest, 0.4 + 2.2 * a), Math.min(0.95, 0.25 + 0.5 * a)];
 }
 
-// The links, blue for a positive weight, orange for a negative one, thicker and darker the
-// larger it is. Links of the same look go in one path (a few dozen strokes, not thousands).
-function drawLinks(weights) {
+// The links and the bias squares. Links of the same look go in one path (a few dozen strokes, not
+// thousands). The parameter being edited, focused or hovered is drawn over a dark halo.
+function drawLinks(f) {
   const cv = $("net-links"), ctx = cv.getContext("2d"), dpr = cv.width / (view.net.W || 1);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, view.net.W, view.net.H);
   ctx.lineCap = "round";
+  const grads = gradsShown();
+  const bytes = decode(grads ? f.grads : f.links);
+  const sizes = view.meta.sizes;
   const paths = new Map(); // look -> Path2D
-  weights.forEach((layer, l) => {
-    // Between two wide layers the links are many and close: thinner, so that they stay apart
-    // (and wide anti-aliased lines by the thousand are what makes a page slow to paint).
-    const widest = Math.max(1, Math.min(7, 32 / Math.sqrt(layer.length * (layer[0] || []).length)));
-    layer.forEach((neuron, j) => neuron.slice(0, -1).forEach((w, i) => {
-    const seg = view.links[l] && view.links[l][j] && view.links[l][j][i];
-    if (!seg) return;
-    const a = Math.abs(w == null ? 0 : w);
-    const look = `${w >= 0 ? 1 : 0} ${Math.min(widest, 0.4 + 2.2 * a).toFixed(1)} ${Math.min(0.95, 0.25 + 0.5 * a).toFixed(2)}`;
+  const widths = sizes.slice(1).map((n, l) => // between two wide layers the links are many and
+    Math.max(1, Math.min(7, 32 / Math.sqrt(n * sizes[l])))); // close: thinner, so they stay apart
+  view.links.forEach((layer, l) => layer.forEach((neuron, j) => neuron.forEach((seg, i) => {
+    const [c, width, alpha] = looks(bytes[paramIndex(l, j, i)], widths[l], grads);
+    const look = `${c} ${width.toFixed(1)} ${alpha.toFixed(2)}`;
     let p = paths.get(look);
     if (!p) paths.set(look, p = new Path2D());
     p.moveTo(seg[0], seg[1]); p.lineTo(seg[2], seg[3]);
-    }));
-  });
+  })));
   for (const [look, p] of paths) {
-    const [sign, width, alpha] = look.split(" ");
-    const c = COLORS[sign === "1" ? 1 : 0];
-    ctx.strokeStyle = `rgba(${c[0]}, ${c[1]}, ${c[2]}, ${alpha})`;
+    const [c, width, alpha] = look.split(" ");
+    ctx.strokeStyle = `rgba(${c}, ${alpha})`;
     ctx.lineWidth = Number(width);
     ctx.stroke(p);
   }
+  ctx.lineWidth = 1;
+  view.biases.forEach((layer, l) => layer.forEach(([x, y], j) => {
+    const [c, , alpha] = looks(bytes[paramIndex(l, j, null)], 1, grads);
+    ctx.fillStyle = `rgb(${mix(c, alpha)})`;
+    ctx.fillRect(x, y, BIAS, BIAS);
+    ctx.strokeStyle = "#5b6472";
+    ctx.strokeRect(x + 0.5, y + 0.5, BIAS - 1, BIAS - 1);
+  }));
+  const item = currentItem();
+  if (item) { // the link or bias being read: a dark halo, then itself again on top
+    const [l, j, i] = item, [c, width, alpha] = looks(bytes[paramIndex(l, j, i)], widths[l], grads);
+    ctx.strokeStyle = "#111";
+    if (i == null) {
+      const [x, y] = view.biases[l][j];
+      ctx.lineWidth = 2.5;
+      ctx.strokeRect(x - 1.5, y - 1.5, BIAS + 3, BIAS + 3);
+    } else {
+      const [x1, y1, x2, y2] = view.links[l][j][i];
+      ctx.beginPath(); ctx.moveTo(x1, y1); ctx.lineTo(x2, y2);
+      ctx.lineWidth = width + 4;
+      ctx.stroke();
+      ctx.strokeStyle = `rgb(${mix(c, Math.max(alpha, 0.6))})`;
+      ctx.lineWidth = Math.max(width, 1.5);
+      ctx.stroke();
+    }
+  }
 }
 
-// The link nearest the pointer (within a few pixels): [layer, neuron, input], or null.
-function linkAt(x, y) {
+// The network's legend: what the links, the bias squares and the neuron squares mean.
+function netLegend(f) {
+  if (gradsShown()) {
+    const m = f.grad_max == null ? 0 : f.grad_max, d = view.meta.grad_decades;
+    setLegend("net-legend", `links and bias squares: ∂L/∂w of step ${f.step} (thickest: |∂L/∂w| = ${tick(m)}; a log scale, the thinnest ${10 ** d} times less)`,
+      (t) => { const [c, , alpha] = looks(Math.round(255 * t), 1, true); return mix(c, alpha); }, [[0, tick(-m)], [0.5, "0"], [1, tick(m, true)]]);
+  } else {
+    const s = view.meta.link_scale;
+    setLegend("net-legend", `links and bias squares: the weight w (thicker and darker as |w| grows, up to ${s})`,
+      (t) => { const [c, , alpha] = looks(Math.round(255 * t), 1, false); return mix(c, alpha); }, [[0, tick(-s)], [0.5, "0"], [1, tick(s, true)]]);
+  }
+  setLegend("heat-legend", "neuron squares: each neuron's output h over the plane, scaled to its own largest |h| (hover one: its scale, on the plot)",
+    (t) => signColor(2 * t - 1, HEAT_STRENGTH), [[0, "−max"], [0.5, "0"], [1, "+max"]]);
+}
+
+// ---- reading a link or a bias: hover, keyboard, the editor
+
+// The parameter whose numbers the page reads: the one being edited, else the one the keyboard
+// chose (while the links have the focus), else the one under the pointer; [l, j, i] or null.
+function currentItem() {
+  if (view.editing) return view.editing;
+  if (view.focusItem && root.activeElement === $("net-links")) return view.focusItem;
+  return view.hoverItem || null;
+}
+
+function sameItem(a, b) {
+  return !!a && !!b && a[0] === b[0] && a[1] === b[1] && a[2] === b[2];
+}
+
+function itemName([l, j, i]) {
+  return i == null ? `b (layer ${l + 1}, neuron ${j + 1})` : `w (layer ${l + 1}, neuron ${j + 1}, input ${i + 1})`;
+}
+
+// Ask Python for the exact numbers of the parameter now read (each frame then carries them).
+function syncRead() {
+  const item = currentItem();
+  if (sameItem(item, view.readItem) || (!item && !view.readItem)) { showTip(); return; }
+  view.readItem = item;
+  view.read = null;
+  showTip();
+  if (view.frame) drawLinks(view.frame);
+  post("view", { read: item }).catch(showIn("train-error"));
+}
+
+function setRead(r) {
+  if (!r || !sameItem([r.layer, r.neuron, r.input], view.readItem)) return;
+  view.read = r;
+  if (view.editFill && sameItem(view.editing, view.readItem)) { // the editor's starting value
+    view.editFill = false;
+    $("weight-value").value = typeof r.value === "number" ? String(r.value) : "";
+    $("weight-value").select();
+  }
+  showTip();
+}
+
+// The tooltip of the parameter read: its value and its gradient, exact, as each frame brings them.
+function showTip() {
+  const tip = $("net-tip"), item = view.readItem;
+  if (!item || view.editing) { tip.hidden = true; return; }
+  const r = view.read, d = item[2] == null ? "∂L/∂b" : "∂L/∂w";
+  const num = (v) => (v == null ? "…" : fmt(v));
+  const when = view.frame && view.frame.step === 0 ? " (no step yet)" : "";
+  tip.textContent = `${itemName(item)} = ${num(r && r.value)} · ${d} = ${num(r && r.grad)}${when}`;
+  tip.hidden = false;
+  const [x, y] = itemCentre(item);
+  tip.style.left = `${Math.max(0, Math.min(x - 60, view.net.W - tip.offsetWidth))}px`;
+  tip.style.top = `${Math.min(y + 10, view.net.H - 4)}px`;
+}
+
+// A link's middle, or a bias square's centre, in CSS pixels of the network's panel.
+function itemCentre([l, j, i]) {
+  if (i == null) { const [x, y] = view.biases[l][j]; return [x + BIAS / 2, y + BIAS / 2]; }
+  const [x1, y1, x2, y2] = view.links[l][j][i];
+  return [(x1 + x2) / 2, (y1 + y2) / 2];
+}
+
+function linkEnds(l, j, i) { // for tests: where a link or bias is, in the page's coordinates
+  const r = $("net-links").getBoundingClientRect(), [x, y] = itemCentre([l, j, i]);
+  return { x: r.left + x, y: r.top + y };
+}
+
+// The bias square or the link nearest the pointer (within a few pixels): [layer, neuron, input
+// or null], or null.
+function itemAt(x, y) {
   let best = null, bestD = 5;
+  view.biases.forEach((layer, l) => layer.forEach(([bx, by], j) => {
+    if (x >= bx - 2 && x <= bx + BIAS + 2 && y >= by - 2 && y <= by + BIAS + 2) { best = [l, j, null]; bestD = 0; }
+  }));
+  if (best) return best;
   view.links.forEach((layer, l) => layer.forEach((neuron, j) => neuron.forEach(([x1, y1, x2, y2], i) => {
     const dx = x2 - x1, dy = y2 - y1, t = Math.max(0, Math.min(1, ((x - x1) * dx + (y - y1) * dy) / (dx * dx + dy * dy || 1)));
     const d = Math.hypot(x - (x1 + t * dx), y - (y1 + t * dy));
@@ -650,13 +876,102 @@ function linkAt(x, y) {
   return best;
 }
 
-// A link's tooltip: its weight now, as the pointer moves over it.
-function linkTitle(ev) {
-  const cv = $("net-links"), r = cv.getBoundingClientRect();
-  const at = view.frame && view.links ? linkAt(ev.clientX - r.left, ev.clientY - r.top) : null;
-  if (!at) { cv.title = ""; return; }
-  const [l, j, i] = at, w = view.frame.weights[l][j][i];
-  cv.title = `w = ${w == null ? "nan" : fmt(w)} (layer ${l + 1}, neuron ${j + 1}, input ${i + 1})`;
+function pointerItem(ev) {
+  const r = $("net-links").getBoundingClientRect();
+  return view.frame && view.links ? itemAt(ev.clientX - r.left, ev.clientY - r.top) : null;
+}
+
+function onLinkHover(ev) {
+  const item = pointerItem(ev);
+  if (sameItem(item, view.hoverItem) || (!item && !view.hoverItem)) return;
+  view.hoverItem = item;
+  $("net-links").style.cursor = item ? "pointer" : "default";
+  syncRead();
+}
+
+// The links by keyboard: Up and Down go through a neuron's inputs and then its bias (and on to
+// the next neuron), Left and Right to the neuron above or below, Page Up and Page Down to the
+// layer before or after; Enter sets the one chosen.
+function onLinkKey(ev) {
+  const sizes = view.meta.sizes, layers = sizes.length - 1;
+  let [l, j, i] = view.focusItem || [0, 0, 0];
+  const slot = (k) => (k === sizes[l] ? null : k); // past the last input: the bias
+  let k = i == null ? sizes[l] : i;
+  if (ev.key === "ArrowDown" || ev.key === "ArrowUp") {
+    k += ev.key === "ArrowDown" ? 1 : -1;
+    if (k > sizes[l]) { k = 0; j = (j + 1) % sizes[l + 1]; }
+    if (k < 0) { j = (j - 1 + sizes[l + 1]) % sizes[l + 1]; k = sizes[l]; }
+  } else if (ev.key === "ArrowRight" || ev.key === "ArrowLeft") {
+    j = (j + (ev.key === "ArrowRight" ? 1 : sizes[l + 1] - 1)) % sizes[l + 1];
+  } else if (ev.key === "PageDown" || ev.key === "PageUp") {
+    l = (l + (ev.key === "PageDown" ? 1 : layers - 1)) % layers;
+    j = Math.min(j, sizes[l + 1] - 1);
+    k = Math.min(k, sizes[l]);
+  } else if (ev.key === "Enter" || ev.key === " ") {
+    ev.preventDefault();
+    if (view.focusItem) openEditor(view.focusItem, true);
+    return;
+  } else {
+    return;
+  }
+  ev.preventDefault();
+  i = slot(k);
+  view.focusItem = [l, j, i];
+  syncRead();
+}
+
+function onLinkFocus() {
+  if (!view.focusItem) view.focusItem = [0, 0, 0];
+  syncRead();
+}
+
+// Click a link or a bias: an editor for it, beside it.
+function onLinkClick(ev) {
+  const item = pointerItem(ev);
+  if (item) openEditor(item, false);
+}
+
+function openEditor(item, fromKeyboard) {
+  view.editing = item;
+  view.editFromKeyboard = fromKeyboard;
+  const form = $("weight-form");
+  $("weight-label").textContent = itemName(item);
+  $("weight-value").value = "";
+  form.hidden = false;
+  const [x, y] = itemCentre(item);
+  form.style.left = `${Math.max(0, Math.min(x - 40, view.net.W - form.offsetWidth))}px`;
+  form.style.top = `${y + 8}px`;
+  showError("weight-error", "");
+  $("weight-value").focus();
+  view.editFill = true; // the exact value goes in the box when Python sends it
+  syncRead();
+  if (view.read) setRead(view.read);
+}
+
+function closeWeight() {
+  const wasKeyboard = view.editing && view.editFromKeyboard;
+  $("weight-form").hidden = true;
+  view.editing = null;
+  if (wasKeyboard) $("net-links").focus(); // back where the keyboard was
+  if (view.links) syncRead();
+}
+
+async function setWeight(ev) {
+  ev.preventDefault();
+  const text = $("weight-value").value.trim(), value = Number(text);
+  const [layer, neuron, input] = view.editing;
+  const what = input == null ? "a bias" : "a weight";
+  if (text === "" || !Number.isFinite(value)) {
+    showError("weight-error", `${what} must be a number, got ${JSON.stringify(text)}`);
+    return;
+  }
+  try {
+    if (input == null) await post("bias", { layer, neuron, value });
+    else await post("weight", { layer, neuron, input, value });
+    closeWeight();
+  } catch (err) {
+    showError("weight-error", err.message);
+  }
 }
 
 // ------------------------------------------------------------------ the chosen point's graph
@@ -788,8 +1103,18 @@ async function main() {
   $("plot").addEventListener("focus", drawPlot);
   $("plot").addEventListener("blur", drawPlot);
   $("hidden").addEventListener("input", fitHidden);
-  $("net-links").addEventListener("mousemove", linkTitle);
-  $("net-links").addEventListener("click", onLinkClick);
+  const links = $("net-links");
+  links.addEventListener("mousemove", onLinkHover);
+  links.addEventListener("mouseleave", () => { view.hoverItem = null; syncRead(); });
+  links.addEventListener("click", onLinkClick);
+  links.addEventListener("keydown", onLinkKey);
+  links.addEventListener("focus", onLinkFocus);
+  links.addEventListener("blur", () => syncRead());
+  $("show-grads").addEventListener("change", () => {
+    writeUrl();
+    post("view", { grads: $("show-grads").checked }).catch(showIn("train-error"));
+    drawNet();
+  });
   $("weight-form").addEventListener("submit", setWeight);
   $("weight-close").addEventListener("click", closeWeight);
   $("weight-value").addEventListener("keydown", (ev) => { if (ev.key === "Escape") closeWeight(); });
@@ -815,8 +1140,9 @@ async function main() {
         s.added = [];
         if (s.dataset === "lecture") s.features = ["x1", "x2"]; // 3-D points go in as they are
         const classes = o.datasets.find((d) => d[0] === s.dataset)[2];
-        if (classes > 2) s.loss = "cross_entropy";
-        else if (view.meta && view.meta.classes > 2) s.loss = "hinge";
+        if (classes === 0) s.loss = "mse"; // a regression: a real-valued target
+        else if (classes > 2) s.loss = "cross_entropy";
+        else if (view.meta && view.meta.classes !== 2) s.loss = "hinge";
       }
       configure(s);
     });
@@ -836,6 +1162,17 @@ async function main() {
     if ($("speed").value !== "max") await post("control", { action: "speed", value: $("speed").value });
     const p = view.urlPick;
     if (p && p !== view.meta.pick && Number.isInteger(p) && p > 0 && p < view.meta.points.length) await post("pick", { index: p });
+  }
+  await post("view", { grads: $("show-grads").checked }); // what this page draws
+  // The chosen point's graph is computed for the frames only while it is in sight.
+  if (typeof IntersectionObserver !== "undefined") {
+    new IntersectionObserver((entries) => {
+      const seen = entries[entries.length - 1].isIntersecting;
+      if (seen !== view.graphSeen) {
+        view.graphSeen = seen;
+        post("view", { graph: seen }).catch(showIn("train-error"));
+      }
+    }).observe($("graph-panel"));
   }
   connect();
   host.dataset.ready = "1";
