@@ -2,13 +2,15 @@
 neuron's heat map is a square you can see (not a dot), the Hidden layers box shows its whole text,
 the layer labels stay inside the panel, the page draws only the newest frame (at most once per
 screen refresh, so frames never queue up behind a slow draw), and a link's tooltip reads its
-weight from the latest frame. Speed is measured by benchmarks/bench_playground.py --browser, not
-here."""
+weight exactly. Speed is measured by benchmarks/bench_playground.py --browser, not here: every
+wait here is for an event (frames drawn), never for an amount of work in a time."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from micrograd import io
 from micrograd.formatting import format_number as fmt
 
 LARGEST = "?hidden=32,32,32,32,32,32"
@@ -33,8 +35,10 @@ def test_the_largest_network_is_drawn_whole(page: Any, playground: str, screensh
         b = label.bounding_box()
         assert panel["x"] - 1 <= b["x"] and b["x"] + b["width"] <= panel["x"] + panel["width"] + 1
     # Frames are drawn once per screen refresh, the newest only: never more draws than frames.
+    drawn = page.evaluate("() => window.trainView.drawn()")
     page.get_by_role("button", name="Play").click()
-    page.wait_for_function("() => window.trainView.frame().step > 50")
+    page.wait_for_function("(n) => window.trainView.drawn() >= n + 3 && "
+                           "window.trainView.frame().step > 0", arg=drawn)  # fmt: skip
     page.get_by_role("button", name="Pause").click()
     drawn = page.evaluate("() => window.trainView.drawn()")
     assert 1 <= drawn <= page.evaluate("() => window.trainView.frame().seq"), drawn
@@ -43,9 +47,6 @@ def test_the_largest_network_is_drawn_whole(page: Any, playground: str, screensh
 
 def test_a_links_tooltip_reads_its_weight(page: Any, playground: str) -> None:
     open_train(page, playground)
-    frame = page.evaluate("() => window.trainView.frame()")
-    links = page.locator("#net-links")
-    box = links.bounding_box()
     # the link from input 1 to neuron 1 of layer 1: between their squares' centres
     ends = page.eval_on_selector_all(
         "#net canvas:not(#net-links)",
@@ -54,9 +55,12 @@ def test_a_links_tooltip_reads_its_weight(page: Any, playground: str) -> None:
     )
     (x1, y1, _), _, (_, y2, x2) = ends[0], ends[1], ends[2]  # input x1, input x2, neuron 1.1
     page.mouse.move(x1 + 0.5 * (x2 - x1), y1 + 0.5 * (y2 - y1))
-    w = frame["weights"][0][0][0]
-    assert links.get_attribute("title") == f"w = {fmt(w)} (layer 1, neuron 1, input 1)"
-    assert box["width"] > 0
+    tip = page.locator("#net-tip")
+    page.wait_for_function("() => /= -?\\d/.test(document.getElementById('net-tip').textContent)")
+    model = io.loads(json.dumps(page.evaluate("() => window.trainView.call('model')")))
+    w = model.layers[0].neurons[0].w[0]
+    assert tip.text_content() == \
+        f"w (layer 1, neuron 1, input 1) = {fmt(w.data)} · ∂L/∂w = {fmt(0.0)} (no step yet)"
 
 
 def test_the_largest_network_on_a_phone(phone: Any, playground: str, screenshot: Any) -> None:

@@ -5,6 +5,7 @@ file and the points), New data draws the same data set again with another seed (
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import re
@@ -181,7 +182,8 @@ def test_a_weight_set_by_hand(playground: str) -> None:
     tab = Tab(playground)
     tab.ok("/api/train/config", {"hidden": [4]})
     answer = tab.ok("/api/train/weight", {"layer": 0, "neuron": 1, "input": 0, "value": 0.5})
-    assert answer["frame"]["weights"][0][1][0] == 0.5
+    assert base64.b64decode(answer["frame"]["links"])[3] == round((0.5 / 3 + 1) * 127.5)
+    assert tab.ok("/api/train/view", {"read": [0, 1, 0]})["read"]["value"] == 0.5
     model = io.loads(json.dumps(tab.ok("/api/train/model")))
     assert model.layers[0].neurons[1].w[0].data == 0.5
     for body, words in [
@@ -213,12 +215,14 @@ def test_hover_a_neuron_and_click_a_link(page: Any, playground: str, screenshot:
     page.mouse.click(x1 + 0.5 * (x2 - x1), y1 + 0.5 * (y2 - y1))
     value = page.get_by_label("w (layer 1, neuron 1, input 1)")
     assert value.is_visible()
-    w = page.evaluate("() => window.trainView.frame().weights[0][0][0]")
-    assert float(value.input_value()) == w
+    page.wait_for_function("() => document.getElementById('weight-value').value !== ''")
+    w = io.loads(json.dumps(page.evaluate("() => window.trainView.call('model')")))
+    assert float(value.input_value()) == w.layers[0].neurons[0].w[0].data  # exact, not a byte
     value.fill("-0.75")
     value.press("Enter")
-    page.wait_for_function("() => window.trainView.frame().weights[0][0][0] === -0.75")
-    assert page.locator("#weight-form").is_hidden()
+    page.wait_for_function("() => document.getElementById('weight-form').hidden")
+    w = io.loads(json.dumps(page.evaluate("() => window.trainView.call('model')")))
+    assert w.layers[0].neurons[0].w[0].data == -0.75
 
 
 def test_input_features(playground: str) -> None:

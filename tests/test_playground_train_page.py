@@ -63,7 +63,8 @@ def test_train_is_one_click_from_the_explorer_and_moons_reach_100(page, playgrou
     assert re.fullmatch(r"loss \d\.\d{4,7}(e-\d+)?", loss)  # format_number: 4 significant digits
     screenshot(page, "train-moons-100")
     # Trained, most points are past the hinge's margin: the chosen point's graph says why all its
-    # grads are 0.
+    # grads are 0 (in sight: its numbers are computed while the page shows it).
+    page.locator("#graph-panel").scroll_into_view_if_needed()
     for i in range(10):
         page.get_by_label("Chosen point", exact=True).fill(str(i))
         page.get_by_label("Chosen point", exact=True).dispatch_event("change")
@@ -196,6 +197,10 @@ def test_the_chosen_points_graph_is_the_python_models(page, playground, tmp_path
     for k in range(1, 6):
         page.get_by_role("button", name="Step").click()
         page.wait_for_function(f"() => window.trainView.frame().step === {k}")
+    # the graph's numbers come while it is in sight
+    page.locator("#graph-panel").scroll_into_view_if_needed()
+    page.wait_for_function("() => window.trainView.frame().graph && /data -?\\d/.test("
+                           "document.querySelector('#graph text.gdata').textContent)")
     shown = {}
     for g in page.locator("#graph g.gnode").all():
         label = g.get_attribute("data-label")

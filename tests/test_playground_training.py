@@ -12,6 +12,7 @@ import pytest
 
 from micrograd import MLP, Value, data, losses
 from micrograd.io import load, to_torch
+from micrograd.playground import train_frames as TF
 from micrograd.playground import train_settings as T
 from micrograd.playground import trainer as trainer_module
 from micrograd.playground.train_settings import Settings
@@ -86,7 +87,7 @@ def test_settings_round_trip_and_strings_from_a_url():
 def test_moons_are_karpathys_and_the_initial_weights_are_his():
     tr = Trainer(Settings(hidden=(16, 16)))
     X, y = data.moons(100, 0.1, seed=1337)
-    assert tr.X == X and tr.cls == [1 if v > 0 else 0 for v in y]
+    assert tr.X == X and tr.labels == [1 if v > 0 else 0 for v in y]
     random.seed(1337)
     his = MLP(2, [16, 16, 1])
     assert [p.data for p in tr.params] == [p.data for p in his.parameters()]
@@ -97,7 +98,7 @@ def test_added_points_change_the_data_and_keep_the_weights():
     tr.step(5)
     before = [p.data for p in tr.params]
     tr.set_points([[0.1, 0.2, 1], [-1.0, 1.5, 0]])
-    assert len(tr.X) == 102 and tr.X[-2:] == [[0.1, 0.2], [-1.0, 1.5]] and tr.cls[-2:] == [1, 0]
+    assert len(tr.X) == 102 and tr.X[-2:] == [[0.1, 0.2], [-1.0, 1.5]] and tr.labels[-2:] == [1, 0]
     assert [p.data for p in tr.params] == before and tr.step_no == 5
     tr.step()
     assert tr.step_no == 6
@@ -122,7 +123,7 @@ def batch_loss(tr, model):
     s = tr.settings
     outs = [model.outputs(x) for x in tr.X]
     if s.loss == "cross_entropy":
-        loss = losses.cross_entropy(outs, tr.cls)
+        loss = losses.cross_entropy(outs, tr.labels)
     else:
         fn = {"hinge": losses.hinge, "mse": losses.mse,
               "bce": losses.binary_cross_entropy_with_logits}[s.loss]
@@ -223,24 +224,31 @@ def test_the_frame_is_what_the_model_computes(use_jit):
         x = tr.grid[cell]
         s = tr.model(x).data
         assert scores[cell] == pytest.approx(math.tanh(s), abs=1 / 127)
-    # heat maps: neuron j of hidden layer l over the (sub)grid, scaled by its largest |value|
+    # heat maps: neuron j of hidden layer l over the heat maps' grid (as many cells a side as
+    # the neuron's square has pixels), scaled by its largest |value|, which the frame sends
     heat = [unbyte(h) for h in f["heat"]]
-    assert len(heat) == 8
-    step = 2 if use_jit else 1
-    cells = [r * side + c for r in range(0, side, step) for c in range(0, side, step)]
+    assert len(heat) == 8 == len(f["heat_scale"])
+    hs = tr.heat_side
+    assert hs == (min(tr.box, 25) if use_jit else side) and len(heat[0]) == hs * hs
+    x0, x1, y0, y1 = tr.extent
     acts = []
-    for cell in cells:
-        h1 = tr.model.layers[0].outputs(tr.grid[cell])
-        h2 = tr.model.layers[1].outputs(h1)
-        acts.append([v.data for v in h1 + h2])
+    for r in range(hs):
+        for c in range(hs):  # each cell's centre, row 0 at the top
+            x = [x0 + (x1 - x0) * (c + 0.5) / hs, y1 - (y1 - y0) * (r + 0.5) / hs]
+            h1 = tr.model.layers[0].outputs(x)
+            h2 = tr.model.layers[1].outputs(h1)
+            acts.append([v.data for v in h1 + h2])
     for j in range(8):
         col = [a[j] for a in acts]
         scale = max(abs(v) for v in col)
+        assert f["heat_scale"][j] == pytest.approx(scale, rel=1e-5)
         assert heat[j] == pytest.approx([v / scale for v in col], abs=1 / 127)
-    w = f["weights"]
-    assert [len(layer) for layer in w] == [5, 3, 1]
-    assert w[1][2] == pytest.approx([p.data for p in tr.model.layers[1].neurons[2].parameters()],
-                                    rel=1e-5)
+    # every parameter's link: w / LINK_SCALE as a byte, in model.parameters() order
+    links = unbyte(f["links"])
+    assert len(links) == len(tr.params) == 2 * 5 + 5 + 5 * 3 + 3 + 3 + 1
+    for got, p in zip(links, tr.params):
+        assert got == pytest.approx(max(-1.0, min(1.0, p.data / TF.LINK_SCALE)), abs=1 / 127)
+    assert f["grads"] is None and f["read"] is None  # nobody asked for them
 
 
 def test_three_classes_paint_the_argmax():

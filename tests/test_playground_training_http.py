@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import urllib.error
@@ -82,8 +83,12 @@ def test_config_step_reset_and_the_model_file(tab, tmp_path):
     path = tmp_path / "model.json"
     path.write_text(json.dumps(model))
     m = load(str(path))
-    w = [p.data for p in m.parameters()]
-    assert f["weights"][0][0] == pytest.approx(w[:3], rel=1e-5)
+    # the frame's links: each parameter's look, w/3 as a byte, in parameters() order
+    links = [b / 127.5 - 1 for b in base64.b64decode(f["links"])]
+    looks = [max(-1, min(1, p.data / 3)) for p in m.parameters()]
+    assert links == pytest.approx(looks, abs=1 / 127)
+    read = tab.ok("/api/train/view", {"read": [0, 0, 1]})["read"]  # and exactly, when read
+    assert read["value"] == m.layers[0].neurons[0].w[1].data
     r = tab.ok("/api/train/control", {"action": "reset"})
     assert r["frame"]["step"] == 0 and r["meta"]["settings"]["seed"] == 7
     n = tab.ok("/api/train/control", {"action": "new_weights"})
