@@ -34,6 +34,7 @@ const handle = { // for tests and the curious: the view of the run (window.train
   meta: () => view.meta,
   frame: () => view.frame,
   drawn: () => view.drawn, // frames drawn so far (at most one per screen refresh)
+  drawMs: () => view.drawMs || 0, // milliseconds spent drawing them, in all (a benchmark reads it)
   regions: () => regionImage(view.frame.grid, view.meta.grid), // the plot's region picture
   where: (l, j, i) => linkEnds(l, j, i), // a link's middle (a bias's square: i null), in page px
   call: (action, body) => post(action, body), // an action, as the page's controls send them
@@ -309,10 +310,12 @@ function setFrame(f) {
 
 function drawFrame() {
   view.drawPending = false;
+  const start = performance.now();
   drawPlot();
   drawCurves();
   drawNet();
   drawGraphNumbers();
+  view.drawMs = (view.drawMs || 0) + performance.now() - start;
   view.drawn = (view.drawn || 0) + 1;
   $("step-count").dataset.drawn = view.drawn; // frames drawn, where a test or benchmark reads it
 }
@@ -350,12 +353,23 @@ const HEAT = (() => {
   return lut;
 })();
 
+// The big plot's picture of a frame's grid (only: one class's region), made once per grid: the
+// plot and the output's square draw the same one.
+let regionCache = {};
 function regionImage(grid, side, only = null) {
+  const hard = $("discretize").checked; // one colour per class: where the decision falls
+  const c = regionCache;
+  if (c.grid === grid && c.only === only && c.hard === hard && c.side === side) return c.img;
+  const img = makeRegionImage(grid, side, only, hard);
+  regionCache = { grid, only, hard, side, img };
+  return img;
+}
+
+function makeRegionImage(grid, side, only, hard) {
   if (grid.kind === "value") return heatImage(grid.b64, side); // a regression: the output itself
   const img = new ImageData(side, side);
   const v = decode(grid.b64);
   const cls = grid.kind === "classes" ? decode(grid.cls) : null;
-  const hard = $("discretize").checked; // one colour per class: where the decision falls
   for (let i = 0; i < side * side; i++) {
     let rgb;
     if (cls && only !== null) {
@@ -413,7 +427,7 @@ function plotLegend(f, meta) {
       (t) => signColor(2 * t - 1, HEAT_STRENGTH), [-1, -0.5, 0, 0.5, 1].map((u) => [(u + 1) / 2, tick(u * r, true)]));
   } else if (meta.output_kind === "per class") {
     const n = meta.classes;
-    setLegend("plot-legend", "the class argmax z, stronger as its p = softmax(z) goes from 1/n to 1",
+    setLegend("plot-legend", `the class argmax z, stronger as its p = softmax(z) goes from 1/${n} to 1`,
       (t) => { const k = Math.min(n - 1, Math.floor(n * t)), p = 1 / n + (n * t - k) * (1 - 1 / n); return mix(COLORS[k], 0.25 + 0.45 * p); },
       Array.from({ length: n }, (_, k) => [(k + 0.5) / n, `class ${k}`]));
   } else if ($("discretize").checked) {
@@ -687,7 +701,7 @@ function drawNet() {
   if (f.grid) { // one output: the regions; one per class: where that class wins
     const side = view.meta.grid;
     view.outCanvases.forEach((cv, k) => {
-      cv.width = cv.height = side;
+      if (cv.width !== side) cv.width = cv.height = side;
       cv.getContext("2d").putImageData(regionImage(f.grid, side, view.outCanvases.length > 1 ? k : null), 0, 0);
     });
   }
@@ -731,25 +745,34 @@ function drawLinks(f) {
   const cv = $("net-links"), ctx = cv.getContext("2d"), dpr = cv.width / (view.net.W || 1);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, view.net.W, view.net.H);
-  ctx.lineCap = "round";
+  ctx.lineCap = "butt"; // round caps on thousands of lines cost more than they show
   const grads = gradsShown();
   const bytes = decode(grads ? f.grads : f.links);
   const sizes = view.meta.sizes;
   const paths = new Map(); // look -> Path2D
   const widths = sizes.slice(1).map((n, l) => // between two wide layers the links are many and
     Math.max(1, Math.min(7, 32 / Math.sqrt(n * sizes[l])))); // close: thinner, so they stay apart
-  view.links.forEach((layer, l) => layer.forEach((neuron, j) => neuron.forEach((seg, i) => {
-    const [c, width, alpha] = looks(bytes[paramIndex(l, j, i)], widths[l], grads);
-    const look = `${c} ${width.toFixed(1)} ${alpha.toFixed(2)}`;
-    let p = paths.get(look);
-    if (!p) paths.set(look, p = new Path2D());
-    p.moveTo(seg[0], seg[1]); p.lineTo(seg[2], seg[3]);
-  })));
+  view.links.forEach((layer, l) => {
+    // each byte's look in this layer, once (256 of them, not one per link), as its path
+    const pathOf = Array.from({ length: 256 }, (_, v) => {
+      const [c, width, alpha] = looks(v, widths[l], grads);
+      const look = `${c} ${width.toFixed(1)} ${alpha.toFixed(2)}`;
+      if (!paths.has(look)) paths.set(look, new Path2D());
+      return paths.get(look);
+    });
+    layer.forEach((neuron, j) => {
+      const base = paramIndex(l, j, 0);
+      neuron.forEach((seg, i) => {
+        const p = pathOf[bytes[base + i]];
+        p.moveTo(seg[0], seg[1]); p.lineTo(seg[2], seg[3]);
+      });
+    });
+  });
   for (const [look, p] of paths) {
     const [c, width, alpha] = look.split(" ");
     ctx.strokeStyle = `rgba(${c}, ${alpha})`;
     ctx.lineWidth = Number(width);
-    ctx.stroke(p);
+    ctx.stroke(p); // an empty path (a look no link has) draws nothing
   }
   ctx.lineWidth = 1;
   view.biases.forEach((layer, l) => layer.forEach(([x, y], j) => {
