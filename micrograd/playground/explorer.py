@@ -186,9 +186,10 @@ def _drawing(
     names: dict[Value, str],
     engine: str,
     editable: Callable[[Value], bool],
+    final: dict[Value, float] | None = None,
 ) -> dict[str, Any]:
     # Field widths fit the numbers before and after the backward pass, so nothing moves later.
-    record_w = _record_width(nodes, names, _final_grads(root))
+    record_w = _record_width(nodes, names, _final_grads(root) if final is None else final)
     boxes: list[Box] = []
     edges: list[tuple[str, str]] = []
     info: list[dict[str, Any]] = []
@@ -245,6 +246,9 @@ class Explorer:
     (`root`, with `title` saying what it is, as the Train view's point is): then there is no text
     to keep in step, every leaf can be edited, and a gradient step moves the `tunable` leaves
     (by default the named ones)."""
+
+    verdict = ""  # what a check of the graph's rules found (a learner's own Value: foreign.py)
+    own_value = False  # a graph of a learner's own Value class, stepped by their code
 
     def __init__(
         self,
@@ -490,6 +494,8 @@ class Explorer:
             # the text the Expression box shows: the program, or what the graph is
             "program": self.program if self.program is not None else f"# {self.title}",
             "from_program": self.program is not None,
+            "verdict": self.verdict,
+            "own_value": self.own_value,
         }
         if with_drawing:
             answer["drawing"] = self.drawing
