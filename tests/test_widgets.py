@@ -142,7 +142,9 @@ def test_explore_and_train_in_jupyterlab(lab: Any, browser: Any, screenshot: Any
                              "other.grad += other.data * out.grad"))
         + "\n" + LECTURE_L + "explore(L)",
     ])
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    # reduced motion: numbers appear at once (the pictures are of the numbers, not a fade-in)
+    context = browser.new_context(viewport={"width": 1280, "height": 1500},
+                                  reduced_motion="reduce")
     context.set_default_timeout(60_000)
     page = context.new_page()
     errors = watch_errors(page)
