@@ -216,7 +216,7 @@ class TrainView:
                 self.on_trainer(self._trainer)
         return self._trainer
 
-    def call_ready(self) -> Trainer:
+    def start(self) -> Trainer:
         """Make the trainer now (it is otherwise made by the first action)."""
         return self.trainer
 
@@ -343,20 +343,8 @@ class Tab:
             raise ViewError(f"no view {str(view)[:40]!r}; the views are explorer and train", 404)
         if action not in target.ACTIONS:
             raise ViewError(f"the {view} view has no action {str(action)[:40]!r}", 404)
-        answer = getattr(target, action)(_object(body))
-        _check_json(answer)
-        return answer
+        return getattr(target, action)(_object(body))
 
     def close(self) -> None:
         """The tab is gone: stop its training."""
         self.train.close()
-
-
-def has_action(view: str, action: str) -> bool:
-    return action in {"explorer": ExplorerView.ACTIONS, "train": TrainView.ACTIONS}.get(view, ())
-
-
-def _check_json(answer: object) -> None:
-    if not isinstance(answer, dict):
-        raise TypeError(f"a view answered {type(answer).__name__}, not a dict")
-
