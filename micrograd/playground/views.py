@@ -256,6 +256,8 @@ class TrainView:
     def config(self, body: dict[str, Any]) -> dict[str, Any]:
         """Start over with these settings (keys left out: the defaults)."""
         settings = _checked(lambda: Settings.from_dict(body))
+        if not self.started:  # the first run is made with them: nothing "started over"
+            self.settings = settings
         self.trainer.configure(settings)
         return self._answer()
 
