@@ -12,6 +12,7 @@ import pytest
 
 from micrograd import MLP, Value, data, losses
 from micrograd.io import load, to_torch
+from micrograd.playground import train_data
 from micrograd.playground import train_frames as TF
 from micrograd.playground import train_settings as T
 from micrograd.playground import trainer as trainer_module
@@ -110,7 +111,7 @@ def test_added_points_change_the_data_and_keep_the_weights():
 
 
 def test_spiral3_has_three_balanced_classes():
-    X, y = T.spiral3(100, 0.1)
+    X, y = train_data.spiral3(100, 0.1)
     assert len(X) == 100 and sorted(set(y)) == [0, 1, 2]
     assert [y.count(k) for k in range(3)] == [34, 33, 33]
 

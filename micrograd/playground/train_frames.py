@@ -16,10 +16,9 @@ the frame it had (`FrameCursor` in trainer.py):
 * ``graph``: the chosen point's graph numbers, when the page shows it.
 
 `layer_outputs` runs the network over a grid of points with the activations' own array forms
-(a matrix product per layer), or one eager forward pass per cell without numpy. `point_graph`
-builds one point's loss graph without the weights (inputs, each neuron's w·x+b and activation,
-the outputs, the loss's own nodes) and `layout` places it once, in columns by depth. `frame` and
-`meta` gather a trainer's state into the JSON the page draws.
+(a matrix product per layer), or one eager forward pass per cell without numpy; the chosen
+point's graph comes from train_graph.py. `frame` and `meta` gather a trainer's state into the
+JSON the page draws.
 """
 
 from __future__ import annotations
@@ -29,11 +28,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..engine import Value, topological_order
 from ..formatting import json_float
 from ..nn import ACTIVATIONS, MLP
-from ..viz import caption
-from .train_settings import FEATURES, OUTPUT_RULES, PER_SAMPLE, TARGET_RANGE, predict
+from .train_graph import point_graph, zero_loss_note
+from .train_settings import FEATURES, OUTPUT_RULES, TARGET_RANGE, predict
 
 # ------------------------------------------------------------------ the model's views
 
@@ -183,93 +181,6 @@ def short(x: float) -> float | None:
     return float(f"{x:.6g}") if math.isfinite(x) else None
 
 
-# ------------------------------------------------------------------ the chosen point's graph
-
-
-def point_graph(
-    model: MLP, x: Sequence[float], target: Any, loss: str, describe: bool = True
-) -> tuple[list[Value], list[dict[str, Any]], Value]:
-    """The graph of one point's loss, forward and backward done, without the weights.
-
-    Returns the nodes to draw (inputs, each neuron's w·x+b and its activation, the outputs, the
-    loss's own nodes; parameters and constants are left out: the network picture shows the
-    weights), a description of each (label, op, parents among the drawn nodes; only if
-    `describe`: the layout needs them once, a frame only the numbers), and the loss.
-    """
-    xs = [Value(float(v), label=f"x{_sub(i + 1)}") for i, v in enumerate(x)]
-    names: dict[int, str] = {id(v): v.label for v in xs}
-    h: list[Value] = xs
-    last = len(model.layers) - 1
-    for li, layer in enumerate(model.layers):
-        h = layer.outputs(h)
-        for j, v in enumerate(h):
-            tag = f"{li + 1}.{j + 1}" if li < last else (str(j + 1) if len(h) > 1 else "")
-            act = v._prev[0] if len(v._prev) == 1 else None  # an activation's one child: w·x+b
-            if li == last:
-                names[id(v)] = f"z{_sub(int(tag))}" if tag else "s"
-            else:
-                names[id(v)] = f"h{tag}"
-                if act is not None:
-                    names[id(act)] = f"a{tag}"
-    out = PER_SAMPLE[loss](h, target)
-    params = model.parameters()
-    kept = [p.grad for p in params]
-    out.backward()
-    for p, g in zip(params, kept):  # the picture's backward pass leaves training's grads alone
-        p.grad = g
-    # The inputs, then what is computed from them, children first in tuple order (deterministic):
-    # no weights, and no constants (e.g. a target negated by a '*' node), which the walk without
-    # leaves skips and the check below drops.
-    live = {id(v) for v in xs}
-    order = list(xs)
-    for v in topological_order(out, leaves=False):
-        if any(id(c) in live for c in v._prev):
-            live.add(id(v))
-            order.append(v)
-    if not describe:
-        return order, [], out
-    index = {id(v): i for i, v in enumerate(order)}
-    nodes = []
-    for v in order:
-        label = names.get(id(v), "")
-        if v is out:
-            label = "loss"
-        nodes.append(
-            {
-                "label": label,
-                "op": caption(v),
-                "children": [index[id(c)] for c in v._prev if id(c) in index],
-            }
-        )
-    return order, nodes, out
-
-
-def _sub(n: int) -> str:
-    return str(n).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))
-
-
-def layout(nodes: list[dict[str, Any]], w: int = 118, h: int = 46, gap: int = 28) -> dict:
-    """Columns by depth (inputs left, loss right), rows in graph order: positions in pixels."""
-    depth: list[int] = []
-    for n in nodes:
-        depth.append(1 + max((depth[c] for c in n["children"]), default=-1))
-    cols: dict[int, list[int]] = {}
-    for i, d in enumerate(depth):
-        cols.setdefault(d, []).append(i)
-    tallest = max((len(c) for c in cols.values()), default=0)
-    pos = [(0, 0)] * len(nodes)
-    for d, members in cols.items():
-        top = (tallest - len(members)) * (h + 10) / 2
-        for r, i in enumerate(members):
-            pos[i] = (d * (w + gap), round(top + r * (h + 10)))
-    return {
-        "width": (max(cols, default=0) + 1) * (w + gap) - gap,
-        "height": tallest * (h + 10) - 10,
-        "box": [w, h],
-        "pos": pos,
-    }
-
-
 def _b64_classes(cls: Any) -> str:
     return base64.b64encode(bytes(int(c) for c in cls)).decode("ascii")
 
@@ -333,7 +244,7 @@ def frame(tr: Any) -> dict[str, Any]:
             # exact (not rounded twice on the way to the page's 4 decimals)
             "data": [_finite(v.data) for v in order],
             "grad": [_finite(v.grad) for v in order],
-            "note": _zero_loss_note(order, s.loss),
+            "note": zero_loss_note(order, s.loss),
         }
     grads, grad_max = None, None
     if shown.grads:
@@ -382,10 +293,9 @@ def read(tr: Any, item: tuple[int, int, int | None] | None) -> dict[str, Any] | 
 def _input_maps(tr: Any) -> list[str]:
     """Each network input over the plot's plane, scaled to [-1, 1], one byte per cell (a heat
     map's format): what the input squares show (x₁ left to right, x₁² a valley, ...)."""
-    rows = tr.heat_grid
+    cols = tr._Ha.T.tolist() if tr.use_jit else [list(c) for c in zip(*tr._grid_points)]
     maps = []
-    for j in range(len(rows[0])):
-        col = [row[j] for row in rows]
+    for col in cols:
         scale = max(abs(v) for v in col) or 1.0
         maps.append(_b64_list([v / scale for v in col]))
     return maps
@@ -397,16 +307,6 @@ def _test(tr: Any) -> list[float | None] | None:
     except (ValueError, OverflowError, ZeroDivisionError):  # diverged weights: no figures
         return None
     return None if m is None else [short(m[0]), None if m[1] is None else _finite(m[1])]
-
-
-def _zero_loss_note(order: list[Value], loss: str) -> str:
-    """Why every grad in the point's graph is 0, when it is: its loss is exactly 0 there (the
-    hinge past its margin), so the backward pass has nothing to send back."""
-    if not order or order[-1].data != 0.0:
-        return ""
-    why = " (it is past the margin: max(0, 1 − y·s) = 0)" if loss == "hinge" else ""
-    return (f"The loss of this point is 0{why}, so nothing flows back: every grad in its graph "
-            f"is 0, and this point does not move the weights at this step.")
 
 
 def _heat(a: Any, np: Any) -> tuple[list[str], list[float | None]]:
@@ -450,7 +350,7 @@ def grid_views(tr: Any) -> dict[str, Any]:
                 big = {"neuron": shown, "b64": maps[0], "scale": m[0]}
             return {"grid": _output_view(layers[-1], kind, np), "heat": heat,
                     "heat_scale": scales, "shown": big}  # fmt: skip
-    per_layer = _eager_layers(tr.model, tr.grid)  # the heat maps' grid is the plot's
+    per_layer = _eager_layers(tr.model, tr._grid_points)  # the heat maps' grid is the plot's
     heat, scales = [], []
     for a in per_layer[:-1]:
         for j in range(len(a[0])):

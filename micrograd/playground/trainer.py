@@ -35,7 +35,9 @@ from ..nn import MLP
 from ..tracing import TraceError
 from ..train import backprop
 from . import train_frames
-from .train_frames import LossCurve, layout, neuron_box, point_graph, short
+from .train_data import extent, featurize, make_data, split
+from .train_frames import LossCurve, neuron_box, short
+from .train_graph import layout, point_graph
 from .train_settings import (
     EAGER_FRAME_SECONDS,
     EAGER_GRID,
@@ -49,12 +51,8 @@ from .train_settings import (
     check_flag,
     check_index,
     check_real,
-    extent,
-    featurize,
-    make_data,
     numpy_available,
     predict,
-    split,
     targets,
 )
 
@@ -94,7 +92,9 @@ class Trainer:
         # answers the page on another.
         self.lock = threading.RLock()
         self._playing = False
-        self._published: tuple[dict[str, Any] | None, int] = (None, 0)  # (frame, its number)
+        # (frame, its number, the curve's id and buckets then): one tuple, so that a reader on
+        # another thread sees them together without waiting for the lock
+        self._published: tuple[dict[str, Any] | None, int, int, list] = (None, 0, 0, [])
         self._next_frame = 0.0  # when a playing run publishes its next frame (monotonic time)
         self._next_step = 0.0  # when a slowed-down run takes its next step
         self.config_id = 0
@@ -175,12 +175,12 @@ class Trainer:
         model = self.model
         self._loss_of_point = lambda x, t: fn(model.outputs(x), t)
         self.grid_side = GRID if self.use_jit else EAGER_GRID
-        self.grid = self._grid(self.grid_side)  # the network's inputs at each cell of the plot
+        # the network's inputs at each cell of the plot (with numpy: only as an array, see _Ha)
+        self._grid_points = None if self.use_jit else self._grid(self.grid_side)
         # A neuron's heat map is drawn in its square on the page: as many cells a side as the
         # square has pixels (without numpy, the plot's grid: a forward pass per cell is dear).
         self.box = neuron_box([s.nin, *s.hidden, s.outputs])
         self.heat_side = min(self.box, GRID // 2) if self.use_jit else self.grid_side
-        self.heat_grid = self._grid(self.heat_side) if self.use_jit else self.grid
         if self.use_jit:
             import numpy as np
 
@@ -188,12 +188,19 @@ class Trainer:
 
             self._Xa = np.array(self.inputs, dtype=float)
             self._Ta = np.array(self.T, dtype=float)
-            self._Ga = np.array(self.grid, dtype=float)
-            self._Ha = np.array(self.heat_grid, dtype=float)
+            # only as arrays: thousands of small lists kept per tab fragment the memory a server
+            # hands back when tabs close (10 MB of 64 tabs' worth)
+            self._Ga = np.array(self._grid(self.grid_side), dtype=float)
+            self._Ha = np.array(self._grid(self.heat_side), dtype=float)
             self._jit_loss = jit(self._loss_of_point)
             k = s.outputs
             self._jit_out = [jit(lambda x, k=k: model.outputs(x)[k]) for k in range(k)]
         self._layout_graph()
+
+    @property
+    def grid(self) -> list[list[float]]:
+        """The network's inputs at each cell of the plot, row by row from the top."""
+        return self._Ga.tolist() if self.use_jit else self._grid_points
 
     def _grid(self, side: int) -> list[list[float]]:
         """The network's inputs at the centres of a side x side grid over the plot; row 0 is the
@@ -531,11 +538,11 @@ class Trainer:
         self.frame_cost = 0.7 * self.frame_cost + 0.3 * (time.perf_counter() - start)
         no = self._published[1] + 1
         f["seq"] = no  # the page drops a frame older than one it has drawn
-        self._published = (f, no)  # one assignment: a reader on another thread sees both
+        self._published = (f, no, self.history_id, list(self.curve.buckets))
 
     def published(self) -> tuple[dict[str, Any] | None, int]:
         """The newest frame and its number (a reader compares numbers to see what is new)."""
-        return self._published
+        return self._published[:2]
 
     def model_json(self) -> str:
         """The model as `micrograd.io.save` writes it (so `micrograd.io.load` reads it back)."""
@@ -586,13 +593,11 @@ class FrameCursor:
         self.history_id = None
 
     def next(self) -> dict[str, Any] | None:
-        tr = self.trainer
-        frame, no = tr.published()
+        # the frame and the curve as they were published: never waits for a step under way
+        frame, no, hid, hist = self.trainer._published
         if frame is None or no == self.last:
             return None
         self.last = no
-        with tr.lock:
-            hist, hid = tr.history, tr.history_id
         out = dict(frame)
         had = self._had
         out["full"] = had is None
