@@ -313,3 +313,35 @@ def test_meta_is_read_without_waiting_for_a_step():
         reader.start()
         reader.join(30)
         assert got and got[0]["config_id"] == tr.config_id
+
+
+# ------------------------------------------------------------------ without numpy (the static site)
+
+NO_NUMPY = r"""
+import json, sys
+sys.modules["numpy"] = None  # as on the static site's Pyodide: importing numpy fails
+from micrograd.playground.trainer import FrameCursor, Trainer
+from micrograd.playground.train_settings import Settings
+for s in (Settings(hidden=(3, 2)), Settings(dataset="bumps", loss="mse", hidden=(3,)),
+          Settings(dataset="spiral3", loss="cross_entropy", hidden=(3,))):
+    tr = Trainer(s)
+    assert not tr.use_jit
+    cursor = FrameCursor(tr)
+    tr.step(2)
+    tr.view(grads=True, neuron=1, read=[0, 1, None])
+    f = cursor.next()
+    json.dumps(f, allow_nan=False)
+    assert f["full"] and f["grads"] and f["shown"]["neuron"] == 1 and f["read"]["input"] is None
+    tr.step()
+    assert "links" in cursor.next()
+print("ok")
+"""
+
+
+def test_frames_are_made_without_numpy():
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", NO_NUMPY], capture_output=True, text=True,
+                         timeout=300)  # fmt: skip
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
