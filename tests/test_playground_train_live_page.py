@@ -189,6 +189,9 @@ def test_a_bias_hovered_clicked_and_set(page: Any, playground: str, screenshot: 
     page.wait_for_function("() => document.getElementById('weight-value').value !== ''")
     assert float(box.input_value()) == b  # the exact value, not its picture
     assert dark_around(page, at["x"], at["y"], "x")  # the bias being edited: ringed in black
+    # and its gradient, under the box (a phone cannot hover to read it)
+    g = page.evaluate("() => window.trainView.call('view', {read: [0, 0, null]})")["read"]["grad"]
+    assert page.locator("#weight-grad").text_content() == f"∂L/∂b = {fmt(g)}"
     screenshot(page, "train-bias-editor")
     box.fill("0.625")
     box.press("Enter")

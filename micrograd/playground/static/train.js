@@ -860,10 +860,12 @@ function setRead(r) {
 // The tooltip of the parameter read: its value and its gradient, exact, as each frame brings them.
 function showTip() {
   const tip = $("net-tip"), item = view.readItem;
-  if (!item || view.editing) { tip.hidden = true; return; }
-  const r = view.read, d = item[2] == null ? "∂L/∂b" : "∂L/∂w";
+  const r = view.read, d = item && item[2] == null ? "∂L/∂b" : "∂L/∂w";
   const num = (v) => (v == null ? "…" : fmt(v));
   const when = view.frame && view.frame.step === 0 ? " (no step yet)" : "";
+  // the editor says the gradient too (a phone has no hover to read it by)
+  $("weight-grad").textContent = view.editing && r ? `${d} = ${num(r.grad)}${when}` : "";
+  if (!item || view.editing) { tip.hidden = true; return; }
   tip.textContent = `${itemName(item)} = ${num(r && r.value)} · ${d} = ${num(r && r.grad)}${when}`;
   tip.hidden = false;
   const [x, y] = itemCentre(item);
