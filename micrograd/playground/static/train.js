@@ -705,7 +705,9 @@ function drawNet() {
       cv.getContext("2d").putImageData(regionImage(f.grid, side, view.outCanvases.length > 1 ? k : null), 0, 0);
     });
   }
-  drawLinks(f);
+  // the links again only if what they show changed (a settled network's bytes often do not)
+  const key = [gradsShown() ? f.grads : f.links, JSON.stringify(currentItem()), view.net];
+  if (!view.linksKey || key.some((k, i) => k !== view.linksKey[i])) drawLinks(f);
   netLegend(f);
 }
 
@@ -742,6 +744,7 @@ function looks(byte, widest, grads) {
 // The links and the bias squares. Links of the same look go in one path (a few dozen strokes, not
 // thousands). The parameter being edited, focused or hovered is drawn over a dark halo.
 function drawLinks(f) {
+  view.linksKey = [gradsShown() ? f.grads : f.links, JSON.stringify(currentItem()), view.net];
   const cv = $("net-links"), ctx = cv.getContext("2d"), dpr = cv.width / (view.net.W || 1);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, view.net.W, view.net.H);
