@@ -21,6 +21,8 @@ soon.port1.onmessage = () => tick();
 
 const progress = (text, fraction) => postMessage({ progress: text, fraction });
 const postAll = (text) => { for (const msg of JSON.parse(text)) postMessage(msg); };
+// An error's last line: a Python traceback ends with what went wrong
+const lastLine = (err) => (err && err.message ? err.message : String(err)).split("\n").filter(Boolean).pop();
 
 self.onmessage = (ev) => {
   queue.push(ev.data);
@@ -57,22 +59,26 @@ function tick() {
   schedule();
 }
 
-const lastLine = (err) => (err && err.message ? err.message : String(err)).split("\n").filter(Boolean).pop();
-
-async function fetchOk(url) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url.pathname} could not be loaded (HTTP ${response.status})`);
+async function fetchOk(url, base) {
+  const name = url.href.slice(base.href.length); // the file's path in the site's folder
+  let response;
+  try {
+    response = await fetch(url);
+  } catch (err) {
+    throw new Error(`${name} could not be loaded (${err.message})`);
+  }
+  if (!response.ok) throw new Error(`${name} could not be loaded (HTTP ${response.status})`);
   return response;
 }
 
 async function start() {
   const base = new URL("../", import.meta.url); // the site's folder, wherever it is served
   progress("Loading the site's description…", 0.02);
-  const site = await (await fetchOk(new URL("site.json", base))).json();
+  const site = await (await fetchOk(new URL("site.json", base), base)).json();
   progress(`Starting Python in your browser (Pyodide ${site.pyodide}, ${site.pyodide_mb} MB the first time)…`, 0.05);
   const pyodide = await loadPyodide({ indexURL: new URL("pyodide/", base).href });
   progress(`Installing micrograd ${site.micrograd}…`, 0.8);
-  const wheel = await (await fetchOk(new URL(site.wheel, base))).arrayBuffer();
+  const wheel = await (await fetchOk(new URL(site.wheel, base), base)).arrayBuffer();
   pyodide.unpackArchive(new Uint8Array(wheel), "wheel");
   progress("Importing micrograd…", 0.9);
   host = pyodide.runPython("from micrograd.playground.worker import Host\nHost()");
