@@ -25,7 +25,7 @@ from micrograd.playground.explorer import EXAMPLES
 from micrograd.playground.views import Tab
 from micrograd.viz import trace
 
-from .conftest import watch_errors
+from .conftest import _unavailable, watch_errors
 
 START_MS = 180_000  # Python's start in a browser: seconds; minutes on a loaded machine
 NEURON, LECTURE_L = EXAMPLES[0], EXAMPLES[1]
@@ -36,10 +36,12 @@ assert "neuron" in NEURON["title"] and "(a*b + c)*f" in LECTURE_L["title"]
 def site_url(tmp_path_factory: Any) -> Iterator[str]:
     """The site, built by the command as a user runs it, served at http://127.0.0.1:PORT/s/."""
     root = tmp_path_factory.mktemp("www")
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = main(["site", str(root / "s")])
-    assert status == 0, out.getvalue()
+    if status != 0 and "npm is needed" in err.getvalue():
+        _unavailable(err.getvalue().strip() + " (scripts/ensure-npm installs it)")
+    assert status == 0, out.getvalue() + err.getvalue()
     said = out.getvalue()
     assert re.search(r"^wrote \d+ files, \d+\.\d MB, to ", said, re.M), said
     server = subprocess.Popen(
