@@ -25,7 +25,7 @@ import micrograd
 from micrograd.cli import main
 from micrograd.playground import site
 from micrograd.playground.views import Tab
-from micrograd.playground.worker import WATCH_SECONDS, Host
+from micrograd.playground.worker import LIVE_WEIGHTS, WATCH_SECONDS, Host
 
 PACKAGE = pathlib.Path(micrograd.__file__).resolve().parent
 
@@ -249,3 +249,16 @@ def test_a_run_nobody_looks_at_pauses() -> None:
     (msg,) = json.loads(host.advance(0.01))
     assert msg["frame"]["playing"] is False and not host.tab.train.playing
     assert math.isclose(host.due_in(), -1.0)
+
+
+def test_a_network_too_big_to_train_live_in_a_browser_is_offered_with_a_note() -> None:
+    host = Host()
+    (reply,) = say(host, {"id": 1, "view": "train", "action": "config", "body": {}})
+    assert reply["answer"]["meta"]["size_note"] == ""  # 2-8-8-1: 105 weights
+    (reply,) = say(host, {"id": 2, "view": "train", "action": "config",
+                          "body": {"hidden": [32] * 6}})  # fmt: skip
+    weights = 2 * 32 + 32 + 5 * (32 * 32 + 32) + 32 + 1  # counted by hand
+    assert len(host.tab.train.trainer.params) == weights > LIVE_WEIGHTS
+    note = reply["answer"]["meta"]["size_note"]
+    assert note.startswith(f"Not live in a browser: this network has {weights:,} weights")
+    assert "micrograd playground" in note

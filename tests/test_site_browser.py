@@ -222,6 +222,15 @@ def test_the_first_50_losses_of_moons_are_cpythons(visit: Visit) -> None:
     for a, b in zip(got, ref):
         assert math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15), (a, b)
 
+    # The largest network the page offers is offered here too, with a note that it is not live.
+    note = page.locator("#size-note")
+    assert note.is_hidden()
+    hidden = page.get_by_label("Hidden layers")
+    hidden.fill("32,32,32,32,32,32")
+    hidden.dispatch_event("change")
+    note.wait_for(timeout=60_000)
+    assert note.text_content().startswith("Not live in a browser: this network has 5,409 weights")
+
 
 def _floats(tree: Any) -> list[float]:
     if isinstance(tree, list):

@@ -14,7 +14,8 @@ JSON text crosses between JavaScript and Python, never proxies: one parse on eac
 to free. A browser worker has no threads, so the worker's timer trains a playing Train view:
 it calls `advance` for a short slice, posts the frame it returns, lets the page's messages in,
 and calls again after `due_in()` seconds. The eager engine does the work (numpy is not in the
-site), as ``micrograd playground --no-jit`` would.
+site), as ``micrograd playground --no-jit`` would; a network too big for it to train live is
+still offered, and the Train view's meta carries a note that says so (`size_note`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,23 @@ from .views import Tab
 
 WATCH_SECONDS = 90.0  # a playing run whose page has not asked for frames this long pauses
 # (a page says so every 5 s while shown; a hidden tab's timers may slow to once a minute)
+
+# The largest network (in weights) that trains live in a browser. Measured in Chromium on 2
+# cores (benchmarks/bench_site.py), moons with 100 points: 2-16-16-1 (337 weights) about 20
+# steps/s, 2-32-32-1 (1,185) about 3.5, six layers of 32 (5,409) under 1 step/s and 1 frame/s.
+# Bigger networks are offered all the same, with a note that says so (`size_note`).
+LIVE_WEIGHTS = 2_000
+
+
+def size_note(weights: int) -> str:
+    """What the Train view says of a network of `weights` weights in a browser ("" if live)."""
+    if weights <= LIVE_WEIGHTS:
+        return ""
+    return (f"Not live in a browser: this network has {weights:,} weights, and micrograd here "
+            f"computes them one number at a time in Python on WebAssembly, about a step a second "
+            f"or less; up to {LIVE_WEIGHTS:,} weights train live. It still trains, slowly: fewer "
+            f"or smaller hidden layers make it live, and so does `micrograd playground` on your "
+            f"own machine (with numpy).")  # fmt: skip
 
 
 class Host:
@@ -57,7 +75,11 @@ class Host:
             return _out(self._frame())
         reply: dict[str, Any] = {"id": msg.get("id")}
         try:
-            reply["answer"] = self.tab.call(msg.get("view"), msg.get("action"), msg.get("body"))
+            answer = self.tab.call(msg.get("view"), msg.get("action"), msg.get("body"))
+            if msg.get("view") == "train" and isinstance(answer.get("meta"), dict):
+                weights = len(self.tab.train.trainer.params)
+                answer["meta"] = {**answer["meta"], "size_note": size_note(weights)}
+            reply["answer"] = answer
         except ViewError as exc:
             reply["error"] = exc.message
         except Exception as exc:  # a bug of ours: the view shows it in one line
