@@ -3,8 +3,9 @@
 What a visitor gets: the time from opening the explorer until its first graph is drawn (a first
 visit, nothing cached; and a visit again, the browser's cache warm), and in the Train view, for
 every network of the server's benchmark (`bench_playground.SIZES`: the smallest the page allows,
-its default, karpathy's moons net, the largest), training steps per second, frames per second
-drawn, and the wall time from Play until 100% accuracy. The site is built with `build_site` into
+its default, karpathy's moons net, the largest; and two between, where a browser stops being
+live), training steps per second, frames per second drawn, and the wall time from Play until
+100% accuracy. The site is built with `build_site` into
 a temporary folder, served by ``python -m http.server`` and opened at /s/, as the tests do. The
 browser runs the eager engine on Pyodide (no numpy in the site), in one Web Worker per page.
 
@@ -29,6 +30,19 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
 from bench_playground import SIZES  # noqa: E402  (the same networks as the server's rows)
+
+# ... and two between them, where a browser stops being live (worker.LIVE_WEIGHTS)
+NETWORKS = [*SIZES[:3], ("2-16-16-1 tanh", {"hidden": [16, 16]}),
+            ("2-32-32-1 tanh", {"hidden": [32, 32]}), SIZES[3]]  # fmt: skip
+
+
+def weights(settings: dict) -> int:
+    """The network's weights and biases."""
+    from micrograd.playground.train_settings import Settings
+
+    s = Settings.from_dict(settings)
+    sizes = [s.nin, *s.hidden, s.outputs]
+    return sum((a + 1) * b for a, b in zip(sizes, sizes[1:]))
 
 # The moment the explorer's first graph is in the page, in the page's own clock (ms since the
 # navigation started), recorded by the page itself: no polling delay in the figure.
@@ -137,14 +151,15 @@ def main(argv: list[str] | None = None) -> int:
                   f"{args.visits}): first visit {statistics.median(cold):.1f} s "
                   f"({', '.join(f'{t:.1f}' for t in cold)}), again (cached) "
                   f"{statistics.median(warm):.1f} s ({', '.join(f'{t:.1f}' for t in warm)})\n")
-            print("| network (moons) | steps/s | frames/s drawn | time to 100% | steps |")
+            print("| network (moons, 100 points) | weights | steps/s | frames/s drawn | "
+                  "time to 100% |")
             print("|---|---|---|---|---|")
-            for name, settings in SIZES:
+            for name, settings in NETWORKS:
                 r = train(browser, base, settings, args.seconds)
                 to100 = ("not within the run" if r["to 100%"] is None
                          else f"{r['to 100%']:.1f} s")  # fmt: skip
-                print(f"| {name} | {r['steps/s']:.1f} | {r['drawn/s']:.1f} | {to100} | "
-                      f"{r['steps']} |", flush=True)
+                print(f"| {name} | {weights(settings):,} | {r['steps/s']:.1f} | "
+                      f"{r['drawn/s']:.1f} | {to100} |", flush=True)
             browser.close()
     except KeyboardInterrupt:
         print("bench_site: stopped (Ctrl-C)", file=sys.stderr)
