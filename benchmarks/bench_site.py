@@ -47,13 +47,22 @@ def weights(settings: dict) -> int:
 # The moment the explorer's first graph is in the page, in the page's own clock (ms since the
 # navigation started), recorded by the page itself: no polling delay in the figure.
 _FIRST_GRAPH = """
+window.bootLog = [];
 new MutationObserver((_, obs) => {
+  const boot = document.querySelector('#boot');
+  const said = boot && boot.textContent;
+  if (said && (!window.bootLog.length || window.bootLog.at(-1)[1] !== said)) {
+    window.bootLog.push([performance.now(), said]);
+  }
   if (document.querySelector('#graph-svg g.node.value')) {
     window.firstGraphMs = performance.now();
     obs.disconnect();
   }
-}).observe(document, {childList: true, subtree: true});
+}).observe(document, {childList: true, subtree: true, characterData: true});
 """
+# The start-up's phases, by what the page says (static/worker.js's progress): Python is up when
+# it says it installs micrograd, and micrograd is imported when it says Ready.
+PHASES = (("Python started", "Installing micrograd"), ("micrograd imported", "Ready"))
 
 
 @contextlib.contextmanager
@@ -77,10 +86,12 @@ def served_site() -> Any:
             server.wait(timeout=10)
 
 
-def first_graph(browser: Any, base: str, visits: int) -> tuple[list[float], list[float]]:
-    """Seconds from navigation to the first graph: first visits (a fresh context each, nothing
-    cached) and visits again (the same context, reloaded)."""
-    cold, warm = [], []
+def first_graph(browser: Any, base: str, visits: int) -> tuple[list[dict], list[dict]]:
+    """When each start-up phase ended and the first graph was drawn, in seconds from the
+    navigation: first visits (a fresh context each, nothing cached) and visits again (the same
+    context, reloaded)."""
+    cold: list[dict] = []
+    warm: list[dict] = []
     for _ in range(visits):
         context = browser.new_context(viewport={"width": 1280, "height": 800})
         context.add_init_script(_FIRST_GRAPH)
@@ -88,9 +99,18 @@ def first_graph(browser: Any, base: str, visits: int) -> tuple[list[float], list
         for times in (cold, warm):
             page.goto(base)
             page.wait_for_function("() => window.firstGraphMs !== undefined", timeout=300_000)
-            times.append(page.evaluate("() => window.firstGraphMs") / 1000)
+            log = page.evaluate("() => window.bootLog")
+            got = {"first graph": page.evaluate("() => window.firstGraphMs") / 1000}
+            for name, said in PHASES:
+                got[name] = next(t for t, text in log if text.startswith(said)) / 1000
+            times.append(got)
         context.close()
     return cold, warm
+
+
+def _phases(runs: list[dict]) -> str:
+    keys = [name for name, _ in PHASES] + ["first graph"]
+    return ", ".join(f"{k} {statistics.median(r[k] for r in runs):.1f} s" for k in keys)
 
 
 def query(settings: dict) -> str:
@@ -147,10 +167,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}); the folder: "
                   f"{report.files} files, {report.size / 1e6:.1f} MB")
             cold, warm = first_graph(browser, base, args.visits)
-            print(f"\nopening the explorer until its first graph is drawn (median of "
-                  f"{args.visits}): first visit {statistics.median(cold):.1f} s "
-                  f"({', '.join(f'{t:.1f}' for t in cold)}), again (cached) "
-                  f"{statistics.median(warm):.1f} s ({', '.join(f'{t:.1f}' for t in warm)})\n")
+            firsts = ", ".join(f"{r['first graph']:.1f}" for r in cold)
+            print(f"\nopening the explorer (medians of {args.visits}, seconds from navigation):\n"
+                  f"- first visit: {_phases(cold)} (first graph: {firsts})\n"
+                  f"- again, cached: {_phases(warm)}\n")
             print("| network (moons, 100 points) | weights | steps/s | frames/s drawn | "
                   "time to 100% |")
             print("|---|---|---|---|---|")
