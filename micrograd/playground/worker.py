@@ -43,10 +43,10 @@ def size_note(weights: int) -> str:
     if weights <= LIVE_WEIGHTS:
         return ""
     return (f"Not live in a browser: this network has {weights:,} weights, and micrograd here "
-            f"computes them one number at a time in Python on WebAssembly, about a step a second "
-            f"or less; up to {LIVE_WEIGHTS:,} weights train live. It still trains, slowly: fewer "
-            f"or smaller hidden layers make it live, and so does `micrograd playground` on your "
-            f"own machine (with numpy).")  # fmt: skip
+            f"computes them one number at a time in Python on WebAssembly, a few steps a second "
+            f"at most (up to {LIVE_WEIGHTS:,} weights train live). It still trains, slowly: "
+            f"fewer or smaller hidden layers make it live, and so does `micrograd playground` on "
+            f"your own machine (with numpy).")  # fmt: skip
 
 
 class Host:
