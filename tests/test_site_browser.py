@@ -124,6 +124,11 @@ def cpython_backward(program: str) -> list[Any]:
     return trace(root)[0]
 
 
+def settle(page: Any) -> None:
+    """Wait for the forward pass's fade-in to finish (before a screenshot)."""
+    page.wait_for_function("() => document.getAnimations().every(a => a.playState === 'finished')")
+
+
 def choose_and_backprop(page: Any, example: dict[str, str], n: int) -> list[dict[str, str]]:
     page.get_by_label("Examples").select_option(label=example["title"])
     page.wait_for_function(
@@ -155,6 +160,7 @@ def test_the_explorer_runs_micrograd_in_the_browser_with_cpythons_numbers(
     shown = {n["name"]: n["gradText"] for n in nodes}
     assert [shown[k] for k in "abcf"] == ["grad 6.0000", "grad -4.0000", "grad -2.0000",
                                           "grad 4.0000"]  # fmt: skip
+    settle(page)
     screenshot(page, "site-explorer-L")
 
     # Gradient step: the same step CPython's explorer takes, the output lower (L from -8).
@@ -181,6 +187,7 @@ def test_the_explorer_runs_micrograd_in_the_browser_with_cpythons_numbers(
     shown = {n["name"]: n["gradText"] for n in nodes}
     grads = [shown[k] for k in ("x1", "w1", "x2", "w2")]
     assert grads == ["grad -1.5000", "grad 1.0000", "grad 0.5000", "grad 0.0000"]
+    settle(page)
     screenshot(page, "site-explorer-neuron")
 
 
@@ -248,6 +255,7 @@ def test_on_a_phone(browser: Any, site_url: str, screenshot: Any) -> None:
         page.get_by_role("button", name="Backward pass", exact=True).click()
         page.wait_for_function("() => /Backward pass done/.test(document.querySelector"
                                "('#status').textContent)")  # fmt: skip
+        settle(page)
         screenshot(page, "site-explorer-phone")
         page.get_by_role("link", name="Train").click()  # the same worker's page, next door
         v.ready()
