@@ -43,26 +43,46 @@ SIZES = [
 
 
 class Direct:
-    """The trainer's own frame stream, read on a thread, as the server would."""
+    """No server: the trainer advanced by a runner thread, as the server does, its frames read
+    by a cursor in-process."""
 
     def __init__(self, use_jit: bool, settings: dict) -> None:
+        from micrograd.playground.runner import Runner
         from micrograd.playground.train_settings import Settings
-        from micrograd.playground.trainer import Trainer
+        from micrograd.playground.trainer import FrameCursor, Trainer
 
-        self.tr = Trainer(Settings.from_dict(settings), use_jit=use_jit, idle_after=60)
+        self.tr = Trainer(Settings.from_dict(settings), use_jit=use_jit)
+        self.cursor = FrameCursor(self.tr)
+        self.published = threading.Condition()
+        self.runner = Runner()
+        self.runner.add(self.tr, on_frame=self.notify)
         self.page = None
+        self.done = False
+
+    def notify(self) -> None:
+        with self.published:
+            self.published.notify_all()
 
     def frames(self) -> Any:
-        return self.tr.stream(keepalive=0.5)
+        while not self.done:
+            f = self.cursor.next()
+            if f is None:
+                with self.published:
+                    self.published.wait(0.5)
+            yield f
 
     def play(self) -> None:
         self.tr.play()
+        self.runner.wake()
 
     def pause(self) -> None:
         self.tr.pause()
+        self.notify()
 
     def close(self) -> None:
-        self.tr.pause()
+        self.done = True
+        self.tr.close()
+        self.runner.stop()
 
 
 class Served:
@@ -166,6 +186,64 @@ def watch(run: Any, seconds: float) -> dict:
     }
 
 
+def many_tabs(n: int, seconds: float, settings: dict) -> dict:
+    """`n` tabs of one server playing at once, each reading its own event stream: frames and
+    steps per second per tab (the runner shares the CPU among them)."""
+    from micrograd.playground import serve
+
+    handle = serve(port=0)
+    url = handle.url.rstrip("/")
+    tabs = [f"bench-tab-{i:03d}-{os.getpid()}" for i in range(n)]
+
+    def post(session: str, path: str, body: dict) -> dict:
+        req = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json",
+                                              "X-Session": session})  # fmt: skip
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return json.loads(r.read())
+
+    got: dict[str, list] = {t: [] for t in tabs}
+    stop = threading.Event()
+
+    def reader(session: str) -> None:
+        r = urllib.request.urlopen(f"{url}/api/train/stream?session={session}", timeout=60)
+        try:
+            for line in r:
+                if stop.is_set():
+                    break
+                if line.startswith(b"data:"):
+                    got[session].append((time.perf_counter(), json.loads(line[5:])))
+        finally:
+            r.close()
+
+    try:
+        for t in tabs:
+            post(t, "/api/train/config", settings)
+        threads = [threading.Thread(target=reader, args=(t,), daemon=True) for t in tabs]
+        for th in threads:
+            th.start()
+        time.sleep(1.0)
+        t0 = time.perf_counter()
+        for t in tabs:
+            post(t, "/api/train/control", {"action": "play"})
+        time.sleep(seconds)
+        end = time.perf_counter()
+        per_tab = []
+        for t in tabs:
+            frames = [f for ts, f in got[t] if t0 <= ts <= end]
+            first = next((f["step"] for ts, f in got[t] if ts >= t0), 0)
+            last = frames[-1]["step"] if frames else 0
+            per_tab.append((len(frames) / (end - t0), (last - first) / (end - t0)))
+        stop.set()
+        for t in tabs:
+            post(t, "/api/train/control", {"action": "pause"})
+    finally:
+        handle.stop()
+    fps = sorted(f for f, _ in per_tab)
+    sps = sorted(s for _, s in per_tab)
+    return {"fps": fps, "sps": sps}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seconds", type=float, default=3.0, help="how long each jit run plays")
@@ -173,7 +251,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--direct", action="store_true", help="no server: the trainer in-process")
     p.add_argument("--browser", action="store_true",
                    help="also count the frames the page draws, in Chromium (Playwright)")
+    p.add_argument("--tabs", type=int, default=0, metavar="N",
+                   help="instead: N tabs of one server playing the default network at once "
+                        "(frames/s and steps/s per tab)")
     args = p.parse_args(argv)
+    if args.tabs:
+        print(f"# {args.tabs} tabs playing at once, each 2-8-8-1 tanh on moons, through one "
+              f"server ({os.cpu_count()} cores, load "
+              f"{', '.join(f'{x:.2f}' for x in os.getloadavg())})")
+        try:
+            r = many_tabs(args.tabs, args.seconds, {})
+        except KeyboardInterrupt:
+            print("bench_playground: stopped (Ctrl-C)", file=sys.stderr)
+            return 130
+        fps, sps = r["fps"], r["sps"]
+        print("| tabs | frames/s per tab: min / median / max | steps/s per tab: min / median / "
+              "max | steps/s in all |")
+        print("|---|---|---|---|")
+        print(f"| {args.tabs} | {fps[0]:.1f} / {fps[len(fps) // 2]:.1f} / {fps[-1]:.1f} | "
+              f"{sps[0]:,.0f} / {sps[len(sps) // 2]:,.0f} / {sps[-1]:,.0f} | {sum(sps):,.0f} |")
+        return 0
     if args.direct and args.browser:
         p.error("--browser needs the server: leave out --direct")
     pw = browser = None

@@ -5,7 +5,10 @@ print its graph as text or write it as a picture. One line and an exit status fo
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import pathlib
+import shutil
 import sys
 from typing import Any
 
@@ -115,11 +118,19 @@ def run_graph(args: argparse.Namespace) -> int:
         if kind == "txt":
             data = viz.render_text(root, max_nodes=text_limit).encode()
         else:
-            graph = viz.draw_dot(
-                root,
-                rankdir=args.rankdir,
-                max_nodes=args.max_nodes or viz.DEFAULT_MAX_NODES,
-            )
+            if kind != "dot" and shutil.which("dot") is None:
+                raise viz.DotNotFoundError(kind)
+            # The DOT text needs no program: draw_dot's note about its built-in layout (drawn
+            # without `dot`) does not apply to it.
+            with contextlib.redirect_stderr(io.StringIO()):
+                graph = viz.draw_dot(
+                    root,
+                    rankdir=args.rankdir,
+                    max_nodes=args.max_nodes or viz.DEFAULT_MAX_NODES,
+                )
+            if kind == "dot" and graph.source is None:
+                raise ImportError(f"writing {args.output!r} needs the graphviz Python package: "
+                                  f"pip install graphviz")
             data = graph.source.encode() if kind == "dot" else graph.pipe(format=kind)
     except ValueError:  # too many nodes: the only ValueError left once the options are checked
         limit = args.max_nodes or viz.DEFAULT_MAX_NODES

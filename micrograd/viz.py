@@ -10,13 +10,17 @@ Unlike the lecture's `draw_dot`, the walk is iterative (any depth) and determini
 numbered in breadth-first order from the root, children in `_prev` order, so the same graph gives
 the same DOT source every time (the lecture used `id()`, which changes from run to run).
 Large graphs are refused rather than handed to Graphviz, which takes minutes on tens of thousands
-of nodes. `draw_dot` needs the `graphviz` Python package (``pip install graphviz``) and,
-to render, Graphviz's `dot` program (the OS package ``graphviz``).
+of nodes. `draw_dot` lays the graph out with Graphviz's `dot` program (the OS package
+``graphviz``) and the `graphviz` Python package when both are installed; without them it draws
+the same picture with micrograd's built-in layered layout (`playground/layout.py`, the one the
+playground uses) as an SVG that Jupyter shows inline, and says once how to get Graphviz's.
 """
 
 from __future__ import annotations
 
+import html
 import shutil
+import sys
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -224,18 +228,32 @@ def draw_dot(
     image format for ``.render()`` / ``.pipe()``, `rankdir` the direction ('LR' left to right,
     'TB' top to bottom). Graphs of more than `max_nodes` Values are refused with a ValueError.
 
-    Rendering (``.pipe()``, ``.render()``, Jupyter's display) raises `DotNotFoundError`, a
-    RuntimeError, if Graphviz's `dot` program is not installed; ``.source`` always works.
+    Without Graphviz's `dot` program (or the `graphviz` Python package) it returns a
+    `GraphPicture` instead: the same records and ops laid out by micrograd's built-in layout, an
+    SVG that Jupyter shows inline (``.svg``; ``.source`` is the DOT text when the Python package
+    is there), and a one-line note, once, on how to get Graphviz's layout. A `Digraph` made
+    while `dot` was there raises `DotNotFoundError` (a RuntimeError) if it is rendered after
+    `dot` went away; ``.source`` always works.
     """
     _check_root(root, "draw_dot")
     _check_limit(max_nodes, "draw_dot")
     if rankdir not in RANKDIRS:
         raise ValueError(f"draw_dot: rankdir must be one of {', '.join(RANKDIRS)}, got {rankdir!r}")
-    graphviz = _import_graphviz()
     nodes, _, over = _walk(root, max_nodes)
     if over:
         raise GraphTooLargeError(_too_large("draw_dot", max_nodes))
+    try:
+        graphviz = _import_graphviz()
+    except ImportError:
+        graphviz = None
+    if graphviz is None or shutil.which("dot") is None:
+        _say_once(graphviz is None)
+        source = _digraph(graphviz, nodes, format, rankdir).source if graphviz else None
+        return GraphPicture(_svg(nodes), source)
+    return _digraph(graphviz, nodes, format, rankdir)
 
+
+def _digraph(graphviz: ModuleType, nodes: list[Value], format: str, rankdir: str) -> Any:
     dot = _graph_class(graphviz)(format=format, graph_attr={"rankdir": rankdir})
     ids = {v: f"v{i}" for i, v in enumerate(nodes)}
     names = display_names(nodes)
@@ -258,6 +276,94 @@ def draw_dot(
         for child in v._prev:
             dot.edge(ids[child], target)
     return dot
+
+
+# ------------------------------------------------------ without Graphviz: the built-in layout
+
+CHAR_W, FONT = 7.0, 12  # a monospace character's width at the font size, in pixels
+RECORD_H, OP_H, PAD = 26.0, 22.0, 8.0
+_SAID: list[bool] = []  # the note about Graphviz's layout, said once per process
+
+
+def _say_once(no_package: bool) -> None:
+    if _SAID:
+        return
+    _SAID.append(True)
+    package = ", and pip install graphviz" if no_package else ""
+    print(f"draw_dot: drawn with micrograd's built-in layout; for Graphviz's layout, "
+          f"{INSTALL_DOT}{package}", file=sys.stderr)
+
+
+class GraphPicture:
+    """A graph drawn by the built-in layout: `svg` is the picture (Jupyter shows it inline);
+    `source` the DOT text when the graphviz Python package is installed, else None."""
+
+    def __init__(self, svg: str, source: str | None) -> None:
+        self.svg = svg
+        self.source = source
+
+    def _repr_svg_(self) -> str:
+        return self.svg
+
+    def pipe(self, format: str | None = None, **kwargs: Any) -> bytes:
+        """Only Graphviz renders other formats: this raises `DotNotFoundError` (use `.svg`)."""
+        raise DotNotFoundError(_no_dot_message())
+
+    render = view = pipe
+
+    def __repr__(self) -> str:
+        return f"<GraphPicture: {self.svg.count('<rect')} values, built-in layout>"
+
+
+def _svg(nodes: list[Value]) -> str:
+    """The lecture's picture as an SVG, laid out by `playground.layout.layered`: a record
+    (name | data | grad) per Value, an ellipse per op, arrows from operands to op to result."""
+    from .playground.layout import Box, layered
+
+    ids = {v: f"v{i}" for i, v in enumerate(nodes)}
+    names = display_names(nodes)
+    fields = {v: (names[v], f"data {format_number(v.data)}", f"grad {format_number(v.grad)}")
+              for v in nodes}
+    widths = {v: [len(t) * CHAR_W + 2 * PAD for t in fields[v]] for v in nodes}
+    boxes, edges, ops = [], [], {}
+    for v in nodes:
+        boxes.append(Box(ids[v], sum(widths[v]), RECORD_H))
+        if v._op:
+            ops[v] = caption(v)
+            boxes.append(Box(ids[v] + "op", max(30.0, len(ops[v]) * CHAR_W + 14), OP_H, "ellipse"))
+            edges.append((ids[v] + "op", ids[v]))
+    for v in nodes:
+        for child in v._prev:
+            edges.append((ids[child], ids[v] + "op" if v._op else ids[v]))
+    placed = layered(boxes, edges)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{placed.width:.0f}" '
+           f'height="{placed.height:.0f}" viewBox="0 0 {placed.width:.1f} {placed.height:.1f}" '
+           f'font-family="monospace" font-size="{FONT}">',
+           '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
+           'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z"/></marker></defs>']
+    for d in placed.paths:
+        out.append(f'<path d="{d}" fill="none" stroke="#555" marker-end="url(#arrow)"/>')
+    for v in nodes:
+        cx, cy = placed.centers[ids[v]]
+        x = cx - sum(widths[v]) / 2
+        colour = "black" if v.label else "#555"
+        out.append(f'<rect x="{x:.1f}" y="{cy - RECORD_H / 2:.1f}" width="{sum(widths[v]):.1f}" '
+                   f'height="{RECORD_H}" fill="white" stroke="black"/>')
+        for i, (text, w) in enumerate(zip(fields[v], widths[v])):
+            if i:
+                out.append(f'<line x1="{x:.1f}" y1="{cy - RECORD_H / 2:.1f}" x2="{x:.1f}" '
+                           f'y2="{cy + RECORD_H / 2:.1f}" stroke="black"/>')
+            out.append(f'<text x="{x + w / 2:.1f}" y="{cy + 4:.1f}" text-anchor="middle" '
+                       f'fill="{colour if i == 0 else "black"}">{html.escape(text)}</text>')
+            x += w
+        if v in ops:
+            ox, oy = placed.centers[ids[v] + "op"]
+            w = max(30.0, len(ops[v]) * CHAR_W + 14)
+            out.append(f'<ellipse cx="{ox:.1f}" cy="{oy:.1f}" rx="{w / 2:.1f}" ry="{OP_H / 2}" '
+                       f'fill="white" stroke="black"/><text x="{ox:.1f}" y="{oy + 4:.1f}" '
+                       f'text-anchor="middle" font-size="11">{html.escape(ops[v])}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
 
 
 # ------------------------------------------------------------------------------------------ text

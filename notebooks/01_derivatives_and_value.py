@@ -8,6 +8,27 @@
 #     name: python3
 # ---
 
+# %% tags=["setup"]
+# Set-up: installs micrograd, with what these notebooks use, where it is missing (Colab, a fresh
+# Jupyter); where it is installed this does nothing. `pip install micrograd` would be karpathy's
+# micrograd 0.1.0, which has no `check`: this course's is micrograd-plus.
+import importlib, importlib.util, pathlib, subprocess, sys
+try:
+    import micrograd.check
+except ImportError:
+    REPO = 'OWNER/REPO'   # the GitHub repository these notebooks come from
+    clone = pathlib.Path.cwd().parent   # in a clone of it, notebooks/ is the working folder
+    where = (clone.as_uri() if (clone / 'micrograd' / 'check').is_dir()
+             else f'git+https://github.com/{REPO}')
+    pip = [sys.executable, '-m', 'pip', 'install', '-q']
+    if importlib.util.find_spec('micrograd'):   # karpathy's: ours takes its place
+        subprocess.run([sys.executable, '-m', 'pip', 'uninstall', '-q', '-y', 'micrograd'])
+    subprocess.run([*pip, f'micrograd-plus[course] @ {where}'], check=True)
+    for name in [m for m in sys.modules if m.split('.')[0] == 'micrograd']:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+    import micrograd.check
+
 # %% [markdown]
 # # 1. Derivatives, and a Value of your own
 #
@@ -55,7 +76,7 @@ def slope(f, x, h=0.0001):
 #
 # </details>
 
-# %%
+# %% checks="slope"
 assert slope(f, 3.0) is not None, 'slope returns nothing yet: write it in the exercise above'
 for x in (3.0, -3.0, 2/3):
     print(f'slope at x = {x:.4f}: {slope(f, x)}')
@@ -150,10 +171,10 @@ class Value:
 # values for now, gradients once you have written `backward()` (notebook 2). Ops you have not
 # written yet are listed as "not implemented yet", not as failures.
 
-# %%
+# %% checks="value"
 report = check(Value)
 display(report)
-assert report.ok, 'fix the problems listed above, then run this cell again'
+assert report.ok, report.headline   # the first problem; all of them are listed above
 
 # %% [markdown]
 # ## The lecture's expression, drawn
@@ -200,14 +221,14 @@ def compare(*nodes):
         nudge = lol(node.label)
         if node.grad is ...:
             print(f'  {node.label}.grad: not filled in yet')
-            wrong.append(node.label)
+            wrong.append(f'{node.label}.grad is not filled in yet')
         elif abs(node.grad - nudge) < 1e-3:
             print(f'✓ {node.label}.grad = {node.grad}  (nudge: {nudge:.6f})')
         else:
-            print(f'✗ {node.label}.grad = {node.grad}, but nudging {node.label} moves L by '
-                  f'{nudge:.6f} per unit')
-            wrong.append(node.label)
-    assert not wrong, f'not yet: {", ".join(wrong)} (see above); change the exercise and rerun'
+            wrong.append(f'{node.label}.grad = {node.grad}, but nudging {node.label} moves L by '
+                         f'{nudge:.6f} per unit')
+            print('✗', wrong[-1])
+    assert not wrong, wrong[0] + (f' (and {len(wrong) - 1} more, above)' if len(wrong) > 1 else '')
 
 # %% [markdown]
 # **Step 1.** How much does L move when L moves by h? (`...` is Python's Ellipsis: replace it
@@ -225,7 +246,7 @@ L.grad = ...
 #
 # </details>
 
-# %%
+# %% checks="step1"
 compare(L)
 
 # %% [markdown]
@@ -246,7 +267,7 @@ f.grad = ...
 #
 # </details>
 
-# %%
+# %% checks="step2"
 compare(d, f)
 
 # %% [markdown]
@@ -268,7 +289,7 @@ c.grad = ...
 #
 # </details>
 
-# %%
+# %% checks="step3"
 compare(e, c)
 
 # %% [markdown]
@@ -288,7 +309,7 @@ b.grad = ...
 #
 # </details>
 
-# %%
+# %% checks="step4"
 compare(a, b, c, f)
 draw_dot(L)
 

@@ -8,6 +8,27 @@
 #     name: python3
 # ---
 
+# %% tags=["setup"]
+# Set-up: installs micrograd, with what these notebooks use, where it is missing (Colab, a fresh
+# Jupyter); where it is installed this does nothing. `pip install micrograd` would be karpathy's
+# micrograd 0.1.0, which has no `check`: this course's is micrograd-plus.
+import importlib, importlib.util, pathlib, subprocess, sys
+try:
+    import micrograd.check
+except ImportError:
+    REPO = 'OWNER/REPO'   # the GitHub repository these notebooks come from
+    clone = pathlib.Path.cwd().parent   # in a clone of it, notebooks/ is the working folder
+    where = (clone.as_uri() if (clone / 'micrograd' / 'check').is_dir()
+             else f'git+https://github.com/{REPO}')
+    pip = [sys.executable, '-m', 'pip', 'install', '-q']
+    if importlib.util.find_spec('micrograd'):   # karpathy's: ours takes its place
+        subprocess.run([sys.executable, '-m', 'pip', 'uninstall', '-q', '-y', 'micrograd'])
+    subprocess.run([*pip, f'micrograd-plus[course] @ {where}'], check=True)
+    for name in [m for m in sys.modules if m.split('.')[0] == 'micrograd']:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+    import micrograd.check
+
 # %% [markdown]
 # # 2. Backpropagation: your Value does it itself
 #
@@ -102,14 +123,14 @@ def compare(*nodes, h=1e-6):
         nudge = (o_with(node.label, h) - o_with(node.label, -h)) / (2*h)
         if node.grad is ...:
             print(f'  {node.label}.grad: not filled in yet')
-            wrong.append(node.label)
+            wrong.append(f'{node.label}.grad is not filled in yet')
         elif abs(node.grad - nudge) < 1e-6:
             print(f'✓ {node.label}.grad = {node.grad:.6f}  (nudge: {nudge:.6f})')
         else:
-            print(f'✗ {node.label}.grad = {node.grad}, but nudging {node.label} moves o by '
-                  f'{nudge:.6f} per unit')
-            wrong.append(node.label)
-    assert not wrong, f'not yet: {", ".join(wrong)} (see above)'
+            wrong.append(f'{node.label}.grad = {node.grad}, but nudging {node.label} moves o by '
+                         f'{nudge:.6f} per unit')
+            print('✗', wrong[-1])
+    assert not wrong, wrong[0] + (f' (and {len(wrong) - 1} more, above)' if len(wrong) > 1 else '')
 
 # %% [markdown]
 # ## Exercise: the chain rule through the neuron, by hand
@@ -148,7 +169,7 @@ w2.grad = ...
 #
 # </details>
 
-# %%
+# %% checks="by_hand"
 compare(o, n, x1w1x2w2, b, x1w1, x2w2, x1, w1, x2, w2)
 
 # %% [markdown]
@@ -242,7 +263,7 @@ class Value:
 #
 # </details>
 
-# %%
+# %% checks="backward_ops"
 o, n, x1w1x2w2, x1w1, x2w2, x1, x2, w1, w2, b = neuron()
 o.grad = 1.0
 for node in (o, n, x1w1x2w2, x1w1, x2w2):
@@ -309,6 +330,10 @@ my_prediction = ...
 #
 # </details>
 
+# %% checks="prediction"
+assert my_prediction is not ..., 'make your prediction first: write it in the cell above'
+print('you predict a.grad =', my_prediction)
+
 # %%
 a = Value(3.0, label='a')
 b = a + a; b.label = 'b'
@@ -339,10 +364,10 @@ draw_dot(o)
 # `out.grad` that is not 1) and through `backward()`, every op with its input used again,
 # graphs where the visiting order matters, and `backward()` called twice. It names the cause.
 
-# %%
+# %% checks="backward"
 report = check(Value)
 display(report)
-assert report.ok, 'fix the problems listed above, then run this cell again'
+assert report.ok, report.headline   # the first problem; all of them are listed above
 
 # %% [markdown]
 # The lecture's second example, f = (a·b)·(a + b): both `a` and `b` reach `f` by two paths, and
@@ -390,7 +415,7 @@ class AssignValue(Value):
 #
 # </details>
 
-# %%
+# %% checks="assign_value"
 a = AssignValue(3.0, label='a')
 b = a + a
 b.backward()
@@ -593,7 +618,7 @@ class Value:
 # Import it (again after each change: `reload` reads the file anew) and check it. From here on
 # `Value` is the one in your file.
 
-# %%
+# %% checks="my_value"
 import importlib
 import my_value
 
@@ -601,7 +626,7 @@ importlib.reload(my_value)
 Value = my_value.Value
 report = check(Value)
 display(report)
-assert report.ok, 'fix the problems listed above in my_value.py, then run both cells again'
+assert report.ok, report.headline   # fix my_value.py above, then run both cells again
 missing = [m for m in report.missing if 'beyond the lecture' not in m]
 assert not missing, 'not written yet: ' + '; '.join(missing)
 

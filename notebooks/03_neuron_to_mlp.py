@@ -8,6 +8,27 @@
 #     name: python3
 # ---
 
+# %% tags=["setup"]
+# Set-up: installs micrograd, with what these notebooks use, where it is missing (Colab, a fresh
+# Jupyter); where it is installed this does nothing. `pip install micrograd` would be karpathy's
+# micrograd 0.1.0, which has no `check`: this course's is micrograd-plus.
+import importlib, importlib.util, pathlib, subprocess, sys
+try:
+    import micrograd.check
+except ImportError:
+    REPO = 'OWNER/REPO'   # the GitHub repository these notebooks come from
+    clone = pathlib.Path.cwd().parent   # in a clone of it, notebooks/ is the working folder
+    where = (clone.as_uri() if (clone / 'micrograd' / 'check').is_dir()
+             else f'git+https://github.com/{REPO}')
+    pip = [sys.executable, '-m', 'pip', 'install', '-q']
+    if importlib.util.find_spec('micrograd'):   # karpathy's: ours takes its place
+        subprocess.run([sys.executable, '-m', 'pip', 'uninstall', '-q', '-y', 'micrograd'])
+    subprocess.run([*pip, f'micrograd-plus[course] @ {where}'], check=True)
+    for name in [m for m in sys.modules if m.split('.')[0] == 'micrograd']:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+    import micrograd.check
+
 # %% [markdown]
 # # 3. From a neuron to an MLP, and training it
 #
@@ -109,10 +130,10 @@ class MLP:
 # outputs and gradients: that also checks the parameters' order. It leaves the random generator
 # as it found it, so the seeded numbers below do not depend on it.
 
-# %%
+# %% checks="nn"
 report = check(NeuronClass=Neuron, LayerClass=Layer, MLPClass=MLP)
 display(report)
-assert report.ok, 'fix the problems listed above, then run this cell again'
+assert report.ok, report.headline   # the first problem; all of them are listed above
 
 # %% [markdown]
 # ## One training step, by hand
@@ -199,7 +220,7 @@ def step(model, xs, ys, lr):
 #
 # </details>
 
-# %%
+# %% checks="step"
 def train(step, lr, steps=100, seed=0):
     # A fresh MLP(3, [4, 4, 1]) from `seed`, trained by `steps` calls of your step.
     random.seed(seed)
@@ -233,6 +254,10 @@ same_grad_both_times = ...   # True or False
 #
 # </details>
 
+# %% checks="predict_grad"
+assert same_grad_both_times is not ..., 'make your prediction first: True or False, above'
+print('you predict:', 'the same' if same_grad_both_times else 'different')
+
 # %%
 random.seed(0)
 model = MLP(3, [4, 4, 1])
@@ -249,14 +274,15 @@ print('you predicted', 'the same' if same_grad_both_times else 'different', '->'
 # step then descends along the sum of all the gradients so far, as if the learning rate kept
 # growing: the lecture's famous bug, which on this tiny problem can even look like faster
 # training. The fix is `p.grad = 0.0` for every parameter before `backward()` (micrograd's
-# `zero_grad()`). `check` runs your step on a network of its own and names this mistake, and
-# the other classic ones (a `+` in the update, zeroing between `backward()` and the update,
-# ignoring `lr`).
+# `zero_grad()`). `check` runs your step for several steps on a fresh network of your own
+# (your `MLP`, your `Value`), with grads left over before the first, and names this mistake and
+# the other classic ones (a `+` in the update, zeroing between `backward()` and the update or
+# only on the first step, ignoring `lr`, a loss carried over from the step before).
 
-# %%
-report = check(train_step=step)
+# %% checks="step"
+report = check(train_step=step)   # on your own Value and MLP
 display(report)
-assert report.ok, 'fix your step above, then run it and this cell again'
+assert report.ok, report.headline   # fix your step above, then run it and this cell again
 
 # %% [markdown]
 # ## Training to the lecture's result

@@ -8,6 +8,27 @@
 #     name: python3
 # ---
 
+# %% tags=["setup"]
+# Set-up: installs micrograd, with what these notebooks use, where it is missing (Colab, a fresh
+# Jupyter); where it is installed this does nothing. `pip install micrograd` would be karpathy's
+# micrograd 0.1.0, which has no `check`: this course's is micrograd-plus.
+import importlib, importlib.util, pathlib, subprocess, sys
+try:
+    import micrograd.check
+except ImportError:
+    REPO = 'OWNER/REPO'   # the GitHub repository these notebooks come from
+    clone = pathlib.Path.cwd().parent   # in a clone of it, notebooks/ is the working folder
+    where = (clone.as_uri() if (clone / 'micrograd' / 'check').is_dir()
+             else f'git+https://github.com/{REPO}')
+    pip = [sys.executable, '-m', 'pip', 'install', '-q']
+    if importlib.util.find_spec('micrograd'):   # karpathy's: ours takes its place
+        subprocess.run([sys.executable, '-m', 'pip', 'uninstall', '-q', '-y', 'micrograd'])
+    subprocess.run([*pip, f'micrograd-plus[course] @ {where}'], check=True)
+    for name in [m for m in sys.modules if m.split('.')[0] == 'micrograd']:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+    import micrograd.check
+
 # %% [markdown]
 # # 4. karpathy's moons demo
 #
@@ -94,12 +115,28 @@ def learning_rate(k):
 # %% [markdown]
 # The check: each part on a few inputs, values and gradients against what the formulas say.
 
-# %%
+# %% checks="moons_parts"
+def attempt(what, fn, *args):
+    # fn(*args), or the reason it crashed, in one line (with the op to use instead of max()).
+    try:
+        return fn(*args), None
+    except TypeError as e:
+        hint = ''
+        if 'not supported between' in str(e):
+            hint = (': max() compares numbers, and a Value is not one; .relu() is max(0, x) as '
+                    'an op of the graph, with its gradient')
+        return None, f'{what} crashed: TypeError: {e}{hint}'
+    except Exception as e:
+        return None, f'{what} crashed: {type(e).__name__}: {e}'
+
 def check_parts():
     problems = []
     for yi, s in ((1, 0.3), (-1, 0.3), (1, 2.0), (-1, -0.5), (1, -1.5)):
         score = Value(s)
-        out = hinge(yi, score)
+        out, crash = attempt(f'hinge({yi}, Value({s}))', hinge, yi, score)
+        if crash:
+            problems.append(crash)
+            break
         want = max(0.0, 1 - yi*s)
         slope = -yi if 1 - yi*s > 0 else 0.0
         if not isinstance(out, Value):
@@ -112,8 +149,10 @@ def check_parts():
             problems.append(f'hinge({yi}, Value({s})): the score\'s grad is {score.grad}, '
                             f'expected {slope}')
     ps = [Value(1.0), Value(-2.0), Value(0.5)]
-    out = l2(ps, 0.1)
-    if not isinstance(out, Value):
+    out, crash = attempt('l2([1, -2, 0.5], 0.1)', l2, ps, 0.1)
+    if crash:
+        problems.append(crash)
+    elif not isinstance(out, Value):
         problems.append(f'l2([1, -2, 0.5], 0.1) returned {out!r}, not a Value')
     else:
         out.backward()
@@ -127,7 +166,8 @@ def check_parts():
             problems.append(f'learning_rate({k}) is {learning_rate(k)!r}, expected {want}')
     for p in problems:
         print('✗', p)
-    assert not problems, f'{len(problems)} problem(s), listed above'
+    assert not problems, problems[0] + (f' (and {len(problems) - 1} more, above)'
+                                        if len(problems) > 1 else '')
     print('✓ hinge, l2 and learning_rate')
 
 check_parts()

@@ -8,6 +8,27 @@
 #     name: python3
 # ---
 
+# %% tags=["setup"]
+# Set-up: installs micrograd, with what these notebooks use, where it is missing (Colab, a fresh
+# Jupyter); where it is installed this does nothing. `pip install micrograd` would be karpathy's
+# micrograd 0.1.0, which has no `check`: this course's is micrograd-plus.
+import importlib, importlib.util, pathlib, subprocess, sys
+try:
+    import micrograd.check
+except ImportError:
+    REPO = 'OWNER/REPO'   # the GitHub repository these notebooks come from
+    clone = pathlib.Path.cwd().parent   # in a clone of it, notebooks/ is the working folder
+    where = (clone.as_uri() if (clone / 'micrograd' / 'check').is_dir()
+             else f'git+https://github.com/{REPO}')
+    pip = [sys.executable, '-m', 'pip', 'install', '-q']
+    if importlib.util.find_spec('micrograd'):   # karpathy's: ours takes its place
+        subprocess.run([sys.executable, '-m', 'pip', 'uninstall', '-q', '-y', 'micrograd'])
+    subprocess.run([*pip, f'micrograd-plus[course] @ {where}'], check=True)
+    for name in [m for m in sys.modules if m.split('.')[0] == 'micrograd']:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+    import micrograd.check
+
 # %% [markdown]
 # # 5. PyTorch side by side, and an op of your own in PyTorch
 #
@@ -129,7 +150,7 @@ class Tanh(Function):
 # `torch.autograd.gradcheck`, which compares your backward with finite differences of your
 # forward.
 
-# %%
+# %% checks="torch_function"
 def check_tanh_function():
     points = [-3.0, -0.5, 0.0, 0.8813735870195432, 2.0]
     x = torch.tensor(points, dtype=torch.float64, requires_grad=True)

@@ -8,6 +8,27 @@
 #     name: python3
 # ---
 
+# %% tags=["setup"]
+# Set-up: installs micrograd, with what these notebooks use, where it is missing (Colab, a fresh
+# Jupyter); where it is installed this does nothing. `pip install micrograd` would be karpathy's
+# micrograd 0.1.0, which has no `check`: this course's is micrograd-plus.
+import importlib, importlib.util, pathlib, subprocess, sys
+try:
+    import micrograd.check
+except ImportError:
+    REPO = 'OWNER/REPO'   # the GitHub repository these notebooks come from
+    clone = pathlib.Path.cwd().parent   # in a clone of it, notebooks/ is the working folder
+    where = (clone.as_uri() if (clone / 'micrograd' / 'check').is_dir()
+             else f'git+https://github.com/{REPO}')
+    pip = [sys.executable, '-m', 'pip', 'install', '-q']
+    if importlib.util.find_spec('micrograd'):   # karpathy's: ours takes its place
+        subprocess.run([sys.executable, '-m', 'pip', 'uninstall', '-q', '-y', 'micrograd'])
+    subprocess.run([*pip, f'micrograd-plus[course] @ {where}'], check=True)
+    for name in [m for m in sys.modules if m.split('.')[0] == 'micrograd']:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+    import micrograd.check
+
 # %% [markdown]
 # # Appendix: second derivatives, Newton's method, and `micrograd.jit`
 #
@@ -23,20 +44,28 @@
 # %%
 import math, random, time
 import numpy as np
-import torch
 from micrograd import Value, grad, jit
 from micrograd.nn import MLP
+
+try:
+    import torch
+except ModuleNotFoundError:
+    torch = None
 
 x = Value(2.0)
 dy = grad(x**3, x, create_graph=True)
 d2y = grad(dy, x)
 print(dy.data, d2y)
+assert (dy.data, d2y) == (12.0, 12.0)
 
-t = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
-(tdy,) = torch.autograd.grad(t**3, t, create_graph=True)
-(td2y,) = torch.autograd.grad(tdy, t)
-print(tdy.item(), td2y.item())
-assert (dy.data, d2y) == (tdy.item(), td2y.item()) == (12.0, 12.0)
+if torch is None:
+    print('PyTorch is not installed: its side of this comparison is skipped (pip install torch).')
+else:
+    t = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    (tdy,) = torch.autograd.grad(t**3, t, create_graph=True)
+    (td2y,) = torch.autograd.grad(tdy, t)
+    print(tdy.item(), td2y.item())
+    assert (dy.data, d2y) == (tdy.item(), td2y.item())
 
 # %% [markdown]
 # ## Newton's method

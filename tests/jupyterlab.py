@@ -46,11 +46,33 @@ class Lab:
         return name
 
     def open_and_run(self, page: Any, name: str) -> None:
+        # The notebook's kernel, started first through the REST API: the page then finds it
+        # running (rather than maybe asking which kernel to start).
+        req = urllib.request.Request(
+            f"{self.url}api/sessions?token={self.token}", method="POST",
+            data=json.dumps({"path": name, "type": "notebook", "name": name,
+                             "kernel": {"name": "python3"}}).encode(),
+            headers={"Content-Type": "application/json"})  # fmt: skip
+        urllib.request.urlopen(req, timeout=60).close()
         page.goto(f"{self.url}lab/tree/{name}?token={self.token}")
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-        # the kernel is up before cells are run (else Run All queues them behind its start)
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
-                               timeout=60_000)  # fmt: skip
+        # The kernel idle, and no dialog over the notebook for a second: JupyterLab may still ask
+        # which kernel to use (then: the Python one), and a click under a dialog does nothing.
+        dialog = page.locator(".jp-Dialog")
+        calm_since, deadline = None, time.monotonic() + 60
+        while True:
+            if dialog.count():
+                calm_since = None
+                choose = dialog.get_by_role("button", name="Select", exact=True)
+                if choose.count():
+                    choose.click()
+            elif page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").count():
+                calm_since = calm_since or time.monotonic()
+                if time.monotonic() - calm_since > 1.0:
+                    break
+            if time.monotonic() > deadline:
+                raise TimeoutError("the notebook's kernel did not become idle within 60 s")
+            page.wait_for_timeout(100)
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
 
@@ -66,9 +88,14 @@ def jupyterlab(folder: pathlib.Path, extra_args: Sequence[str] = ()) -> Iterator
         pytest.skip("JupyterLab is not installed (pip install -e '.[test]')")
     root = folder / "root"
     root.mkdir(parents=True, exist_ok=True)
-    settings = folder / "settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True, exist_ok=True)
-    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    settings = folder / "settings" / "@jupyterlab"
+    for ext, name, text in (
+        ("apputils-extension", "notification", '{"fetchNews": "false"}'),  # no news prompt
+        # every cell in the page, not only those in view
+        ("notebook-extension", "tracker", '{"windowingMode": "none"}'),
+    ):
+        (settings / ext).mkdir(parents=True, exist_ok=True)
+        (settings / ext / f"{name}.jupyterlab-settings").write_text(text)
     port, token = free_port(), secrets.token_hex(16)
     env = {
         **os.environ,

@@ -394,6 +394,74 @@ def test_every_exercise_has_a_folded_solution_that_never_runs(name: str) -> None
     assert "from micrograd.check import exercise" not in "".join(c.source for c in nb.cells)
 
 
+def test_the_first_cell_of_every_notebook_is_the_same_install_cell() -> None:
+    firsts = {name: _nb(name).cells[0] for name in NAMES}
+    cell = firsts[NAMES[0]]
+    assert cell.cell_type == "code" and cell.metadata["tags"] == ["setup"]
+    assert all(c.source == cell.source and c.metadata == cell.metadata for c in firsts.values())
+    # the repository is the one thing to fill in, as in the README's Colab links
+    assert cell.source.count("OWNER/REPO") == 1 and "micrograd-plus[course] @ " in cell.source
+
+
+def _run_setup_cell(cwd: pathlib.Path, importable: bool, karpathys: bool) -> list[list[str]]:
+    """The install cell in a Python of its own, with pip replaced by a recorder: the commands
+    it would run."""
+    import json
+    import subprocess
+    import sys
+
+    script = textwrap.dedent(f"""\
+        import json, subprocess, sys, types
+        calls = []
+        subprocess.run = lambda cmd, **kw: calls.append(cmd)
+        if not {importable!r}:
+            sys.modules['micrograd.check'] = None            # import micrograd.check fails
+            if not {karpathys!r}:
+                sys.modules['micrograd'] = None              # and there is no micrograd at all
+        try:
+            exec(compile(open(sys.argv[1]).read(), 'setup', 'exec'), {{}})
+        except ImportError:
+            pass    # the recorder installed nothing: the cell's last import fails, as it should
+        print(json.dumps(calls))
+        """)
+    cell = cwd / "setup_cell.py"
+    cell.write_text(_nb(NAMES[0]).cells[0].source)
+    env = dict(os.environ, PYTHONPATH=str(HERE.parent))
+    out = subprocess.run([sys.executable, "-c", script, str(cell)], cwd=cwd, env=env,
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def test_the_install_cell_does_nothing_where_micrograd_is_installed(tmp_path) -> None:
+    assert _run_setup_cell(tmp_path, importable=True, karpathys=False) == []
+
+
+def test_the_install_cell_installs_from_the_clone_or_the_repository(tmp_path) -> None:
+    import sys
+
+    # in a clone (notebooks/ the working folder): from the clone itself
+    calls = _run_setup_cell(HERE, importable=False, karpathys=False)
+    assert calls == [[sys.executable, "-m", "pip", "install", "-q",
+                      f"micrograd-plus[course] @ {HERE.parent.as_uri()}"]]
+    # anywhere else (Colab): from the repository, after taking karpathy's 0.1.0 out if there
+    calls = _run_setup_cell(tmp_path, importable=False, karpathys=True)
+    assert calls == [
+        [sys.executable, "-m", "pip", "uninstall", "-q", "-y", "micrograd"],
+        [sys.executable, "-m", "pip", "install", "-q",
+         "micrograd-plus[course] @ git+https://github.com/OWNER/REPO"],
+    ]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_exercise_has_the_cells_that_check_it(name: str) -> None:
+    nb = _nb(name)
+    exercises = _exercises(nb)
+    checks = [(i, c.metadata["checks"]) for i, c in enumerate(nb.cells) if "checks" in c.metadata]
+    assert {key for _, key in checks} == set(exercises), name
+    for i, key in checks:  # after its exercise, code, and not another exercise
+        assert i > exercises[key] and nb.cells[i].cell_type == "code", (name, key)
+
+
 # ---------------------------------------------------------------------------------------------
 # Played by a learner.
 
@@ -453,11 +521,13 @@ BUGS = [
     ("03_neuron_to_mlp", "nn", ("[Neuron(nin) for _ in range(nout)]", "[Neuron(nin)] * nout"),
      "the same neuron repeated: [Neuron(nin)] * nout makes ONE neuron"),
     ("03_neuron_to_mlp", "step", ("        p.grad = 0\n", "        pass\n"),
-     "the grads were never zeroed"),
+     "the grads are never zeroed"),
     ("03_neuron_to_mlp", "step", ("p.data -= lr * p.grad", "p.data += lr * p.grad"),
      "every parameter moved up its gradient"),
     ("04_moons_demo", "moons_parts", ("(1 - score * yi)", "(1 + score * yi)"),
      "hinge(1, Value(0.3)) is Value(data=1.3"),
+    ("04_moons_demo", "moons_parts", ("(1 - score * yi).relu()", "max(0, 1 - score * yi)"),
+     ".relu() is max(0, x) as an op of the graph"),
     ("05_pytorch_side_by_side", "torch_function", ("grad_out * (1 - t * t)", "grad_out * (1 - t)"),
      "backward at x = -3.0 with grad_out 2.5"),
 ]
@@ -503,7 +573,8 @@ def test_notebook_3_holds_whatever_the_seed(seed: int, tmp_path: pathlib.Path,
     _execute(nb, tmp_path, monkeypatch)
 
 
-@pytest.mark.parametrize("name", ["02_backpropagation", "05_pytorch_side_by_side"])
+@pytest.mark.parametrize("name", ["02_backpropagation", "05_pytorch_side_by_side",
+                                  "06_appendix_second_derivatives_and_jit"])
 def test_without_pytorch_each_comparison_says_so_in_one_line(
         name: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
     hidden = tmp_path / "no_torch" / "torch"

@@ -406,3 +406,30 @@ def test_a_shared_playground_needs_its_token_then_a_cookie() -> None:
         handle.stop()
     with pytest.raises(ValueError, match="token"):
         serve(port=0, token="short")
+
+
+def test_no_view_module_imports_a_transport() -> None:
+    # The views are plain objects: the web server, the notebook widget and the static site's
+    # worker are transports over them, and none of the views knows which one it runs under.
+    import ast
+
+    from micrograd.playground import server, views
+
+    views_dir = REPO / "micrograd" / "playground"
+    transports = {"web", "server", "runner", "command", "socket", "select", "http", "ctypes",
+                  "widgets", "anywidget", "ipywidgets", "micrograd.widgets"}  # fmt: skip
+    for name in ("views", "explorer", "trainer", "train_settings", "train_frames", "layout",
+                 "errors"):  # fmt: skip
+        tree = ast.parse((views_dir / f"{name}.py").read_text())
+        imported = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                imported.add((node.module or "").split(".")[0])
+                imported |= {a.name for a in node.names if node.level}
+        assert not imported & transports, (name, imported & transports)
+    # and the server's tabs are the views' Tab
+    with serve(port=0) as handle:
+        assert isinstance(handle._server.sessions.get("any-tab-0001").tab, views.Tab)
+    assert server.Tab is views.Tab

@@ -211,17 +211,42 @@ def test_missing_dot_program_names_the_os_package(monkeypatch, tmp_path) -> None
     assert "{ L | data -8.0000 | grad 1.0000 }" in dot.source  # the DOT text needs no program
 
 
-def test_missing_dot_found_by_which(monkeypatch) -> None:
-    pytest.importorskip("graphviz")
+def test_without_dot_the_builtin_layout_draws_an_svg_jupyter_shows(monkeypatch, capsys) -> None:
+    # No `dot` program: the same records and ops, laid out by the playground's layered layout,
+    # as an SVG (Jupyter shows _repr_svg_ inline), and one line, once, on getting Graphviz's.
+    import xml.etree.ElementTree as ET
+
+    from micrograd import viz
+
     monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    monkeypatch.setattr(viz, "_SAID", [])
+    L, _ = lecture_L()
+    picture = draw_dot(L)
+    draw_dot(L)
+    said = capsys.readouterr().err.splitlines()
+    assert len(said) == 1 and "apt install graphviz" in said[0] and "built-in layout" in said[0]
+    svg = picture._repr_svg_()
+    root = ET.fromstring(svg)  # well-formed
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    for field in ("L", "data -8.0000", "grad 1.0000", "a", "data 2.0000", "grad 6.0000", "*", "+"):
+        assert field in texts, field
+    assert len(list(root.iter("{http://www.w3.org/2000/svg}rect"))) == 7  # a, b, c, d, e, f, L
+    assert len(list(root.iter("{http://www.w3.org/2000/svg}ellipse"))) == 3  # *, +, *
+    assert len(list(root.iter("{http://www.w3.org/2000/svg}path"))) == 1 + 9  # arrow + edges
+    if picture.source is not None:  # the DOT text, with the graphviz Python package
+        assert "{ L | data -8.0000 | grad 1.0000 }" in picture.source
     with pytest.raises(DotNotFoundError, match="apt install graphviz"):
-        draw_dot(Value(1.0, label="x")).pipe()
+        picture.pipe(format="png")  # other formats need Graphviz
 
 
-def test_missing_graphviz_package_says_what_to_install(monkeypatch) -> None:
+def test_without_the_graphviz_package_the_builtin_layout_draws_too(monkeypatch, capsys) -> None:
+    from micrograd import viz
+
     monkeypatch.setitem(sys.modules, "graphviz", None)  # makes `import graphviz` fail
-    with pytest.raises(ImportError, match=r"pip install graphviz .*pip install -e '\.\[viz\]'"):
-        draw_dot(Value(1.0))
+    monkeypatch.setattr(viz, "_SAID", [])
+    picture = draw_dot(Value(1.0, label="x"))
+    assert picture.source is None and "data 1.0000" in picture.svg
+    assert "pip install graphviz" in capsys.readouterr().err
     assert "data 1.0000" in render_text(Value(1.0))  # the text view needs nothing
 
 

@@ -19,7 +19,7 @@ pytest.importorskip("anywidget", reason="the widgets need anywidget (pip install
 from micrograd.engine import Value  # noqa: E402
 from micrograd.playground import Tab  # noqa: E402
 from micrograd.widgets import PlaygroundWidget, explore, train  # noqa: E402
-from tests.conftest import watch_errors  # noqa: E402
+from tests.conftest import SCREENSHOTS, watch_errors  # noqa: E402
 from tests.jupyterlab import jupyterlab  # noqa: E402
 
 LECTURE_L = """a = Value(2.0, label='a'); b = Value(-3.0, label='b')
@@ -147,7 +147,8 @@ def test_explore_and_train_in_jupyterlab(lab: Any, browser: Any, screenshot: Any
     try:
         lab.open_and_run(page, name)
         widgets = page.locator(".micrograd-widget")
-        page.wait_for_function("() => document.querySelectorAll('.micrograd-widget').length === 3")
+        page.wait_for_function(
+            "() => document.querySelectorAll('.micrograd-widget').length === 3", polling=200)
         lecture, neuron, trainer = widgets.nth(0), widgets.nth(1), widgets.nth(2)
         page.wait_for_function("""() => [...document.querySelectorAll('.micrograd-widget')]
                                   .every(w => w.dataset.ready === '1')""")
@@ -161,6 +162,8 @@ def test_explore_and_train_in_jupyterlab(lab: Any, browser: Any, screenshot: Any
         grads = widget_grads(lecture)
         assert grads == {k: ref[k].grad for k in "abcfedL"}, grads
         assert (grads["a"], grads["b"], grads["c"], grads["f"]) == (6.0, -4.0, -2.0, 4.0)
+        SCREENSHOTS.mkdir(exist_ok=True)
+        page.locator(".jp-Cell").nth(1).screenshot(path=str(SCREENSHOTS / "widget-lecture.png"))
         # a gradient step moves L as the page's explorer moves it, lr 0.01
         lecture.get_by_role("button", name="Gradient step").click()
         page_tab = Tab()

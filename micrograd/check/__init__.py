@@ -19,8 +19,10 @@ limits whatever the class does. The graphs the checker builds are small and boun
 thousand nodes at most) and it reads at most 64 children of a node; a crash inside your class is
 reported with its traceback's last line.
 
-Inside: `table` (the ops and their classic mistakes), `ops` and `graphs` (the checks of a Value
-class), `nets` (of Neuron, Layer, MLP), `sandbox` (time limits, crashes as one line), `report`.
+Inside: `table` (the ops and their classic mistakes), `ops`, `compose` and `graphs` (the checks of
+a Value class), `nets` (of Neuron, Layer, MLP), `training` and `learners` (of a training step, on
+the learner's own engine), `sandbox` (the one run loop: time limits, crashes as one line),
+`report` (one line per cause).
 """
 
 from __future__ import annotations
@@ -35,9 +37,8 @@ from typing import Any
 from .._callable import make_callable
 from .graphs import ValueChecker
 from .nets import NNChecker
-from .ops import StopChecking
 from .report import CheckReport
-from .sandbox import DEFAULT_TIME_LIMIT, MAX_TIMEOUTS
+from .sandbox import DEFAULT_TIME_LIMIT, MAX_TIMEOUTS, Runner, StopChecking
 from .training import check_train_step
 
 __all__ = ["CheckReport", "check"]
@@ -62,8 +63,10 @@ def check(
 
     `train_step` is your training step, ``train_step(model, xs, ys, lr)``: one lecture-style step
     (forward, loss, zero the grads, backward, ``p.data += -lr * p.grad``) returning the loss. It
-    runs twice on a micrograd MLP, and each classic mistake (wrong sign, zeroing between backward
-    and the update, never zeroing, ignoring lr, moving the inputs) is named.
+    runs several times on your own engine: `MLPClass` (or the `MLP` your step's module defines),
+    else the lecture's MLP built from `ValueClass` (or the Value class your step names), else
+    micrograd's; each classic mistake (wrong sign, grads zeroed at the wrong time or only once,
+    lr ignored, a loss carried over, another network updated, inputs moved) is named.
 
     Returns a `CheckReport`; nothing is raised for a problem in your code. `time_limit` bounds
     each check in seconds. The random module's state is restored afterwards, so a seeded notebook
@@ -95,9 +98,7 @@ def check(
     printed = io.StringIO()  # a debug print in the learner's ops runs thousands of times here
     try:
         with contextlib.redirect_stdout(printed):
-            _run_checks(given, float(time_limit), report)
-            if train_step is not None:
-                check_train_step(train_step, float(time_limit), report)
+            _run_checks(given, train_step, Runner(float(time_limit)), report)
     finally:
         random.setstate(state)
     lines = printed.getvalue().splitlines()
@@ -109,20 +110,23 @@ def check(
     return report
 
 
-def _run_checks(given: dict[str, type | None], time_limit: float, report: CheckReport) -> None:
-    if given["ValueClass"] is not None:
-        ValueChecker(given["ValueClass"], time_limit, report).all()
-    nn = NNChecker(time_limit, report)
+def _run_checks(given: dict[str, type | None], train_step: Callable[..., Any] | None,
+                run: Runner, report: CheckReport) -> None:
     try:
+        if given["ValueClass"] is not None:
+            ValueChecker(given["ValueClass"], run, report).all()
+        nn = NNChecker(run, report)
         if given["NeuronClass"] is not None:
             nn.neuron(given["NeuronClass"])
         if given["LayerClass"] is not None:
             nn.layer(given["LayerClass"])
         if given["MLPClass"] is not None:
             nn.mlp(given["MLPClass"])
+        if train_step is not None:
+            check_train_step(train_step, run, report, given["ValueClass"], given["MLPClass"])
     except StopChecking:
-        report.problems.append(f"stopped: {MAX_TIMEOUTS} checks ran out of time, so the rest "
-                               f"were not run — fix what never finishes, then check again")
+        report.add(f"stopped: {MAX_TIMEOUTS} checks ran out of time, so the rest were not run — "
+                   f"fix what never finishes (above), then check again")
 
 
 make_callable(__name__, "check")  # micrograd.check is this module, callable

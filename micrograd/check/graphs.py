@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine import Value
-from .ops import OpChecks, StopChecking
-from .sandbox import MAX_TIMEOUTS, Failed, attr, close, describe, fmt
+from .compose import ComposeChecks
+from .sandbox import Failed, StopChecking, attr, close, describe, fmt
 from .table import ASSIGN_HINT, NAMES, ROWS, registry_rows
 
 
@@ -22,7 +22,7 @@ def _diamond(V: type, a: Any) -> tuple:
 _PATHS = "backward() on a graph with 2^200 paths (is each node visited once?)"
 
 
-class ValueChecker(OpChecks):
+class ValueChecker(ComposeChecks):
     """All of `check`'s checks of one Value class; `all()` runs them in order."""
 
     def skip(self, what: str) -> None:
@@ -62,40 +62,55 @@ class ValueChecker(OpChecks):
         return True
 
     def reuse(self) -> None:
-        for op, expr, build, needs in (
-            ("+", "b = a + a", lambda V, a: (a + a,), "__add__"),
-            ("*", "b = a * a", lambda V, a: (a * a,), "__mul__"),
+        for op, expr, build, needs, share in (
+            ("+", "b = a + a", lambda V, a: (a + a,), "__add__", 1.0),
+            ("*", "b = a * a", lambda V, a: (a * a,), "__mul__", 3.0),
         ):
             if op in self.wrong_ops:
                 continue  # its own checks already failed: one problem per cause
-            if self.graph(op, expr, build, (3.0,), needs, lambda g, w: ASSIGN_HINT) is False:
+            hint = lambda g, w, build=build, share=share: self.reuse_cause(build, share)
+            if self.graph(op, expr, build, (3.0,), needs, hint) is False:
                 self.assign_bug = True
 
-    def reuse_each_op(self) -> None:
-        """Every op of one input with that input used again (after the order checks, whose
-        problems would make these fail too)."""
-        if self.assign_bug or self.walk_wrong or "+" in self.wrong_ops:
-            return  # the cause is found already: the rows below would all say the same
-        # Every op of one input with that input used again: `x**2 + x` gives 1 instead of 2x + 1
-        # if the op's _backward assigns its gradient where it must add to it.
-        seen, first = set(), len(self.report.problems)
-        for row in self.good_rows:  # one node and right on its own (built ops are judged later)
-            if len(row.points[0]) != 1 or row.op in self.wrong_ops or row.expr in seen:
-                continue
-            seen.add(row.expr)
-            expr = f"b = {row.expr} + a"
-            hint = (f"{row.op}'s _backward assigns (=) where it must accumulate (+=): a.grad gets "
-                    f"a share from each use of a")
-            if self.graph(row.op, expr, lambda V, a, fn=row.fn: (fn(a) + a,), row.points[0],
-                          " ".join(("__add__", *row.needs)), lambda g, w, h=hint: h) is False:
-                self.wrong_ops.add(row.op)  # its other rows (a ** 3 after a ** 2) say the same
-        # One cause, one line: ops built from a wrong one (a / b from **) fail the same way.
-        found = self.report.problems[first:]
-        if len(found) > 1:
-            also = ", ".join(p.split(":")[0] for p in found[1:])
-            self.report.problems[first:] = [
-                found[0], f"the same with a reused input in {also} — likely built from the op "
-                          f"above: fix it first"]
+    def reuse_cause(self, build: Callable[..., Any], share: float) -> str:
+        """Why b = a + a (or a * a) lost a share, from what its _backward does to an a.grad
+        that already holds 10: overwritten is `=` for `+=`; 10 plus one share, with a once in
+        out._prev, is a set of children walked to hand out the shares."""
+        def probe() -> tuple[float | None, int]:
+            a = self.V(3.0)
+            out = build(self.V, a)[-1]
+            a.grad = 10.0
+            out.grad = 1.0
+            out._backward()
+            return self.grad(a), sum(c is a for c in out._prev)
+
+        got = self.run(probe)
+        if isinstance(got, Failed):
+            return ASSIGN_HINT
+        g, count = got
+        if g is not None and g < 10.0:
+            return ASSIGN_HINT
+        if close(g, 10.0 + share) and count == 1:
+            return ("a is both inputs, but out._prev holds it once (a set keeps one copy), and "
+                    "the shares are handed out per entry of _prev: keep _prev a tuple of both "
+                    "inputs, (self, other), or give each input its share by name")
+        return ("a.grad should get a share from each use of a: one is lost (does backward() "
+                "reset a grad, or skip a node used twice?)")
+
+    def merges_equal_data(self) -> bool:
+        """Whether two different nodes with equal data count as one in a set (an __eq__ and
+        __hash__ that compare data, as a float subclass has)."""
+        both = self.leaves((1.5, 1.5))
+        if isinstance(both, Failed):
+            return False
+        merged = self.run(lambda: len({both[0], both[1]}) == 1)
+        return merged is True
+
+    EQUAL_DATA = ("two different nodes with equal data count as one: your Value's __eq__ and "
+                  "__hash__ compare data (a float subclass's do), so the visited set skips a "
+                  "node whose value merely equals another's; nodes must compare by identity: "
+                  "no __eq__/__hash__ of your own (or __hash__ = object.__hash__ and __eq__ = "
+                  "object.__eq__), or keep id(v) in the visited set")
 
     def shared(self) -> None:
         """A graph with 2^200 paths: built in milliseconds, walked forever unless nodes are
@@ -125,26 +140,30 @@ class ValueChecker(OpChecks):
         if isinstance(done, Failed) and done.timeout:
             self.walk_wrong = True
             self.problem(f"backward(): for {expr} (2^{levels} paths to x, {4 * levels + 3} "
-                         f"nodes), backward() {done.text} — does build_topo skip nodes it has "
-                         f"already visited (a visited set), so each node is visited once?")
+                         f"nodes), backward() {done.text} — does it visit each node once (a "
+                         f"visited set)? without one, a node used twice is walked once per path "
+                         f"to it: here 2^{levels} times")
         elif isinstance(done, Failed):
             self.problem(f"backward(): for {expr}, backward() crashed: {done.text}")
         elif not close(self.grad(x), 1.0) and not self.assign_bug:
             # Reported after order(), whose smaller graphs say more, if those find nothing.
+            why = (self.EQUAL_DATA if self.merges_equal_data() else
+                   "is each node visited once, in topological order?")
             self.shared_wrong = (f"backward(): for {expr}, x.grad is "
-                                 f"{describe(attr(x, 'grad'))}, expected 1.0 — is each node "
-                                 f"visited once, in topological order?")
+                                 f"{describe(attr(x, 'grad'))}, expected 1.0 — {why}")
         elif not self.assign_bug:
             self.report.passed.append(f"backward(): {expr} (each node visited once)")
         else:  # it finished, but the = bug spoils its grads: no verdict either way
             self.skip(_PATHS)
 
     def visit_order_cause(self) -> str:
-        """Why the output's gradient never reached the inputs, read from the order in which
-        backward() calls the nodes' _backward, watched on b = a*2; c = b*3; out = b + c. Walking
-        topo without reversing it calls them children first, every time; a build_topo that
-        appends a node before its children calls c before b on some graphs (which depends on the
-        order a set of children iterates in, so a few fresh graphs are watched)."""
+        """Why the output's gradient never reached the inputs, read from which nodes backward()
+        calls _backward on, how often and in which order, watched on b = a*2; c = b*3;
+        out = b + c. A cause is named only when that record shows it: a node never called, one
+        called twice, children first every time (topo walked without reversing it), or c
+        before b (a topological order that puts a node before its children; which one comes
+        first can depend on the order a set of children iterates in, so a few fresh graphs are
+        watched)."""
         never = "the output's gradient never reached it: "
         unknown = never + "does backward() call _backward on reversed(topo), the output first?"
         kept = []  # every graph stays alive: fresh addresses, so a set of children may reorder
@@ -154,13 +173,31 @@ class ValueChecker(OpChecks):
                 return unknown
             kept.append(order)
             b, c, out, calls = order
-            seen = [id(v) for v in calls if v is b or v is c or v is out]
-            if seen == [id(out), id(c), id(b)]:  # the right order: the cause is elsewhere
+            named = {"b": b, "c": c, "out": out}
+            counts = {k: sum(v is n for v in calls) for k, n in named.items()}
+            if counts["out"] and not counts["b"] and not counts["c"]:
+                return (never + "backward() calls only the output's own _backward: it must call "
+                        "_backward on every node the output depends on, the output first "
+                        "(each node of reversed(topo), with topo the topological order)")
+            uncalled = [k for k, n in counts.items() if not n]
+            if uncalled:
+                return (never + f"backward() never calls _backward on {', '.join(uncalled)} (of "
+                        f"b = a*2; c = b*3; out = b + c): it must call it on every node of "
+                        f"the graph, output first")
+            twice = [f"{k} {n} times" for k, n in counts.items() if n > 1]
+            if twice:
+                return (never + f"backward() calls _backward on {', '.join(twice)}: each node "
+                        f"once (a visited set)")
+            seen = [k for v in calls for k, n in named.items() if v is n]
+            if seen == ["out", "c", "b"]:  # the right order: the cause is elsewhere
                 return (never + "backward() visits the nodes in the right order: does it set "
                         "self.grad = 1.0 on the output before calling any _backward?")
-            if seen != [id(b), id(c), id(out)]:  # not children first: c ran before b
-                return (never + "build_topo appends a node before its children: append it "
-                        "after the loop over v._prev (children first), then walk reversed(topo)")
+            if seen == ["c", "b", "out"]:
+                return (never + "the topological order puts a node before its children (c "
+                        "before b, which c uses): append a node after visiting its children, "
+                        "then walk reversed(topo)")
+            if seen != ["b", "c", "out"]:
+                return unknown
         return (never + "backward() calls the nodes' _backward children first: walk "
                 "reversed(topo), the output first")
 
@@ -195,6 +232,8 @@ class ValueChecker(OpChecks):
                              "(L = (a*b + c) * f, ...)")
 
         def hint(g: float | None, w: float) -> str:
+            if self.merges_equal_data():
+                return self.EQUAL_DATA
             if g == 0.0:
                 return self.visit_order_cause()
             return ("grads depend on the order nodes were visited — is the graph walked in "
@@ -331,16 +370,17 @@ class ValueChecker(OpChecks):
                 return
             for row in ROWS + registry_rows():
                 self.row(row)
+            self.numbers()
+            self.missing_lines()
             self.reuse()
             self.shared()
             self.order()
-            self.reuse_each_op()
             self.derived()
+            self.compose()
             self.twice()
             self.deep()
         except StopChecking:
             if self.downstream:
                 self.problem(f"ops built from the ones above are wrong too: "
                              f"{'; '.join(self.downstream)}")
-            self.problem(f"stopped: {MAX_TIMEOUTS} checks ran out of time, so the rest were not "
-                         f"run — fix the ops above that never finish, then check again")
+            raise

@@ -1,9 +1,9 @@
-"""Each op of a learner's Value on its own: forward value, `_backward` alone, then `backward()`."""
+"""Each op of a learner's Value on its own: forward value, `_backward` alone, then `backward()`
+(`compose.py` then tries each one inside bigger graphs)."""
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from itertools import islice
 from typing import Any
 
@@ -11,29 +11,31 @@ from ..engine import Value, grad
 from .report import CheckReport
 from .sandbox import (
     MAX_PREV,
-    MAX_TIMEOUTS,
     Failed,
+    Runner,
     attr,
     close,
+    crash_frame,
     describe,
     fmt,
     number,
     repr_text,
-    run,
 )
 from .table import (
     NAMES,
     UPSTREAM,
     Row,
+    crash_hint,
     fallback_cause,
+    forgets_cause,
     is_unwrapped_number,
     local_causes,
+    more_points,
     operand_hint,
 )
 
-
-class StopChecking(Exception):
-    """Raised by `OpChecks.run` once MAX_TIMEOUTS checks ran out of time; `all()` ends there."""
+WRAP = "other = other if isinstance(other, Value) else Value(other)"
+MAX_WALK = 5000  # nodes read when asking whether an input is reachable from an op's result
 
 
 class OpChecks:
@@ -41,45 +43,36 @@ class OpChecks:
     which adds the graph checks).
 
     Order matters for the hints: each op on its own first, then reused nodes (the += bug), then
-    graphs where the visiting order and count matter, and only then gradients through backward()
-    of ops built from others, which any earlier problem would also spoil.
+    graphs where the visiting order and count matter, then gradients through backward() of ops
+    built from others, and last every op composed and reused; any earlier problem would spoil
+    the later checks, so they are skipped (and listed as skipped) after one.
     """
 
-    def __init__(self, V: type, limit: float, report: CheckReport) -> None:
+    def __init__(self, V: type, run: Runner, report: CheckReport) -> None:
         self.V = V
-        self.limit = limit
+        self.run = run
         self.report = report
-        self.has_backward = True  # False when missing, or once it ran out of time
+        self.has_backward = True  # False when missing, or once it hung or crashed by itself
         self.wrong_ops: set[str] = set()  # ops whose own checks failed: later hints point back
         self.walk_wrong = False  # backward() visits nodes wrongly: skip what that would spoil
-        self.good_rows: list[Row] = []  # ops right on their own, one node each
+        self.checked_rows: list[Row] = []  # rows whose values and gradients are right
         self.assign_bug = False
         self.pending: list[tuple[Row, list[tuple[float, ...]]]] = []  # rows awaiting backward()
         self.downstream: list[str] = []  # ops built from wrong ones, wrong too
         self.unchecked: list[str] = []  # ops built from others, not checked: backward() is wrong
         self.shared_wrong: str = ""  # the shared-graph problem, reported if order() finds none
-        self.missing_at: dict[str, tuple[int, list[str]]] = {}  # method -> its "missing" line
-        self.timeouts = 0
+        self.missing_methods: dict[str, list[str]] = {}  # method -> the expressions needing it
+        self.missing_reflected: set[str] = set()
+        self.number_ok: list[str] = []  # expressions with a plain number that work
+        self.number_crashes: list[tuple[str, str]] = []  # (expression, crash) for a bare number
 
     # small helpers ---------------------------------------------------------------------
 
     def defines(self, names: Sequence[str]) -> bool:
         return all(callable(getattr(self.V, n, None)) for n in names)
 
-    def problem(self, text: str, detail: str = "") -> None:
-        self.report.problems.append(text)
-        if detail:
-            self.report.details[text] = detail
-
-    def run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """fn(*args) under the time limit; after MAX_TIMEOUTS timeouts, nothing more is run, so a
-        whole check(...) takes at most a few time limits however many ops hang."""
-        if self.timeouts >= MAX_TIMEOUTS:
-            raise StopChecking
-        result = run(self.limit, fn, *args)
-        if isinstance(result, Failed) and result.timeout:
-            self.timeouts += 1
-        return result
+    def problem(self, text: str, detail: str = "", same: str = "", where: str = "") -> None:
+        self.report.add(text, detail, same, where)
 
     def leaves(self, xs: Sequence[float]) -> list[Any] | Failed:
         made = []
@@ -100,8 +93,30 @@ class OpChecks:
     def where(xs: Sequence[float], names: str = NAMES) -> str:
         return ", ".join(f"{names[i]} = {fmt(x)}" for i, x in enumerate(xs))
 
+    def children(self, node: Any) -> list[Any] | Failed:
+        return self.run(lambda: list(islice(node._prev, MAX_PREV)))
+
+    def reaches(self, out: Any, target: Any) -> bool | None:
+        """Whether `target` is in the graph behind `out`, walking `_prev` (None: cannot tell)."""
+        def walk() -> bool:
+            seen, stack = {id(out)}, [out]
+            while stack and len(seen) < MAX_WALK:
+                v = stack.pop()
+                if v is target:
+                    return True
+                for c in islice(getattr(v, "_prev", ()), MAX_PREV):
+                    if id(c) not in seen:
+                        seen.add(id(c))
+                        stack.append(c)
+            return False
+
+        found = self.run(walk)
+        return None if isinstance(found, Failed) else found
+
     def backward(self, node: Any, label: str) -> bool:
-        """node.backward(); False (reported) if it crashed. Stops all backward checks on a hang."""
+        """node.backward(); False (reported) if it crashed. A hang, or a crash in backward()
+        itself (not in an op's _backward), is one line and stops every gradient check: each
+        would say the same."""
         done = self.run(lambda: node.backward())
         if not isinstance(done, Failed):
             return True
@@ -109,8 +124,15 @@ class OpChecks:
             self.has_backward = False
             self.problem(f"backward(): for {label}, backward() {done.text} — does its loop end? "
                          f"(no more gradients are checked)")
+            return False
+        frame = crash_frame(done.exc) if done.exc is not None else None
+        if frame is not None and frame.name == "_backward":
+            self.problem(f"backward(): for {label}, backward() crashed: {done.text}",
+                         same=f"crash {done.text}", where=label)
         else:
-            self.problem(f"backward(): for {label}, backward() crashed: {done.text}")
+            self.has_backward = False
+            self.problem(f"backward() crashed: {done.text}{crash_hint(done)} (for {label}; no "
+                         f"more gradients are checked)")
         return False
 
     # the basics -------------------------------------------------------------------------
@@ -138,7 +160,7 @@ class OpChecks:
                          f"since each _backward adds to them (gradients are checked once this "
                          f"is fixed)")
             self.has_backward = False
-        prev = self.run(lambda: list(islice(a._prev, MAX_PREV)))
+        prev = self.children(a)
         if isinstance(prev, Failed) or prev:
             self.problem(f"Value(2.0)._prev is {repr_text(a._prev)}, expected empty: a leaf has no "
                          "children")
@@ -148,33 +170,18 @@ class OpChecks:
         r.passed.append("Value(2.0): data 2.0, grad 0.0, no children")
         return True
 
-    def missing_line(self, key: str, item: str, text: Callable[[list[str]], str]) -> None:
-        """One "not implemented yet" line per key (a ** 2, a ** 3, ... all need __pow__)."""
-        if key in self.missing_at:
-            i, items = self.missing_at[key]
-            items.append(item)
-            self.report.missing[i] = text(items)
-            return
-        self.missing_at[key] = (len(self.report.missing), [item])
-        self.report.missing.append(text([item]))
-
     # each op on its own -------------------------------------------------------------------
 
     def row(self, row: Row) -> None:
         r = self.report
         if not self.defines(row.needs):
             method = row.needs[0]
-            hint = ""
-            if row.reflected:
-                hint = (f" (Python calls a.{method}({row.expr.split()[0]}) when the number is on "
-                        f"the left)")
             if row.extra:  # all on one line: they are not part of the lecture's path
-                self.missing_line("beyond the lecture", method, lambda names: (
-                    f"beyond the lecture, not implemented yet: {', '.join(names)} (define them "
-                    f"to have them checked too)"))
-                return
-            self.missing_line(method, row.expr, lambda exprs: (
-                f"{row.op}: {', '.join(exprs)} not implemented yet — define {method}{hint}"))
+                self.missing_methods.setdefault("beyond the lecture", []).append(method)
+            else:
+                self.missing_methods.setdefault(method, []).append(row.expr)
+                if row.reflected:
+                    self.missing_reflected.add(method)
             return
         if row.op in self.wrong_ops:
             return  # one problem per op: its first row already said what is wrong
@@ -188,10 +195,12 @@ class OpChecks:
                 return
             if outcome == "derived":
                 derived.append(xs)
+        if row.number:
+            self.number_ok.append(row.expr)
         if derived and self.has_backward:
             self.pending.append((row, derived))  # its gradients: after the graph checks
         elif self.has_backward:
-            self.good_rows.append(row)  # one node, right on its own: tried with reuse later
+            self.checked_rows.append(row)
             r.passed.append(f"{row.op}: {row.expr}, value and gradient at {len(row.points)} "
                             f"points")
         else:
@@ -208,13 +217,11 @@ class OpChecks:
             return "wrong"
         out = self.run(row.fn, *ins)
         if isinstance(out, Failed):
-            if row.number and out.exc is not None and is_unwrapped_number(out.exc):
-                self.missing_line("numbers", row.expr, lambda exprs: (
-                    f"{', '.join(exprs)}: not implemented yet — a plain number has no .data: "
-                    f"wrap it first, other = other if isinstance(other, Value) else Value(other)"))
+            if out.exc is not None and is_unwrapped_number(out.exc):  # -a as self * -1 too
+                self.number_crashes.append((row.expr, out.text))
                 return "missing"
-            return self.wrong(row, f"{label}, it crashed: {out.text}{operand_hint(out.exc)}",
-                              f"crashed: {out.text}")
+            return self.wrong(row, f"{label}, it crashed: {out.text}{operand_hint(out.exc)}"
+                              f"{crash_hint(out)}", f"crashed: {out.text}")
         if isinstance(attr(out, "data"), Failed) or isinstance(attr(out, "_prev"), Failed):
             return self.wrong(row, f"{label}, it returned {repr_text(out)} ({type(out).__name__}), "
                               f"not a Value with data and _prev: each op returns a new Value(...)",
@@ -227,7 +234,7 @@ class OpChecks:
                        f"{row.expr}: it must compute {row.expr}, not the other way round")
             value = f"out.data is {describe(attr(out, 'data'))}, expected {fmt(ref.data)}"
             return self.wrong(row, f"{label}, {value}{why}", value)
-        prev = self.run(lambda: list(islice(out._prev, MAX_PREV)))
+        prev = self.children(out)
         direct = not isinstance(prev, Failed) and all(any(p is v for p in prev) for v in ins)
         if row.primitive and not direct:
             self.problem(f"{label}, out._prev is {repr_text(attr(out, '_prev'))}: it should "
@@ -241,7 +248,7 @@ class OpChecks:
         # it is checked through backward() after the graph checks.
         if not direct or not callable(attr(out, "_backward")):
             return "derived"
-        if not self.local(row, xs, label, ref_in, ref):
+        if not self.local(row, xs, label):
             return "wrong"
         return "ok" if self.through_backward(row, xs, label, local_ok=True) else "wrong"
 
@@ -255,14 +262,55 @@ class OpChecks:
             self.problem(problem)
         return "wrong"
 
-    def local(self, row: Row, xs: tuple[float, ...], label: str, ref_in: list[Value],
-              ref: Value) -> bool:
+    def numbers(self) -> None:
+        """Plain numbers (``a + 2.0``): not implemented yet while no op takes one; once some do,
+        an op that still reads .data of a bare number is a problem (``Value(1.0) / 2.0``)."""
+        if not self.number_crashes:
+            return
+        exprs = [e for e, _ in self.number_crashes]
+        if not self.number_ok:
+            self.report.missing.append(
+                f"{', '.join(exprs)}: not implemented yet — a plain number has no .data: wrap it "
+                f"first, {WRAP}")
+            return
+        works = ", ".join(self.number_ok[:3])
+        crash = self.number_crashes[0][1]
+        verb = "works" if len(self.number_ok) == 1 else "work"
+        self.problem(f"{', '.join(exprs)}: crashed with a plain number ({crash}) — {works} "
+                     f"{verb} with numbers, so wrap the number in these too: {WRAP}, or build "
+                     f"them from ops that do")
+
+    def missing_lines(self) -> None:
+        """What the class does not define yet, on as few lines as say it: one per method when
+        there are a couple, else one line for all (beyond-the-lecture ops on their own line)."""
+        extra = self.missing_methods.pop("beyond the lecture", [])
+        methods = self.missing_methods
+        if len(methods) <= 2:
+            for method, exprs in methods.items():
+                op = next((r.op for r in _all_rows() if r.needs[0] == method), method)
+                hint = ""
+                if method in self.missing_reflected:
+                    hint = (f" (Python calls a.{method}({exprs[0].split()[0]}) when the number "
+                            f"is on the left)")
+                self.report.missing.append(f"{op}: {', '.join(exprs)} not implemented yet — "
+                                           f"define {method}{hint}")
+        elif methods:
+            listed = "; ".join(f"{m} ({', '.join(e[:2])}{', …' * (len(e) > 2)})"
+                               for m, e in methods.items())
+            self.report.missing.append(f"not implemented yet: {listed} — define them to have "
+                                       f"them checked (reflected ones, __radd__ …, are what "
+                                       f"Python calls when the number is on the left)")
+        if extra:
+            self.report.missing.append(f"beyond the lecture, not implemented yet: "
+                                       f"{', '.join(extra)} (define them to have them checked too)")
+
+    def local(self, row: Row, xs: tuple[float, ...], label: str) -> bool:
         """out._backward() alone, with out.grad = UPSTREAM: is the local derivative right?"""
         tried = self.one_backward(row, xs)
         if tried is None:
             return True  # reported by the forward check
         if isinstance(tried, Failed):
-            self.problem(f"{label}, out._backward() crashed: {tried.text}")
+            self.problem(f"{label}, out._backward() crashed: {tried.text}{crash_hint(tried)}")
             return False
         ins, got, want, out_data = tried
         for i, (g, w) in enumerate(zip(got, want)):
@@ -281,8 +329,10 @@ class OpChecks:
         their grads, the grads it should give, out.data); None if the op itself failed, a Failed
         if _backward crashed."""
         ins = self.leaves(xs)
+        if isinstance(ins, Failed):
+            return None
         out = self.run(row.fn, *ins)
-        if isinstance(ins, Failed) or isinstance(out, Failed):
+        if isinstance(out, Failed):
             return None
         # What out._backward() must give each input: the op's true derivative (micrograd's whole
         # graph differentiated), not what our own node's _backward gives. A learner's a - b may
@@ -314,7 +364,7 @@ class OpChecks:
 
         causes = local_causes(row, xs, out_data, got, want)
         seen(xs, got, want, "")
-        for other in (*row.points, *_more_points(row)):
+        for other in (*row.points, *more_points(row)):
             if other == xs:
                 continue
             tried = self.one_backward(row, other)
@@ -349,7 +399,11 @@ class OpChecks:
             if close(g, w.grad):
                 continue
             got = f"{NAMES[i]}.grad is {describe(attr(v, 'grad'))}, expected {fmt(w.grad)}"
-            if local_ok:
+            lost = [] if local_ok or self.wrong_ops else self.forgotten(out, ins)
+            if lost:
+                self.problem(f"{label}, after out.backward() {got} — {forgets_cause(row, lost)}",
+                             same=f"forgets {row.op}", where=row.expr)
+            elif local_ok:
                 self.has_backward = False  # every later check would say the same
                 self.problem(f"{label}, after out.backward() {got} — out._backward() alone is "
                              f"right, so look at backward(): does it set self.grad = 1.0 first, "
@@ -360,10 +414,16 @@ class OpChecks:
             elif self.wrong_ops:
                 self.downstream.append(f"{row.expr} ({got} at {self.where(xs)})")
             else:
-                self.problem(f"{label}, after out.backward() {got} — its _backward, or the ops "
-                             f"it is built from")
+                self.problem(f"{label}, after out.backward() {got} — it is built from other ops "
+                             f"here (out is not one node over the inputs): each of them checks "
+                             f"out on its own, so look at how this op puts them together")
             return False
         return True
+
+    def forgotten(self, out: Any, ins: Sequence[Any]) -> list[int]:
+        """The inputs the graph behind `out` does not lead back to (a result that forgets its
+        child); [] when each is reachable, or when that cannot be told."""
+        return [i for i, v in enumerate(ins) if self.reaches(out, v) is False]
 
     def derived(self) -> None:
         """Gradients of the ops built from others, once the graph checks have run."""
@@ -379,6 +439,7 @@ class OpChecks:
                     self.wrong_ops.add(row.op)
                     break
             else:
+                self.checked_rows.append(row)
                 self.report.passed.append(f"{row.op}: {row.expr}, value and gradient at "
                                           f"{len(row.points)} points")
         if self.downstream:
@@ -389,16 +450,7 @@ class OpChecks:
                                      f"other ops) are checked once the problems above are fixed")
 
 
-def _more_points(row: Row) -> list[tuple[float, ...]]:
-    """A few more points near the row's own (seeded: the same every run), where micrograd's op
-    is defined, so one lucky point cannot single out the wrong cause."""
-    rng = random.Random(row.expr)
-    points = []
-    for _ in range(4):
-        xs = tuple(x * rng.uniform(0.6, 1.4) + rng.uniform(-0.2, 0.2) for x in row.points[0])
-        try:
-            row.fn(*(Value(x) for x in xs))
-        except (ArithmeticError, ValueError):
-            continue
-        points.append(xs)
-    return points
+def _all_rows() -> tuple[Row, ...]:
+    from .table import ROWS, registry_rows
+
+    return ROWS + registry_rows()

@@ -1,4 +1,8 @@
-"""The report `check` returns: problems, what is not implemented yet, notes, what passed."""
+"""The report `check` returns: problems, what is not implemented yet, notes, what passed.
+
+Identical problems are one line: a problem added with the `same` key of an earlier one (its
+cause) is not a second line but a count, and the places it was seen are listed on the first.
+"""
 
 from __future__ import annotations
 
@@ -18,10 +22,43 @@ class CheckReport:
     skipped: list[str] = field(default_factory=list)  # not run: an earlier problem would spoil it
     # the evidence behind a problem, one attribute away: problem line -> what was tried and got
     details: dict[str, str] = field(default_factory=dict)
+    # same cause -> (index in problems, the first line, where else it was seen)
+    _same: dict[str, tuple[int, str, list[str]]] = field(default_factory=dict, repr=False)
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    @property
+    def headline(self) -> str:
+        """The first problem, in one line, and how many more there are: what a notebook's
+        ``assert report.ok, report.headline`` stops with."""
+        if not self.problems:
+            return "no problems"
+        more = len(self.problems) - 1
+        return self.problems[0] + (f" (and {more} more problem{'s' * (more != 1)}, listed above)"
+                                   if more else "")
+
+    def add(self, text: str, detail: str = "", same: str = "", where: str = "") -> None:
+        """Add a problem. Another with the same `same` key (its cause; by default the text
+        itself) already reported makes no new line: `where` (or a count) is added to the first."""
+        same = same or text
+        if same in self._same:
+            i, first, seen = self._same[same]
+            seen.append(where)
+            named = [w for w in seen if w]
+            also = (f"the same in {', '.join(named)}" if len(named) == len(seen)
+                    else f"the same {len(seen)} more time{'s' * (len(seen) != 1)}")
+            line = f"{first} ({also})"
+            old = self.problems[i]
+            self.problems[i] = line
+            if old in self.details:
+                self.details[line] = self.details.pop(old)
+            return
+        self._same[same] = (len(self.problems), text, [])
+        self.problems.append(text)
+        if detail:
+            self.details[text] = detail
 
     def detail(self, problem: int | str) -> str:
         """The evidence behind a problem (given by its number in `problems`, or its text): every

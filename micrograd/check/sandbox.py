@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import signal
 import sys
 import threading
@@ -85,11 +86,41 @@ def _time_limit(seconds: float) -> Iterator[None]:
 
 def _last_line(exc: BaseException) -> str:
     """The traceback's last line, and where in the learner's code it happened."""
-    text = traceback.format_exception_only(type(exc), exc)[-1].strip()
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != __file__]
-    if frames and frames[-1].line:
-        text += f" (in {frames[-1].name}: {frames[-1].line.strip()})"
+    text = traceback.format_exception_only(type(exc), exc)[-1].strip().splitlines()[0]
+    frame = crash_frame(exc)
+    if frame is not None and frame.line:
+        text += f" (in {frame.name}: {frame.line.strip()})"
     return text
+
+
+def crash_frame(exc: BaseException) -> traceback.FrameSummary | None:
+    """The innermost frame of the learner's code a crash went through (not the checker's own)."""
+    here = os.path.dirname(__file__)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith(here)]
+    return frames[-1] if frames else None
+
+
+class StopChecking(Exception):
+    """Raised by `Runner` once MAX_TIMEOUTS checks ran out of time: `check` ends there."""
+
+
+class Runner:
+    """The one run loop every check goes through: each call of the learner's code under the time
+    limit, crashes and time-outs as a `Failed`; after MAX_TIMEOUTS time-outs nothing more runs
+    (StopChecking), so a whole `check(...)` takes at most a few time limits however much hangs."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.timeouts = 0
+
+    def __call__(self, fn: Callable[..., Any], *args: Any) -> Any:
+        if self.timeouts >= MAX_TIMEOUTS:
+            raise StopChecking
+        result = run(self.limit, fn, *args)
+        if isinstance(result, Failed) and result.timeout:
+            self.timeouts += 1
+        return result
 
 
 def run(limit: float, fn: Callable[..., Any], *args: Any) -> Any:

@@ -8,12 +8,13 @@ get rows made from the registry, so an op added to the engine is checked too.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..engine import OPS, Value
-from .sandbox import close
+from .sandbox import Failed, close, crash_frame
 
 UPSTREAM = 2.5  # the out.grad each op's _backward is tried with: 1 would hide a missing × out.grad
 
@@ -84,6 +85,8 @@ ROWS: tuple[Row, ...] = (
     _row("**", "a ** 0.5", lambda a: a**0.5, "__pow__", UNPOS, number=True,
          rule="a.grad += p * a.data**(p - 1) * out.grad"),
     _row("/", "a / b", lambda a, b: a / b, "__truediv__", POS),
+    _row("-", "a - 2.0", lambda a: a - 2.0, "__sub__", UN, number=True),
+    _row("/", "a / 2.0", lambda a: a / 2.0, "__truediv__", UN, number=True),
     _row("/", "2.0 / a", lambda a: 2.0 / a, "__rtruediv__", UNPOS, number=True,
          reflected="__rtruediv__"),
     _row("exp", "a.exp()", lambda a: a.exp(), "exp", UN,
@@ -210,3 +213,44 @@ def local_causes(row: Row, xs: tuple[float, ...], out: float, got: list[float | 
 def fallback_cause(row: Row) -> str:
     """What to say when no known mistake fits every point."""
     return f"expected {row.rule}" if row.rule else "check its _backward"
+
+
+def forgets_cause(row: Row, lost: list[int]) -> str:
+    names = " and ".join(NAMES[i] for i in lost)
+    return (f"out._prev does not lead back to {names}: the result forgets its child, so "
+            f"backward() never reaches what {names} came from (a one-node graph still works, "
+            f"which hides it) — make the new Value with its children, Value(..., (self,), "
+            f"'{row.op}'), or build it from ops that do")
+
+
+def crash_hint(failed: Failed) -> str:
+    """What a crash's line says about its cause, when it says something for sure."""
+    text = failed.text
+    if "'NoneType' object is not iterable" in text and ".reverse()" in text:
+        return (" — list.reverse() reverses the list in place and returns None: loop over "
+                "reversed(topo)")
+    if "unhashable type" in text:
+        return (" — a visited set needs nodes that hash by identity: a class that defines __eq__ "
+                "(as @dataclass does) loses __hash__; use @dataclass(eq=False), or no __eq__")
+    if isinstance(failed.exc, RecursionError):
+        frame = crash_frame(failed.exc)
+        if frame is not None and frame.name.startswith("__r"):
+            return (f" — {frame.name} calls itself again ({frame.line.strip()}): with the number "
+                    f"on the left, Python comes back to {frame.name}; put the Value on the left "
+                    f"(self + other for __radd__), or wrap the number first")
+    return ""
+
+
+def more_points(row: Row) -> list[tuple[float, ...]]:
+    """A few more points near the row's own (seeded: the same every run), where micrograd's op
+    is defined, so one lucky point cannot single out the wrong cause."""
+    rng = random.Random(row.expr)
+    points = []
+    for _ in range(4):
+        xs = tuple(x * rng.uniform(0.6, 1.4) + rng.uniform(-0.2, 0.2) for x in row.points[0])
+        try:
+            row.fn(*(Value(x) for x in xs))
+        except (ArithmeticError, ValueError):
+            continue
+        points.append(xs)
+    return points

@@ -21,7 +21,7 @@ __all__ = ["serve", "Playground", "Tab", "ViewError", "Request", "Session", "HTT
            "EventStream"]
 
 # The web server's names, imported on first use: the static site's worker imports the views
-# alone, and in a browser the HTTP stack (http.server, email, ssl) would add about a second to
+# alone, and in a browser the HTTP stack (http.server, email, ssl) would add half a second to
 # Python's start-up.
 _WEB = {"serve": ".server", "Playground": ".server", "Request": ".web", "Session": ".web",
         "HTTPError": ".web", "EventStream": ".web"}  # fmt: skip

@@ -4,8 +4,10 @@ A `Trainer` trains only when asked (`Trainer.advance`). The web server and the n
 ask from here: one thread that goes round the playing trainers and gives each a slice of time,
 so tabs that train at once share the CPU fairly. Each keeps publishing frames while their steps
 per second divide: the slice shrinks as more play, so that a round (every playing trainer once)
-stays near `ROUND_SECONDS`. A paused trainer costs nothing; with nothing playing the thread
-sleeps until `wake()`. The static site has no threads: its Web Worker's timer asks instead.
+stays near `ROUND_SECONDS`, but never below what a frame of that run costs: with many tabs,
+frames come less often and steps keep at least half of the time. A paused trainer costs
+nothing; with nothing playing the thread sleeps until `wake()`. The static site has no
+threads: its Web Worker's timer asks instead.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from .trainer import Trainer
 
 ROUND_SECONDS = 0.05  # a round of every playing trainer: a frame each, 20 a second, while it can
 MIN_SLICE = 0.002  # each trainer's turn is at least this long (and at least one step)
+MAX_SLICE = 0.05  # and at most this long: a Pause waits for the turn under way
 IDLE_WAIT = 0.5  # with nothing playing, look again this often even if nobody wakes us
 
 
@@ -94,8 +97,11 @@ class Runner:
             soonest = math.inf
             share = max(MIN_SLICE, ROUND_SECONDS / max(1, len(playing)))
             for e in playing:
+                # at least as long for steps as its frames take: with many tabs, frames come less
+                # often rather than every step
+                turn = min(MAX_SLICE, max(share, e.trainer.frame_cost))
                 try:
-                    soonest = min(soonest, self._turn(e, share))
+                    soonest = min(soonest, self._turn(e, turn))
                 except Exception as exc:  # a bug in one run must not stop everyone's
                     print(f"micrograd playground: training failed: {exc!r}", file=sys.stderr)
                     e.trainer.close()

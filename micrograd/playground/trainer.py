@@ -89,6 +89,7 @@ class Trainer:
         self.closed = False
         self.speed: float | None = None  # steps per second while playing; None: flat out
         self.clock = time.monotonic  # what `advance` measures time by
+        self.frame_cost = 0.0  # seconds a frame takes to make (a moving average)
         self.configure(settings or Settings())
 
     # ---- setting up
@@ -350,6 +351,9 @@ class Trainer:
                 return False
             now = self.clock()
             end = now + budget
+            # A frame that falls due during the turn ends it (frames come on time); one already
+            # due when it began does not (many runs at once: each turn trains, then shows)
+            frame_at = self._next_frame if self._next_frame > now else end
             while self._playing:
                 if self.speed:
                     if now < self._next_step:
@@ -358,7 +362,7 @@ class Trainer:
                     self._next_step = max(self._next_step + 1.0 / self.speed, now)
                 self._step()
                 now = self.clock()
-                if now >= end or now >= self._next_frame:
+                if now >= end or now >= frame_at:
                     break
             if now >= self._next_frame or not self._playing:  # due, or it just diverged
                 self._publish()
@@ -443,7 +447,11 @@ class Trainer:
         return train_frames.frame(self)
 
     def _publish(self) -> None:
+        start = time.perf_counter()
         f = self.frame()
+        # what a frame costs (a moving average): a runner gives each run at least as much time
+        # for steps, so that frames never take all of it
+        self.frame_cost = 0.7 * self.frame_cost + 0.3 * (time.perf_counter() - start)
         no = self._published[1] + 1
         f["seq"] = no  # the page drops a frame older than one it has drawn
         self._published = (f, no)  # one assignment: a reader on another thread sees both

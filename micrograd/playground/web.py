@@ -300,7 +300,11 @@ def share_urls(port: int, token: str, host: str = "0.0.0.0") -> list[str]:
         fqdn = socket.getfqdn()
         if "." in fqdn:
             add(fqdn)
-        for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+        # the address families the server listens on: 0.0.0.0 is IPv4 only, :: both (Linux)
+        families = [(socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")]
+        if host.strip("[]") in ("", "0.0.0.0"):
+            families = families[:1]
+        for family, probe in families:
             try:  # the address the machine would use to reach the world: connect sends nothing
                 with socket.socket(family, socket.SOCK_DGRAM) as s:
                     s.connect((probe, 9))
@@ -308,7 +312,8 @@ def share_urls(port: int, token: str, host: str = "0.0.0.0") -> list[str]:
             except OSError:
                 continue
         try:
-            infos = socket.getaddrinfo(socket.gethostname(), None)
+            infos = socket.getaddrinfo(socket.gethostname(), None, families[-1][0] if
+                                       len(families) == 1 else 0)  # fmt: skip
         except OSError:  # the host name has no address: the ones above are what there is
             infos = []
         for info in infos:

@@ -403,6 +403,7 @@ async function init() {
   const fromTrain = opts.page && params.get("from") === "train";
   if (opts.start === "current") { // a graph built in a notebook: no program to edit here
     $("program").closest(".panel").hidden = true;
+    root.querySelector("main.explorer").classList.add("in-notebook");
     update(await send("state", {}, "program-error"));
   } else if (fromTrain) {
     // The Train view's chosen point (it left it in this tab's sessionStorage): its loss graph.

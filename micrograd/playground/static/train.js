@@ -269,6 +269,7 @@ function drawFrame() {
   drawNet();
   drawGraphNumbers();
   view.drawn = (view.drawn || 0) + 1;
+  $("step-count").dataset.drawn = view.drawn; // frames drawn, where a test or benchmark reads it
 }
 
 // ------------------------------------------------------------------ the plot: regions and points
