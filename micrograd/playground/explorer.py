@@ -153,7 +153,7 @@ _SIMPLE = re.compile(r"[^\W\d]\w*(\.\d+)*(')*|\d[\w.]*")
 _CALL = re.compile(r"[^\W\d]\w*\([^()]*\)")
 
 
-def _ref(name: str) -> str:
+def in_formula(name: str) -> str:
     """A name as it reads inside a formula: 'x1*w1' becomes '(x1*w1)', '-2' becomes '(-2)'."""
     return name if _SIMPLE.fullmatch(name) or _CALL.fullmatch(name) else f"({name})"
 
@@ -186,9 +186,10 @@ def _drawing(
     names: dict[Value, str],
     engine: str,
     editable: Callable[[Value], bool],
+    final: dict[Value, float] | None = None,
 ) -> dict[str, Any]:
     # Field widths fit the numbers before and after the backward pass, so nothing moves later.
-    record_w = _record_width(nodes, names, _final_grads(root))
+    record_w = _record_width(nodes, names, _final_grads(root) if final is None else final)
     boxes: list[Box] = []
     edges: list[tuple[str, str]] = []
     info: list[dict[str, Any]] = []
@@ -246,6 +247,9 @@ class Explorer:
     to keep in step, every leaf can be edited, and a gradient step moves the `tunable` leaves
     (by default the named ones)."""
 
+    verdict = ""  # what a check of the graph's rules found (a learner's own Value: foreign.py)
+    own_value = False  # a graph of a learner's own Value class, stepped by their code
+
     def __init__(
         self,
         program: str | None,
@@ -288,7 +292,12 @@ class Explorer:
         return not v._prev and (self.program is None or v in self.sources)
 
     def _draw(self) -> dict[str, Any]:
-        return _drawing(self.root, self.nodes, self.ids, self.names, self.engine, self.editable)
+        return _drawing(self.root, self.nodes, self.ids, self.names, self.engine, self.editable,
+                        self._record_grads())
+
+    def _record_grads(self) -> dict[Value, float] | None:
+        """The grads the records' widths are made for (None: those a full backward pass gives)."""
+        return None
 
     # -- passes
 
@@ -318,7 +327,7 @@ class Explorer:
         if self.done_steps >= self.total_steps:
             return
         self.phase = "backward"
-        out_name = _ref(self.names[self.root])
+        out_name = in_formula(self.names[self.root])
         if self.done_steps == 0:
             # What backward() does first: d(root)/d(root) = 1 (a leaf root accumulates).
             if self.root._prev:
@@ -334,8 +343,8 @@ class Explorer:
             self.log.append({"node": self.current, "lines": [text]})
         else:
             v = self.order[self.done_steps - 1]
-            name = _ref(self.names[v])
-            child_names = [_ref(self.names[c]) for c in v._prev]
+            name = in_formula(self.names[v])
+            child_names = [in_formula(self.names[c]) for c in v._prev]
             formulas = explain_local(v, child_names, name)  # the op table's formula
             g = v.grad
             lines = []
@@ -416,7 +425,7 @@ class Explorer:
                  for v, x in new.items()]  # fmt: skip
         self._move(new)
         self.descents += 1
-        out = _ref(self.names[self.root])
+        out = in_formula(self.names[self.root])
         head = (f"Gradient step {self.descents} (lr = {lr:g}): every input -= lr × its grad"
                 + (" (the backward pass ran first, for the grads)" if ran else ""))
         tail = f"{out}: {fmt(before)} → {fmt(self.root.data)}"
@@ -446,7 +455,7 @@ class Explorer:
 
     def nudge_at(self, v: Value) -> dict[str, Any]:
         """The lecture's numerical derivative: (L(a + h) - L(a)) / h with h = 0.001."""
-        a, out = _ref(self.names[v]), _ref(self.names[self.root])
+        a, out = in_formula(self.names[v]), in_formula(self.names[self.root])
         base = self.root.data
         try:
             bumped = recompute(self.topo, {v: v.data + NUDGE_H})[self.root].data
@@ -490,6 +499,8 @@ class Explorer:
             # the text the Expression box shows: the program, or what the graph is
             "program": self.program if self.program is not None else f"# {self.title}",
             "from_program": self.program is not None,
+            "verdict": self.verdict,
+            "own_value": self.own_value,
         }
         if with_drawing:
             answer["drawing"] = self.drawing

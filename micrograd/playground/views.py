@@ -34,6 +34,7 @@ from ..expr import ARITY, ProgramError
 from ..viz import GraphTooLargeError
 from .errors import ViewError
 from .explorer import DEFAULT_PROGRAM, EXAMPLES, MAX_NODES, MAX_PROGRAM_CHARS, Explorer
+from .foreign import explorer_for, looks_like_a_value
 from .train_settings import Settings, options
 from .trainer import FrameCursor, Trainer, point_payload, point_root
 
@@ -97,16 +98,18 @@ class ExplorerView:
             raise ViewError(str(exc)) from None
         return self.explorer.state(with_drawing=True)
 
-    def show(self, root: Value, title: str = "", params: Sequence[Value] | None = None,
+    def show(self, root: Any, title: str = "", params: Sequence[Value] | None = None,
              layout: str = "auto") -> dict[str, Any]:
         """The explorer on a graph built in Python (a notebook's `L`), not from a program: every
-        leaf can be set; a gradient step moves `params` (default: every named leaf)."""
-        if not isinstance(root, Value):
-            raise TypeError(f"explore: expected a micrograd Value, got {type(root).__name__}")
+        leaf can be set; a gradient step moves `params` (default: every named leaf). `root` may
+        also be a learner's own Value class (`foreign.ForeignExplorer`): stepped by their
+        `_backward`, each node's rule checked."""
+        if not isinstance(root, Value) and not looks_like_a_value(root):
+            raise TypeError(f"explore: expected a Value (micrograd's, or your own with data, grad "
+                            f"and _prev), got {type(root).__name__}")  # fmt: skip
         if layout not in LAYOUTS:
             raise ValueError(f"explore: layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
-        self.explorer = _built(lambda: Explorer(None, layout, root=root, title=title,
-                                                tunable=params))  # fmt: skip
+        self.explorer = _built(lambda: explorer_for(root, layout, title, params))
         return self.explorer.state(with_drawing=True)
 
     def state(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -213,7 +216,7 @@ class TrainView:
                 self.on_trainer(self._trainer)
         return self._trainer
 
-    def call_ready(self) -> Trainer:
+    def start(self) -> Trainer:
         """Make the trainer now (it is otherwise made by the first action)."""
         return self.trainer
 
@@ -340,20 +343,8 @@ class Tab:
             raise ViewError(f"no view {str(view)[:40]!r}; the views are explorer and train", 404)
         if action not in target.ACTIONS:
             raise ViewError(f"the {view} view has no action {str(action)[:40]!r}", 404)
-        answer = getattr(target, action)(_object(body))
-        _check_json(answer)
-        return answer
+        return getattr(target, action)(_object(body))
 
     def close(self) -> None:
         """The tab is gone: stop its training."""
         self.train.close()
-
-
-def has_action(view: str, action: str) -> bool:
-    return action in {"explorer": ExplorerView.ACTIONS, "train": TrainView.ACTIONS}.get(view, ())
-
-
-def _check_json(answer: object) -> None:
-    if not isinstance(answer, dict):
-        raise TypeError(f"a view answered {type(answer).__name__}, not a dict")
-
