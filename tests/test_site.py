@@ -218,9 +218,10 @@ def test_the_host_trains_only_when_advanced_and_sends_frames_to_a_page_that_want
     (first,) = say(host, {"frames": True})  # the frame the page has not had yet
     assert first["frame"]["step"] == 0 and first["frame"]["history_reset"]
     assert say(host, {"frames": True}) == []  # asked again (still shown): nothing new
-    (reply,) = say(host, {"id": 2, "view": "train", "action": "control",
-                          "body": {"action": "play"}})  # fmt: skip
+    reply, *now = say(host, {"id": 2, "view": "train", "action": "control",
+                             "body": {"action": "play"}})  # fmt: skip
     assert reply["answer"]["frame"]["playing"] and host.due_in() == 0.0
+    assert all(m["frame"]["playing"] and m["frame"]["step"] == 0 for m in now)  # if any
     frames = []
     for _ in range(200):  # each call trains for a slice; a frame comes when one is due
         frames += [m["frame"] for m in json.loads(host.advance(0.05))]
