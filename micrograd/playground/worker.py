@@ -33,8 +33,8 @@ WATCH_SECONDS = 90.0  # a playing run whose page has not asked for frames this l
 
 # The largest network (in weights) that trains live in a browser. Measured in Chromium on 2
 # shared cores (python benchmarks/bench_site.py), moons with 100 points: 2-16-16-1 tanh (337
-# weights) 16 steps/s, 2-32-32-1 tanh (1,185) 6.4, six layers of 32 (5,409) 0.7 steps/s and
-# 0.9 frames/s. Bigger networks are offered all the same, with a note that says so.
+# weights) 9.9 steps/s, 2-32-32-1 tanh (1,185) 3.2, six layers of 32 (5,409) 0.7 steps/s and
+# 1.0 frames/s. Bigger networks are offered all the same, with a note that says so.
 LIVE_WEIGHTS = 2_000
 
 
