@@ -3,12 +3,7 @@
 On the site `micrograd site` writes, each page starts `static/worker.js`, which runs CPython
 (Pyodide) in a Web Worker, installs micrograd from the site's wheel, and hands every message the
 page posts to one `Host`: the same view objects (`views.Tab`) the web server and the notebook
-widget call, with the widget's protocol (common.js, `messageTransport`):
-
-    page -> worker   {id, view, action, body}      an action; the answer comes back with its id
-                     {frames: true | false}        the Train view wants frames (again every 5 s)
-    worker -> page   {id, answer} | {id, error}    an action's answer, or its refusal in one line
-                     {frame}                       the Train view's newest frame, unasked
+widget call, over the widget's messages (`messages.MessageHost`).
 
 JSON text crosses between JavaScript and Python, never proxies: one parse on each side, nothing
 to free. A browser worker has no threads, so the worker's timer trains a playing Train view:
@@ -25,7 +20,7 @@ import math
 import time
 from typing import Any
 
-from .errors import ViewError
+from .messages import MessageHost
 from .views import Tab
 
 WATCH_SECONDS = 90.0  # a playing run whose page has not asked for frames this long pauses
@@ -50,13 +45,14 @@ def size_note(weights: int) -> str:
 
 
 class Host:
-    """One page's playground in a worker: `receive` its messages, `advance` its training."""
+    """One page's playground in a worker: `receive` its messages (JSON text in, a JSON list of
+    messages out), `advance` its training."""
 
     def __init__(self, tab: Tab | None = None, clock: Any = time.monotonic) -> None:
         self.tab = tab if tab is not None else Tab(jit=False)
         self.clock = clock
-        self._cursor: Any = None  # the Train view's frame reader while the page wants frames
-        self._heard = clock()
+        self.host = MessageHost(self.tab, clock,
+                                meta_note=lambda tab: size_note(len(tab.train.trainer.params)))
 
     def receive(self, text: str) -> str:
         """A message from the page (JSON text) -> the messages to post back (a JSON list)."""
@@ -64,27 +60,7 @@ class Host:
             msg = json.loads(text)
         except ValueError as exc:
             return _out([{"error": f"a message that is not JSON: {exc}"}])
-        if not isinstance(msg, dict):
-            return _out([{"error": f"a message must be a JSON object, got {type(msg).__name__}"}])
-        if "frames" in msg:  # the Train view wants frames (again: it is still shown), or not
-            self._heard = self.clock()
-            if msg["frames"] and self._cursor is None:
-                self._cursor = self.tab.train.cursor()
-            elif not msg["frames"]:
-                self._cursor = None
-            return _out(self._frame())
-        reply: dict[str, Any] = {"id": msg.get("id")}
-        try:
-            answer = self.tab.call(msg.get("view"), msg.get("action"), msg.get("body"))
-            if msg.get("view") == "train" and isinstance(answer.get("meta"), dict):
-                weights = len(self.tab.train.trainer.params)
-                answer["meta"] = {**answer["meta"], "size_note": size_note(weights)}
-            reply["answer"] = answer
-        except ViewError as exc:
-            reply["error"] = exc.message
-        except Exception as exc:  # a bug of ours: the view shows it in one line
-            reply["error"] = f"internal error: {type(exc).__name__}: {exc}"
-        return _out([reply, *self._frame()])
+        return _out(self.host.receive(msg))
 
     def advance(self, seconds: float) -> str:
         """Train for at most `seconds` if the Train view plays; the frames to post (a JSON list,
@@ -92,10 +68,10 @@ class Host:
         train = self.tab.train
         if not train.playing:
             return "[]"
-        if self.clock() - self._heard > WATCH_SECONDS:  # nobody looks: stop spending the CPU
+        if self.clock() - self.host.heard > WATCH_SECONDS:  # nobody looks: stop spending the CPU
             train.trainer.pause()
-            return _out(self._frame())
-        return _out(self._frame()) if train.advance(seconds) else "[]"
+            return _out(self.host.frames())
+        return _out(self.host.frames()) if train.advance(seconds) else "[]"
 
     def due_in(self) -> float:
         """Seconds until the Train view has work (0: now); -1 when it is paused (JavaScript's
@@ -103,12 +79,6 @@ class Host:
         train = self.tab.train
         wait = train.trainer.due_in() if train.playing else math.inf
         return -1.0 if math.isinf(wait) else wait
-
-    def _frame(self) -> list[dict[str, Any]]:
-        frame = self._cursor.next() if self._cursor is not None else None
-        if frame is None:
-            return []
-        return [{"frame": frame}]
 
 
 def _out(messages: list[dict[str, Any]]) -> str:
