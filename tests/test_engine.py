@@ -474,32 +474,51 @@ def test_registry_apply_builds_the_op_from_its_declaration() -> None:
     assert ENGINE_OPS["tanh"].formula == "d/da = 1 - out²"
 
 
-def test_an_arithmetic_rule_gives_the_text_and_the_symbolic_rule() -> None:
-    # An op declared with only its numpy rule, written in arithmetic: the text and the
-    # second-derivative rule come from that one rule (a throwaway registry entry, removed after).
-    import micrograd.engine as engine
+def test_one_rule_gives_the_floats_the_text_and_the_second_derivative() -> None:
+    # An op declared with its rule alone (a throwaway registry entry, removed after): the eager
+    # node's floats, the text and the second-derivative rule all come from that one rule.
+    from micrograd import registry
 
     def cube(self: Value) -> Value:
-        return Value(self.data**3, (self,), "cube", "", (3 * self.data**2,))
-
-    rule = engine.Vec(lambda xp, a: a**3, lambda xp, out, a: (3.0 * a * a / (1.0 - -a) ** 0.5,))
-    try:
-        engine._op("cube", 1, vec=rule)(cube)
         info = ENGINE_OPS["cube"]
-        assert info.explain == ("3·{a}·{a}/(1 - (-{a}))^0.5",)
+        out = info.value_on_floats(self.data)
+        return Value(out, (self,), "cube", "", info.on_floats(out, self.data))
+
+    rule = lambda xp, out, a: (3.0 * a * a / xp.power(1.0 - -a, 0.5),)  # noqa: E731
+    try:
+        registry.op("cube", 1, forward=lambda xp, a: a * a * a, local=rule)(cube)
+        info = ENGINE_OPS["cube"]
+        assert info.formula == "d/da = 3·a·a/(1 - (-a))^0.5"
         x = Value(0.5)
-        (d,) = info.symbolic(cube(x), x)
-        assert isinstance(d, Value) and d.data == 3.0 * 0.5 * 0.5 / 1.5**0.5
+        node = cube(x)
+        assert node._local == (3.0 * 0.5 * 0.5 / 1.5**0.5,)
+        assert explain_local(node, ["x"], "y") == ("3·x·x/(1 - (-x))^0.5",)
+        (d,) = info.on_values(node)
+        assert isinstance(d, Value) and d.data == node._local[0]
         t = torch.tensor(0.5, dtype=torch.float64)
         want = torch.func.grad(lambda t: 3 * t * t / (1 + t) ** 0.5)(t).item()
         assert grad(d, x) == pytest.approx(want, rel=1e-12)  # the second derivative, vs PyTorch
+        assert grad(grad(cube(x), x, create_graph=True), x) == pytest.approx(want, rel=1e-12)
     finally:
         ENGINE_OPS.pop("cube", None)
-    # a rule that calls a function of xp cannot be run on names: the declaration says so
-    where = engine.Vec(lambda xp, a: xp.abs(a), lambda xp, out, a: (xp.sign(a),))
-    with pytest.raises(TypeError, match=r"op 'sgn': its vec local rule uses xp\.sign.*explain="):
-        engine._op("sgn", 1, vec=where)
-    assert "sgn" not in ENGINE_OPS
+
+
+def test_a_rule_calling_a_function_values_lack_says_what_to_declare() -> None:
+    from micrograd import registry
+
+    def sgn(self: Value) -> Value:
+        return Value(abs(self.data), (self,), "sgn", "", ENGINE_OPS["sgn"].on_floats(0.0, self.data))
+
+    try:
+        registry.op("sgn", 1, forward=lambda xp, a: xp.abs(a),
+                    local=lambda xp, out, a: (xp.sign(a),))(sgn)  # fmt: skip
+        x = Value(-2.0)
+        assert sgn(x)._local == (-1.0,)  # floats have it (numpy's name)
+        assert explain_local(sgn(x), ["x"], "y") == ("sign(x)",)
+        with pytest.raises(AttributeError, match=r"xp\.sign, which is neither an op nor declared"):
+            grad(sgn(x), x, create_graph=True)
+    finally:
+        ENGINE_OPS.pop("sgn", None)
 
 
 def _kinds_built_by(op: Op) -> set[str]:
@@ -518,14 +537,15 @@ def _kinds_built_by(op: Op) -> set[str]:
 def test_registry_jit_expression_language_and_op_table_cover_the_same_ops() -> None:
     # One truth, the registry; each consumer is checked against it, not against a list here.
     from micrograd.expr import ARITY, FUNCTIONS
-    from micrograd.jit import ELEMENTWISE
+    from micrograd.jit import _elementwise
     from micrograd.nn import ACTIVATIONS
 
     registry = set(ENGINE_OPS)
     assert set().union(*(_kinds_built_by(op) for op in OPS)) == registry
     # jit: a numpy rule for every op, except the many-child ones it compiles specially
-    assert set(ELEMENTWISE) | {k for k, info in ENGINE_OPS.items() if info.kernel} == registry
-    assert all(ENGINE_OPS[k].arity == arity for k, (arity, _, _) in ELEMENTWISE.items())
+    elementwise = {k: _elementwise(k) for k in registry if _elementwise(k) is not None}
+    assert set(elementwise) | {k for k, info in ENGINE_OPS.items() if info.kernel} == registry
+    assert all(ENGINE_OPS[k].arity == rules[0] for k, rules in elementwise.items())
     # the expression language: every fixed-arity op with a public method of its own, as a
     # function taking the declared number of arguments
     named = {
