@@ -25,6 +25,7 @@ from typing import Any
 
 from .engine import OPS, OpInfo, Value
 
+
 class _Functions(Mapping):
     """Every primitive of the engine with a method of its own and a fixed number of inputs, by
     its method name: tanh(x) is x.tanh(), maximum(a, b) is a.maximum(b). (Operators such as +

@@ -268,6 +268,12 @@ def tanh(xp: Any, x: Any) -> Any:
     return xp.where(x == x, xp.copysign(t, x), x)  # odd, and NaN stays NaN
 
 
+def sigmoid(xp: Any, x: Any) -> Any:
+    """1/(1 + e^-x) for floats or arrays, never e^x of a large x: stable at ±1e308."""
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
 NATIVE["tanh"] = lambda x: tanh(NATIVE_MODULE, x)
 
 

@@ -349,7 +349,7 @@ class Trace:
             what = "a number taken from x.data used as a constant (Value(x.data), x * x.data)"
             where = _where(_user_frame(frame))
         elif role:
-            what = f"{what} inside micrograd's {frame.f_code.co_name}()"
+            what = f"{what} inside micrograd's {_called(frame)}()"
             where = _where(_user_frame(frame))
         message = (
             f"jit: fn uses the number of a traced Value in a way jit cannot check per sample: "
@@ -358,6 +358,15 @@ class Trace:
         )
         self.refused.append(message)
         raise TraceError(message)
+
+
+def _called(frame: FrameType) -> str:
+    """The engine's function the user's code called, of the engine's frames up from `frame`."""
+    name = frame.f_code.co_name
+    while frame is not None and watch.code_role(frame):
+        name = frame.f_code.co_name
+        frame = frame.f_back  # type: ignore[assignment]
+    return name
 
 
 def _user_frame(frame: FrameType | None) -> FrameType | None:

@@ -21,7 +21,7 @@ from sys import _getframe
 from types import FrameType
 from typing import Any
 
-from . import engine, floats, registry
+from . import engine, floats, names, registry, walk
 from .engine import Value
 
 __all__ = ["ReadWatcher", "watch_reads", "code_role", "raw_data"]
@@ -59,7 +59,7 @@ def _code_objects(fns: Iterable[Callable[..., Any]]) -> frozenset:
     return frozenset(out)
 
 
-_ENGINE = (vars(engine), vars(registry), vars(floats))  # the engine's modules
+_ENGINE = tuple(map(vars, (engine, registry, floats, names, walk)))  # the engine's modules
 _SLOTS = {name: Value.__dict__[name] for name in ("data", "_local", "grad")}
 _RAW_DATA, _RAW_LOCAL, _RAW_GRAD = _SLOTS.values()
 _INIT_CODE = Value.__init__.__code__

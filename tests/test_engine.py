@@ -507,7 +507,8 @@ def test_a_rule_calling_a_function_values_lack_says_what_to_declare() -> None:
     from micrograd import registry
 
     def sgn(self: Value) -> Value:
-        return Value(abs(self.data), (self,), "sgn", "", ENGINE_OPS["sgn"].on_floats(0.0, self.data))
+        local = ENGINE_OPS["sgn"].on_floats(0.0, self.data)
+        return Value(abs(self.data), (self,), "sgn", "", local)
 
     try:
         registry.op("sgn", 1, forward=lambda xp, a: xp.abs(a),
