@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from .engine import OPS, OpInfo, Value
+from .floats import FLOAT_MAX_TEXT
 
 
 class _Functions(Mapping):
@@ -163,7 +164,7 @@ def _check_expression(expr: ast.expr, text: str) -> None:
                 kind = "a string" if isinstance(value, (str, bytes)) else f"the constant {value!r}"
                 raise _refuse(node, text, kind)
             if isinstance(value, float) and value in (float("inf"), float("-inf")):
-                raise _refuse(node, text, "a number too large for a float (max ~1.8e308)")
+                raise _refuse(node, text, f"a number too large for a float ({FLOAT_MAX_TEXT})")
         elif isinstance(node, ast.Name):
             pass  # defined or not is known only when evaluating, in order
         elif isinstance(node, ast.BinOp):
