@@ -1,8 +1,8 @@
 """A derivative rule run on names: the text pictures and the playground show for each op.
 
 An op's rule (`registry.OpInfo.local`) is written for an array module `xp`; run here on names
-instead of numbers it gives the local derivatives as text: tanh's ``1.0 - t * t`` reads
-``1 - o²`` at a node `o`, and ``d/da = 1 - out²`` in words. At a node, each name also carries
+instead of numbers it gives the local derivatives as text: tanh's rule reads ``1 - o²`` at a
+node `o`, and ``d/da = 1 - out²`` in words. At a node, each name also carries
 its number, so a ``where(cond, a, b)`` picks the case the node is in and says so: a ReLU whose
 input n is positive has the slope ``1 (n > 0)``.
 """
