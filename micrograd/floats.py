@@ -176,9 +176,10 @@ NATIVE: dict[str, Any] = {
 # ------------------------------------------------------------------------------- tanh
 # tanh(y) = (E - 1)/(E + 1) with E = e^2y, in double-double arithmetic (a number as an unevaluated
 # sum hi + lo, ~106 bits) from IEEE + - * / alone: a relative error below 2^-75, so rounding
-# hi + lo once gives the nearest float. E: 2y = k ln2/256 + r, |r| <= ln2/512, so E = 2^m T[j]
-# e^r with k = 256 m + j, T[j] = 2^(j/256) from a table (each as hi + lo, hi of 26 bits so that
-# hi * x splits exactly in two floats), and e^r - 1 from its series.
+# hi + lo once gives the nearest float. E: 2y = k ln2/256 + r with |r| <= ln2/512, so E =
+# T[k] e^r, with T[k] = 2^(k/256) from a table (as hi + lo, hi of 26 bits so that hi * x splits
+# exactly into two floats) and e^r - 1 from its series. Dekker's products and Knuth's sums are
+# written out in place (a function call would cost more than the arithmetic, on floats).
 
 _SPLIT = 134217729.0  # 2**27 + 1: Dekker's split of a float into halves of 26 bits
 _LN2_256_HI = float.fromhex("0x1.62e42fefa0000p-9")  # ln2/256 to 38 bits: k * it is exact
@@ -186,83 +187,78 @@ _LN2_256_LO = float.fromhex("0x1.cf79abc9e3b3ap-48")  # the rest of ln2/256
 _INV_LN2_256 = float.fromhex("0x1.71547652b82fep+8")  # 256/ln2
 _ROOT_HI = float.fromhex("0x1.00b1afa5abcbfp+0")  # 2^(1/256) as hi + lo
 _ROOT_LO = float.fromhex("-0x1.4f6b2a7609f71p-55")
-_TABLES: tuple[list[float], list[float], list[float]] | None = None  # built on first use
+_LAST = 19.1  # tanh(y) rounds to 1 from here on: 1 - tanh(19.1) < 2^-54
+_TABLES: tuple[list[float], list[float]] | None = None  # built on first use
 
 
-def _two_prod(a: Any, b: Any) -> tuple[Any, Any]:
-    """a * b exactly, as hi + lo (Dekker: no fused multiply-add needed)."""
-    p = a * b
-    t = _SPLIT * a
-    ah = t - (t - a)
-    al = a - ah
-    t = _SPLIT * b
-    bh = t - (t - b)
-    bl = b - bh
-    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
-
-
-def _two_sum(a: Any, b: Any) -> tuple[Any, Any]:
-    """a + b exactly, as hi + lo (Knuth)."""
-    s = a + b
-    v = s - a
-    return s, (a - (s - v)) + (b - v)
-
-
-def _fast_two_sum(a: Any, b: Any) -> tuple[Any, Any]:
-    """a + b exactly, as hi + lo, for |a| >= |b| (Dekker)."""
-    s = a + b
-    return s, b - (s - a)
-
-
-def tables() -> tuple[list[float], list[float], list[float]]:
-    """tanh's tables: 2^(j/256) as hi (26 bits) + lo for j < 256, and 2^m for m < 58."""
+def tables() -> tuple[list[float], list[float]]:
+    """tanh's table: 2^(k/256) as hi (26 bits) + lo, for k up to 2*19.1*256/ln2."""
     global _TABLES
     if _TABLES is None:
         his, los, h, lo = [], [], 1.0, 0.0
-        for _ in range(256):  # 2^(j/256) = 2^((j-1)/256) * 2^(1/256), each product double-double
+        for _ in range(256):  # 2^(j/256) = 2^((j-1)/256) * 2^(1/256), each product exact
             t = _SPLIT * h
             hi = t - (t - h)  # the leading 26 bits
             his.append(hi)
             los.append((h - hi) + lo)
-            p, e = _two_prod(h, _ROOT_HI)
-            h, lo = _fast_two_sum(p, e + (h * _ROOT_LO + lo * _ROOT_HI))
-        _TABLES = (his, los, [2.0**m for m in range(58)])
+            p = h * _ROOT_HI  # h * 2^(1/256) as p + e, exactly (Dekker's product)
+            t = _SPLIT * _ROOT_HI
+            rh = t - (t - _ROOT_HI)
+            e = ((hi * rh - p) + hi * (_ROOT_HI - rh) + (h - hi) * rh) + (h - hi) * (_ROOT_HI - rh)
+            h2 = p + (e + (h * _ROOT_LO + lo * _ROOT_HI))
+            h, lo = h2, (e + (h * _ROOT_LO + lo * _ROOT_HI)) - (h2 - p)
+        last = int(2 * _LAST * _INV_LN2_256 + 1.5)  # 2^(k/256) = 2^m 2^(j/256), exactly
+        _TABLES = ([his[k % 256] * 2.0 ** (k // 256) for k in range(last)],
+                   [los[k % 256] * 2.0 ** (k // 256) for k in range(last)])  # fmt: skip
     return _TABLES
 
 
 def tanh(xp: Any, x: Any) -> Any:
     """tanh(x) correctly rounded, for floats or arrays: `xp` is the array module (`NATIVE` for
     floats, numpy); only + - * / and exact operations (floor, a table lookup) are used."""
-    hi_table, lo_table, powers = tables()
+    hi_table, lo_table = tables()
     y = xp.abs(x)
-    y = xp.where(y <= 20.0, y, 20.0)  # tanh rounds to ±1 past 19.1 (NaN: fixed up below)
+    y = xp.where(y <= _LAST, y, _LAST)  # (NaN too: it is put back at the end)
     z = y + y
     k = xp.floor(z * _INV_LN2_256 + 0.5)
-    m = xp.floor(k * 0.00390625)
-    rh, rl = _two_sum(z - k * _LN2_256_HI, -(k * _LN2_256_LO))  # r = z - k ln2/256
+    rh = z - k * _LN2_256_HI  # r = z - k ln2/256 = rh + rl, exactly
+    rl = -(k * _LN2_256_LO)
+    s = rh + rl
+    v = s - rh
+    rh, rl = s, (rh - (s - v)) + (rl - v)
     # e^r - 1 = r + r²/2 + r³/6 + ...: r and r² exactly, the rest (< 5e-10) in plain floats
     t = _SPLIT * rh
     h = t - (t - rh)
+    low = rh - h
     sq = rh * rh
-    sq_lo = ((h * h - sq) + 2.0 * h * (rh - h)) + (rh - h) * (rh - h)
+    sq_lo = ((h * h - sq) + 2.0 * h * low) + low * low
     rest = rh * sq * (1 / 6 + rh * (1 / 24 + rh * (1 / 120 + rh * (1 / 720))))
-    ph, pl = _fast_two_sum(rh, sq * 0.5)
-    ph, pl = _fast_two_sum(ph, pl + (rl + (sq_lo * 0.5 + (rh * rl + rest))))
-    # F = T e^r = th + th*ph + (tl + tl*ph + th*pl), th*ph exactly as th*p1 + th*(ph - p1)
-    j = k - 256.0 * m
-    th, tl = xp.take(hi_table, j), xp.take(lo_table, j)
+    ph = rh + sq * 0.5
+    pl = (sq * 0.5 - (ph - rh)) + (rl + (sq_lo * 0.5 + (rh * rl + rest)))
+    s = ph + pl
+    ph, pl = s, pl - (s - ph)
+    # E = T e^r = th + th*ph + (tl + tl*ph + th*pl), th*ph exactly as th*p1 + th*(ph - p1)
+    th, tl = xp.take(hi_table, k), xp.take(lo_table, k)
     t = _SPLIT * ph
     p1 = t - (t - ph)
-    fh, fl = _fast_two_sum(th, th * p1)
-    fh, fl = _fast_two_sum(fh, fl + (th * (ph - p1) + (tl + (tl * ph + th * pl))))
-    scale = xp.take(powers, m)  # E = 2^m F, exactly
-    fh, fl = fh * scale, fl * scale
-    nh, nl = _fast_two_sum(fh, -1.0)  # (E - 1)/(E + 1), E >= 1
-    dh, dl = _fast_two_sum(fh, 1.0)
-    nl = nl + fl
-    dl = dl + fl
+    a = th * p1
+    fh = th + a
+    fl = (a - (fh - th)) + (th * (ph - p1) + (tl + (tl * ph + th * pl)))
+    s = fh + fl
+    fh, fl = s, fl - (s - fh)
+    # (E - 1)/(E + 1), E >= 1: numerator and denominator as hi + lo, then one division whose
+    # remainder is computed exactly (Dekker's product q * dh)
+    nh = fh - 1.0
+    nl = ((-1.0 - (nh - fh)) + fl)
+    dh = fh + 1.0
+    dl = ((1.0 - (dh - fh)) + fl)
     q = nh / dh
-    a, b = _two_prod(q, dh)
+    a = q * dh
+    t = _SPLIT * q
+    qh = t - (t - q)
+    t = _SPLIT * dh
+    d1 = t - (t - dh)
+    b = ((qh * d1 - a) + qh * (dh - d1) + (q - qh) * d1) + (q - qh) * (dh - d1)
     t = q + (((nh - a) - b) + nl - q * dl) / dh
     t = xp.where(y < 7.450580596923828e-09, y, t)  # below 2^-27 tanh(y) rounds to y itself
     return xp.where(x == x, xp.copysign(t, x), x)  # odd, and NaN stays NaN

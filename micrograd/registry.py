@@ -277,12 +277,11 @@ _IEEE.__neg__ = lambda self: _IEEE(-float(self))  # type: ignore[method-assign]
 def array_module(np: Any) -> ArrayModule:
     """`xp` for numpy arrays, as `FLOATS` is for floats: numpy, with tanh correctly rounded (the
     same bits as on floats) and a `where` fast on random masks."""
-    tables = [np.array(t) for t in floats.tables()]
-    by_id = {id(t): a for t, a in zip(floats.tables(), tables)}
+    tables = {id(t): np.array(t) for t in floats.tables()}  # tanh's, as arrays
     xp: ArrayModule
 
     def take(table: list[float], i: Any) -> Any:
-        return by_id[id(table)][i.astype(np.intp)]
+        return tables[id(table)][i.astype(np.intp)]
 
     def where(c: Any, a: Any, b: Any) -> Any:
         if type(c) is bool:
