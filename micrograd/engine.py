@@ -20,7 +20,7 @@ from fractions import Fraction
 from operator import mul
 from typing import Union
 
-from .floats import DERIVATIVES, FLOAT_MAX, FLOAT_MAX_TEXT, as_float, check_finite, pow_forward
+from .floats import DERIVATIVES, FLOAT_MAX_TEXT, as_float, check_finite, pow_forward
 from .floats import sigmoid as _sigmoid
 from .registry import OPS, OpInfo, explain_local, op_kind, part_of_an_op, torch_module
 from .registry import op as _op
@@ -62,17 +62,17 @@ class Value:
 
     @_op("+", 2, forward=lambda xp, a, b: a + b, local=lambda xp, out, a, b: (1.0, 1.0))
     def __add__(self, other: Operand) -> Value:
-        other = _lift(other, "+", self)
+        other = other if isinstance(other, Value) else _lift(other, "+", self)  # (no call: fast)
         out = self.data + other.data
-        if not -FLOAT_MAX <= out <= FLOAT_MAX:  # overflow: ±inf
+        if out - out:  # not 0.0: out is ±inf or NaN, an overflow (or a NaN or inf put in)
             check_finite(f"addition: {self.data!r} + {other.data!r}", out, self.data, other.data)
         return Value(out, (self, other), "+", "", (1.0, 1.0))
 
     @_op("*", 2, forward=lambda xp, a, b: a * b, local=lambda xp, out, a, b: (b, a))
     def __mul__(self, other: Operand) -> Value:
-        other = _lift(other, "*", self)
+        other = other if isinstance(other, Value) else _lift(other, "*", self)
         out = self.data * other.data
-        if not -FLOAT_MAX <= out <= FLOAT_MAX:
+        if out - out:
             what = f"multiplication: {self.data!r} * {other.data!r}"
             check_finite(what, out, self.data, other.data)
         return Value(out, (self, other), "*", "", (other.data, self.data))
@@ -169,7 +169,7 @@ class Value:
         out = b.data
         for p in map(mul, wd, xd):
             out += p
-        if not -FLOAT_MAX <= out <= FLOAT_MAX:  # NaN or ±inf
+        if out - out:
             check_finite("dot: w·x + b", out, *wd, *xd, b.data)
         return Value(out, (*w, *x, b), "dot", "", (*xd, *wd, 1.0))
 
@@ -182,7 +182,7 @@ class Value:
         out = 0.0
         for v in vs:  # a plain loop, not sum(): see dot
             out += v.data
-        if not -FLOAT_MAX <= out <= FLOAT_MAX:
+        if out - out:
             check_finite("sum", out, *(v.data for v in vs))
         return Value(out, vs, "sum", "", (1.0,) * len(vs))
 
@@ -288,7 +288,7 @@ def _node(kind: str, *children: Value) -> Value:
     info = OPS[kind]
     xs = [c.data for c in children]
     out = info.value_on_floats(*xs)
-    if not -FLOAT_MAX <= out <= FLOAT_MAX:
+    if out - out:
         check_finite(f"{kind}({', '.join(map(repr, xs))})", out, *xs)
     return Value(out, children, kind, "", info.on_floats(out, *xs))
 

@@ -199,6 +199,7 @@ class ArrayModule:
     def __getattr__(self, name: str) -> Any:
         native = getattr(self._native, name, None)
         if native is not None:
+            self.__dict__[name] = native  # the backend's own function: looked up once
             return native
         info = by_method(name)
         if info is not None and info.forward is not None:
