@@ -97,11 +97,11 @@ def _nothing(values: Any, grads: Any, scalars: Any, scalar_grads: Any) -> None:
     only); the program leaves it out."""
 
 
-def _mul(d: Any, g: Any) -> Any:
+def _multiply(d: Any, g: Any) -> Any:
     return d * g
 
 
-def _times(d: Any, g: Any) -> Any:
+def _multiply_in_place(d: Any, g: Any) -> Any:
     """d * g for a local derivative d and a gradient g: into d itself when d is an array the rule
     has just made (a fresh result, not a view of values: one big temporary fewer per step)."""
     if type(d) is np.ndarray and d.base is None and d.shape == g.shape:
@@ -390,9 +390,10 @@ class _Layout:
             read_as_rows([a, b])
 
         first = g.n_inputs
+        # rows first .. first+n hold the scalars `scalars_in_rows`, copied in before the steps
         self.scalar_rows = np.arange(first, first + len(as_rows), dtype=np.intp)
-        self.scalar_rows_of = np.array(list(as_rows), dtype=np.intp)
-        self.srow = {s: int(r) for s, r in zip(as_rows, self.scalar_rows)}
+        self.scalars_in_rows = np.array(list(as_rows), dtype=np.intp)
+        self.row_of_scalar = {s: int(r) for s, r in zip(as_rows, self.scalar_rows)}
         nxt = first + len(as_rows)
         for _, members in groups:
             for j in members:
@@ -408,7 +409,7 @@ class _Layout:
         return self.n_captured + r.index + (self.n_consts if r.kind == "prelude" else 0)
 
     def row_of(self, r: Ref) -> int:
-        return self.srow[self.scalar(r)] if _is_scalar(r) else self.row[r]
+        return self.row_of_scalar[self.scalar(r)] if _is_scalar(r) else self.row[r]
 
     def wants(self, r: Ref) -> bool:
         """Does a gradient arriving at `r` go anywhere (to a captured Value)?"""
@@ -538,7 +539,7 @@ class _Program:
         groups = _group_nodes(g)
         at = _Layout(g, groups)
         self.n_rows = at.n_rows
-        self.scalar_rows, self.scalar_rows_of = at.scalar_rows, at.scalar_rows_of
+        self.scalar_rows, self.scalars_in_rows = at.scalar_rows, at.scalars_in_rows
         self.out_row = None if g.out is None else at.row_of(g.out)
         # (the prelude's rows of its nodes, in node order: copied into scalars after its forward)
         rows = [at.row[Ref("node", j)] for j in range(len(g.nodes))]
@@ -598,7 +599,7 @@ class _Program:
             if pre is not None:  # once for the batch: what every sample computes alike
                 scalars[K:] = pre.forward_once(scalars, on_nonfinite)
             if len(self.scalar_rows):
-                values[self.scalar_rows] = scalars[self.scalar_rows_of][:, None]
+                values[self.scalar_rows] = scalars[self.scalars_in_rows][:, None]
             for step in self.forward:
                 step(values, scalars)
             if self.check is not None:
@@ -617,7 +618,7 @@ class _Program:
                 step(values, grads, scalars, scalar_grads)
             if len(self.scalar_rows):
                 # (each scalar once)
-                scalar_grads[self.scalar_rows_of] += grads[self.scalar_rows].sum(1)
+                scalar_grads[self.scalars_in_rows] += grads[self.scalar_rows].sum(1)
             if pre is not None:
                 pre.backward_once(scalars, scalar_grads, scalar_grads[K:])
         return outs, scalar_grads[:C].copy()
@@ -630,7 +631,7 @@ class _Program:
         says whether the engine raises."""
         values, _, _, _ = self._arrays(1)
         if len(self.scalar_rows):
-            values[self.scalar_rows] = scalars[self.scalar_rows_of][:, None]
+            values[self.scalar_rows] = scalars[self.scalars_in_rows][:, None]
         for step in self.forward:
             step(values, scalars)
         node_values = values[self.node_rows, 0]
@@ -647,7 +648,7 @@ class _Program:
         for step in reversed(self.backward):
             step(values, grads, scalars, scalar_grads)
         if len(self.scalar_rows):
-            scalar_grads[self.scalar_rows_of] += grads[self.scalar_rows].sum(1)
+            scalar_grads[self.scalars_in_rows] += grads[self.scalar_rows].sum(1)
 
     def explain(self, d: _Diverged, traced: int) -> str:
         guard = self.graph.guards[d.k][0]
@@ -738,7 +739,7 @@ def _elementwise_steps(
         def backward(values: Any, grads: Any, scalars: Any, scalar_grads: Any) -> None:
             g = grads[o]
             (d,) = local(p, values[o], ra(values, scalars))
-            acc(grads, scalar_grads, g if _is_one(d) else _times(d, g))
+            acc(grads, scalar_grads, g if _is_one(d) else _multiply_in_place(d, g))
 
         acc = accs[0]
         if acc is None:
@@ -753,7 +754,8 @@ def _elementwise_steps(
         def backward(values: Any, grads: Any, scalars: Any, scalar_grads: Any) -> None:
             g = grads[o]
             da, db = local(p, values[o], ra(values, scalars), rb(values, scalars))
-            times = _times if da is not db else _mul  # one array for both: multiply, not into
+            # one array for both slopes (a*a): multiply, not into it
+            times = _multiply_in_place if da is not db else _multiply
             if acca is not None:
                 acca(grads, scalar_grads, g if _is_one(da) else times(da, g))
             if accb is not None:
