@@ -233,8 +233,9 @@ def tanh(xp: Any, x: Any) -> Any:
     sq = rh * rh
     sq_lo = ((h * h - sq) + 2.0 * h * low) + low * low
     rest = rh * sq * (1 / 6 + rh * (1 / 24 + rh * (1 / 120 + rh * (1 / 720))))
-    ph = rh + sq * 0.5
-    pl = (sq * 0.5 - (ph - rh)) + (rl + (sq_lo * 0.5 + (rh * rl + rest)))
+    half = sq * 0.5
+    ph = rh + half
+    pl = (half - (ph - rh)) + (rl + (sq_lo * 0.5 + (rh * rl + rest)))
     s = ph + pl
     ph, pl = s, pl - (s - ph)
     # E = T e^r = th + th*ph + (tl + tl*ph + th*pl), th*ph exactly as th*p1 + th*(ph - p1)

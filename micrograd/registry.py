@@ -279,10 +279,15 @@ def array_module(np: Any) -> ArrayModule:
     """`xp` for numpy arrays, as `FLOATS` is for floats: numpy, with tanh correctly rounded (the
     same bits as on floats) and a `where` fast on random masks."""
     tables = {id(t): np.array(t) for t in floats.tables()}  # tanh's, as arrays
+    last: list[tuple] = [(None, None)]  # the last index array, as integers (tanh takes twice)
     xp: ArrayModule
 
     def take(table: list[float], i: Any) -> Any:
-        return tables[id(table)][i.astype(np.intp)]
+        seen, index = last[0]  # (one read of an immutable pair: safe across threads)
+        if seen is not i:
+            index = i.astype(np.intp)
+            last[0] = (i, index)
+        return tables[id(table)][index]
 
     def where(c: Any, a: Any, b: Any) -> Any:
         if type(c) is bool:
