@@ -6,8 +6,8 @@ itself is in `graph_command.py`).
 
 A program is assignments separated by ``;`` or newlines. The right-hand sides use numbers, names
 assigned earlier, ``+ - * / **``, unary ``-``, parentheses, and the engine's ops as functions,
-each taking as many arguments as its declaration says (`FUNCTIONS` and `ARITY`, read from the op
-registry: ``tanh(x)``, ``relu(x)``, ``maximum(a, b)``, ...). Each name labels
+each taking as many arguments as its declaration says (`FUNCTIONS` and `ARITY`, read live from
+the op registry: ``tanh(x)``, ``relu(x)``, ``maximum(a, b)``, ...). Each name labels
 the Value it is given; the last assignment is the output, and backpropagation runs from it.
 Numbers combine as numbers (``e * -2`` multiplies by the constant -2, ``x ** 2`` is the op
 ``**2``); anything involving a name becomes a node of the graph.
@@ -20,23 +20,74 @@ imports, indexing, strings, ...) is a `ProgramError` naming the line and the con
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from .engine import OPS, Value
+from .engine import OPS, OpInfo, Value
+from .floats import FLOAT_MAX_TEXT
 
-# Every primitive of the engine with a method of its own and a fixed number of inputs, by its
-# method name, taking as many arguments as the op declares: tanh(x) is x.tanh(), maximum(a, b) is
-# a.maximum(b). (Operators such as + and ** are written as operators; dot and sum take any number.)
-FUNCTIONS: dict[str, Callable[..., Value]] = {
-    info.method.__name__: info.method
-    for info in OPS.values()
-    if info.arity and not info.param and not info.method.__name__.startswith("_")
-}
-ARITY: dict[str, int] = {
-    info.method.__name__: info.arity for info in OPS.values() if info.method in FUNCTIONS.values()
-}
-FUNCTION_NAMES = "/".join(FUNCTIONS)
+
+class _Functions(Mapping):
+    """Every primitive of the engine with a method of its own and a fixed number of inputs, by
+    its method name: tanh(x) is x.tanh(), maximum(a, b) is a.maximum(b). (Operators such as +
+    and ** are written as operators; dot and sum take any number.) Read live from the registry:
+    an op registered later is a function of the language too."""
+
+    def _all(self) -> dict[str, OpInfo]:
+        return {info.method.__name__: info for info in OPS.values()
+                if info.arity and not info.param and not info.method.__name__.startswith("_")}
+
+    def __getitem__(self, name: str) -> Callable[..., Value]:
+        return self._all()[name].method
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def arity(self, name: str) -> int:
+        return self._all()[name].arity  # type: ignore[return-value]
+
+
+class _Arity(Mapping):
+    """How many arguments each function of `FUNCTIONS` takes: as many as its op declares."""
+
+    def __getitem__(self, name: str) -> int:
+        return FUNCTIONS.arity(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(FUNCTIONS)
+
+    def __len__(self) -> int:
+        return len(FUNCTIONS)
+
+
+FUNCTIONS = _Functions()
+ARITY = _Arity()
+
+
+def function_names() -> str:
+    """The functions of the language, as the help text lists them: 'relu/exp/log/...'."""
+    return "/".join(FUNCTIONS)
+
+
+def language() -> str:
+    """The language in one sentence, for messages."""
+    return (
+        "a program is assignments like `x = 2.0` separated by ';' or newlines, using numbers, "
+        f"earlier names, + - * / **, unary -, parentheses and {function_names()}"
+    )
+
+
+def __getattr__(name: str) -> str:  # LANGUAGE and FUNCTION_NAMES, as they are now
+    if name == "LANGUAGE":
+        return language()
+    if name == "FUNCTION_NAMES":
+        return function_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 BINARY_OPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: lambda a, b: a + b,
     ast.Sub: lambda a, b: a - b,
@@ -45,10 +96,6 @@ BINARY_OPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Pow: lambda a, b: a**b,
 }
 UNARY_OPS: dict[type, Callable[[Any], Any]] = {ast.USub: lambda a: -a, ast.UAdd: lambda a: a}
-LANGUAGE = (
-    "a program is assignments like `x = 2.0` separated by ';' or newlines, using numbers, "
-    f"earlier names, + - * / **, unary -, parentheses and {FUNCTION_NAMES}"
-)
 
 # What to call the constructs the language refuses, so the message says what was written.
 _REFUSED = {
@@ -103,7 +150,7 @@ def _where(node: ast.AST, text: str) -> tuple[str, str]:
 
 def _refuse(node: ast.AST, text: str, what: str) -> ProgramError:
     at, snippet = _where(node, text)
-    return ProgramError(f"{at}{what} is not allowed{snippet} ({LANGUAGE})")
+    return ProgramError(f"{at}{what} is not allowed{snippet} ({language()})")
 
 
 def _check_expression(expr: ast.expr, text: str) -> None:
@@ -117,7 +164,7 @@ def _check_expression(expr: ast.expr, text: str) -> None:
                 kind = "a string" if isinstance(value, (str, bytes)) else f"the constant {value!r}"
                 raise _refuse(node, text, kind)
             if isinstance(value, float) and value in (float("inf"), float("-inf")):
-                raise _refuse(node, text, "a number too large for a float (max ~1.8e308)")
+                raise _refuse(node, text, f"a number too large for a float ({FLOAT_MAX_TEXT})")
         elif isinstance(node, ast.Name):
             pass  # defined or not is known only when evaluating, in order
         elif isinstance(node, ast.BinOp):
@@ -129,7 +176,7 @@ def _check_expression(expr: ast.expr, text: str) -> None:
         elif isinstance(node, ast.Call):
             func = node.func
             if not isinstance(func, ast.Name):
-                raise _refuse(node, text, f"calling anything but {FUNCTION_NAMES}")
+                raise _refuse(node, text, f"calling anything but {function_names()}")
             if func.id not in FUNCTIONS:
                 raise _refuse(node, text, f"calling {func.id}()")
             n = ARITY[func.id]
@@ -320,5 +367,5 @@ def parse_program(text: str, sources: dict[Value, Span] | None = None) -> dict[s
         names.pop(name, None)  # a re-assigned name moves to the end: it is the latest output
         names[name] = value
     if not names:
-        raise ProgramError(f"the program assigns nothing; {LANGUAGE}")
+        raise ProgramError(f"the program assigns nothing; {language()}")
     return names

@@ -37,6 +37,8 @@ def test_the_largest_network_is_drawn_whole(page: Any, playground: str, screensh
     # Frames are drawn once per screen refresh, the newest only: never more draws than frames.
     drawn = page.evaluate("() => window.trainView.drawn()")
     page.get_by_role("button", name="Play").click()
+    # an event to wait for (frames drawn), not a speed to meet: benchmarks/bench_playground.py
+    # measures that, and a loaded machine must not turn this red
     page.wait_for_function("(n) => window.trainView.drawn() >= n + 3 && "
                            "window.trainView.frame().step > 0", arg=drawn)  # fmt: skip
     page.get_by_role("button", name="Pause").click()
