@@ -20,7 +20,8 @@ Actions (each takes a JSON object, `{}` when it needs nothing):
     explorer: examples, load {program, layout}, state, forward, step, backward, reset,
               set {node, value}, nudge {node}, descend {lr}, point {from: <train's point>}
     train:    options, state, config {settings}, control {action, ...}, points {added},
-              pick {index}, weight {layer, neuron, input, value}, model, frames, point
+              pick {index}, weight {layer, neuron, input, value}, bias {layer, neuron, value},
+              view {grads, graph, neuron, read}, model, frames, point
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ from ..viz import GraphTooLargeError
 from .errors import ViewError
 from .explorer import DEFAULT_PROGRAM, EXAMPLES, MAX_NODES, MAX_PROGRAM_CHARS, Explorer
 from .foreign import explorer_for, looks_like_a_value
+from .train_frames import read
 from .train_settings import Settings, options
-from .trainer import FrameCursor, Trainer, point_payload, point_root
+from .trainer import KEEP, FrameCursor, Trainer, point_payload, point_root
 
 # The actions that only read: a web transport may answer them to a GET.
 READS = frozenset({("explorer", "examples"), ("explorer", "state"), ("train", "options"),
@@ -196,8 +198,9 @@ class TrainView:
     """The Train view of one tab: a `Trainer` (made on first use, default settings) and the
     cursor its transport reads frames with."""
 
-    ACTIONS = ("options", "state", "config", "control", "points", "pick", "weight", "model",
-               "frames", "point")  # fmt: skip
+    ACTIONS = ("options", "state", "config", "control", "points", "pick", "weight", "bias",
+               "view", "model", "frames", "point")  # fmt: skip
+    VIEW_KEYS = ("grads", "graph", "neuron", "read")
 
     def __init__(self, jit: bool = True, settings: Settings | None = None) -> None:
         self.jit = jit
@@ -292,9 +295,31 @@ class TrainView:
     def weight(self, body: dict[str, Any]) -> dict[str, Any]:
         """Set one weight: ``{"layer": l, "neuron": j, "input": i, "value": w}`` (a link's)."""
         tr = self.trainer
+        if body.get("input") is None:
+            raise ViewError("weight needs the link's input (a whole number); a bias is set with "
+                            "the bias action")  # fmt: skip
         _checked(lambda: tr.set_weight(body.get("layer"), body.get("neuron"), body.get("input"),
                                        body.get("value")))  # fmt: skip
         return self._answer()
+
+    def bias(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Set one bias: ``{"layer": l, "neuron": j, "value": b}`` (a neuron's small square)."""
+        tr = self.trainer
+        _checked(lambda: tr.set_weight(body.get("layer"), body.get("neuron"), None,
+                                       body.get("value")))  # fmt: skip
+        return self._answer()
+
+    def view(self, body: dict[str, Any]) -> dict[str, Any]:
+        """What the page shows (frames then hold that and no more): ``{"grads": bool, "graph":
+        bool, "neuron": k or null, "read": [layer, neuron, input or null] or null}``, any of
+        them. Answers with the exact numbers of the parameter read (frames bring the rest: a
+        hovered link is a small answer, not a frame of every heat map)."""
+        unknown = sorted(set(body) - set(self.VIEW_KEYS))
+        if unknown:
+            raise ViewError(f"view takes {', '.join(self.VIEW_KEYS)}; not {unknown[0][:40]!r}")
+        tr = self.trainer
+        _checked(lambda: tr.view(**{k: body.get(k, KEEP) for k in self.VIEW_KEYS}))
+        return {"read": read(tr, tr.shown.read)}
 
     def model(self, body: dict[str, Any]) -> dict[str, Any]:
         """The model as `micrograd.io.save` writes it (`micrograd.io.load` reads it back)."""
