@@ -358,13 +358,15 @@ def grid_views(tr: Any) -> dict[str, Any]:
 
         with np.errstate(all="ignore"):
             layers = layer_outputs(tr.model, tr._Ga)
-            hidden = np.concatenate(layers[:-1], axis=1) if len(layers) > 1 else None
             small = layer_outputs(tr.model, tr._Ha)[:-1]
             heat, scales = _heat(np.concatenate(small, axis=1), np) if small else ([], [])
             big = None
-            if shown is not None and hidden is not None and shown < hidden.shape[1]:
-                maps, m = _heat(hidden[:, shown:shown + 1], np)
-                big = {"neuron": shown, "b64": maps[0], "scale": m[0]}
+            for a in layers[:-1] if shown is not None else ():  # the shown neuron's layer
+                if shown < a.shape[1]:
+                    maps, m = _heat(a[:, shown:shown + 1], np)
+                    big = {"neuron": tr.shown.neuron, "b64": maps[0], "scale": m[0]}
+                    break
+                shown -= a.shape[1]
             return {"grid": _output_view(layers[-1], kind, np), "heat": heat,
                     "heat_scale": scales, "shown": big}  # fmt: skip
     per_layer = _eager_layers(tr.model, tr._grid_points)  # the heat maps' grid is the plot's
