@@ -870,7 +870,8 @@ function showTip() {
   const num = (v) => (v == null ? "…" : fmt(v));
   const when = view.frame && view.frame.step === 0 ? " (no step yet)" : "";
   // the editor says the gradient too (a phone has no hover to read it by)
-  $("weight-grad").textContent = view.editing && r ? `${d} = ${num(r.grad)}${when}` : "";
+  const said = view.editing && r ? `${d} = ${num(r.grad)}${when}` : "";
+  if ($("weight-grad").textContent !== said) { $("weight-grad").textContent = said; placeEditor(); }
   if (!item || view.editing) { tip.hidden = true; return; }
   tip.textContent = `${itemName(item)} = ${num(r && r.value)} · ${d} = ${num(r && r.grad)}${when}`;
   tip.hidden = false;
@@ -969,14 +970,21 @@ function openEditor(item, fromKeyboard) {
   $("weight-label").textContent = itemName(item);
   $("weight-value").value = "";
   form.hidden = false;
-  const [x, y] = itemCentre(item);
-  form.style.left = `${Math.max(0, Math.min(x - 40, view.net.W - form.offsetWidth))}px`;
-  form.style.top = `${y + 8}px`;
+  placeEditor();
   showError("weight-error", "");
   $("weight-value").focus();
   view.editFill = true; // the exact value goes in the box when Python sends it
   syncRead();
   if (view.read) setRead(view.read);
+}
+
+// The editor beside the parameter it edits, inside the network's panel.
+function placeEditor() {
+  const form = $("weight-form");
+  if (form.hidden || !view.editing) return;
+  const [x, y] = itemCentre(view.editing);
+  form.style.left = `${Math.max(0, Math.min(x - 40, view.net.W - form.offsetWidth))}px`;
+  form.style.top = `${y + 8}px`;
 }
 
 function closeWeight() {
