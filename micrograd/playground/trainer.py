@@ -506,8 +506,9 @@ class Trainer:
             if not isinstance(read, (list, tuple)) or len(read) != 3:
                 raise ValueError(f"read takes [layer, neuron, input] (input null: the bias), "
                                  f"got {str(read)[:60]}")  # fmt: skip
-            with self.lock:
-                shown = replace(shown, read=self.parameter(*read))
+            # checked without the lock: a hover answers at once, not after the turn under way
+            # (a network rebuilt meanwhile forgets it, and `read` then finds nothing)
+            shown = replace(shown, read=self.parameter(*read))
         elif read is None:
             shown = replace(shown, read=None)
         self.shown = shown  # one assignment: a frame being made sees the old or the new
