@@ -153,7 +153,7 @@ class PlaygroundWidget(anywidget.AnyWidget):
 
 
 def explore(
-    root: Value,
+    root: Any,
     params: Sequence[Value] | None = None,
     *,
     title: str = "",
@@ -163,9 +163,13 @@ def explore(
     step (the chain rule at one node, with its numbers), Backward pass, Reset, Gradient step,
     setting a leaf (with the numerical derivative next to its grad), the engine's code under
     each step. A gradient step moves `params` (default: every leaf with a label). `layout`:
-    "auto" (Graphviz's dot when installed), "dot" or "layered"."""
+    "auto" (Graphviz's dot when installed), "dot" or "layered".
+
+    `root` may be a Value of your own class (the lecture's shape: data, grad, _prev, _op, label,
+    _backward): each Backward step then runs your `_backward`, and a node whose local derivative
+    is not its op's slope (by central differences) is marked red, with the numbers."""
     tab = Tab()
-    name = root.label if isinstance(root, Value) and root.label else "the output"
+    name = getattr(root, "label", "") or "the output"
     tab.explorer.show(root, title=title or f"the graph of {name}, built in this notebook",
                       params=params, layout=layout)  # fmt: skip
     return PlaygroundWidget("explorer", tab)

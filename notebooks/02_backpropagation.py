@@ -346,6 +346,23 @@ print('the neuron:', [round(v.grad, 4) for v in (x1, w1, x2, w2)])
 draw_dot(o)
 
 # %% [markdown]
+# ## Your `Value`, one node at a time
+#
+# `explore` steps through a graph of *your* class: each **Backward step** runs *your*
+# `_backward` of one node and writes out what it did to its children's grads
+# (`a.grad = 0.0000 + 1.0000 × 1.0000 = 1.0000`). Before any step it also checks every node's
+# rule against the slope of its op, measured by central differences, and marks in red a node
+# whose rule is not that slope. Step through `b = a + a`: is its `+` node red? (It runs on your
+# objects: their grads are what the steps leave.)
+
+# %%
+from micrograd.widgets import explore
+
+a = Value(3.0, label='a')
+b = a + a; b.label = 'b'
+explore(b)
+
+# %% [markdown]
 # If `a.grad` came out 1, your neuron was still right: why did the neuron not show the problem,
 # and `a + a` does? Think it through, then open the answer.
 #

@@ -20,6 +20,7 @@ from micrograd.engine import Value  # noqa: E402
 from micrograd.playground import Tab  # noqa: E402
 from micrograd.widgets import PlaygroundWidget, explore, train  # noqa: E402
 from tests.conftest import SCREENSHOTS, watch_errors  # noqa: E402
+from tests.corpus import LECTURE_VALUE, edit  # noqa: E402
 from tests.jupyterlab import jupyterlab  # noqa: E402
 
 LECTURE_L = """a = Value(2.0, label='a'); b = Value(-3.0, label='b')
@@ -136,6 +137,10 @@ def test_explore_and_train_in_jupyterlab(lab: Any, browser: Any, screenshot: Any
         LECTURE_L + "explore(L)",
         NEURON + "explore(o, params=[w1, w2, b])",
         "train(dataset='moons')",
+        # a learner's own Value whose * rule is wrong (other.grad uses other.data)
+        edit(LECTURE_VALUE, ("other.grad += self.data * out.grad",
+                             "other.grad += other.data * out.grad"))
+        + "\n" + LECTURE_L + "explore(L)",
     ])
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.set_default_timeout(60_000)
@@ -148,8 +153,8 @@ def test_explore_and_train_in_jupyterlab(lab: Any, browser: Any, screenshot: Any
         lab.open_and_run(page, name)
         widgets = page.locator(".micrograd-widget")
         page.wait_for_function(
-            "() => document.querySelectorAll('.micrograd-widget').length === 3", polling=200)
-        lecture, neuron, trainer = widgets.nth(0), widgets.nth(1), widgets.nth(2)
+            "() => document.querySelectorAll('.micrograd-widget').length === 4", polling=200)
+        lecture, neuron, trainer, own = (widgets.nth(i) for i in range(4))
         page.wait_for_function("""() => [...document.querySelectorAll('.micrograd-widget')]
                                   .every(w => w.dataset.ready === '1')""")
 
@@ -188,6 +193,16 @@ def test_explore_and_train_in_jupyterlab(lab: Any, browser: Any, screenshot: Any
         assert [round(grads[k], 12) for k in ("x1", "w1", "x2", "w2")] == [-1.5, 1.0, 0.5, 0.0]
         neuron.locator("g.node.leaf[data-name='w1']").scroll_into_view_if_needed()
         screenshot(page, "widget-explore")
+
+        # the learner's own Value with a wrong * rule: both * nodes marked, with the numbers
+        wrong = own.locator("g.node.op.wrong")
+        assert wrong.count() == 2 and set(wrong.locator("text").all_text_contents()) == {"*"}
+        assert "2 nodes marked red" in own.locator("#verdict").text_content()
+        own.get_by_role("button", name="Backward pass").click()
+        own.locator(".log .wrong-line").first.wait_for()
+        assert "should be 4.0000" in " ".join(own.locator(".log .wrong-line").all_text_contents())
+        own.scroll_into_view_if_needed()
+        screenshot(page, "widget-own-value")
 
         # train(): Play in the cell, and moons reach 100%
         trainer.scroll_into_view_if_needed()

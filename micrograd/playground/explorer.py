@@ -209,10 +209,11 @@ def _drawing(
     names: dict[Value, str],
     engine: str,
     editable: Callable[[Value], bool],
-    switchable: Callable[[Value], bool],
+    final: dict[Value, float] | None = None,
+    switchable: Callable[[Value], bool] = lambda v: False,
 ) -> dict[str, Any]:
     # Field widths fit the numbers before and after the backward pass, so nothing moves later.
-    record_w = _record_width(nodes, names, _final_grads(root))
+    record_w = _record_width(nodes, names, _final_grads(root) if final is None else final)
     boxes: list[Box] = []
     edges: list[tuple[str, str]] = []
     info: list[dict[str, Any]] = []
@@ -272,6 +273,9 @@ class Explorer:
     be edited or switched, and the parameters are `tunable` (by default the named leaves). A
     gradient step moves the parameters only."""
 
+    verdict = ""  # what a check of the graph's rules found (a learner's own Value: foreign.py)
+    own_value = False  # a graph of a learner's own Value class, stepped by their code
+
     def __init__(
         self,
         program: str | None,
@@ -322,11 +326,11 @@ class Explorer:
     def switchable(self, v: Value) -> bool:
         """Can the learner make this leaf a parameter, or data? Any leaf of a graph without a
         program; in a program, a leaf with a name (its marker is written on its assignment)."""
-        return not v._prev and (self.program is None or v in self.marks)
+        return self.editable(v) and (self.program is None or v in self.marks)
 
     def _draw(self) -> dict[str, Any]:
         return _drawing(self.root, self.nodes, self.ids, self.names, self.engine, self.editable,
-                        self.switchable)  # fmt: skip
+                        switchable=self.switchable)  # fmt: skip
 
     # -- passes
 
@@ -568,6 +572,8 @@ class Explorer:
             # the text the Expression box shows: the program, or what the graph is
             "program": self.program if self.program is not None else f"# {self.title}",
             "from_program": self.program is not None,
+            "verdict": self.verdict,
+            "own_value": self.own_value,
         }
         if with_drawing:
             answer["drawing"] = self.drawing

@@ -39,6 +39,7 @@ from ..formatting import format_number as fmt
 from ..viz import GraphTooLargeError
 from .errors import ViewError
 from .explorer import DEFAULT_PROGRAM, EXAMPLES, MAX_NODES, MAX_PROGRAM_CHARS, Explorer
+from .foreign import explorer_for, looks_like_a_value
 from .train_settings import Settings, options
 from .trainer import FrameCursor, Trainer, point_payload, point_root
 
@@ -102,16 +103,18 @@ class ExplorerView:
             raise ViewError(str(exc)) from None
         return self.explorer.state(with_drawing=True)
 
-    def show(self, root: Value, title: str = "", params: Sequence[Value] | None = None,
+    def show(self, root: Any, title: str = "", params: Sequence[Value] | None = None,
              layout: str = "auto") -> dict[str, Any]:
         """The explorer on a graph built in Python (a notebook's `L`), not from a program: every
-        leaf can be set; a gradient step moves `params` (default: every named leaf)."""
-        if not isinstance(root, Value):
-            raise TypeError(f"explore: expected a micrograd Value, got {type(root).__name__}")
+        leaf can be set; a gradient step moves `params` (default: every named leaf). `root` may
+        also be a learner's own Value class (`foreign.ForeignExplorer`): stepped by their
+        `_backward`, each node's rule checked."""
+        if not isinstance(root, Value) and not looks_like_a_value(root):
+            raise TypeError(f"explore: expected a Value (micrograd's, or your own with data, grad "
+                            f"and _prev), got {type(root).__name__}")  # fmt: skip
         if layout not in LAYOUTS:
             raise ValueError(f"explore: layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
-        self.explorer = _built(lambda: Explorer(None, layout, root=root, title=title,
-                                                tunable=params))  # fmt: skip
+        self.explorer = _built(lambda: explorer_for(root, layout, title, params))
         return self.explorer.state(with_drawing=True)
 
     def state(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -73,7 +73,15 @@ function draw(d) {
       svg("ellipse", { rx: n.w / 2, ry: n.h / 2, class: "op-shape" }, g);
       const t = svg("text", { class: "op-text", "text-anchor": "middle", dy: "0.35em" }, g);
       t.textContent = n.caption;
+      if (n.problem) { // a learner's own Value whose rule here is not its op's slope
+        g.classList.add("wrong");
+        svg("title", {}, g).textContent = n.problem;
+      }
       continue;
+    }
+    if (n.problem) { // a learner's own Value whose rule here is not its op's slope
+      g.classList.add("wrong");
+      svg("title", {}, g).textContent = n.problem;
     }
     g.setAttribute("data-name", n.name);
     if (n.leaf) g.classList.add("leaf");
@@ -162,6 +170,9 @@ function update(state) {
     root.querySelectorAll(`#graph-svg path.edge[data-from="${state.current}op"]`)
       .forEach((p) => p.classList.add("hot"));
   }
+  $("verdict").textContent = state.verdict || "";
+  $("verdict").hidden = !state.verdict;
+  $("verdict").classList.toggle("bad", /marked red/.test(state.verdict || ""));
   renderLog(state);
   renderStatus(state);
   renderNudge(state);
@@ -218,6 +229,7 @@ function renderLog(state) {
     for (const line of entry.lines) {
       const div = document.createElement("div");
       div.textContent = line;
+      if (line.startsWith("✗")) div.className = "wrong-line"; // a learner's rule, found wrong
       li.appendChild(div);
     }
     if (entry.source) {  // the op's own code in engine.py: what computed these numbers
@@ -242,7 +254,10 @@ function renderStatus(state) {
   if (state.phase === "built") text = "Graph built. Inputs are known; run the forward pass to compute every node's data (a backward button runs it first).";
   else if (state.phase === "forward") text = `Forward pass done: ${state.forward_order.length} nodes, in topological order. Now step backward.`;
   else if (state.phase === "backward") text = `Backward step ${state.step} of ${state.steps}.`;
+  else if (state.own_value) text = `Backward pass done (${state.steps} steps): every grad is what your _backward() of each node gave.`;
   else text = `Backward pass done (${state.steps} steps): every grad is what backward() gives.`;
+  // a learner's own Value: its numbers are changed in the notebook, not here
+  $("descend-form").hidden = $("descend-hint").hidden = !!state.own_value;
   $("status").textContent = state.note || text;
   $("forward").disabled = state.phase !== "built";
   $("step").disabled = state.phase === "done";
