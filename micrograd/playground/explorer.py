@@ -8,8 +8,8 @@ the chain-rule lines so far. One backward step does exactly what `Value.backward
 node, in the same order (reverse topological, children in `_prev` order, ``child.grad += local *
 out.grad``), so after the last step every grad is bit for bit the one `backward()` gives. Each
 chain-rule line writes out its whole arithmetic, the grad the child already had included
-(``a.grad = -6.0000 + (∂d/∂a = b = 3.0000) × (d.grad = 1.0000) = -3.0000``), so that it
-visibly holds when a node is used twice.
+(``a.grad = -6.0000 + 3.0000 × 1.0000 = -3.0000   (∂d/∂a = b = 3.0000, d.grad = 1.0000)``),
+so that it visibly holds when a node is used twice.
 
 Leaves are parameters (a gradient step moves them) or data (it does not); the program says which
 (``w: param = 1.0``, ``x: data = 2.0``; an unmarked named leaf is a parameter), and a learner can
@@ -176,6 +176,12 @@ _CALL = re.compile(r"[^\W\d]\w*\([^()]*\)")
 def _ref(name: str) -> str:
     """A name as it reads inside a formula: 'x1*w1' becomes '(x1*w1)', '-2' becomes '(-2)'."""
     return name if _SIMPLE.fullmatch(name) or _CALL.fullmatch(name) else f"({name})"
+
+
+def _factor(x: float) -> str:
+    """A number as a factor of a product: a negative one in parentheses (3.0000 × (-2.0000))."""
+    text = fmt(x)
+    return f"({text})" if text.startswith("-") else text
 
 
 def _is_number(text: str) -> bool:
@@ -389,8 +395,8 @@ class Explorer:
                 # even for a child used twice (a + a), where `+=` is the whole point.
                 shown = fmt(d) if _is_number(formula) else f"{formula} = {fmt(d)}"
                 lines.append(
-                    f"{cname}.grad = {fmt(had[child])} + (∂{name}/∂{cname} = {shown}) × "
-                    f"({name}.grad = {fmt(g)}) = {fmt(after)}"
+                    f"{cname}.grad = {fmt(had[child])} + {_factor(d)} × {_factor(g)} = "
+                    f"{fmt(after)}   (∂{name}/∂{cname} = {shown}, {name}.grad = {fmt(g)})"
                 )
                 had[child] = after
             self.current = self.ids[v]
@@ -461,8 +467,8 @@ class Explorer:
             raise ViewError(f"the step would move {self.names[v]} to {new[v]:g}, beyond "
                                  f"±1e15: take a smaller step")  # fmt: skip
         shown_lr = f"({lr:g})" if lr < 0 else f"{lr:g}"
-        lines = [f"{_ref(self.names[v])}.data = {fmt(v.data)} - {shown_lr} × {fmt(v.grad)} = "
-                 f"{fmt(x)}" for v, x in new.items()]  # fmt: skip
+        lines = [f"{_ref(self.names[v])}.data = {fmt(v.data)} - {shown_lr} × {_factor(v.grad)} "
+                 f"= {fmt(x)}" for v, x in new.items()]  # fmt: skip
         stay = [self.names[v] for v in self.topo if not v._prev and self.switchable(v)
                 and v not in new]  # fmt: skip
         self._move(new)
@@ -471,7 +477,8 @@ class Explorer:
         moved = ", ".join(self.names[v] for v in new)
         head = (f"Gradient step {self.descents} (lr = {lr:g}): the parameters {moved} move, "
                 f"p.data -= lr × p.grad"
-                + (f"; the data {', '.join(stay)} stay" if stay else "")
+                + (f"; the data {', '.join(stay)} stay{'s' if len(stay) == 1 else ''}"
+                   if stay else "")
                 + (" (the backward pass ran first, for the grads)" if ran else ""))
         tail = f"{out}: {fmt(before)} → {fmt(self.root.data)}"
         self.log = [{"node": None, "lines": [head, *lines, tail]}]
