@@ -36,7 +36,8 @@ CHAIN = re.compile(r"(?P<child>\S+)\.grad = (?P<had>\S+) \+ (?P<local>\S+) × (?
                    r"(?P<after>\S+)   \(∂(?P<node>\S+)/∂(?P=child) = (?:.* = )?(?P<local2>\S+), "
                    r"(?P=node)\.grad = (?P<g2>\S+)\)")  # fmt: skip
 # "w1.data = -3.0000 - 0.01 × 1.0000 = -3.0100"
-STEP = re.compile(r"(?P<leaf>\S+)\.data = (?P<old>\S+) - (?P<lr>\S+) × (?P<grad>\S+) = (?P<new>\S+)")
+STEP = re.compile(r"(?P<leaf>\S+)\.data = (?P<old>\S+) - (?P<lr>\S+) × (?P<grad>\S+) = "
+                  r"(?P<new>\S+)")
 
 
 def printed(text: str) -> tuple[float, float]:

@@ -34,7 +34,8 @@ BODIES: dict[str, list[dict[str, Any]]] = {
               {"index": BIG}, {"layer": 0, "neuron": 0, "input": 0, "value": BIG},
               {"settings": {"hidden": [BIG]}}],
 }  # fmt: skip
-ACTIONS = [("explorer", a) for a in ExplorerView.ACTIONS] + [("train", a) for a in TrainView.ACTIONS]
+ACTIONS = [("explorer", a) for a in ExplorerView.ACTIONS] + \
+    [("train", a) for a in TrainView.ACTIONS]  # fmt: skip
 
 
 def post_raw(url: str, path: str, raw: bytes, session: str) -> tuple[int, Any]:
@@ -59,7 +60,7 @@ def test_a_number_no_float_holds_is_a_400_with_its_reason_everywhere(
                                   session)  # fmt: skip
         assert status == 400, (body, answer)
         assert "digits, too large" in answer["error"] and "\n" not in answer["error"], answer
-    raw = ('{"value": %s, "lr": %s}' % (HUGE, HUGE)).encode()
+    raw = f'{{"value": {HUGE}, "lr": {HUGE}}}'.encode()
     status, answer = post_raw(playground, f"api/{view}/{action}", raw, session)
     assert status == 400 and "numbers must be finite" in answer["error"], answer
 

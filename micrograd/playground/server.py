@@ -532,7 +532,7 @@ class Playground:
     def __repr__(self) -> str:
         return f"<Playground {self.url}{' (stopped)' if self._stopped else ''}>"
 
-    def _repr_html_(self) -> str:  # a notebook shows a link (micrograd.widgets puts a view in a cell)
+    def _repr_html_(self) -> str:  # a link (micrograd.widgets puts a view in a cell)
         return f'<a href="{self.url}" target="_blank">micrograd playground at {self.url}</a>'
 
 
