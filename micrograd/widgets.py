@@ -186,7 +186,7 @@ def train(**settings: Any) -> PlaygroundWidget:
     tab = Tab()
     tab.train.settings = chosen
     widget = PlaygroundWidget("train", tab)
-    tab.train.call_ready()  # the run made now, on the kernel's training thread
+    tab.train.start()  # the run made now, so that it trains on the kernel's training thread
     return widget
 
 

@@ -18,7 +18,14 @@ from typing import Any
 
 from micrograd.playground import Tab
 from micrograd.playground.explorer import EXAMPLES
-from tests.test_playground_explorer import build, click, open_explorer, page_nodes, settle, wait_step
+from tests.test_playground_explorer import (
+    build,
+    click,
+    open_explorer,
+    page_nodes,
+    settle,
+    wait_step,
+)
 from tests.test_playground_explorer_lines import check_lines, hinge_losses
 
 NEURON = EXAMPLES[0]["program"]
@@ -143,7 +150,8 @@ def test_a_leaf_is_switched_on_the_page_and_a_gradient_step_moves_parameters_onl
     box = page.get_by_label("Expression", exact=True)
     page.wait_for_function("() => document.querySelector('#program').value"
                            ".startsWith('x1: param = 2.0')")  # fmt: skip
-    assert tags(page)["x1"] == "param" and "x1 is a parameter" in page.locator("#status").text_content()
+    assert tags(page)["x1"] == "param"
+    assert "x1 is a parameter" in page.locator("#status").text_content()
     screenshot(page, "explorer-leaf-switch")
     page.get_by_role("button", name=re.compile(r"^Edit w2:")).click()
     page.get_by_label("Parameter: a Gradient step moves it").uncheck()

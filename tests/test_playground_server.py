@@ -136,7 +136,8 @@ def test_a_foreign_host_header_is_refused(server: Any) -> None:
     for host in (f"evil.example:{server.port}", "evil.example", f"127.0.0.1.nip.io:{server.port}"):
         status, answer = call(server.url + "api/test/echo", headers={"Host": host})
         assert status == 403 and "refusing Host" in answer["error"], host
-    # any port on our own address: a proxy in front (jupyter-server-proxy) passes on its own
+    # An address with another port is a proxy in front (jupyter-server-proxy passes on the Host
+    # the browser sent it): no rebinding page can send an address, only a name.
     status, _ = call(server.url, headers={"Host": f"127.0.0.1:{server.port + 1}"})
     assert status == 200
     for host in (f"127.0.0.1:{server.port}", f"localhost:{server.port}"):

@@ -173,7 +173,7 @@ _SIMPLE = re.compile(r"[^\W\d]\w*(\.\d+)*(')*|\d[\w.]*")
 _CALL = re.compile(r"[^\W\d]\w*\([^()]*\)")
 
 
-def _ref(name: str) -> str:
+def in_formula(name: str) -> str:
     """A name as it reads inside a formula: 'x1*w1' becomes '(x1*w1)', '-2' becomes '(-2)'."""
     return name if _SIMPLE.fullmatch(name) or _CALL.fullmatch(name) else f"({name})"
 
@@ -336,7 +336,11 @@ class Explorer:
 
     def _draw(self) -> dict[str, Any]:
         return _drawing(self.root, self.nodes, self.ids, self.names, self.engine, self.editable,
-                        switchable=self.switchable)  # fmt: skip
+                        self._record_grads(), switchable=self.switchable)  # fmt: skip
+
+    def _record_grads(self) -> dict[Value, float] | None:
+        """The grads the records' widths are made for (None: those a full backward pass gives)."""
+        return None
 
     # -- passes
 
@@ -366,7 +370,7 @@ class Explorer:
         if self.done_steps >= self.total_steps:
             return
         self.phase = "backward"
-        out_name = _ref(self.names[self.root])
+        out_name = in_formula(self.names[self.root])
         if self.done_steps == 0:
             # What backward() does first: d(root)/d(root) = 1 (a leaf root accumulates).
             if self.root._prev:
@@ -382,8 +386,8 @@ class Explorer:
             self.log.append({"node": self.current, "lines": [text]})
         else:
             v = self.order[self.done_steps - 1]
-            name = _ref(self.names[v])
-            child_names = [_ref(self.names[c]) for c in v._prev]
+            name = in_formula(self.names[v])
+            child_names = [in_formula(self.names[c]) for c in v._prev]
             formulas = explain_local(v, child_names, name)  # the op table's formula
             g = v.grad
             lines = []
@@ -467,13 +471,13 @@ class Explorer:
             raise ViewError(f"the step would move {self.names[v]} to {new[v]:g}, beyond "
                                  f"±1e15: take a smaller step")  # fmt: skip
         shown_lr = f"({lr:g})" if lr < 0 else f"{lr:g}"
-        lines = [f"{_ref(self.names[v])}.data = {fmt(v.data)} - {shown_lr} × {_factor(v.grad)} "
-                 f"= {fmt(x)}" for v, x in new.items()]  # fmt: skip
+        lines = [f"{in_formula(self.names[v])}.data = {fmt(v.data)} - {shown_lr} × "
+                 f"{_factor(v.grad)} = {fmt(x)}" for v, x in new.items()]  # fmt: skip
         stay = [self.names[v] for v in self.topo if not v._prev and self.switchable(v)
                 and v not in new]  # fmt: skip
         self._move(new)
         self.descents += 1
-        out = _ref(self.names[self.root])
+        out = in_formula(self.names[self.root])
         moved = ", ".join(self.names[v] for v in new)
         head = (f"Gradient step {self.descents} (lr = {lr:g}): the parameters {moved} move, "
                 f"p.data -= lr × p.grad"
@@ -533,7 +537,7 @@ class Explorer:
 
     def nudge_at(self, v: Value) -> dict[str, Any]:
         """The lecture's numerical derivative: (L(a + h) - L(a)) / h with h = 0.001."""
-        a, out = _ref(self.names[v]), _ref(self.names[self.root])
+        a, out = in_formula(self.names[v]), in_formula(self.names[self.root])
         base = self.root.data
         try:
             bumped = recompute(self.topo, {v: v.data + NUDGE_H})[self.root].data

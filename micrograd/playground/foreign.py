@@ -28,7 +28,7 @@ from typing import Any
 from ..engine import OPS, Value
 from ..formatting import format_number as fmt
 from .errors import ViewError
-from .explorer import Explorer, _drawing, _ref
+from .explorer import Explorer, in_formula
 
 REL_TOL = 1e-4  # a learner's local derivative within this (relative) of the numerical one is right
 ATTRIBUTES = ("data", "grad", "_prev")  # what a node must have to be read at all
@@ -249,8 +249,9 @@ class ForeignExplorer(Explorer):
         for k, got in zip(unique, theirs):
             want = _slope(f, xs, [i for i, c in enumerate(kids) if c is k])
             if want is not None and not _close(got, want):
+                out, kid = in_formula(name), in_formula(self.names[k])
                 problems.append(
-                    f"your {op} rule gives ∂{_ref(name)}/∂{_ref(self.names[k])} = {fmt(got)}, "
+                    f"your {op} rule gives ∂{out}/∂{kid} = {fmt(got)}, "
                     f"but it should be {fmt(want)} (the slope of {op} at {self.names[k]} = "
                     f"{fmt(k.data)}, by central differences)"
                 )
@@ -277,14 +278,16 @@ class ForeignExplorer(Explorer):
                 found = self._check(v)
                 if found:
                     self.checks[v] = found
-        drawing = _drawing(self.root, self.nodes, self.ids, self.names, self.engine,
-                           self.editable, final={v: 0.0 for v in self.nodes})  # fmt: skip
+        drawing = super()._draw()
         for item in drawing["nodes"]:
             v = self.by_id[item.get("of", item["id"])]
             problems = self.checks.get(v)
             if problems and (item["kind"] == "op" or not v._prev):
                 item["problem"] = " ".join(problems)
         return drawing
+
+    def _record_grads(self) -> dict[Value, float]:
+        return {v: 0.0 for v in self.nodes}  # the learner's grads are not known before the steps
 
     # -- the passes, by the learner's code
 
@@ -304,7 +307,7 @@ class ForeignExplorer(Explorer):
             return
         self.phase = "backward"
         if self.done_steps == 0:
-            out = _ref(self.names[self.root])
+            out = in_formula(self.names[self.root])
             self.foreign[self.root].grad = 1.0
             self.current, self.touched = self.ids[self.root], []
             self.log.append({"node": self.current, "lines": [
@@ -321,7 +324,7 @@ class ForeignExplorer(Explorer):
 
     def _run_backward(self, v: Value) -> list[str]:
         node = self.foreign[v]
-        name = _ref(self.names[v])
+        name = in_formula(self.names[v])
         unique = list(dict.fromkeys(v._prev))
         before = [_number(self.foreign[k].grad, "a grad") for k in unique]
         g = _number(node.grad, f"{self.names[v]}.grad")
@@ -336,7 +339,7 @@ class ForeignExplorer(Explorer):
         probe = self._probe(v) if g == 0 else None
         for i, (k, b) in enumerate(zip(unique, before)):
             after = _number(self.foreign[k].grad, "a grad")
-            kid = _ref(self.names[k])
+            kid = in_formula(self.names[k])
             if g != 0:
                 local = (after - b) / g
             elif isinstance(probe, list):

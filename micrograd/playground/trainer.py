@@ -328,7 +328,8 @@ class Trainer:
                 self._playing = True
                 now = self.clock()
                 self._next_step = now
-                self._next_frame = now  # the first step shows at once
+                self._next_frame = now + self.frame_seconds
+                self._publish()  # a frame that says it plays, at once
 
     def pause(self) -> None:
         with self.lock:  # waits for a step under way: the frame is the run as it stopped
@@ -466,13 +467,13 @@ class Trainer:
             return io.dumps(self.model, "the model")
 
     def latest(self) -> dict[str, Any]:
-        """The last published frame, saying whether the run plays now."""
+        """The last published frame."""
         frame = self._published[0]
         if frame is None:  # not yet: configure() publishes one before anyone can ask
             with self.lock:
                 self._publish()
             return self.latest()
-        return frame if frame["playing"] == self._playing else {**frame, "playing": self._playing}
+        return frame
 
     def close(self) -> None:
         """The tab is gone: stop training for good."""

@@ -268,7 +268,7 @@ class TrainView:
                 self.on_trainer(self._trainer)
         return self._trainer
 
-    def call_ready(self) -> Trainer:
+    def start(self) -> Trainer:
         """Make the trainer now (it is otherwise made by the first action)."""
         return self.trainer
 
@@ -396,9 +396,7 @@ class Tab:
         if action not in target.ACTIONS:
             raise ViewError(f"the {view} view has no action {str(action)[:40]!r}", 404)
         _numbers_fit(body)
-        answer = getattr(target, action)(_object(body))
-        _check_json(answer)
-        return answer
+        return getattr(target, action)(_object(body))
 
     def close(self) -> None:
         """The tab is gone: stop its training."""
@@ -432,13 +430,3 @@ def _fits_float(n: int) -> bool:
     except OverflowError:
         return False
     return True
-
-
-def has_action(view: str, action: str) -> bool:
-    return action in {"explorer": ExplorerView.ACTIONS, "train": TrainView.ACTIONS}.get(view, ())
-
-
-def _check_json(answer: object) -> None:
-    if not isinstance(answer, dict):
-        raise TypeError(f"a view answered {type(answer).__name__}, not a dict")
-
