@@ -335,3 +335,14 @@ def test_a_refused_construct_is_one_short_line_with_its_hint_once(program: str,
     with pytest.raises(ProgramError) as err:
         parse_program(program)
     assert err.value.hint == LANGUAGE and str(err.value) == message
+
+
+def test_params_that_are_not_leaves_of_the_graph_are_refused() -> None:
+    x, w = Value(2.0, label="x"), Value(-3.0, label="w")
+    y = (x * w).tanh()
+    y.label = "y"
+    tab = Tab()
+    with pytest.raises(ValueError, match=r"params must be leaves .*: y is computed from other"):
+        tab.explorer.show(y, params=[w, y])
+    with pytest.raises(ValueError, match=r"params must be leaves .*: Value\(.*\) is not a leaf"):
+        tab.explorer.show(y, params=[Value(1.0)])

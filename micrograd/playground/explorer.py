@@ -315,6 +315,14 @@ class Explorer:
             chosen = {v for v, (role, _) in roles.items() if role != "data"}
         elif tunable is not None:
             chosen = set(tunable)
+            inside = set(self.topo)
+            for v in tunable:
+                if not isinstance(v, Value) or v not in inside or v._prev:
+                    what = (f"{v.label or repr(v)} is computed from other nodes" if
+                            isinstance(v, Value) and v in inside else
+                            f"{str(v)[:40]} is not a leaf of this graph")  # fmt: skip
+                    raise ValueError(f"explore: params must be leaves of the graph (what a "
+                                     f"gradient step moves): {what}")  # fmt: skip
         else:  # a graph built in Python: its named leaves, as the lecture nudges a, b, c, f
             chosen = {v for v in self.topo if not v._prev and v.label}
         self.params = [v for v in self.topo if v in chosen and not v._prev]
