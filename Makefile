@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test bench graphviz chromium playground clean
+.PHONY: demo test bench graphviz chromium npm playground clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +27,12 @@ graphviz:
 chromium:
 	@bash scripts/ensure-chromium
 
-# `make test` (and so .ci/run) installs it as it installs graphviz.
-test: chromium
+# npm, which fetches Pyodide for `micrograd site` (the static site) once; its tests build the site.
+npm:
+	@bash scripts/ensure-npm
+
+# `make test` (and so .ci/run) installs them as it installs graphviz.
+test: chromium npm
 
 demo: $(VENV)/.demo graphviz
 	$(BIN)/micrograd demo

@@ -1,11 +1,12 @@
 """The `micrograd` command: `graph` draws a computation graph, `demo` trains a network,
-`playground` opens the explorer in a browser, `grade` runs learners' notebooks.
+`playground` opens the explorer in a browser, `grade` runs learners' notebooks, `site` writes
+the playground as a static site.
 
 Each subcommand's command-line code has a module of its own, apart from the library code it drives
 (`graph_command.py` runs `expr.py`, `demo_command.py` runs `demo.py`, `playground/command.py` the
-playground, `grade_command.py` runs `grade.py`), and adds itself here with an
-`add_*_command(subparsers)` function. `main(argv)` returns the exit status (it never raises
-SystemExit), so tests call it in-process.
+playground, `grade_command.py` runs `grade.py`, `site_command.py` runs `playground/site.py`), and
+adds itself here with an `add_*_command(subparsers)` function. `main(argv)` returns the exit
+status (it never raises SystemExit), so tests call it in-process.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .grade_command import add_grade_command
     from .graph_command import add_graph_command
     from .playground.command import add_playground_command
+    from .site_command import add_site_command
 
     parser = _Parser(
         prog="micrograd",
@@ -40,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_demo_command(sub)
     add_playground_command(sub)
     add_grade_command(sub)
+    add_site_command(sub)
     return parser
 
 

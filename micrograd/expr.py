@@ -6,8 +6,8 @@ itself is in `graph_command.py`).
 
 A program is assignments separated by ``;`` or newlines. The right-hand sides use numbers, names
 assigned earlier, ``+ - * / **``, unary ``-``, parentheses, and the engine's ops as functions,
-each taking as many arguments as its declaration says (`FUNCTIONS` and `ARITY`, read from the op
-registry: ``tanh(x)``, ``relu(x)``, ``maximum(a, b)``, ...). Each name labels
+each taking as many arguments as its declaration says (`FUNCTIONS` and `ARITY`, read live from
+the op registry: ``tanh(x)``, ``relu(x)``, ``maximum(a, b)``, ...). Each name labels
 the Value it is given; the last assignment is the output, and backpropagation runs from it.
 Numbers combine as numbers (``e * -2`` multiplies by the constant -2, ``x ** 2`` is the op
 ``**2``); anything involving a name becomes a node of the graph. Numbers are written in decimal
@@ -30,25 +30,76 @@ short line (its `hint` says what the language has, for a caller that does not sh
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, cast
 
-from .engine import OPS, Value
+from .engine import OPS, OpInfo, Value
+from .floats import FLOAT_MAX_TEXT
+
+
+class _Functions(Mapping):
+    """Every primitive of the engine with a method of its own and a fixed number of inputs, by
+    its method name: tanh(x) is x.tanh(), maximum(a, b) is a.maximum(b). (Operators such as +
+    and ** are written as operators; dot and sum take any number.) Read live from the registry:
+    an op registered later is a function of the language too."""
+
+    def _all(self) -> dict[str, OpInfo]:
+        return {info.method.__name__: info for info in OPS.values()
+                if info.arity and not info.param and not info.method.__name__.startswith("_")}
+
+    def __getitem__(self, name: str) -> Callable[..., Value]:
+        return self._all()[name].method
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def arity(self, name: str) -> int:
+        return self._all()[name].arity  # type: ignore[return-value]
+
+
+class _Arity(Mapping):
+    """How many arguments each function of `FUNCTIONS` takes: as many as its op declares."""
+
+    def __getitem__(self, name: str) -> int:
+        return FUNCTIONS.arity(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(FUNCTIONS)
+
+    def __len__(self) -> int:
+        return len(FUNCTIONS)
+
+
+FUNCTIONS = _Functions()
+ARITY = _Arity()
+
+
+def function_names() -> str:
+    """The functions of the language, as the help text lists them: 'relu/exp/log/...'."""
+    return "/".join(FUNCTIONS)
+
+
+def language() -> str:
+    """The language in one sentence, for messages."""
+    return (
+        "a program is assignments like `x = 2.0` separated by ';' or newlines, using numbers, "
+        f"earlier names, + - * / **, unary -, parentheses and {function_names()}; a leaf may be "
+        "marked `w: param = 1.0` or `x: data = 2.0`"
+    )
+
+
+def __getattr__(name: str) -> str:  # LANGUAGE and FUNCTION_NAMES, as they are now
+    if name == "LANGUAGE":
+        return language()
+    if name == "FUNCTION_NAMES":
+        return function_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 ROLES = ("param", "data")  # the markers of a leaf: `w: param = 1.0`, `x: data = 2.0`
-
-# Every primitive of the engine with a method of its own and a fixed number of inputs, by its
-# method name, taking as many arguments as the op declares: tanh(x) is x.tanh(), maximum(a, b) is
-# a.maximum(b). (Operators such as + and ** are written as operators; dot and sum take any number.)
-FUNCTIONS: dict[str, Callable[..., Value]] = {
-    info.method.__name__: info.method
-    for info in OPS.values()
-    if info.arity and not info.param and not info.method.__name__.startswith("_")
-}
-ARITY: dict[str, int] = {
-    info.method.__name__: info.arity for info in OPS.values() if info.method in FUNCTIONS.values()
-}
-FUNCTION_NAMES = "/".join(FUNCTIONS)
 BINARY_OPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: lambda a, b: a + b,
     ast.Sub: lambda a, b: a - b,
@@ -57,11 +108,6 @@ BINARY_OPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Pow: lambda a, b: a**b,
 }
 UNARY_OPS: dict[type, Callable[[Any], Any]] = {ast.USub: lambda a: -a, ast.UAdd: lambda a: a}
-LANGUAGE = (
-    "a program is assignments like `x = 2.0` separated by ';' or newlines, using numbers, "
-    f"earlier names, + - * / **, unary -, parentheses and {FUNCTION_NAMES}; a leaf may be "
-    "marked `w: param = 1.0` or `x: data = 2.0`"
-)
 
 # What to call the constructs the language refuses, so the message says what was written (and,
 # after a "; ", how to write it instead).
@@ -103,7 +149,7 @@ _OPERATOR_TEXT = {
 
 class ProgramError(ValueError):
     """A program the expression language does not accept, or whose arithmetic fails: one short
-    line. `hint` is what the language has (`LANGUAGE`) when the construct is outside it, for a
+    line. `hint` is what the language has (`language()`) when the construct is outside it, for a
     caller that does not show that already (the command line adds it; the playground's page has
     it written under the box)."""
 
@@ -126,7 +172,7 @@ def _refuse(node: ast.AST, text: str, what: str) -> ProgramError:
     at, snippet = _where(node, text)
     what, _, instead = what.partition("; ")
     message = f"{at}{what} is not allowed{':' + snippet if snippet else ''}"
-    return ProgramError(f"{message}; {instead}" if instead else message, LANGUAGE)
+    return ProgramError(f"{message}; {instead}" if instead else message, language())
 
 
 # Python reads 0x10 as 16, 0o10 as 8, 0b10 as 2: a learner who types them means something else
@@ -144,7 +190,7 @@ def _check_expression(expr: ast.expr, text: str) -> None:
                 kind = "a string" if isinstance(value, (str, bytes)) else f"the constant {value!r}"
                 raise _refuse(node, text, kind)
             if isinstance(value, float) and value in (float("inf"), float("-inf")):
-                raise _refuse(node, text, "a number too large for a float (max ~1.8e308)")
+                raise _refuse(node, text, f"a number too large for a float ({FLOAT_MAX_TEXT})")
             written = (ast.get_source_segment(text, node) or "").lower()
             if written[:1] == "0" and written[1:2] in _NOT_DECIMAL:
                 at, _ = _where(node, text)
@@ -163,7 +209,7 @@ def _check_expression(expr: ast.expr, text: str) -> None:
         elif isinstance(node, ast.Call):
             func = node.func
             if not isinstance(func, ast.Name):
-                raise _refuse(node, text, f"calling anything but {FUNCTION_NAMES}")
+                raise _refuse(node, text, f"calling anything but {function_names()}")
             if func.id not in FUNCTIONS:
                 raise _refuse(node, text, f"calling {func.id}()")
             n = ARITY[func.id]
@@ -379,7 +425,7 @@ def parse_program(
         names.pop(name, None)  # a re-assigned name moves to the end: it is the latest output
         names[name] = value
     if not names:
-        raise ProgramError("the program assigns nothing", LANGUAGE)
+        raise ProgramError("the program assigns nothing", language())
     return names
 
 

@@ -13,16 +13,16 @@ import sys
 from typing import Any
 
 from .atomic import atomic_write
-from .expr import FUNCTION_NAMES, ProgramError, parse_program
+from .expr import ProgramError, function_names, parse_program
 
 FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot", ".txt": "txt"}
 
-_DESCRIPTION = f"""\
+_DESCRIPTION = """\
 Evaluate a tiny program of assignments (names become labels), run backward from the last
 assignment, and show the computation graph with every node's data and grad.
 
 A program is assignments like `x = 2.0` separated by ';' or newlines, using numbers, earlier
-names, + - * / **, unary -, parentheses and {FUNCTION_NAMES}. Nothing else is run.
+names, + - * / **, unary -, parentheses and {functions}. Nothing else is run.
 A leaf may say what it is: `w: param = -3.0` (a parameter), `x: data = 2.0` (data); a
 re-assigned name is numbered in the picture (x, x₂, x₃).
 As in Python, numbers combine as plain numbers (`y = 1.0 + 2.0*3.0` is one leaf, 7.0); anything
@@ -50,7 +50,7 @@ def add_graph_command(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "graph",
         help="draw the computation graph of a small expression, with its gradients",
-        description=_DESCRIPTION,
+        description=_DESCRIPTION.format(functions=function_names()),
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

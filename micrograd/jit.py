@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._callable import make_callable
-from .engine import OPS, OpInfo, Value, op_kind
+from .engine import OPS, Value, op_kind
+from .registry import array_module
 from .tracing import COMPARISONS, Guard, Trace, TraceError, number, numbers_of, record
 
 if TYPE_CHECKING:
@@ -41,12 +42,13 @@ if TYPE_CHECKING:
 __all__ = ["jit", "Jitted", "TraceError"]
 
 np: Any = None  # numpy, bound by _numpy() on first use so `import micrograd` stays numpy-free
+xp: Any = None  # the array module the ops' rules run on here: numpy, bound with it
 
 REDUCES = ("mean", "sum")
 
 
 def _numpy() -> Any:
-    global np
+    global np, xp
     if np is None:
         try:
             import numpy
@@ -55,34 +57,34 @@ def _numpy() -> Any:
                 "micrograd.jit needs numpy: pip install numpy (in a clone of micrograd: "
                 "pip install -e '.[jit]')"
             ) from None
-        np = numpy
+        np, xp = numpy, array_module(numpy)
     return np
 
 
 # ------------------------------------------------------------------------- the op table
-# Elementwise op kind -> (arity, forward(p, *children) -> out, local(p, out, *children) -> one
-# local derivative per child), read from the engine's registry (engine.OPS: each op's `vec` rule,
-# written beside its Value method). Arrays are (nodes, batch) blocks, or (nodes, 1) for a child
-# that is the same for every sample (a parameter or constant). `p` is the number exponent of a
-# '**p' node, else None. numpy's floating-point warnings are silenced around the whole replay: where
-# the engine raises, the rules give inf or NaN, and `Jitted._explain` then runs each sample holding
-# one through the engine, which raises its own error (see `_nonfinite_samples`). Ops of many
-# children declare what they compute (`OpInfo.kernel`) and are batched whole (see _group_nodes):
-# a 'weighted sum' b + Σ w·x (d/dw = x, d/dx = w, d/db = 1) and a 'sum' (every slope 1).
+# Each elementwise op runs by its own two rules from the registry (engine.OPS, read live: an op
+# registered after import is compiled too), `forward` and `local`, on numpy (`xp`). Arrays are
+# (nodes, batch) blocks, or (nodes, 1) for a child that is the same for every sample (a parameter
+# or constant). `p` is the op's own number (the exponent of '**p'), else None. numpy's
+# floating-point warnings are silenced around the whole replay: where the engine raises, the
+# rules give inf or NaN, and `Jitted._explain` then runs each sample holding one through the
+# engine, which raises its own error (see `_nonfinite_samples`). Ops of many children declare
+# what they compute (`OpInfo.kernel`) and are batched whole (see _group_nodes): a 'weighted
+# sum' b + Σ w·x (d/dw = x, d/dx = w, d/db = 1) and a 'sum' (every slope 1).
 
 
-def _elementwise(info: OpInfo) -> tuple[int, Callable[..., Any], Callable[..., tuple]]:
-    fwd, local = info.vec  # type: ignore[misc]
+def _elementwise(kind: str) -> tuple[int, Callable[..., Any], Callable[..., tuple]] | None:
+    """(arity, forward(p, *children), local(p, out, *children)) of op `kind` on numpy arrays,
+    or None if it is no elementwise op."""
+    info = OPS.get(kind)
+    if info is None or info.forward is None:
+        return None
+    fwd, local = info.forward, info.local
     if info.param:  # the op's own number (the exponent of '**p') is the rules' last argument
-        return 1, lambda p, a: fwd(np, a, p), lambda p, out, a: local(np, out, a, p)
+        return 1, lambda p, a: fwd(xp, a, p), lambda p, out, a: local(xp, out, a, p)
     if info.arity == 1:
-        return 1, lambda p, a: fwd(np, a), lambda p, out, a: local(np, out, a)
-    return 2, lambda p, a, b: fwd(np, a, b), lambda p, out, a, b: local(np, out, a, b)
-
-
-ELEMENTWISE: dict[str, tuple[int, Callable[..., Any], Callable[..., tuple]]] = {
-    kind: _elementwise(info) for kind, info in OPS.items() if info.vec is not None
-}
+        return 1, lambda p, a: fwd(xp, a), lambda p, out, a: local(xp, out, a)
+    return 2, lambda p, a, b: fwd(xp, a, b), lambda p, out, a, b: local(xp, out, a, b)
 
 
 def _is_one(d: Any) -> bool:
@@ -90,41 +92,51 @@ def _is_one(d: Any) -> bool:
     return type(d) is float and d == 1.0
 
 
-def _nothing(V: Any, G: Any, S: Any, GS: Any) -> None:
+def _nothing(values: Any, grads: Any, scalars: Any, scalar_grads: Any) -> None:
     """The backward step of nodes whose gradient goes nowhere (they read inputs and constants
     only); the program leaves it out."""
 
 
-def _mul(d: Any, g: Any) -> Any:
+def _multiply(d: Any, g: Any) -> Any:
     return d * g
 
 
-def _times(d: Any, g: Any) -> Any:
+def _multiply_in_place(d: Any, g: Any) -> Any:
     """d * g for a local derivative d and a gradient g: into d itself when d is an array the rule
-    has just made (a fresh result, not a view of V: one big temporary fewer per step)."""
+    has just made (a fresh result, not a view of values: one big temporary fewer per step)."""
     if type(d) is np.ndarray and d.base is None and d.shape == g.shape:
         return np.multiply(d, g, out=d)
     return d * g
 
 
-def _nonfinite_samples(V: Any) -> list[int]:
-    """Samples (columns of V) holding a NaN or ±inf somewhere. Where the engine raises (overflow,
-    log of a negative number, ...) the rules give inf or NaN, so only these samples can be errors;
+def _nonfinite_samples(values: Any) -> list[int]:
+    """Samples (columns of `values`) holding a NaN or ±inf somewhere. Where the engine raises
+    (overflow, log of a negative number, ...) the rules give inf or NaN, so only these samples
+    can be errors;
     a NaN or inf put in propagates instead. Cheap when all is finite (one sum)."""
-    if np.isfinite(V.sum()):
+    if np.isfinite(values.sum()):
         return []
-    return np.flatnonzero(~np.isfinite(V).all(0)).tolist()
+    return np.flatnonzero(~np.isfinite(values).all(0)).tolist()
 
 
 # ------------------------------------------------------------------------- the traced graph
 
-Ref = tuple  # how a node refers to a child: ('x', k) input k, ('c', k) captured k,
-# ('k', k) constant k, ('n', j) the j-th interior node, ('u', i) the i-th node of the prelude
-# (the same for every sample)
+class Ref(NamedTuple):
+    """How a node refers to a child: its `kind` and `index` among its kind. 'input': the
+    sample's number k; 'captured': a Value that existed before the call (a parameter), read
+    afresh on every call; 'constant': a number made inside fn; 'node': the j-th interior node;
+    'prelude': the i-th node computed once per call (it reads no input: the same for every
+    sample)."""
+
+    kind: str
+    index: int
+
+
+_SCALAR = ("captured", "constant", "prelude")  # the same for every sample: read from `scalars`
 
 
 def _op_of(v: Value) -> tuple[str, float | None]:
-    """A node's op kind (a key of ELEMENTWISE, or 'dot' / 'sum') and its declared parameter (the
+    """A node's op kind (an elementwise op's, or 'dot' / 'sum') and its declared parameter (the
     exponent of '**p'), else None."""
     kind = op_kind(v)
     info = OPS.get(kind)
@@ -194,21 +206,21 @@ class _Graph:
 
         def of(v: Value) -> Ref:
             r = ref.get(v)
-            if r is None:  # a Value that existed before the call: a parameter, or a graph built
-                r = ref[v] = ("c", len(self.captured))  # earlier; read afresh on every call
+            if r is None:  # a Value that existed before the call: a parameter, or a graph
+                r = ref[v] = Ref("captured", len(self.captured))  # built earlier; read afresh
                 self.captured.append(v)
             return r
 
         def constant(x: float) -> Ref:
             self.consts.append(x)
-            return ("k", len(self.consts) - 1)
+            return Ref("constant", len(self.consts) - 1)
 
         operands = [v for g in tr.guards for v in (g.a, g.b) if isinstance(v, Value)]
         order = _walk([tr.out, *operands], tr.created)
         terms = _sum_chains(order, tr.created, kept={tr.out, *operands})
         for v in order:
             if v in inputs:
-                ref[v] = ("x", inputs[v])
+                ref[v] = Ref("input", inputs[v])
             elif v not in tr.created:
                 continue  # captured, when a node reads it
             elif not v._prev:
@@ -226,7 +238,7 @@ class _Graph:
                 else:
                     kind, p = _op_of(v)
                     self.nodes.append((kind, p, tuple(of(c) for c in v._prev)))
-                ref[v] = ("n", len(self.nodes) - 1)
+                ref[v] = Ref("node", len(self.nodes) - 1)
         self.out = of(tr.out)
         self.n_inputs = len(tr.placeholders)
         # (the guard without its nodes, so the traced graph can be freed; a's ref; b's ref)
@@ -239,17 +251,20 @@ class _Graph:
         # and constants alone, such as -y: its backward step would be wasted work)
         self.wants: list[bool] = []
         for _, _, refs in self.nodes:
-            self.wants.append(any(r[0] == "c" or (r[0] == "n" and self.wants[r[1]]) for r in refs))
+            self.wants.append(any(r.kind == "captured" or r.kind == "node" and self.wants[r.index]
+                                  for r in refs))
         self.prelude = self._split_off_the_same_for_every_sample()
 
     def _split_off_the_same_for_every_sample(self) -> _Graph | None:
         """Nodes that read no input (an L2 term of the parameters written inside fn) give the same
         number for every sample: they move to a graph of their own, run once per call with a
-        batch of one, and the rest reads them as ('u', i) scalars, as it reads parameters. Returns
-        that graph (no inputs, no guards, no output), or None if there are no such nodes."""
+        batch of one, and the rest reads them as scalars, Ref('prelude', i), as it reads
+        parameters. Returns that graph (no inputs, no guards, no output), or None if there are
+        no such nodes."""
         same: list[bool] = []  # children first, so a child's answer is known
         for _, _, refs in self.nodes:
-            same.append(all(r[0] in "ck" or (r[0] == "n" and same[r[1]]) for r in refs))
+            same.append(all(r.kind in ("captured", "constant") or r.kind == "node" and same[r.index]
+                             for r in refs))
         if not any(same):
             return None
         new: dict[int, Ref] = {}  # old node index -> ('u', i) or ('n', j)
@@ -261,18 +276,18 @@ class _Graph:
         self.wants = [w for w, same_j in zip(self.wants, same) if not same_j]
 
         def moved(r: Ref, inside: bool) -> Ref:
-            if r[0] != "n":
+            if r.kind != "node":
                 return r
-            to = new[r[1]]
-            return ("n", to[1]) if inside and to[0] == "u" else to
+            to = new[r.index]
+            return Ref("node", to.index) if inside and to.kind == "prelude" else to
 
         for j, (kind, p, refs) in enumerate(self.nodes):
             if same[j]:
                 pre.nodes.append((kind, p, tuple(moved(r, True) for r in refs)))
-                new[j] = ("u", len(pre.nodes) - 1)
+                new[j] = Ref("prelude", len(pre.nodes) - 1)
             else:
                 kept.append((kind, p, tuple(moved(r, False) for r in refs)))
-                new[j] = ("n", len(kept) - 1)
+                new[j] = Ref("node", len(kept) - 1)
         self.nodes = kept
         self.out = moved(self.out, False)
         self.guards = [(guard, moved(a, False), None if b is None else moved(b, False))
@@ -281,23 +296,38 @@ class _Graph:
 
 
 # ------------------------------------------------------------------------- planning
-# A program is a list of numpy steps over V, a (rows, batch) array with one row per input, per
-# interior node, and per captured Value or constant that a step reads as a row. Nodes of the same
-# kind at the same depth run as one step: a layer's 16 ReLUs are one np.where, its 16 fused
-# neurons reading the same inputs one matrix product.
+# A program is a list of numpy steps over four arrays: `values`, (rows, batch), one row per input,
+# per interior node, and per captured Value or constant that a step reads as a row; `grads`, the
+# gradient of the output at each of those; `scalars`, the numbers that are the same for every
+# sample (captured Values, constants, prelude nodes), and `scalar_grads`, theirs summed over the
+# batch. Nodes of the same kind at the same depth run as one step: a layer's 16 ReLUs are one
+# numpy operation, its 16 fused neurons reading the same inputs one matrix product.
 
 
 def _is_scalar(r: Ref) -> bool:
-    return r[0] in "cku"
+    return r.kind in _SCALAR
 
 
-def _group_nodes(g: _Graph) -> list[tuple[tuple, list[int]]]:
-    """Nodes grouped into steps, keyed (depth, kind, ...), in an order that runs every node
-    after its children."""
+class Step(NamedTuple):
+    """What the nodes of one numpy step share: their `depth` in the graph and their `kernel`:
+    an elementwise op's kind ('tanh', '**p', with its number as `param`), or one of jit's own:
+    'matrix product' (weighted sums whose weights and bias are the same for every sample, all
+    reading the same `inputs` as x: a layer), 'weighted sums' (weights that vary per sample),
+    'sums'; `size` is the number of terms of each sum."""
+
+    depth: int
+    kernel: str
+    size: int = 0
+    param: float | None = None
+    inputs: tuple[Ref, ...] = ()
+
+
+def _group_nodes(g: _Graph) -> list[tuple[Step, list[int]]]:
+    """Nodes grouped into steps, in an order that runs every node after its children."""
     depth: list[int] = []
-    groups: dict[tuple, list[int]] = {}
+    groups: dict[Step, list[int]] = {}
     for j, (kind, p, refs) in enumerate(g.nodes):
-        d = 1 + max((depth[r[1]] for r in refs if r[0] == "n"), default=0)
+        d = 1 + max((depth[r.index] for r in refs if r.kind == "node"), default=0)
         depth.append(d)
         kernel = OPS[kind].kernel if kind in OPS else ""  # what a many-child op computes
         if kernel == "weighted sum":
@@ -306,87 +336,89 @@ def _group_nodes(g: _Graph) -> list[tuple[tuple, list[int]]]:
                 raise NotImplementedError(f"jit: a {kind!r} node needs 2n+1 children, got {refs}")
             w, x, b = refs[:n], refs[n : 2 * n], refs[-1]
             if _is_scalar(b) and all(map(_is_scalar, w)):
-                key: tuple = ("Σw·x", n, x)  # weights fixed per call: a matrix product
+                step = Step(d, "matrix product", n, inputs=x)  # weights fixed per call
             elif _is_scalar(b) and all(map(_is_scalar, x)):
-                key = ("Σw·x", n, w)  # the same, with w and x swapped (dot is symmetric)
+                step = Step(d, "matrix product", n, inputs=w)  # the same, w and x swapped
             else:
-                key = ("Σw·x*", n)  # weights that vary per sample
+                step = Step(d, "weighted sums", n)  # weights that vary per sample
         elif kernel == "sum":
-            key = ("Σ", len(refs))
-        elif kind in ELEMENTWISE:
-            if ELEMENTWISE[kind][0] != len(refs):
+            step = Step(d, "sums", len(refs))
+        elif (rules := _elementwise(kind)) is not None:
+            if rules[0] != len(refs):
                 raise NotImplementedError(
                     f"jit: op {kind!r} with {len(refs)} children is not an engine op"
                 )
-            key = (kind, p)
+            step = Step(d, kind, param=p)
         else:
             raise NotImplementedError(
                 f"jit: no vectorised rule for op {kind!r}; jit knows "
-                f"{', '.join(k for k, info in OPS.items() if info.vec or info.kernel)}"
+                f"{', '.join(k for k, info in OPS.items() if info.forward or info.kernel)}"
             )
-        groups.setdefault((d, *key), []).append(j)
-    return sorted(groups.items(), key=lambda kv: kv[0][0])  # stable: by depth
+        groups.setdefault(step, []).append(j)
+    return sorted(groups.items(), key=lambda group: group[0].depth)  # stable: by depth
 
 
 class _Layout:
-    """Where everything lives: rows of V (inputs first, then the captured Values and constants
-    that are read as rows, then the nodes step by step) and entries of S (captured, constants)."""
+    """Where everything lives: rows of `values` (inputs first, then the captured Values and
+    constants that are read as rows, then the nodes step by step) and entries of `scalars`
+    (captured, constants, prelude nodes)."""
 
-    def __init__(self, g: _Graph, groups: list[tuple[tuple, list[int]]]) -> None:
+    def __init__(self, g: _Graph, groups: list[tuple[Step, list[int]]]) -> None:
         self.graph = g
         self.n_captured = len(g.captured)
         self.n_consts = len(g.consts)
-        self.row: dict[Ref, int] = {("x", k): k for k in range(g.n_inputs)}
+        self.row: dict[Ref, int] = {Ref("input", k): k for k in range(g.n_inputs)}
         as_rows: dict[int, None] = {}  # scalars read as rows, in first-use order
 
-        def rows_please(refs: Sequence[Ref | None]) -> None:
+        def read_as_rows(refs: Sequence[Ref | None]) -> None:
             for r in refs:
                 if r is not None and _is_scalar(r):
                     as_rows.setdefault(self.scalar(r), None)
 
-        for key, members in groups:
+        for step, members in groups:
             refs_of = [g.nodes[j][2] for j in members]
-            if key[1] == "Σw·x":  # the weights and bias are read from S; only x needs rows
-                rows_please(key[3])
-            elif key[1] in ("Σw·x*", "Σ"):
-                rows_please([r for refs in refs_of for r in refs])
-            else:  # a child position that is a scalar for every node is read from S
+            if step.kernel == "matrix product":  # weights and bias come from scalars; x from rows
+                read_as_rows(step.inputs)
+            elif step.kernel in ("weighted sums", "sums"):
+                read_as_rows([r for refs in refs_of for r in refs])
+            else:  # a child position that is a scalar for every node is read from scalars
                 for pos in zip(*refs_of):
                     if not all(map(_is_scalar, pos)):
-                        rows_please(pos)
-        rows_please([g.out])
+                        read_as_rows(pos)
+        read_as_rows([g.out])
         for _, a, b in g.guards:
-            rows_please([a, b])
+            read_as_rows([a, b])
 
         first = g.n_inputs
+        # rows first .. first+n hold the scalars `scalars_in_rows`, copied in before the steps
         self.scalar_rows = np.arange(first, first + len(as_rows), dtype=np.intp)
-        self.scalar_rows_of = np.array(list(as_rows), dtype=np.intp)
-        self.srow = {s: int(r) for s, r in zip(as_rows, self.scalar_rows)}
+        self.scalars_in_rows = np.array(list(as_rows), dtype=np.intp)
+        self.row_of_scalar = {s: int(r) for s, r in zip(as_rows, self.scalar_rows)}
         nxt = first + len(as_rows)
         for _, members in groups:
             for j in members:
-                self.row[("n", j)] = nxt
+                self.row[Ref("node", j)] = nxt
                 nxt += 1
         self.n_rows = nxt
 
     def scalar(self, r: Ref) -> int:
-        """The index in S of a captured Value, a constant or a prelude node (in that order)."""
-        if r[0] == "c":
-            return r[1]
-        return self.n_captured + r[1] + (self.n_consts if r[0] == "u" else 0)
+        """The index in `scalars` of a captured Value, a constant or a prelude node (in that
+        order)."""
+        if r.kind == "captured":
+            return r.index
+        return self.n_captured + r.index + (self.n_consts if r.kind == "prelude" else 0)
 
     def row_of(self, r: Ref) -> int:
-        return self.srow[self.scalar(r)] if _is_scalar(r) else self.row[r]
+        return self.row_of_scalar[self.scalar(r)] if _is_scalar(r) else self.row[r]
 
     def wants(self, r: Ref) -> bool:
         """Does a gradient arriving at `r` go anywhere (to a captured Value)?"""
-        kind, k = r
-        if kind == "c":
+        if r.kind == "captured":
             return True
-        if kind == "n":
-            return self.graph.wants[k]
-        if kind == "u":
-            return self.graph.prelude.wants[k]  # type: ignore[union-attr]
+        if r.kind == "node":
+            return self.graph.wants[r.index]
+        if r.kind == "prelude":
+            return self.graph.prelude.wants[r.index]  # type: ignore[union-attr]
         return False  # an input or a constant
 
     def operand(self, refs: Sequence[Ref], allow_scalar: bool) -> _Operand:
@@ -398,24 +430,23 @@ class _Layout:
         return op
 
     def nodes(self, members: list[int]) -> slice:
-        return slice(self.row[("n", members[0])], self.row[("n", members[-1])] + 1)
+        return slice(self.row[Ref("node", members[0])], self.row[Ref("node", members[-1])] + 1)
 
 
 def _build_step(
-    g: _Graph, key: tuple, members: list[int], at: _Layout
+    g: _Graph, step: Step, members: list[int], at: _Layout
 ) -> tuple[Callable, Callable]:
     """The forward and backward numpy functions of one group of nodes."""
     o = at.nodes(members)
     refs_of = [g.nodes[j][2] for j in members]
-    kind = key[1]  # an engine op's kind, or one of jit's own kernels: Σw·x, Σw·x*, Σ
-    if kind == "Σw·x":
-        n, x = key[2], key[3]
+    n = step.size
+    if step.kernel == "matrix product":
+        x = step.inputs
         ws = [[at.scalar(r) for r in (refs[:n] if refs[n : 2 * n] == x else refs[n : 2 * n])]
               for refs in refs_of]  # fmt: skip
         bs = [at.scalar(refs[-1]) for refs in refs_of]
         return _dot_steps(o, np.array(ws, dtype=np.intp), bs, at.operand(x, False))
-    if kind == "Σw·x*":
-        n = key[2]
+    if step.kernel == "weighted sums":
         cols = list(zip(*refs_of))
         return _general_dot_steps(
             o,
@@ -424,14 +455,16 @@ def _build_step(
             at.operand([r for c in zip(*cols[n : 2 * n]) for r in c], False),
             at.operand(cols[-1], False),
         )
-    if kind == "Σ":
+    if step.kernel == "sums":
         flat = [r for refs in refs_of for r in refs]
-        return _sum_steps(o, key[2], at.operand(flat, False))
-    return _elementwise_steps(o, kind, key[2], [at.operand(pos, True) for pos in zip(*refs_of)])
+        return _sum_steps(o, n, at.operand(flat, False))
+    return _elementwise_steps(
+        o, step.kernel, step.param, [at.operand(pos, True) for pos in zip(*refs_of)]
+    )
 
 
 # ------------------------------------------------------------------------- checking the guards
-# Each guard is a decision fn took when tracing (tracing.Guard), its operands rows of V. After
+# Each guard is a decision fn took when tracing (tracing.Guard), its operands rows of values. After
 # the forward steps, every guard is evaluated on every sample at once; a sample whose answer
 # differs from the traced one would have built another graph.
 
@@ -475,16 +508,16 @@ def _build_check(g: _Graph, at: _Layout) -> Callable[[Any], None]:
             expected = None
         checks.append((_GUARD_VALUE[kind], answer, a, b, expected, ks))
 
-    def check(V: Any) -> None:
+    def check(values: Any) -> None:
         first = None
         for value, answer, a, b, expected, ks in checks:
-            got = value(V[a], V[b])
+            got = value(values[a], values[b])
             bad = got != expected if answer is None else ~got if answer else got
             if bad.any():
                 i = int(bad.any(0).argmax())
                 if first is None or i < first[1]:
                     row = int(bad[:, i].argmax())
-                    first = (ks[row], i, (float(V[a[row], i]), float(V[b[row], i])))
+                    first = (ks[row], i, (float(values[a[row], i]), float(values[b[row], i])))
         if first is not None:
             raise _Diverged(*first)
 
@@ -506,24 +539,26 @@ class _Program:
         groups = _group_nodes(g)
         at = _Layout(g, groups)
         self.n_rows = at.n_rows
-        self.scalar_rows, self.scalar_rows_of = at.scalar_rows, at.scalar_rows_of
+        self.scalar_rows, self.scalars_in_rows = at.scalar_rows, at.scalars_in_rows
         self.out_row = None if g.out is None else at.row_of(g.out)
-        # (the prelude's rows of its nodes, in node order: copied into S after its forward)
-        self.node_rows = np.array([at.row[("n", j)] for j in range(len(g.nodes))], dtype=np.intp)
-        steps = [_build_step(g, key, members, at) for key, members in groups]
+        # (the prelude's rows of its nodes, in node order: copied into scalars after its forward)
+        rows = [at.row[Ref("node", j)] for j in range(len(g.nodes))]
+        self.node_rows = np.array(rows, dtype=np.intp)
+        steps = [_build_step(g, step, members, at) for step, members in groups]
         self.forward = [f for f, _ in steps]
         self.backward = [b for _, b in steps if b is not _nothing]
         self.check = _build_check(g, at) if g.guards else None
-        # The arrays of a call, kept for the next call of the same batch size: a big batch's V
-        # and G are tens of MB, and fresh ones cost page faults every step. Per thread, so two
+        # The arrays of a call, kept for the next call of the same batch size: a big batch's values
+        # and grads are tens of MB, and fresh ones cost page faults every step. Per thread, so two
         # threads can run one program at once.
         self._buffers = threading.local()
 
     def _arrays(self, B: int, keep: bool = True) -> tuple[Any, Any, Any, Any]:
-        """(V, G, S, GS) for a batch of B, reused from the last call of this size (this thread):
-        V and S are written whole by every call, G and GS are zeroed by the caller. With
-        `keep` False (a forward pass only, such as a plot's grid of points): fresh V and S, no
-        G, nothing kept (a training step reuses its arrays; a picture need not hold megabytes)."""
+        """(values, grads, scalars, scalar_grads) for a batch of B, reused from the last call of
+        this size (this thread): values and scalars are written whole by every call, grads and
+        scalar_grads are zeroed by the caller. With `keep` False (a forward pass only, such as a
+        plot's grid of points): fresh values and scalars, no grads, nothing kept (a training step
+        reuses its arrays; a picture need not hold megabytes)."""
         if not keep:
             return np.empty((self.n_rows, B)), None, np.empty(self.n_scalars), None
         kept: dict[int, tuple] | None = getattr(self._buffers, "by_size", None)
@@ -533,8 +568,8 @@ class _Program:
         if arrays is None:
             if len(kept) >= 2:  # e.g. a training batch and an evaluation batch; no more
                 kept.clear()
-            V, G = np.empty((self.n_rows, B)), np.empty((self.n_rows, B))
-            arrays = kept[B] = (V, G, np.empty(self.n_scalars), np.empty(self.n_scalars))
+            values, grads = np.empty((self.n_rows, B)), np.empty((self.n_rows, B))
+            arrays = kept[B] = (values, grads, np.empty(self.n_scalars), np.empty(self.n_scalars))
         return arrays
 
     def run(
@@ -548,71 +583,72 @@ class _Program:
         sum w.r.t. each captured Value. Raises _Diverged when a sample takes another path than
         the traced one; `on_nonfinite(samples)` hears of samples where an op made NaN or inf
         from finite numbers (where the engine raises)."""
-        V, G, S, GS = self._arrays(B, keep=seed is not None)
+        values, grads, scalars, scalar_grads = self._arrays(B, keep=seed is not None)
         r = 0
         for a in arrays:
             width = a.size // B
             if width:
-                V[r : r + width] = a.reshape(B, width).T
+                values[r : r + width] = a.reshape(B, width).T
             r += width
         C = len(self.captured)
-        S[:C] = numbers_of(self.captured)  # current values: updates need no retrace
+        scalars[:C] = numbers_of(self.captured)  # current values: updates need no retrace
         K = C + len(self.consts)
-        S[C:K] = self.consts
+        scalars[C:K] = self.consts
         pre = self.prelude
         with np.errstate(all="ignore"):  # inf and NaN are looked at below, as a whole
             if pre is not None:  # once for the batch: what every sample computes alike
-                S[K:] = pre.forward_once(S, on_nonfinite)
+                scalars[K:] = pre.forward_once(scalars, on_nonfinite)
             if len(self.scalar_rows):
-                V[self.scalar_rows] = S[self.scalar_rows_of][:, None]
+                values[self.scalar_rows] = scalars[self.scalars_in_rows][:, None]
             for step in self.forward:
-                step(V, S)
+                step(values, scalars)
             if self.check is not None:
-                self.check(V)
+                self.check(values)
             if on_nonfinite is not None:
-                bad = _nonfinite_samples(V)
+                bad = _nonfinite_samples(values)
                 if bad:
                     on_nonfinite(bad)
-            outs = V[self.out_row].copy()
+            outs = values[self.out_row].copy()
             if seed is None:
                 return outs, None
-            G.fill(0.0)
-            G[self.out_row] = seed
-            GS.fill(0.0)
+            grads.fill(0.0)
+            grads[self.out_row] = seed
+            scalar_grads.fill(0.0)
             for step in reversed(self.backward):
-                step(V, G, S, GS)
+                step(values, grads, scalars, scalar_grads)
             if len(self.scalar_rows):
-                GS[self.scalar_rows_of] += G[self.scalar_rows].sum(1)  # (each scalar once)
+                # (each scalar once)
+                scalar_grads[self.scalars_in_rows] += grads[self.scalar_rows].sum(1)
             if pre is not None:
-                pre.backward_once(S, GS, GS[K:])
-        return outs, GS[:C].copy()
+                pre.backward_once(scalars, scalar_grads, scalar_grads[K:])
+        return outs, scalar_grads[:C].copy()
 
     def forward_once(
-        self, S: Any, on_nonfinite: Callable[[list[int]], None] | None
+        self, scalars: Any, on_nonfinite: Callable[[list[int]], None] | None
     ) -> Any:
-        """The prelude's forward pass on a batch of one, reading and writing the caller's S;
+        """The prelude's forward pass on a batch of one, reading and writing the caller's scalars;
         returns its nodes' values. A NaN or inf made here is made by every sample: sample 0
         says whether the engine raises."""
-        V, _, _, _ = self._arrays(1)
+        values, _, _, _ = self._arrays(1)
         if len(self.scalar_rows):
-            V[self.scalar_rows] = S[self.scalar_rows_of][:, None]
+            values[self.scalar_rows] = scalars[self.scalars_in_rows][:, None]
         for step in self.forward:
-            step(V, S)
-        values = V[self.node_rows, 0]
-        if on_nonfinite is not None and not np.isfinite(values).all():
+            step(values, scalars)
+        node_values = values[self.node_rows, 0]
+        if on_nonfinite is not None and not np.isfinite(node_values).all():
             on_nonfinite([0])
-        return values
+        return node_values
 
-    def backward_once(self, S: Any, GS: Any, seeds: Any) -> None:
+    def backward_once(self, scalars: Any, scalar_grads: Any, seeds: Any) -> None:
         """The prelude's backward pass: `seeds` are its nodes' gradients (summed over the batch
-        by the main program); adds into GS for the captured Values."""
-        V, G, _, _ = self._arrays(1)
-        G.fill(0.0)
-        G[self.node_rows, 0] = seeds
+        by the main program); adds into scalar_grads for the captured Values."""
+        values, grads, _, _ = self._arrays(1)
+        grads.fill(0.0)
+        grads[self.node_rows, 0] = seeds
         for step in reversed(self.backward):
-            step(V, G, S, GS)
+            step(values, grads, scalars, scalar_grads)
         if len(self.scalar_rows):
-            GS[self.scalar_rows_of] += G[self.scalar_rows].sum(1)
+            scalar_grads[self.scalars_in_rows] += grads[self.scalar_rows].sum(1)
 
     def explain(self, d: _Diverged, traced: int) -> str:
         guard = self.graph.guards[d.k][0]
@@ -633,8 +669,8 @@ class _Program:
 
 
 class _Operand:
-    """One child position across a group of nodes: rows of the value array V (one per node), or
-    entries of the vector S of captured values and constants (the same for every sample)."""
+    """One child position across a group of nodes: rows of `values` (one per node), or entries
+    of `scalars`, the captured values and constants (the same for every sample)."""
 
     def __init__(self, rows: list[int] | None = None, scalars: list[int] | None = None) -> None:
         self.is_scalar = scalars is not None
@@ -650,39 +686,40 @@ class _Operand:
         s, idx = self.slice, self.idx
         if self.is_scalar:
             col = idx[:, None]
-            return lambda V, S: S[col]  # (nodes, 1): broadcasts over the batch
+            return lambda values, scalars: scalars[col]  # (nodes, 1): broadcasts over the batch
         if s is not None:
-            return lambda V, S: V[s]
-        return lambda V, S: V[idx]
+            return lambda values, scalars: values[s]
+        return lambda values, scalars: values[idx]
 
     def accumulator(self) -> Callable[[Any, Any, Any], None] | None:
-        """acc(G, GS, d): add the gradient d (nodes, batch) into this operand's rows of G, or
-        -- summed over the batch -- into its entries of GS. None where no gradient is wanted."""
+        """acc(grads, scalar_grads, d): add the gradient d (nodes, batch) into this operand's rows
+        of grads, or -- summed over the batch -- into its entries of scalar_grads. None where no
+        gradient is wanted."""
         s, idx, unique = self.slice, self.idx, self.unique
         if not self.wanted:
             return None
         if self.is_scalar:
 
-            def acc(G: Any, GS: Any, d: Any) -> None:
+            def acc(grads: Any, scalar_grads: Any, d: Any) -> None:
                 if unique:
-                    GS[idx] += d.sum(1)
+                    scalar_grads[idx] += d.sum(1)
                 else:
-                    np.add.at(GS, idx, d.sum(1))
+                    np.add.at(scalar_grads, idx, d.sum(1))
 
         elif s is not None:
 
-            def acc(G: Any, GS: Any, d: Any) -> None:
-                G[s] += d
+            def acc(grads: Any, scalar_grads: Any, d: Any) -> None:
+                grads[s] += d
 
         elif unique:
 
-            def acc(G: Any, GS: Any, d: Any) -> None:
-                G[idx] += d
+            def acc(grads: Any, scalar_grads: Any, d: Any) -> None:
+                grads[idx] += d
 
         else:  # a node read twice in one group: fancy-index += would count it once
 
-            def acc(G: Any, GS: Any, d: Any) -> None:
-                np.add.at(G, idx, d)
+            def acc(grads: Any, scalar_grads: Any, d: Any) -> None:
+                np.add.at(grads, idx, d)
 
         return acc
 
@@ -690,19 +727,19 @@ class _Operand:
 def _elementwise_steps(
     o: slice, kind: str, p: float | None, ops: list[_Operand]
 ) -> tuple[Callable, Callable]:
-    _, fwd, local = ELEMENTWISE[kind]
+    _, fwd, local = _elementwise(kind)  # type: ignore[misc]
     reads = [op.reader() for op in ops]
     accs = [op.accumulator() for op in ops]
     if len(reads) == 1:
         (ra,) = reads
 
-        def forward(V: Any, S: Any) -> None:
-            V[o] = fwd(p, ra(V, S))
+        def forward(values: Any, scalars: Any) -> None:
+            values[o] = fwd(p, ra(values, scalars))
 
-        def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
-            g = G[o]
-            (d,) = local(p, V[o], ra(V, S))
-            acc(G, GS, g if _is_one(d) else _times(d, g))
+        def backward(values: Any, grads: Any, scalars: Any, scalar_grads: Any) -> None:
+            g = grads[o]
+            (d,) = local(p, values[o], ra(values, scalars))
+            acc(grads, scalar_grads, g if _is_one(d) else _multiply_in_place(d, g))
 
         acc = accs[0]
         if acc is None:
@@ -711,17 +748,18 @@ def _elementwise_steps(
     else:
         ra, rb = reads
 
-        def forward(V: Any, S: Any) -> None:
-            V[o] = fwd(p, ra(V, S), rb(V, S))
+        def forward(values: Any, scalars: Any) -> None:
+            values[o] = fwd(p, ra(values, scalars), rb(values, scalars))
 
-        def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
-            g = G[o]
-            da, db = local(p, V[o], ra(V, S), rb(V, S))
-            times = _times if da is not db else _mul  # one array for both: multiply, not into
+        def backward(values: Any, grads: Any, scalars: Any, scalar_grads: Any) -> None:
+            g = grads[o]
+            da, db = local(p, values[o], ra(values, scalars), rb(values, scalars))
+            # one array for both slopes (a*a): multiply, not into it
+            times = _multiply_in_place if da is not db else _multiply
             if acca is not None:
-                acca(G, GS, g if _is_one(da) else times(da, g))
+                acca(grads, scalar_grads, g if _is_one(da) else times(da, g))
             if accb is not None:
-                accb(G, GS, g if _is_one(db) else times(db, g))
+                accb(grads, scalar_grads, g if _is_one(db) else times(db, g))
 
         acca, accb = accs
         if acca is None and accb is None:
@@ -731,8 +769,8 @@ def _elementwise_steps(
 
 
 def _dot_steps(o: slice, widx: Any, bidx: list[int], x: _Operand) -> tuple[Callable, Callable]:
-    """A layer: K dot nodes with weights and bias from S reading the same n inputs, as
-    V[o] = W @ X + b with W (K, n). Backward: dX = W.T @ g, dW = g @ X.T (summed over the batch
+    """A layer: K dot nodes with weights and bias from scalars reading the same n inputs, as
+    values[o] = W @ X + b with W (K, n). Backward: dX = W.T @ g, dW = g @ X.T (summed over the batch
     by the product itself), db = row sums of g."""
     bidx = np.array(bidx, dtype=np.intp)
     bcol = bidx[:, None]
@@ -740,27 +778,27 @@ def _dot_steps(o: slice, widx: Any, bidx: list[int], x: _Operand) -> tuple[Calla
     w_unique = len(np.unique(widx)) == widx.size
     b_unique = len(np.unique(bidx)) == bidx.size
 
-    def forward(V: Any, S: Any) -> None:
-        out = V[o]  # rows of V: the product is written in place, then the bias added
-        np.dot(S[widx], rx(V, S), out=out)
-        out += S[bcol]
+    def forward(values: Any, scalars: Any) -> None:
+        out = values[o]  # rows of values: the product is written in place, then the bias added
+        np.dot(scalars[widx], rx(values, scalars), out=out)
+        out += scalars[bcol]
 
-    def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
-        g = G[o]
-        X = rx(V, S)
+    def backward(values: Any, grads: Any, scalars: Any, scalar_grads: Any) -> None:
+        g = grads[o]
+        X = rx(values, scalars)
         if accx is not None:  # (not when x is the sample's inputs: no one reads their grads)
-            accx(G, GS, np.dot(S[widx].T, g))
+            accx(grads, scalar_grads, np.dot(scalars[widx].T, g))
         # np.dot, not @: numpy's matmul of two views of one buffer (g, X.T) can miss BLAS
         dw = np.dot(g, X.T)
         db = g.sum(1)
         if w_unique:
-            GS[widx] += dw
+            scalar_grads[widx] += dw
         else:
-            np.add.at(GS, widx, dw)
+            np.add.at(scalar_grads, widx, dw)
         if b_unique:
-            GS[bidx] += db
+            scalar_grads[bidx] += db
         else:
-            np.add.at(GS, bidx, db)
+            np.add.at(scalar_grads, bidx, db)
 
     return forward, backward
 
@@ -773,20 +811,20 @@ def _general_dot_steps(
     aw, ax, ab = w.accumulator(), x.accumulator(), b.accumulator()
     K = o.stop - o.start
 
-    def forward(V: Any, S: Any) -> None:
-        B = V.shape[1]
-        prod = rw(V, S).reshape(K, n, B) * rx(V, S).reshape(K, n, B)
-        V[o] = prod.sum(1) + rb(V, S)
+    def forward(values: Any, scalars: Any) -> None:
+        B = values.shape[1]
+        prod = rw(values, scalars).reshape(K, n, B) * rx(values, scalars).reshape(K, n, B)
+        values[o] = prod.sum(1) + rb(values, scalars)
 
-    def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
-        B = V.shape[1]
-        g = G[o][:, None, :]
+    def backward(values: Any, grads: Any, scalars: Any, scalar_grads: Any) -> None:
+        B = values.shape[1]
+        g = grads[o][:, None, :]
         if aw is not None:
-            aw(G, GS, (rx(V, S).reshape(K, n, B) * g).reshape(K * n, B))
+            aw(grads, scalar_grads, (rx(values, scalars).reshape(K, n, B) * g).reshape(K * n, B))
         if ax is not None:
-            ax(G, GS, (rw(V, S).reshape(K, n, B) * g).reshape(K * n, B))
+            ax(grads, scalar_grads, (rw(values, scalars).reshape(K, n, B) * g).reshape(K * n, B))
         if ab is not None:
-            ab(G, GS, G[o])
+            ab(grads, scalar_grads, grads[o])
 
     return forward, backward
 
@@ -795,11 +833,11 @@ def _sum_steps(o: slice, n: int, c: _Operand) -> tuple[Callable, Callable]:
     rc, ac = c.reader(), c.accumulator()
     K = o.stop - o.start
 
-    def forward(V: Any, S: Any) -> None:
-        V[o] = rc(V, S).reshape(K, n, V.shape[1]).sum(1)
+    def forward(values: Any, scalars: Any) -> None:
+        values[o] = rc(values, scalars).reshape(K, n, values.shape[1]).sum(1)
 
-    def backward(V: Any, G: Any, S: Any, GS: Any) -> None:
-        ac(G, GS, np.repeat(G[o], n, axis=0))
+    def backward(values: Any, grads: Any, scalars: Any, scalar_grads: Any) -> None:
+        ac(grads, scalar_grads, np.repeat(grads[o], n, axis=0))
 
     return forward, (_nothing if ac is None else backward)
 

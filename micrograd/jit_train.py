@@ -1,10 +1,11 @@
 """Training on `micrograd.jit`: the step function and the model outputs `train.fit` can use.
 
-`JitStep(model, loss, alpha)` is a drop-in for `train.make_step`: the per-sample term of `loss`
-(`losses.TERMS`) on ``model(x)``, traced once by `micrograd.jit` and replayed over each batch with
-numpy; the same numbers as the eager step to rounding, many times faster. `ModelOutputs` gives a
-model's outputs for a batch (forward only) and `forward_numpy` an MLP's, as matrix products.
-`make_step_fn` and `make_evaluator` pick the jit when numpy is there and the eager engine else.
+`JitStep(model, loss, alpha)` is `train.Step` with jit's forward: the per-sample term of `loss`
+(`losses.LOSSES`) on ``model(x)``, traced once by `micrograd.jit` and replayed over each batch
+with numpy; the same numbers as the eager step to rounding, many times faster. `ModelOutputs`
+gives a model's outputs for a batch (forward only) and `forward_numpy` an MLP's, as matrix
+products. `make_step_fn` and `make_evaluator` pick the jit when numpy is there, else the eager
+engine.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from . import losses
 from .engine import Value
 from .nn import ACTIVATIONS, MLP, Module
-from .train import ACCURACIES, StepFn, backprop, evaluate, make_step
+from .train import Step, StepFn, evaluate, make_step
 
 
 def numpy_available() -> bool:
@@ -82,36 +83,32 @@ class ModelOutputs:
         return np.stack([f.outputs(X) for f in self._outputs], axis=1)
 
 
-class JitStep:
-    """``step(X_batch, y_batch) -> (loss, accuracy)`` on micrograd.jit, as `train.make_step`
-    computes them, with every parameter's gradient left in ``.grad``.
+class JitStep(Step):
+    """`train.Step` on micrograd.jit: ``step(X_batch, y_batch) -> (loss, accuracy)``, as the
+    eager step computes them, with every parameter's gradient left in ``.grad``.
 
-    The batch loss is the jitted mean of ``losses.TERMS[loss](model(x), target)``, one Value
-    whose children are the parameters, plus ``losses.l2`` when alpha > 0.
+    The batch loss is the jitted mean of the loss's per-sample term on ``model(x)``, one Value
+    whose children are the parameters; the outputs for the accuracy come from `ModelOutputs`.
     """
 
-    def __init__(self, model: Module, loss: str = "hinge", alpha: float = 0.0) -> None:
+    def __init__(self, model: Module, loss: str = "hinge", alpha: float = 0.0,
+                 l1: float = 0.0, zero_grad: bool = True) -> None:  # fmt: skip
         from .jit import jit
 
-        if loss not in losses.TERMS:
+        if loss not in losses.LOSSES:
             raise ValueError(
-                f"JitStep: unknown loss {loss!r}; choose one of {', '.join(losses.TERMS)}"
+                f"JitStep: unknown loss {loss!r}; choose one of {', '.join(losses.LOSSES)}"
             )
-        self.model = model
-        self.loss = loss
-        self.alpha = alpha
-        self.params = model.parameters()
-        term = losses.TERMS[loss]
-        self.loss_fn = jit(lambda x, t: term(model(x), t))  # type: ignore[operator]
+        super().__init__(model, loss, alpha, l1=l1, zero_grad=zero_grad)
+        term = losses.LOSSES[loss].term
+        self.loss_fn = jit(lambda x, t: term(model(x), t))  # type: ignore[assignment]
         self.outputs = ModelOutputs(model)
-        self.accuracy = ACCURACIES[loss]
 
-    def __call__(self, Xb: Sequence, yb: Sequence) -> tuple[float, float]:
+    def forward(self, Xb: Sequence, yb: Sequence) -> tuple[Value, list]:
         import numpy as np
 
         X = np.asarray(Xb, dtype=float)
-        total = backprop(self.model, self.loss_fn(X, self._targets(yb, X)), self.alpha, self.params)
-        return total.data, self.accuracy(self.outputs(X).tolist(), yb)
+        return self.loss_fn(X, self._targets(yb, X)), self.outputs(X).tolist()
 
     def _targets(self, yb: Sequence, X: Any) -> Any:
         """The targets as arrays: checked by `losses.check_targets`; class indices as one-hot
@@ -143,5 +140,5 @@ def make_evaluator(model: Module, loss: str = "hinge", jit: bool = True) -> Call
     import numpy as np
 
     outputs = ModelOutputs(model)
-    rule = ACCURACIES[loss]
+    rule = losses.LOSSES[loss].accuracy
     return lambda X, y: rule(outputs(np.asarray(X, dtype=float)).tolist(), y)

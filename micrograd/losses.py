@@ -9,18 +9,26 @@ Each batch loss takes lists (predictions as Values or numbers, targets as number
     cross_entropy(logits, targets)             softmax cross-entropy; targets are class indices
     l2(parameters, alpha)                      alpha * sum(p*p), karpathy's regularisation
 
-Each is the mean of a *per-sample term* (`TERMS`: `hinge_term`, `mse_term`, ...), plain Value code
-for one sample that never branches on data, so `micrograd.jit` can trace it once and replay it
-over a batch; `check_targets` is the one check of the labels. Also `logsumexp`, `softmax` and
+Each is the mean of a *per-sample term* (`hinge_term`, `mse_term`, ...), plain Value code for one
+sample that never branches on data, so `micrograd.jit` can trace it once and replay it over a
+batch; `check_targets` is the one check of the labels. Also `logsumexp`, `softmax` and
 `log_softmax` (exact stable rewrites, no ``log(x + eps)``) and `softplus` (the engine's op).
+
+Each loss is declared once, in `LOSSES` (a `Loss`: its term, its batch function, its outputs,
+how a class becomes a target, its title and formula), and `micrograd.train`, `jit_train`, the
+demo and the playground's Train view read it there; `predict` is how a sample's outputs give its
+class, for every loss and every caller.
 """
 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from .engine import Operand, Value
+from .floats import FLOAT_MAX_TEXT
 
 REDUCTIONS = ("mean", "sum")
 
@@ -42,7 +50,9 @@ def _target(t: object, what: str) -> float | Value:
     try:
         return float(t)
     except OverflowError:
-        raise OverflowError(f"{what}: a target is too large for a float (max ~1.8e308)") from None
+        raise OverflowError(
+            f"{what}: a target is too large for a float ({FLOAT_MAX_TEXT})"
+        ) from None
 
 
 def _pairs(preds: Sequence, targets: Sequence, what: str) -> list[tuple]:
@@ -126,7 +136,6 @@ def cross_entropy_term(logits: Sequence[Operand], target: int | Sequence[Operand
     return logsumexp(zs) - zs[target]
 
 
-TERMS = {"hinge": hinge_term, "mse": mse_term, "bce": bce_term, "cross_entropy": cross_entropy_term}
 
 
 # ---------------------------------------------------------------- batch losses
@@ -232,3 +241,71 @@ def l2(parameters: Iterable[Value], alpha: float = 1e-4) -> Value:
     # karpathy's sum(p*p for p in ps) and hands each p the same two p.data * grad terms as
     # p*p does, so value and gradients are the same bit for bit.
     return alpha * Value.dot(ps, ps)
+
+
+# ---------------------------------------------------------------- the classes a model predicts
+
+
+def argmax(outputs: Sequence) -> int:
+    """Index of the largest output (the first one on ties); Values or numbers."""
+    vals = [o.data if isinstance(o, Value) else float(o) for o in outputs]
+    return max(range(len(vals)), key=vals.__getitem__)
+
+
+def predict(outputs: Any) -> int:
+    """The class a sample's outputs give: one output s (a Value, a number, or a list of one)
+    gives 1 where s > 0, else 0 (labels ±1 or 0/1); several give the largest's index."""
+    if isinstance(outputs, Sequence) and len(outputs) > 1:
+        return argmax(outputs)
+    s = outputs[0] if isinstance(outputs, Sequence) else outputs
+    return 1 if (s.data if isinstance(s, Value) else s) > 0 else 0
+
+
+# ---------------------------------------------------------------- the losses, declared once
+
+
+@dataclass(frozen=True)
+class Loss:
+    """A loss, declared once: what training, the demo, jit and the Train view know of it."""
+
+    name: str  # its key, as fit(loss=...) takes it
+    title: str  # how a menu names it
+    formula: str  # the batch loss, as a page writes it
+    targets: str  # what a target is, as a page writes it
+    outputs: str  # 'one' (one output s per sample) or 'per class' (one per class): see predict
+    term: Callable[..., Value]  # the per-sample term: term(model(x), target)
+    batch: Callable[..., Value]  # the batch loss: batch(outputs, targets, reduction='mean')
+    target_of: Callable[[int, int], Any]  # (class, number of classes) -> its target
+    class_of: Callable[[Any], int]  # a target -> its class
+
+    def sample(self, zs: Sequence[Value], target: Any) -> Value:
+        """The per-sample term on a list of outputs (``model.outputs(x)``, one per output)."""
+        return self.term(zs[0] if self.outputs == "one" else list(zs), target)
+
+    def accuracy(self, outputs: Sequence, targets: Sequence) -> float:
+        """The share of samples whose `predict`ed class is their target's."""
+        hits = [predict(o) == self.class_of(t) for o, t in zip(outputs, targets)]
+        return sum(hits) / len(hits)
+
+
+def _plus_minus(t: Any) -> int:
+    return 1 if float(t) > 0 else 0
+
+
+LOSSES: dict[str, Loss] = {
+    "hinge": Loss("hinge", "Hinge (SVM)", "L = 1/N Σᵢ max(0, 1 − yᵢ·sᵢ)", "yᵢ = ±1", "one",
+                  hinge_term, hinge, lambda c, k: 2.0 * c - 1.0, _plus_minus),
+    "bce": Loss("bce", "Binary cross-entropy",
+                "L = 1/N Σᵢ −[tᵢ·log σ(sᵢ) + (1 − tᵢ)·log(1 − σ(sᵢ))]", "tᵢ ∈ {0, 1}", "one",
+                bce_term, binary_cross_entropy_with_logits, lambda c, k: float(c),
+                lambda t: 1 if float(t) > 0.5 else 0),
+    "mse": Loss("mse", "Mean squared error", "L = 1/N Σᵢ (sᵢ − yᵢ)²", "yᵢ = ±1", "one",
+                mse_term, mse, lambda c, k: 2.0 * c - 1.0, _plus_minus),
+    "cross_entropy": Loss(
+        "cross_entropy", "Cross-entropy (softmax)",
+        "L = 1/N Σᵢ −log softmax(zᵢ)[cᵢ] = 1/N Σᵢ (log Σₖ e^zᵢₖ − zᵢ,cᵢ)", "cᵢ: the class",
+        "per class", cross_entropy_term, cross_entropy, lambda c, k: c,
+        lambda t: t if isinstance(t, numbers.Integral) else argmax(t)),
+}  # fmt: skip
+
+TERMS = {name: loss.term for name, loss in LOSSES.items()}  # each loss's per-sample term

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import numbers
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .engine import OPS, Operand, OpInfo, Value
+from .registry import array_module
 
 
 @dataclass(frozen=True)
@@ -40,10 +41,11 @@ class Activation:
         op = self.op
         return "x" if op is None else op.equation
 
-    def numpy(self, xp: Any, a: Any) -> Any:
-        """The activation of every entry of the array `a`; `xp` is the array module (numpy)."""
+    def numpy(self, np: Any, a: Any) -> Any:
+        """The activation of every entry of the array `a` (`np` is numpy): the op's own forward
+        rule, the same numbers as the Value method gives."""
         op = self.op
-        return a if op is None else op.vec.forward(xp, a)  # type: ignore[union-attr]
+        return a if op is None else op.forward(_array_module(np), a)  # type: ignore[misc]
 
     def torch_module(self, torch: Any) -> Any:
         """A `torch.nn.Module` computing the activation (None for linear); `torch` is the module."""
@@ -51,15 +53,39 @@ class Activation:
         return None if op is None else op.torch(torch)  # type: ignore[misc]
 
 
+_ARRAY_MODULES: dict[int, Any] = {}
+
+
+def _array_module(np: Any) -> Any:
+    if id(np) not in _ARRAY_MODULES:
+        _ARRAY_MODULES[id(np)] = array_module(np)
+    return _ARRAY_MODULES[id(np)]
+
+
+class _Activations(Mapping):
+    """Every activation by name, read live from the op registry: an op declared with an
+    `activation` title is one (an op registered later too), and 'linear' is the identity."""
+
+    def _all(self) -> dict[str, Activation]:
+        acts = {info.method.__name__: Activation(info.method.__name__, info.activation,
+                                                 info.method)
+                for info in OPS.values() if info.activation}  # fmt: skip
+        acts["linear"] = Activation("linear", "Linear", None)
+        return acts
+
+    def __getitem__(self, name: str) -> Activation:
+        return self._all()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
 # Every activation a Neuron or MLP takes, by name (the Value method's): Neuron, its repr,
 # io.to_torch, the plots, the demo's --activation and the playground's menu all read this map.
-# It is made from the op registry: an op with an `activation` title there is an activation here.
-ACTIVATIONS: dict[str, Activation] = {
-    info.method.__name__: Activation(info.method.__name__, info.activation, info.method)
-    for info in OPS.values()
-    if info.activation
-}
-ACTIVATIONS["linear"] = Activation("linear", "Linear", None)
+ACTIVATIONS: Mapping[str, Activation] = _Activations()
 
 
 def _activation(name: str | None) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 
 from .atomic import atomic_write
 from .jit_train import forward_numpy
+from .losses import predict
 from .nn import MLP
 
 CLIP = 1e100  # the largest loss drawn as it is
@@ -47,10 +48,8 @@ def decision_boundary(
     title: str = "decision boundary",
     resolution: int = 200,
 ) -> None:
-    """Colour the plane by the model's predicted class and scatter the data on top.
-
-    One output: the class is the sign of the score (labels ±1); several: the argmax.
-    """
+    """Colour the plane by the model's predicted class (`losses.predict`: one output, its sign;
+    several, the largest) and scatter the data on top."""
     import numpy as np
 
     Figure, Canvas = _matplotlib()
@@ -63,8 +62,7 @@ def decision_boundary(
     ys = np.linspace(Xa[:, 1].min() - pad, Xa[:, 1].max() + pad, resolution)
     xx, yy = np.meshgrid(xs, ys)
     out = forward_numpy(model, np.c_[xx.ravel(), yy.ravel()])
-    zz = (out[:, 0] > 0) if out.shape[1] == 1 else out.argmax(axis=1)
-    zz = zz.reshape(xx.shape).astype(float)
+    zz = np.array([predict(row) for row in out.tolist()], dtype=float).reshape(xx.shape)
 
     fig = Figure(figsize=(5, 5))
     ax = fig.add_subplot()
@@ -131,7 +129,7 @@ def digit_predictions(
     Xa = np.asarray(X, dtype=np.float64)
     if Xa.ndim != 2 or Xa.shape[1] != 64:
         raise ValueError(f"digit_predictions: needs 8x8 images as rows of 64, got {Xa.shape}")
-    guesses = forward_numpy(model, Xa).argmax(axis=1).tolist()
+    guesses = [predict(row) for row in forward_numpy(model, Xa).tolist()]
     shown = pick_digits(guesses, y, n)
     n_wrong = sum(g != t for g, t in zip(guesses, y))
     cols = 8

@@ -16,10 +16,10 @@ What cannot be guarded is refused, with `TraceError`, at trace time: arithmetic 
 (or one step's) number into a constant. Text (``print(x.data)``) is allowed and guarded as "this
 exact value".
 
-How uses are seen: through the engine's one hook for it, ``engine.watch_reads``, which tells this
-thread's reads of ``.data``, ``._local`` and ``.grad`` during the call, and no other thread's. The
-engine's op methods read ``.data`` too; their reads are the op itself (jit's numpy rule makes the
-same choice per sample), so the engine does not tell them (it declares which code is an op's).
+How uses are seen: through ``watch.watch_reads`` (micrograd/watch.py), which tells this thread's
+reads of ``.data``, ``._local`` and ``.grad`` during the call, and no other thread's. The engine's
+op methods read ``.data`` too; their reads are the op itself (jit's numpy rule makes the same
+choice per sample), so they are not told (the engine declares which code is an op's).
 Everything else in the engine (``grad``'s symbolic rules, ``repr``) is treated like user code. A
 Value made during the call is noticed when its ``__init__`` sets its data; ``backward()`` and
 ``grad()`` show themselves by reading the local derivatives of nodes made during the call.
@@ -38,7 +38,7 @@ from sys import _getframe
 from types import FrameType
 from typing import Any
 
-from . import engine
+from . import watch
 from .engine import Value
 
 __all__ = ["TraceError", "TracedNumber", "Guard", "Trace", "record", "number", "numbers_of"]
@@ -230,21 +230,21 @@ for _name, _sym, _op in [
 
 
 # ------------------------------------------------------------------------- reading .data
-# Through the engine's one hook for this, `engine.watch_reads`: a `_Watcher` hears of this
+# Through `watch.watch_reads`: a `_Watcher` hears of this
 # thread's reads of `.data`, `._local` and `.grad` (except an op's own reads of `.data`, which
 # the engine knows by its declarations), and nothing of other threads'.
 
 
 def number(v: Value) -> float:
     """v's float, even while a trace is in progress in this thread (for jit's own bookkeeping)."""
-    return engine.raw_data(v)
+    return watch.raw_data(v)
 
 
 def numbers_of(vs: Sequence[Value]) -> list[float]:
     """The floats of `vs`, even while a trace is in progress in this thread."""
     if _in_trace.depth == 0:
         return [v.data for v in vs]  # the fast path: plain attribute reads
-    return [engine.raw_data(v) for v in vs]
+    return [watch.raw_data(v) for v in vs]
 
 
 class _InTrace(threading.local):
@@ -254,7 +254,7 @@ class _InTrace(threading.local):
 _in_trace = _InTrace()
 
 
-class _Watcher(engine.ReadWatcher):
+class _Watcher(watch.ReadWatcher):
     """What a trace makes of the reads the engine tells it of."""
 
     def __init__(self, trace: Trace) -> None:
@@ -303,7 +303,7 @@ class Trace:
         placed = [self._place(a, name) for a, name in zip(args, names)]
         try:
             _in_trace.depth += 1
-            with engine.watch_reads(_Watcher(self)):
+            with watch.watch_reads(_Watcher(self)):
                 self.out = fn(*placed)
         except Exception as e:
             if self.refused and not isinstance(e, TraceError):
@@ -344,12 +344,12 @@ class Trace:
 
     def refuse(self, what: str, frame: FrameType) -> None:
         where = _where(frame)
-        role = engine.code_role(frame)
+        role = watch.code_role(frame)
         if role == "constant":
             what = "a number taken from x.data used as a constant (Value(x.data), x * x.data)"
             where = _where(_user_frame(frame))
         elif role:
-            what = f"{what} inside micrograd's {frame.f_code.co_name}()"
+            what = f"{what} inside micrograd's {_called(frame)}()"
             where = _where(_user_frame(frame))
         message = (
             f"jit: fn uses the number of a traced Value in a way jit cannot check per sample: "
@@ -360,8 +360,17 @@ class Trace:
         raise TraceError(message)
 
 
+def _called(frame: FrameType) -> str:
+    """The engine's function the user's code called, of the engine's frames up from `frame`."""
+    name = frame.f_code.co_name
+    while frame is not None and watch.code_role(frame):
+        name = frame.f_code.co_name
+        frame = frame.f_back  # type: ignore[assignment]
+    return name
+
+
 def _user_frame(frame: FrameType | None) -> FrameType | None:
-    while frame is not None and engine.code_role(frame):
+    while frame is not None and watch.code_role(frame):
         frame = frame.f_back
     return frame
 

@@ -12,8 +12,9 @@ The lecture's loop stays first-class (and is often clearer in a notebook)::
 
 With `fit` the same is ``fit(model, X, y, loss='hinge', alpha=1e-4, optimizer=opt, steps=100)``.
 Each step is one call of a *step function* ``step_fn(X_batch, y_batch) -> (loss, accuracy)``
-that leaves the gradients in ``.grad``: `make_step` builds the eager one (`jit_train.JitStep` is
-the jitted one). A loss that stops being finite ends `fit` with `Diverged`, at that step.
+that leaves the gradients in ``.grad``: a `Step` (`make_step` builds the eager one,
+`jit_train.JitStep` is the same step on micrograd.jit). Losses are declared in
+`losses.LOSSES`. A loss that stops being finite ends `fit` with `Diverged`, at that step.
 """
 
 from __future__ import annotations
@@ -33,13 +34,6 @@ from .optim import SGD, LambdaLR, Optimizer
 
 StepFn = Callable[[Sequence, Sequence], tuple[float, float]]
 LossFn = Callable[[list, Sequence], Value]
-
-LOSSES: dict[str, LossFn] = {
-    "hinge": L.hinge,
-    "mse": L.mse,
-    "bce": L.binary_cross_entropy_with_logits,
-    "cross_entropy": L.cross_entropy,
-}
 
 
 class Diverged(ArithmeticError):
@@ -70,45 +64,21 @@ class History:
 
 
 def _sign_accuracy(outputs: list, targets: Sequence) -> float:
-    """Share of outputs on the same side of 0 as their ±1 targets."""
-    hits = [(float(t) > 0) == (_data(o) > 0) for o, t in zip(outputs, targets)]
-    return sum(hits) / len(hits)
+    """Share of outputs on the same side of 0 as their ±1 targets (for a loss of your own)."""
+    return L.LOSSES["hinge"].accuracy(outputs, targets)
 
 
-def _bce_accuracy(outputs: list, targets: Sequence) -> float:
-    hits = [(float(t) > 0.5) == (_data(o) > 0) for o, t in zip(outputs, targets)]
-    return sum(hits) / len(hits)
-
-
-def _argmax_accuracy(outputs: list, targets: Sequence) -> float:
-    hits = [argmax(o) == t for o, t in zip(outputs, targets)]
-    return sum(hits) / len(hits)
-
-
-ACCURACIES: dict[str, Callable[[list, Sequence], float]] = {
-    "hinge": _sign_accuracy,
-    "mse": _sign_accuracy,
-    "bce": _bce_accuracy,
-    "cross_entropy": _argmax_accuracy,
-}
-
-
-def _data(o: Any) -> float:
-    return o.data if isinstance(o, Value) else float(o)
-
-
-def argmax(outputs: Sequence) -> int:
-    """Index of the largest output (first one on ties): the predicted class."""
-    vals = [_data(o) for o in outputs]
-    return max(range(len(vals)), key=vals.__getitem__)
+argmax = L.argmax  # index of the largest output: the predicted class (losses.predict)
 
 
 def _resolve_loss(loss: str | LossFn) -> tuple[LossFn, str | None]:
     if callable(loss):
         return loss, None
-    if loss not in LOSSES:
-        raise ValueError(f"unknown loss {loss!r}; choose one of {', '.join(LOSSES)} or a function")
-    return LOSSES[loss], loss
+    if loss not in L.LOSSES:
+        raise ValueError(
+            f"unknown loss {loss!r}; choose one of {', '.join(L.LOSSES)} or a function"
+        )
+    return L.LOSSES[loss].batch, loss
 
 
 def backprop(model: Module, loss: Value, alpha: float = 0.0,
@@ -130,25 +100,46 @@ def backprop(model: Module, loss: Value, alpha: float = 0.0,
     return loss
 
 
+class Step:
+    """One training step, ``step(X_batch, y_batch) -> (loss, accuracy)``: the batch's outputs and
+    loss (`forward`), ``alpha * sum(p*p)`` (and ``l1 * sum(|p|)``) added, the grads zeroed,
+    backward (`backprop`), and the accuracy of the outputs, before the optimizer's update.
+
+    `forward` computes the batch loss eagerly, one graph per sample; `jit_train.JitStep` is the
+    same step with micrograd.jit's forward. `loss` is a name of `losses.LOSSES` or a function
+    ``(outputs, targets) -> Value`` (then `accuracy`, default: the sign rule, says how to score).
+    """
+
+    def __init__(self, model: Module, loss: str | LossFn = "hinge", alpha: float = 0.0,
+                 accuracy: Callable[[list, Sequence], float] | None = None, l1: float = 0.0,
+                 zero_grad: bool = True) -> None:  # fmt: skip
+        self.loss_fn, self.loss = _resolve_loss(loss)
+        self.model, self.alpha, self.l1, self.zero_grad = model, alpha, l1, zero_grad
+        if accuracy is None:
+            accuracy = _sign_accuracy if self.loss is None else L.LOSSES[self.loss].accuracy
+        self.accuracy = accuracy
+        self.params = model.parameters()
+
+    def forward(self, Xb: Sequence, yb: Sequence) -> tuple[Value, list]:
+        """The batch loss as one Value, and each sample's outputs (for the accuracy)."""
+        outputs = [self.model(x) for x in Xb]
+        return self.loss_fn(outputs, yb), outputs
+
+    def __call__(self, Xb: Sequence, yb: Sequence) -> tuple[float, float]:
+        loss, outputs = self.forward(Xb, yb)
+        total = backprop(self.model, loss, self.alpha, self.params, self.zero_grad, self.l1)
+        return total.data, self.accuracy(outputs, yb)
+
+
 def make_step(
     model: Module,
     loss: str | LossFn = "hinge",
     alpha: float = 0.0,
     accuracy: Callable[[list, Sequence], float] | None = None,
-) -> StepFn:
+) -> Step:
     """The eager step function: forward every sample, loss (+ ``alpha * sum(p*p)`` when alpha >
     0), zero the grads, backward. Returns ``step(X_batch, y_batch) -> (loss, accuracy)``."""
-    loss_fn, name = _resolve_loss(loss)
-    if accuracy is None:
-        accuracy = ACCURACIES.get(name or "", _sign_accuracy)
-    params = model.parameters()
-
-    def step(Xb: Sequence, yb: Sequence) -> tuple[float, float]:
-        outputs = [model(x) for x in Xb]
-        total = backprop(model, loss_fn(outputs, yb), alpha, params)
-        return total.data, accuracy(outputs, yb)
-
-    return step
+    return Step(model, loss, alpha, accuracy)
 
 
 def evaluate(
@@ -157,13 +148,13 @@ def evaluate(
     y: Sequence,
     accuracy: str | Callable[[list, Sequence], float] = "hinge",
 ) -> float:
-    """Accuracy of `model` on (X, y), forward only. `accuracy` is a loss name (which picks the
-    matching rule: sign for hinge/mse, logit > 0 for bce, argmax for cross_entropy) or a
-    function ``(outputs, targets) -> float``."""
+    """Accuracy of `model` on (X, y), forward only. `accuracy` is a loss name (its rule: the
+    class `losses.predict` gives, against the target's) or a function
+    ``(outputs, targets) -> float``."""
     if isinstance(accuracy, str):
-        if accuracy not in ACCURACIES:
+        if accuracy not in L.LOSSES:
             raise ValueError(f"evaluate: unknown accuracy rule {accuracy!r}")
-        accuracy = ACCURACIES[accuracy]
+        accuracy = L.LOSSES[accuracy].accuracy
     return accuracy([model(x) for x in X], y)
 
 

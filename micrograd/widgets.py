@@ -24,13 +24,12 @@ JupyterLab 4, Notebook 7, VS Code, Colab and marimo render.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
 from .engine import Value
-from .playground.errors import ViewError
+from .playground.messages import MessageHost
 from .playground.train_settings import Settings
 from .playground.views import Tab
 
@@ -95,56 +94,31 @@ class PlaygroundWidget(anywidget.AnyWidget):
             **kwargs,
         )
         self.tab = tab
+        self.host = MessageHost(tab)
         self._lock = threading.Lock()  # the kernel's thread and the training thread both send
-        self._cursor: Any = None
-        self._heard = time.monotonic()
         if view == "train":
             tab.train.on_trainer = self._run
         self.on_msg(self._on_message)
 
-    # -- the view's messages (on the kernel's thread)
-
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if not isinstance(content, dict):
-            return
-        self._heard = time.monotonic()
-        if "frames" in content:  # the Train view wants frames (again: it is still shown)
-            with self._lock:
-                if content["frames"] and self._cursor is None:
-                    self._cursor = self.tab.train.cursor()
-                elif not content["frames"]:
-                    self._cursor = None
-            self._push()
-            return
-        reply: dict[str, Any] = {"id": content.get("id")}
-        try:
-            reply["answer"] = self.tab.call(content.get("view"), content.get("action"),
-                                            content.get("body"))  # fmt: skip
-        except ViewError as exc:
-            reply["error"] = exc.message
-        except Exception as exc:  # a bug of ours: the view shows it in one line
-            reply["error"] = f"internal error: {type(exc).__name__}: {exc}"
+        """A message from the view (on the kernel's thread): answered at once."""
         with self._lock:
-            self.send(reply)
-        if content.get("view") == "train":
+            for reply in self.host.receive(content):
+                self.send(reply)
+        if isinstance(content, dict) and content.get("view") == "train":
             _shared_runner().wake()  # e.g. Play
-            self._push()
-
-    # -- frames (on the kernel's thread, or the training thread)
 
     def _run(self, trainer: Any) -> None:
         """The Train view made its trainer: it trains on the kernel's training thread while it
         plays and somebody looks."""
-        _shared_runner().add(trainer, on_frame=self._push, watched=self._watched)
-
-    def _watched(self) -> bool:
-        return self._cursor is not None and time.monotonic() - self._heard < WATCH_SECONDS
+        _shared_runner().add(trainer, on_frame=self._push,
+                             watched=lambda: self.host.watched(WATCH_SECONDS))  # fmt: skip
 
     def _push(self) -> None:
+        """A new frame (on the training thread): to the view, if it wants frames."""
         with self._lock:
-            frame = self._cursor.next() if self._cursor is not None else None
-            if frame is not None:
-                self.send({"frame": frame})
+            for message in self.host.frames():
+                self.send(message)
 
     def close(self) -> None:
         """The widget is gone: its training stops."""

@@ -116,52 +116,45 @@ def test_second_derivatives_match_pytorch(op: Op) -> None:
 
 
 # --------------------------------------------------------------------------- random graphs
-# A program is a list of steps (op name, argument indices into the values so far). Running it on
-# micrograd and on PyTorch builds the same graph; indices repeat, so sub-expressions are shared.
-
-GRAPH_OPS = ["add", "sub", "mul", "tanh", "sigmoid", "square", "exp", "dot", "sum", "neg"]
+# A program is a list of steps (a row of the op table, argument indices into the values so far).
+# Running it on micrograd and on PyTorch builds the same graph; indices repeat, so sub-expressions
+# are shared. Every op of the table takes part (an op added there is drawn too); each argument is
+# first squashed into the op's input range (lo + (hi - lo)·sigmoid(v)), on both sides alike.
 
 
 @st.composite
-def programs(draw: st.DrawFn) -> tuple[list[float], list[tuple[str, list[int]]]]:
+def programs(draw: st.DrawFn) -> tuple[list[float], list[tuple[Op, list[int]]]]:
     n_leaves = draw(st.integers(2, 4))
     leaves = draw(st.lists(st.floats(-2, 2, allow_nan=False), min_size=n_leaves, max_size=n_leaves))
     steps = []
     for i in range(draw(st.integers(1, 12))):
-        name = draw(st.sampled_from(GRAPH_OPS))
-        arity = next(op.arity for op in OPS if op.name == name)
-        args = draw(st.lists(st.integers(0, n_leaves + i - 1), min_size=arity, max_size=arity))
-        steps.append((name, args))
+        op = draw(st.sampled_from(OPS))
+        args = draw(st.lists(st.integers(0, n_leaves + i - 1), min_size=op.arity,
+                             max_size=op.arity))  # fmt: skip
+        steps.append((op, args))
     return leaves, steps
 
 
-def run_program(leaves, steps, make_leaf, apply_op, squash, data):
+def run_program(leaves, steps, make_leaf, apply_op, sigmoid):  # noqa: ANN001, ANN201
     values = [make_leaf(x) for x in leaves]
-    for name, args in steps:
-        v = apply_op(name, [values[i] for i in args])
-        if abs(data(v)) > 5:  # keep magnitudes tame so exp never overflows
-            v = squash(v)
-        values.append(v)
+    for op, args in steps:
+        squashed = [op.low + (op.high - op.low) * sigmoid(values[i]) for i in args]
+        values.append(apply_op(op, squashed))
     return values
 
 
 @settings(max_examples=150, deadline=None)
 @given(programs())
-def test_random_graphs_with_shared_subexpressions_match_pytorch(program) -> None:
+def test_random_graphs_of_every_op_with_shared_subexpressions_match_pytorch(program) -> None:
     leaves, steps = program
-    ops = {op.name: op for op in OPS}
-    ours = run_program(
-        leaves, steps, Value, lambda n, a: ops[n].ours(*a), lambda v: v.tanh(), lambda v: v.data
-    )
+    ours = run_program(leaves, steps, Value, lambda op, a: op.ours(*a), lambda v: v.sigmoid())
     ts = run_program(
         leaves,
         steps,
         lambda x: torch.tensor(x, dtype=torch.float64, requires_grad=True),
-        lambda n, a: ops[n].torch(*a),
-        lambda t: t.tanh(),
-        lambda t: t.item(),
+        lambda op, a: op.torch(*a),
+        torch.sigmoid,
     )
-    # Squashing decisions follow each side's own data: they agree because values agree to 1e-9.
     out, tout = ours[-1], ts[-1]
     out.backward()
     tout.backward()
@@ -474,32 +467,52 @@ def test_registry_apply_builds_the_op_from_its_declaration() -> None:
     assert ENGINE_OPS["tanh"].formula == "d/da = 1 - out²"
 
 
-def test_an_arithmetic_rule_gives_the_text_and_the_symbolic_rule() -> None:
-    # An op declared with only its numpy rule, written in arithmetic: the text and the
-    # second-derivative rule come from that one rule (a throwaway registry entry, removed after).
-    import micrograd.engine as engine
+def test_one_rule_gives_the_floats_the_text_and_the_second_derivative() -> None:
+    # An op declared with its rule alone (a throwaway registry entry, removed after): the eager
+    # node's floats, the text and the second-derivative rule all come from that one rule.
+    from micrograd import registry
 
     def cube(self: Value) -> Value:
-        return Value(self.data**3, (self,), "cube", "", (3 * self.data**2,))
-
-    rule = engine.Vec(lambda xp, a: a**3, lambda xp, out, a: (3.0 * a * a / (1.0 - -a) ** 0.5,))
-    try:
-        engine._op("cube", 1, vec=rule)(cube)
         info = ENGINE_OPS["cube"]
-        assert info.explain == ("3·{a}·{a}/(1 - (-{a}))^0.5",)
+        out = info.value_on_floats(self.data)
+        return Value(out, (self,), "cube", "", info.on_floats(out, self.data))
+
+    rule = lambda xp, out, a: (3.0 * a * a / xp.power(1.0 - -a, 0.5),)  # noqa: E731
+    try:
+        registry.op("cube", 1, forward=lambda xp, a: a * a * a, local=rule)(cube)
+        info = ENGINE_OPS["cube"]
+        assert info.formula == "d/da = 3·a·a/(1 - (-a))^0.5"
         x = Value(0.5)
-        (d,) = info.symbolic(cube(x), x)
-        assert isinstance(d, Value) and d.data == 3.0 * 0.5 * 0.5 / 1.5**0.5
+        node = cube(x)
+        assert node._local == (3.0 * 0.5 * 0.5 / 1.5**0.5,)
+        assert explain_local(node, ["x"], "y") == ("3·x·x/(1 - (-x))^0.5",)
+        (d,) = info.on_values(node)
+        assert isinstance(d, Value) and d.data == node._local[0]
         t = torch.tensor(0.5, dtype=torch.float64)
         want = torch.func.grad(lambda t: 3 * t * t / (1 + t) ** 0.5)(t).item()
         assert grad(d, x) == pytest.approx(want, rel=1e-12)  # the second derivative, vs PyTorch
+        assert grad(grad(cube(x), x, create_graph=True), x) == pytest.approx(want, rel=1e-12)
     finally:
         ENGINE_OPS.pop("cube", None)
-    # a rule that calls a function of xp cannot be run on names: the declaration says so
-    where = engine.Vec(lambda xp, a: xp.abs(a), lambda xp, out, a: (xp.sign(a),))
-    with pytest.raises(TypeError, match=r"op 'sgn': its vec local rule uses xp\.sign.*explain="):
-        engine._op("sgn", 1, vec=where)
-    assert "sgn" not in ENGINE_OPS
+
+
+def test_a_rule_calling_a_function_values_lack_says_what_to_declare() -> None:
+    from micrograd import registry
+
+    def sgn(self: Value) -> Value:
+        local = ENGINE_OPS["sgn"].on_floats(0.0, self.data)
+        return Value(abs(self.data), (self,), "sgn", "", local)
+
+    try:
+        registry.op("sgn", 1, forward=lambda xp, a: xp.abs(a),
+                    local=lambda xp, out, a: (xp.sign(a),))(sgn)  # fmt: skip
+        x = Value(-2.0)
+        assert sgn(x)._local == (-1.0,)  # floats have it (numpy's name)
+        assert explain_local(sgn(x), ["x"], "y") == ("sign(x)",)
+        with pytest.raises(AttributeError, match=r"xp\.sign, which is neither an op nor declared"):
+            grad(sgn(x), x, create_graph=True)
+    finally:
+        ENGINE_OPS.pop("sgn", None)
 
 
 def _kinds_built_by(op: Op) -> set[str]:
@@ -518,14 +531,15 @@ def _kinds_built_by(op: Op) -> set[str]:
 def test_registry_jit_expression_language_and_op_table_cover_the_same_ops() -> None:
     # One truth, the registry; each consumer is checked against it, not against a list here.
     from micrograd.expr import ARITY, FUNCTIONS
-    from micrograd.jit import ELEMENTWISE
+    from micrograd.jit import _elementwise
     from micrograd.nn import ACTIVATIONS
 
     registry = set(ENGINE_OPS)
     assert set().union(*(_kinds_built_by(op) for op in OPS)) == registry
     # jit: a numpy rule for every op, except the many-child ones it compiles specially
-    assert set(ELEMENTWISE) | {k for k, info in ENGINE_OPS.items() if info.kernel} == registry
-    assert all(ENGINE_OPS[k].arity == arity for k, (arity, _, _) in ELEMENTWISE.items())
+    elementwise = {k: _elementwise(k) for k in registry if _elementwise(k) is not None}
+    assert set(elementwise) | {k for k, info in ENGINE_OPS.items() if info.kernel} == registry
+    assert all(ENGINE_OPS[k].arity == rules[0] for k, rules in elementwise.items())
     # the expression language: every fixed-arity op with a public method of its own, as a
     # function taking the declared number of arguments
     named = {

@@ -767,12 +767,12 @@ def test_tracing_leaves_value_and_other_threads_alone() -> None:
     assert sys.getprofile() is None
 
 
-def test_the_engine_hook_tells_a_watcher_of_its_own_threads_reads_only() -> None:
-    # engine.watch_reads, jit's one way into the engine: this thread's reads other than an op's
+def test_watch_reads_tells_a_watcher_of_its_own_threads_reads_only() -> None:
+    # watch.watch_reads, jit's one way into the engine: this thread's reads other than an op's
     # own are told; another thread reading the same Values at the same time is not.
     import threading
 
-    from micrograd.engine import ReadWatcher, watch_reads
+    from micrograd.watch import ReadWatcher, watch_reads
 
     told = []
 

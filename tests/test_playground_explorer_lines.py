@@ -22,7 +22,7 @@ import pytest
 
 from micrograd import io, losses
 from micrograd.engine import Value
-from micrograd.expr import LANGUAGE, ProgramError, parse_program
+from micrograd.expr import ProgramError, language, parse_program
 from micrograd.playground import Tab
 from micrograd.playground.errors import ViewError
 from micrograd.playground.explorer import EXAMPLES
@@ -330,11 +330,11 @@ def test_a_refused_construct_is_one_short_line_with_its_hint_once(program: str,
         tab.call("explorer", "load", {"program": program})
     message = caught.value.message
     # the page has the language written under the box: the view's line does not repeat it
-    assert message == f"line 1: {construct}" and LANGUAGE not in message and len(message) < 80
+    assert message == f"line 1: {construct}" and language() not in message and len(message) < 80
     # the command line has no such box: it says the language once, after the reason
     with pytest.raises(ProgramError) as err:
         parse_program(program)
-    assert err.value.hint == LANGUAGE and str(err.value) == message
+    assert err.value.hint == language() and str(err.value) == message
 
 
 def test_params_that_are_not_leaves_of_the_graph_are_refused() -> None:

@@ -5,13 +5,20 @@
   reason for every action of both views (`views.Tab.call` checks it before any action runs), not
   a 500 from an OverflowError deep inside;
 * no other site can frame the playground's pages (``frame-ancestors 'self'``); the page itself
-  may."""
+  may; a page on a static host, which sends no such header, declines to run framed by another
+  site."""
 
 from __future__ import annotations
 
+import functools
+import http.server
 import json
+import pathlib
+import shutil
+import threading
 import urllib.error
 import urllib.request
+from importlib import resources
 from typing import Any
 
 import pytest
@@ -117,3 +124,38 @@ def test_another_site_cannot_frame_the_page_but_the_page_itself_can(
             state="attached")
     finally:
         context.close()
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_a_page_on_a_static_host_declines_to_run_framed_by_another_site(
+    browser: Any, other_origin: Any, tmp_path: pathlib.Path  # noqa: F811
+) -> None:
+    # A static host (as the static site's) sends no frame-ancestors: the page itself declines,
+    # and says so. The folder as a site lays it out: the page, and static/ beside it.
+    static = pathlib.Path(str(resources.files("micrograd.playground") / "static"))
+    shutil.copyfile(static / "index.html", tmp_path / "index.html")
+    (tmp_path / "static").symlink_to(static)
+    handler = functools.partial(_Quiet, directory=str(tmp_path))
+    host = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=host.serve_forever, daemon=True).start()
+    pages, origin = other_origin
+    url = f"http://127.0.0.1:{host.server_address[1]}/index.html"
+    pages["/frame-static.html"] = f'<!doctype html><iframe id="f" src="{url}"></iframe>'
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(origin + "/frame-static.html")
+        frame = page.frame_locator("#f")
+        boot = frame.locator("#boot")
+        boot.wait_for()
+        assert "does not run inside another site's page" in boot.text_content()
+        assert frame.locator("main").count() == 0
+        assert frame.get_by_role("link", name="Open it").get_attribute("target") == "_blank"
+    finally:
+        context.close()
+        host.shutdown()
+        host.server_close()

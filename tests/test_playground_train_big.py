@@ -34,7 +34,9 @@ def test_the_largest_network_is_drawn_whole(page: Any, playground: str, screensh
         assert panel["x"] - 1 <= b["x"] and b["x"] + b["width"] <= panel["x"] + panel["width"] + 1
     # Frames are drawn once per screen refresh, the newest only: never more draws than frames.
     page.get_by_role("button", name="Play").click()
-    page.wait_for_function("() => window.trainView.frame().step > 50")
+    # an event to wait for, not a speed to meet (benchmarks/bench_playground.py measures that):
+    # on a loaded machine the largest net's 50 steps may take longer than the default 10 s
+    page.wait_for_function("() => window.trainView.frame().step > 50", timeout=120_000)
     page.get_by_role("button", name="Pause").click()
     drawn = page.evaluate("() => window.trainView.drawn()")
     assert 1 <= drawn <= page.evaluate("() => window.trainView.frame().seq"), drawn

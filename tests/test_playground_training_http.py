@@ -167,3 +167,11 @@ def test_no_jit_trains_on_the_eager_engine():
         assert a["meta"]["engine"] == "eager"
         f = tab.ok("/api/train/control", {"action": "step", "steps": 2})["frame"]
         assert f["step"] == 2 and f["grid"]["kind"] == "score"
+
+
+def test_the_first_settings_start_the_run_and_nothing_started_over(playground):
+    # A page's first request brings its URL's settings: the run starts with them, and the page
+    # does not say "a new model or new data, so training started over" on a first visit.
+    answer = Tab(playground).ok("/api/train/config", {"hidden": [3], "dataset": "xor"})
+    assert answer["meta"]["change"] == "" and answer["meta"]["settings"]["hidden"] == [3]
+    assert answer["meta"]["sizes"] == [2, 3, 1] and answer["frame"]["step"] == 0

@@ -11,10 +11,23 @@ pages (`static/`): this web server (`server.py`, standard library only), the not
 (`micrograd.widgets`) and the static site's Web Worker (`micrograd site`).
 """
 
+import importlib
+from typing import Any
+
 from .errors import ViewError
-from .server import Playground, serve
 from .views import Tab
-from .web import EventStream, HTTPError, Request, Session
 
 __all__ = ["serve", "Playground", "Tab", "ViewError", "Request", "Session", "HTTPError",
            "EventStream"]
+
+# The web server's names, imported on first use: the static site's worker imports the views
+# alone, and in a browser the HTTP stack (http.server, email, ssl) would add half a second to
+# Python's start-up.
+_WEB = {"serve": ".server", "Playground": ".server", "Request": ".web", "Session": ".web",
+        "HTTPError": ".web", "EventStream": ".web"}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WEB:
+        return getattr(importlib.import_module(_WEB[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -70,6 +71,8 @@ def layout(boxes: Sequence[Box], edges: Sequence[tuple[str, str]], engine: str =
         return layered(boxes, edges)
     if engine == "dot":
         return dot_layout(boxes, edges)
+    if sys.platform == "emscripten":  # the static site, in a browser: no programs to run
+        return layered(boxes, edges)
     if shutil.which("dot") is None:
         result = layered(boxes, edges)
         result.notes.append("Graphviz is not installed: built-in layout")

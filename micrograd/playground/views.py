@@ -305,7 +305,10 @@ class TrainView:
     def config(self, body: dict[str, Any]) -> dict[str, Any]:
         """Start over with these settings (keys left out: the defaults)."""
         settings = _checked(lambda: Settings.from_dict(body))
-        self.trainer.configure(settings)
+        if self.started:
+            self.trainer.configure(settings)
+        else:  # the first settings: the run starts with them (nothing "started over")
+            self.settings = settings
         return self._answer()
 
     def control(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -124,7 +124,7 @@ function workerTransport(onProgress) {
   if (typeof Worker === "undefined" || typeof WebAssembly === "undefined") {
     throw new Error("this page runs micrograd in your browser and needs WebAssembly and Web Workers, which this browser does not offer: try a current Firefox, Chrome, Edge or Safari");
   }
-  const worker = new Worker("static/worker.js");
+  const worker = new Worker("static/worker.js", { type: "module" }); // it imports Pyodide
   const transport = messageTransport("worker", (msg) => worker.postMessage(msg));
   worker.onmessage = (ev) => {
     const msg = ev.data;

@@ -151,6 +151,9 @@ function setMeta(meta) {
   $("pick").max = meta.points.length - 1;
   $("engine").textContent = meta.engine === "jit" ? "engine: micrograd.jit (numpy)" : "engine: eager micrograd";
   $("change-note").textContent = meta.change || "";
+  // a transport's word on this network (the static site: too big to train live in a browser)
+  $("size-note").textContent = meta.size_note || "";
+  $("size-note").hidden = !meta.size_note;
   $("loss-formula").textContent = meta.loss_formula;
   $("output-rule").textContent = "Output: " + meta.output_rule;
   $("act-formula").textContent = meta.activation_formula;

@@ -1,0 +1,191 @@
+"""Benchmark: the static site (`micrograd site`) in Chromium: micrograd itself in the browser.
+
+What a visitor gets: the time from opening the explorer until its first graph is drawn (a first
+visit, nothing cached; and a visit again, the browser's cache warm), and in the Train view, for
+every network of the server's benchmark (`bench_playground.SIZES`: the smallest the page allows,
+its default, karpathy's moons net, the largest; and two between, where a browser stops being
+live), training steps per second, frames per second drawn, and the wall time from Play until
+100% accuracy. The site is built with `build_site` into
+a temporary folder, served by ``python -m http.server`` and opened at /s/, as the tests do. The
+browser runs the eager engine on Pyodide (no numpy in the site), in one Web Worker per page.
+
+    python3 benchmarks/bench_site.py [--seconds 10] [--visits 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+
+from bench_playground import SIZES  # noqa: E402  (the same networks as the server's rows)
+
+# ... and two between them, where a browser stops being live (worker.LIVE_WEIGHTS)
+NETWORKS = [*SIZES[:3], ("2-16-16-1 tanh", {"hidden": [16, 16]}),
+            ("2-32-32-1 tanh", {"hidden": [32, 32]}), SIZES[3]]  # fmt: skip
+
+
+def weights(settings: dict) -> int:
+    """The network's weights and biases."""
+    from micrograd.playground.train_settings import Settings
+
+    s = Settings.from_dict(settings)
+    sizes = [s.nin, *s.hidden, s.outputs]
+    return sum((a + 1) * b for a, b in zip(sizes, sizes[1:]))
+
+# The moment the explorer's first graph is in the page, in the page's own clock (ms since the
+# navigation started), recorded by the page itself: no polling delay in the figure.
+_FIRST_GRAPH = """
+window.bootLog = [];
+new MutationObserver((_, obs) => {
+  const boot = document.querySelector('#boot');
+  const said = boot && boot.textContent;
+  if (said && (!window.bootLog.length || window.bootLog.at(-1)[1] !== said)) {
+    window.bootLog.push([performance.now(), said]);
+  }
+  if (document.querySelector('#graph-svg g.node.value')) {
+    window.firstGraphMs = performance.now();
+    obs.disconnect();
+  }
+}).observe(document, {childList: true, subtree: true, characterData: true});
+"""
+# The start-up's phases, by what the page says (static/worker.js's progress): Python is up when
+# it says it installs micrograd, and micrograd is imported when it says Ready.
+PHASES = (("Python started", "Installing micrograd"), ("micrograd imported", "Ready"))
+
+
+@contextlib.contextmanager
+def served_site() -> Any:
+    """The site built into a temporary folder and served at http://127.0.0.1:PORT/s/."""
+    from micrograd.playground.site import build_site
+
+    with tempfile.TemporaryDirectory(prefix="micrograd-site-") as root:
+        report = build_site(os.path.join(root, "s"), log=lambda line: print(line, file=sys.stderr))
+        server = subprocess.Popen(
+            [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"],
+            cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )  # fmt: skip
+        try:
+            port = re.search(r"port (\d+)", server.stdout.readline())
+            if port is None:
+                raise RuntimeError("python -m http.server did not say its port")
+            yield f"http://127.0.0.1:{port.group(1)}/s/", report
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+
+
+def first_graph(browser: Any, base: str, visits: int) -> tuple[list[dict], list[dict]]:
+    """When each start-up phase ended and the first graph was drawn, in seconds from the
+    navigation: first visits (a fresh context each, nothing cached) and visits again (the same
+    context, reloaded)."""
+    cold: list[dict] = []
+    warm: list[dict] = []
+    for _ in range(visits):
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        context.add_init_script(_FIRST_GRAPH)
+        page = context.new_page()
+        for times in (cold, warm):
+            page.goto(base)
+            page.wait_for_function("() => window.firstGraphMs !== undefined", timeout=300_000)
+            log = page.evaluate("() => window.bootLog")
+            got = {"first graph": page.evaluate("() => window.firstGraphMs") / 1000}
+            for name, said in PHASES:
+                got[name] = next(t for t, text in log if text.startswith(said)) / 1000
+            times.append(got)
+        context.close()
+    return cold, warm
+
+
+def _phases(runs: list[dict]) -> str:
+    keys = [name for name, _ in PHASES] + ["first graph"]
+    return ", ".join(f"{k} {statistics.median(r[k] for r in runs):.1f} s" for k in keys)
+
+
+def query(settings: dict) -> str:
+    return "&".join(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}"
+                    for k, v in settings.items())  # fmt: skip
+
+
+def train(browser: Any, base: str, settings: dict, seconds: float) -> dict[str, Any]:
+    """Play for `seconds`; steps/s, frames/s drawn, and when 100% accuracy first showed."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    try:
+        page.goto(f"{base}train.html?{query(settings)}")
+        page.wait_for_function("() => window.trainView && window.trainView.frame()",
+                               timeout=300_000)  # fmt: skip
+        read = "() => [window.trainView.frame().step, window.trainView.drawn() || 0, " \
+               "window.trainView.frame().accuracy]"
+        step0, drawn0, _ = page.evaluate(read)
+        t0 = time.perf_counter()
+        page.get_by_role("button", name="Play").click()
+        to100 = None
+        step, drawn = step0, drawn0
+        while (now := time.perf_counter()) - t0 < seconds:
+            step, drawn, acc = page.evaluate(read)
+            if to100 is None and acc == 1:
+                to100 = now - t0
+            time.sleep(0.05)
+        elapsed = time.perf_counter() - t0
+        page.get_by_role("button", name="Pause").click()
+        return {"steps/s": (step - step0) / elapsed, "drawn/s": (drawn - drawn0) / elapsed,
+                "to 100%": to100, "steps": step - step0}  # fmt: skip
+    finally:
+        context.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seconds", type=float, default=10.0, help="how long each network plays")
+    p.add_argument("--visits", type=int, default=3, help="page openings timed (median shown)")
+    args = p.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+    from conftest import chromium_path
+
+    path = chromium_path()
+    if path is None:
+        p.error("no Chromium found: run scripts/ensure-chromium")
+    try:
+        with served_site() as (base, report), sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=path, headless=True)
+            version = browser.version
+            print(f"# the static site in Chromium {version} ({os.cpu_count()} cores, load "
+                  f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}); the folder: "
+                  f"{report.files} files, {report.size / 1e6:.1f} MB")
+            cold, warm = first_graph(browser, base, args.visits)
+            firsts = ", ".join(f"{r['first graph']:.1f}" for r in cold)
+            print(f"\nopening the explorer (medians of {args.visits}, seconds from navigation):\n"
+                  f"- first visit: {_phases(cold)} (first graph: {firsts})\n"
+                  f"- again, cached: {_phases(warm)}\n")
+            print("| network (moons, 100 points) | weights | steps/s | frames/s drawn | "
+                  "time to 100% |")
+            print("|---|---|---|---|---|")
+            for name, settings in NETWORKS:
+                r = train(browser, base, settings, args.seconds)
+                to100 = ("not within the run" if r["to 100%"] is None
+                         else f"{r['to 100%']:.1f} s")  # fmt: skip
+                print(f"| {name} | {weights(settings):,} | {r['steps/s']:.1f} | "
+                      f"{r['drawn/s']:.1f} | {to100} |", flush=True)
+            browser.close()
+    except KeyboardInterrupt:
+        print("bench_site: stopped (Ctrl-C)", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

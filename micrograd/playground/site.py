@@ -1,0 +1,262 @@
+"""`build_site`: the playground as a folder of static files that runs micrograd in the browser.
+
+    from micrograd.playground.site import build_site
+    report = build_site("public")      # or, from a shell: micrograd site public
+
+The folder is the whole playground for any static host (GitHub Pages, a university's web space,
+``python -m http.server``): ``index.html`` is the explorer, ``train.html`` the Train view, the
+same pages the server sends (`static/`), told by a ``<meta>`` to talk to a Web Worker instead
+(`static/worker.js`). The worker starts CPython in WebAssembly (Pyodide) from ``pyodide/``,
+installs micrograd from the wheel in ``wheels/`` (built here from the installed package: the code
+``pip install`` gave), and answers with the same view objects as the server
+(`micrograd.playground.worker`). Every URL is relative, so the folder works under any path
+(``/site/``, ``/course/micrograd/``), and nothing is fetched from anywhere else at run time.
+
+Pyodide comes from the npm registry at build time, by npm itself (``npm pack
+pyodide@PYODIDE_VERSION``); its archive must match `PYODIDE_INTEGRITY` and is kept in a cache
+(`cache_dir`), so the next build needs no network. Only the core files that need no network
+are copied (`PYODIDE_FILES`).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+import io
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Callable
+from importlib import resources
+
+from .. import __version__
+from ..atomic import atomic_write, prepare_folder
+
+PYODIDE_VERSION = "314.0.7"  # CPython 3.14.2 in WebAssembly
+# npm's integrity of pyodide-PYODIDE_VERSION.tgz (`npm view pyodide@314.0.7 dist.integrity`)
+PYODIDE_INTEGRITY = (
+    "sha512-0YvXxEhfEdpLfb/XkM2BFAeMROq0iMUX2bzzH9pOttyMcWkwq+HbE5uyuGD82LN7y2q+SNvi/6V5JEsOlD2R1A=="
+)
+# What loadPyodide reads: the loader, the interpreter and its standard library. package.json
+# goes along for the licence (MPL-2.0) and where the source is.
+PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
+                 "pyodide-lock.json", "package.json")  # fmt: skip
+DIST_NAME = "micrograd-plus"  # the name pip installs micrograd by (pyproject.toml)
+PAGES = {"index.html": "index.html", "train.html": "train.html"}  # site file <- static/ file
+WORKER_META = '<meta name="micrograd-transport" content="worker">'  # common.js's pageTransport
+NOT_SHIPPED = ("widget.js",)  # the notebook widget's entry: no page loads it
+_ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the same package, the same wheel, byte for byte
+
+
+class SiteError(Exception):
+    """The site cannot be built: one line that says why and what to do."""
+
+
+@dataclasses.dataclass
+class SiteReport:
+    """What `build_site` wrote."""
+
+    folder: str
+    files: int  # files written
+    size: int  # their bytes, in all
+    wheel: str  # the wheel's path in the folder
+    pyodide_from: str  # "cache" or "npm"
+
+
+def default_cache() -> pathlib.Path:
+    """Where the Pyodide archive is kept: $MICROGRAD_CACHE, else $XDG_CACHE_HOME/micrograd, else
+    ~/.cache/micrograd."""
+    if os.environ.get("MICROGRAD_CACHE"):
+        return pathlib.Path(os.environ["MICROGRAD_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return pathlib.Path(base) / "micrograd"
+
+
+# ------------------------------------------------------------------ Pyodide, from npm
+
+
+def integrity(data: bytes) -> str:
+    """npm's integrity string of `data` (sha512, base64)."""
+    return "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode("ascii")
+
+
+def pyodide_archive(cache_dir: pathlib.Path, log: Callable[[str], None] = print) -> tuple[bytes,
+                                                                                           str]:
+    """The npm archive of Pyodide PYODIDE_VERSION, checked: from the cache, else by ``npm pack``
+    (then cached). Returns (bytes, "cache" or "npm")."""
+    cached = cache_dir / f"pyodide-{PYODIDE_VERSION}.tgz"
+    if cached.is_file():
+        data = cached.read_bytes()
+        if integrity(data) == PYODIDE_INTEGRITY:
+            return data, "cache"
+        log(f"{cached} does not match its integrity; fetching it again")
+    npm = shutil.which("npm")
+    if npm is None:
+        raise SiteError(
+            f"npm is needed once, to fetch Pyodide {PYODIDE_VERSION} from the npm registry (then "
+            f"it is cached in {cache_dir}): install it (Debian/Ubuntu: sudo apt install npm; "
+            f"or Node.js from nodejs.org), or run scripts/ensure-npm"
+        )
+    log(f"fetching Pyodide {PYODIDE_VERSION} with npm (about 6.5 MB, once)...")
+    with tempfile.TemporaryDirectory(prefix="micrograd-npm-") as tmp:
+        try:
+            done = subprocess.run(
+                [npm, "pack", f"pyodide@{PYODIDE_VERSION}", "--pack-destination", tmp,
+                 "--json", "--ignore-scripts"],  # fmt: skip
+                capture_output=True, text=True, timeout=600, cwd=tmp,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            raise SiteError("npm pack pyodide took more than 10 minutes; is the npm registry "
+                            "reachable?") from None  # fmt: skip
+        if done.returncode != 0:
+            why = _last_error_line(done.stderr) or f"exit status {done.returncode}"
+            raise SiteError(f"npm pack pyodide@{PYODIDE_VERSION} failed: {why}")
+        tgz = sorted(pathlib.Path(tmp).glob("pyodide-*.tgz"))
+        if not tgz:
+            raise SiteError(f"npm pack pyodide@{PYODIDE_VERSION} wrote no archive")
+        data = tgz[0].read_bytes()
+    got = integrity(data)
+    if got != PYODIDE_INTEGRITY:
+        raise SiteError(f"the npm archive of pyodide@{PYODIDE_VERSION} is not the one this "
+                        f"micrograd was built for: integrity {got[:24]}..., expected "
+                        f"{PYODIDE_INTEGRITY[:24]}...")  # fmt: skip
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write(cached, data)
+    return data, "npm"
+
+
+def _last_error_line(stderr: str) -> str:
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if "ERR" in ln] or lines
+    return errors[-1][:200] if errors else ""
+
+
+def pyodide_files(archive: bytes) -> dict[str, bytes]:
+    """PYODIDE_FILES out of the npm archive (its files sit under package/)."""
+    out: dict[str, bytes] = {}
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
+        for name in PYODIDE_FILES:
+            try:
+                member = tar.getmember(f"package/{name}")
+            except KeyError:
+                raise SiteError(f"the Pyodide archive has no {name}") from None
+            f = tar.extractfile(member)
+            if f is None:
+                raise SiteError(f"the Pyodide archive's {name} is not a file")
+            out[name] = f.read()
+    return out
+
+
+# ------------------------------------------------------------------ micrograd, as a wheel
+
+
+def package_wheel() -> tuple[str, bytes]:
+    """A wheel of the installed micrograd package, made in memory: every file of the package as
+    it is installed (its modules and package data, no caches). Returns (file name, bytes)."""
+    import micrograd
+
+    root = pathlib.Path(micrograd.__file__).resolve().parent
+    files = sorted(
+        p for p in root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith(".")
+        and p.suffix not in (".pyc", ".pyo")
+    )  # fmt: skip
+    dist = DIST_NAME.replace("-", "_")
+    info = f"{dist}-{__version__}.dist-info"
+    entries = [(f"micrograd/{p.relative_to(root).as_posix()}", p.read_bytes()) for p in files]
+    entries += [
+        (f"{info}/METADATA", (f"Metadata-Version: 2.1\nName: {DIST_NAME}\nVersion: "
+                              f"{__version__}\nRequires-Python: >=3.10\n").encode()),
+        (f"{info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: micrograd site\n"
+                          b"Root-Is-Purelib: true\nTag: py3-none-any\n"),
+    ]  # fmt: skip
+    record = "".join(f"{name},sha256={_urlsafe_sha256(data)},{len(data)}\n"
+                     for name, data in entries) + f"{info}/RECORD,,\n"  # fmt: skip
+    entries.append((f"{info}/RECORD", record.encode()))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in entries:
+            entry = zipfile.ZipInfo(name, _ZIP_TIME)
+            entry.external_attr = 0o644 << 16
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(entry, data)
+    return f"{dist}-{__version__}-py3-none-any.whl", buf.getvalue()
+
+
+def _urlsafe_sha256(data: bytes) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode("ascii")
+
+
+# ------------------------------------------------------------------ the site
+
+
+def _static(name: str) -> bytes:
+    return (resources.files(__package__) / "static" / name).read_bytes()
+
+
+def page(name: str) -> str:
+    """A playground page as the site serves it: the server's page, told to use the worker."""
+    html = _static(name).decode("utf-8")
+    marked, n = re.subn(r'(<meta charset="utf-8">)', rf"\1\n{WORKER_META}", html, count=1)
+    if n != 1:
+        raise SiteError(f"static/{name} has no <meta charset=\"utf-8\"> to put the worker's "
+                        f"<meta> after")  # fmt: skip
+    return marked
+
+
+def site_files(archive: bytes) -> dict[str, bytes]:
+    """Every file of the site, by its path in the folder."""
+    files: dict[str, bytes] = {}
+    for out, src in PAGES.items():
+        files[out] = page(src).encode("utf-8")
+    for entry in (resources.files(__package__) / "static").iterdir():
+        name = entry.name
+        if entry.is_file() and name not in PAGES.values() and name not in NOT_SHIPPED:
+            files[f"static/{name}"] = entry.read_bytes()
+    pyodide = pyodide_files(archive)
+    for name, data in pyodide.items():
+        files[f"pyodide/{name}"] = data
+    wheel_name, wheel = package_wheel()
+    files[f"wheels/{wheel_name}"] = wheel
+    files["site.json"] = json.dumps({
+        "micrograd": __version__,
+        "wheel": f"wheels/{wheel_name}",
+        "pyodide": PYODIDE_VERSION,
+        # what a first visit downloads before Python runs (the browser keeps it after)
+        "pyodide_mb": round(sum(len(d) for d in pyodide.values()) / 1e6, 1),
+    }, indent=1).encode()  # fmt: skip
+    files[".nojekyll"] = b""  # GitHub Pages: serve the folder as it is
+    return files
+
+
+def build_site(
+    out_dir: str | os.PathLike,
+    cache_dir: str | os.PathLike | None = None,
+    log: Callable[[str], None] = print,
+) -> SiteReport:
+    """Write the static site into `out_dir` (made if missing; other files in it are left alone,
+    older wheels of ours removed). Each file is written atomically. Raises SiteError (one line)
+    when Pyodide cannot be had, ValueError when the folder cannot be written."""
+    folder = os.fspath(out_dir)
+    prepare_folder(folder, [os.path.join(folder, "site.json")], "OUT_DIR")
+    cache = pathlib.Path(cache_dir) if cache_dir is not None else default_cache()
+    archive, source = pyodide_archive(cache, log)
+    files = site_files(archive)
+    for rel, data in files.items():
+        path = os.path.join(folder, *rel.split("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        atomic_write(path, data)
+    wheel = next(rel for rel in files if rel.startswith("wheels/"))
+    wheels = pathlib.Path(folder, "wheels")
+    for old in wheels.glob(f"{DIST_NAME.replace('-', '_')}-*.whl"):  # an older build's
+        if old.name != pathlib.PurePosixPath(wheel).name:
+            old.unlink()
+    return SiteReport(folder=folder, files=len(files), size=sum(map(len, files.values())),
+                      wheel=wheel, pyodide_from=source)  # fmt: skip

@@ -1,0 +1,86 @@
+"""The static site's transport, Python's side: the playground's views answering a Web Worker.
+
+On the site `micrograd site` writes, each page starts `static/worker.js`, which runs CPython
+(Pyodide) in a Web Worker, installs micrograd from the site's wheel, and hands every message the
+page posts to one `Host`: the same view objects (`views.Tab`) the web server and the notebook
+widget call, over the widget's messages (`messages.MessageHost`).
+
+JSON text crosses between JavaScript and Python, never proxies: one parse on each side, nothing
+to free. A browser worker has no threads, so the worker's timer trains a playing Train view:
+it calls `advance` for a short slice, posts the frame it returns, lets the page's messages in,
+and calls again after `due_in()` seconds. The eager engine does the work (numpy is not in the
+site), as ``micrograd playground --no-jit`` would; a network too big for it to train live is
+still offered, and the Train view's meta carries a note that says so (`size_note`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from typing import Any
+
+from .messages import MessageHost
+from .views import Tab
+
+WATCH_SECONDS = 90.0  # a playing run whose page has not asked for frames this long pauses
+# (a page says so every 5 s while shown; a hidden tab's timers may slow to once a minute)
+
+# The largest network (in weights) that trains live in a browser. Measured in Chromium on 2
+# shared cores (python benchmarks/bench_site.py), moons with 100 points: 2-16-16-1 tanh (337
+# weights) 9.9 steps/s, 2-32-32-1 tanh (1,185) 3.2, six layers of 32 (5,409) 0.7 steps/s and
+# 1.0 frames/s. Bigger networks are offered all the same, with a note that says so.
+LIVE_WEIGHTS = 2_000
+
+
+def size_note(weights: int) -> str:
+    """What the Train view says of a network of `weights` weights in a browser ("" if live)."""
+    if weights <= LIVE_WEIGHTS:
+        return ""
+    return (f"Not live in a browser: this network has {weights:,} weights, and micrograd here "
+            f"computes them one number at a time in Python on WebAssembly, a few steps a second "
+            f"at most (up to {LIVE_WEIGHTS:,} weights train live). It still trains, slowly: "
+            f"fewer or smaller hidden layers make it live, and so does `micrograd playground` on "
+            f"your own machine (with numpy).")  # fmt: skip
+
+
+class Host:
+    """One page's playground in a worker: `receive` its messages (JSON text in, a JSON list of
+    messages out), `advance` its training."""
+
+    def __init__(self, tab: Tab | None = None, clock: Any = time.monotonic) -> None:
+        self.tab = tab if tab is not None else Tab(jit=False)
+        self.clock = clock
+        self.host = MessageHost(self.tab, clock,
+                                meta_note=lambda tab: size_note(len(tab.train.trainer.params)))
+
+    def receive(self, text: str) -> str:
+        """A message from the page (JSON text) -> the messages to post back (a JSON list)."""
+        try:
+            msg = json.loads(text)
+        except ValueError as exc:
+            return _out([{"error": f"a message that is not JSON: {exc}"}])
+        return _out(self.host.receive(msg))
+
+    def advance(self, seconds: float) -> str:
+        """Train for at most `seconds` if the Train view plays; the frames to post (a JSON list,
+        empty when none was published or nobody wants them)."""
+        train = self.tab.train
+        if not train.playing:
+            return "[]"
+        if self.clock() - self.host.heard > WATCH_SECONDS:  # nobody looks: stop spending the CPU
+            train.trainer.pause()
+            return _out(self.host.frames())
+        return _out(self.host.frames()) if train.advance(seconds) else "[]"
+
+    def due_in(self) -> float:
+        """Seconds until the Train view has work (0: now); -1 when it is paused (JavaScript's
+        JSON has no infinity, and the worker's timer then waits for a message instead)."""
+        train = self.tab.train
+        wait = train.trainer.due_in() if train.playing else math.inf
+        return -1.0 if math.isinf(wait) else wait
+
+
+def _out(messages: list[dict[str, Any]]) -> str:
+    # NaN and infinities are not JSON: the views send them as strings; this catches a slip.
+    return json.dumps(messages, allow_nan=False, separators=(",", ":"))

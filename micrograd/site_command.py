@@ -1,0 +1,74 @@
+"""The `micrograd site OUT_DIR` command: write the playground as a static site that runs
+micrograd itself in the browser (`playground/site.py` builds it). One line and an exit status for
+every failure; Ctrl-C is one line too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+_DESCRIPTION = """\
+Write the playground (the backprop explorer and the Train view) as a folder of static files
+that any web host serves: GitHub Pages, a university's web space, `python -m http.server`.
+Nothing runs on the host: each visitor's browser runs micrograd itself, on Python in
+WebAssembly (Pyodide) in a Web Worker, so a class of any size costs the host nothing.
+
+OUT_DIR/index.html is the explorer and OUT_DIR/train.html the Train view. Every URL in the site
+is relative, so the folder works under any path, and nothing is fetched from anywhere else at
+run time. Pyodide comes from the npm registry the first time (npm is needed then; its integrity
+is checked) and is cached, so later builds need no network.
+"""
+
+_EPILOG = """\
+examples:
+  micrograd site public                  # then: cd public && python -m http.server
+  micrograd site docs --cache /tmp/mg    # GitHub Pages can publish a repository's docs/
+
+exit status: 0 written; 1 Pyodide could not be had (npm missing, no network the first time, a
+wrong archive) or the folder cannot be written; 130 interrupted.
+"""
+
+
+def add_site_command(subparsers: Any) -> argparse.ArgumentParser:
+    """Register `micrograd site` on an argparse subparsers object."""
+    parser = subparsers.add_parser(
+        "site",
+        help="write the playground as a static web site that runs micrograd in the browser",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("out_dir", metavar="OUT_DIR", help="the folder to write (made if missing)")
+    parser.add_argument(
+        "--cache",
+        metavar="DIR",
+        default=None,
+        help="where the Pyodide archive is kept between builds (default: $MICROGRAD_CACHE, "
+        "else ~/.cache/micrograd)",
+    )
+    parser.set_defaults(run=run_site)
+    return parser
+
+
+def run_site(args: argparse.Namespace) -> int:
+    from .playground.site import SiteError, build_site
+
+    started = time.monotonic()
+    try:
+        report = build_site(args.out_dir, args.cache, log=lambda line: print(line, flush=True))
+    except (SiteError, ValueError, OSError) as exc:
+        print(f"micrograd site: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("micrograd site: interrupted (the files written so far are whole; run it again)",
+              file=sys.stderr)  # fmt: skip
+        return 130
+    print(
+        f"wrote {report.files} files, {report.size / 1e6:.1f} MB, to {report.folder} in "
+        f"{time.monotonic() - started:.1f} s (Pyodide from the {report.pyodide_from})\n"
+        f"try it: cd {report.folder} && python3 -m http.server, then open http://127.0.0.1:8000/"
+    )
+    return 0

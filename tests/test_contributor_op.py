@@ -1,0 +1,132 @@
+"""An op added the way CONTRIBUTING.md says, after import: `sin`, its derivative written once
+(``xp.cos(a)``, cos declared as a function, not a second op). It must then work everywhere an op
+works, each checked against its own truth: values, gradients and second derivatives against
+PyTorch float64, jit against the eager engine, the text, the expression language, the pictures,
+`nn.ACTIVATIONS` (an MLP of sin neurons against PyTorch), the learner checker's rows and jit's
+tracer (sin's method reads `.data` itself, as a contributor's may)."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+import torch
+
+from micrograd import MLP, Value, grad, registry
+from micrograd.engine import OPS, explain_local, op_kind, torch_module
+
+from .optable import Op
+from .test_engine import assert_matches_torch, check_edge, edge_points
+
+
+@pytest.fixture
+def sin_op(monkeypatch: pytest.MonkeyPatch) -> Iterator[Op]:
+    """sin as a contributor adds it: the method with its @op declaration, cos as a function,
+    and the op table's row. Everything is taken away again afterwards."""
+
+    @registry.op("sin", 1, forward=lambda xp, a: xp.sin(a),
+                 local=lambda xp, out, a: (xp.cos(a),),
+                 activation="Sin", equation="sin x",
+                 torch=lambda t: torch_module(t, "Sin", t.sin))  # fmt: skip
+    def sin(self: Value) -> Value:
+        x = self.data
+        out = math.sin(x) if math.isfinite(x) else math.nan
+        return Value(out, (self,), "sin", "", OPS["sin"].on_floats(out, x))
+
+    monkeypatch.setattr(Value, "sin", sin, raising=False)
+    registry.function("cos", lambda xp, a: xp.sin(a + math.pi / 2))  # for second derivatives
+    try:
+        yield Op("sin", 1, lambda a: a.sin(), lambda a: a.sin(), edges=(math.pi, 1e6))
+    finally:
+        OPS.pop("sin", None)
+        registry.FUNCTIONS.pop("cos", None)
+
+
+def test_sin_matches_pytorch_values_gradients_and_edges(sin_op: Op) -> None:
+    rng = random.Random("sin")
+    for _ in range(50):
+        assert_matches_torch(sin_op, [rng.uniform(-10, 10)])
+    for xs in edge_points(sin_op):  # NaN, ±inf (NaN out, as PyTorch), 0, ±1e308, π, 1e6
+        check_edge(sin_op, xs)
+
+
+def test_sin_differentiates_twice_through_the_declared_cos(sin_op: Op) -> None:
+    for x0 in (-2.5, 0.3, 1.2, 4.0):
+        x = Value(x0)
+        d1 = grad(x.sin(), x, create_graph=True)  # cos x, built as sin(x + π/2): Value nodes
+        d2 = grad(d1, x, create_graph=True)  # -sin x
+        d3 = grad(d2, x)  # -cos x
+        t = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
+        (t1,) = torch.autograd.grad(t.sin(), t, create_graph=True)
+        (t2,) = torch.autograd.grad(t1, t, create_graph=True)
+        (t3,) = torch.autograd.grad(t2, t)
+        assert d1.data == pytest.approx(t1.item(), rel=1e-12, abs=1e-15)
+        assert d2.data == pytest.approx(t2.item(), rel=1e-12, abs=1e-15)
+        assert d3 == pytest.approx(t3.item(), rel=1e-12, abs=1e-15)
+
+
+def test_sin_under_jit_equals_the_engine(sin_op: Op) -> None:
+    from micrograd.jit import jit
+
+    p = Value(0.7)
+    X = np.linspace(-4, 4, 9)
+    f = jit(lambda x: (x * p).sin() * x, reduce="sum")  # sin's method reads x.data: no guard
+    f(X).backward()
+    outs = [((Value(x) * p).sin() * x) for x in X]
+    q = Value(0.7)
+    eager = Value.sum([((Value(x) * q).sin() * x) for x in X])
+    eager.backward()
+    assert f.last_outputs.tolist() == pytest.approx([o.data for o in outs], rel=1e-13, abs=1e-15)
+    assert p.grad == pytest.approx(q.grad, rel=1e-13)
+    # and after an edge sample: the engine's NaN for sin(inf) propagates in both
+    with np.errstate(all="ignore"):
+        assert math.isnan(jit(lambda x: x.sin())(np.array([0.5, math.inf])).data)
+
+
+def test_sin_is_explained_drawn_and_part_of_the_language(sin_op: Op) -> None:
+    from micrograd import expr
+    from micrograd.viz import render_text
+
+    x = Value(0.5, label="x")
+    y = x.sin()
+    assert explain_local(y, ["x"], "y") == ("cos(x)",)
+    assert OPS["sin"].formula == "d/da = cos(a)"
+    assert op_kind(y) == "sin"
+    names = expr.parse_program("x = 0.5; y = sin(x) * 2")
+    names["y"].backward()
+    assert names["x"].grad == pytest.approx(2 * math.cos(0.5), rel=1e-15)
+    assert "sin" in expr.LANGUAGE and expr.ARITY["sin"] == 1
+    y.backward()
+    assert "{ sin [x] }" in render_text(y)
+
+
+def test_sin_neurons_train_as_pytorch_computes_them(sin_op: Op) -> None:
+    from micrograd.io import to_torch
+    from micrograd.nn import ACTIVATIONS
+
+    assert ACTIVATIONS["sin"].title == "Sin" and ACTIVATIONS["sin"].equation == "sin x"
+    random.seed(5)
+    model = MLP(2, [4, 1], activation="sin")
+    assert repr(model.layers[0].neurons[0]) == "SinNeuron(2)"
+    net = to_torch(model)
+    x = [0.3, -1.1]
+    out = model(x)
+    out.backward()
+    t = net(torch.tensor([x], dtype=torch.float64))
+    t.sum().backward()
+    assert out.data == pytest.approx(t.item(), rel=1e-13)
+    first = next(net.parameters())
+    assert model.layers[0].neurons[0].w[0].grad == pytest.approx(first.grad[0, 0].item(),
+                                                                rel=1e-12)  # fmt: skip
+    numpy_out = ACTIVATIONS["sin"].numpy(np, np.array([0.25, -2.0]))  # the forward rule, on numpy
+    assert numpy_out.tolist() == pytest.approx([math.sin(0.25), math.sin(-2.0)], rel=1e-15)
+
+
+def test_the_learner_checker_checks_sin_too(sin_op: Op) -> None:
+    from micrograd.check.table import registry_rows
+
+    rows = {row.expr: row for row in registry_rows(covered=set())}
+    assert rows["a.sin()"].rule == "micrograd's rule: d/da = cos(a)"

@@ -1,0 +1,236 @@
+"""Each op's derivative rule is written once and read by four backends: floats (backward()),
+numpy (jit), Values (grad(create_graph=True)) and names (the text pages show). Changing tanh's
+rule in its one place changes all four; the hand-written fast paths (+, *, dot, relu) equal
+their rules; tanh is correctly rounded (checked against 60-digit decimal arithmetic) and the same
+bits eagerly and under jit; a Value takes attributes of your own."""
+
+from __future__ import annotations
+
+import math
+import pathlib
+import random
+import shutil
+import subprocess
+import sys
+from decimal import Context, Decimal
+
+import numpy as np
+import pytest
+import torch
+
+from micrograd import Value, floats, grad
+from micrograd.engine import OPS, explain_local
+from micrograd.jit import jit
+from micrograd.registry import FLOATS
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+TANH_RULE = "local=lambda xp, t, x: (1.0 - t * t,)"
+
+
+def same(a: float, b: float) -> bool:
+    """The same float, bit for bit (the sign of zero too), or both NaN."""
+    if a != a or b != b:
+        return a != a and b != b
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+
+
+# --------------------------------------------------------------------------- one rule, four ways
+
+
+def test_tanh_rule_edited_in_its_one_place_changes_all_four_backends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    triple = lambda xp, t, x: (3.0 * (1.0 - t * t),)  # noqa: E731
+    monkeypatch.setattr(OPS["tanh"], "local", triple)
+    x0 = 0.4
+    t = math.tanh(x0)
+    slope = 3.0 * (1.0 - t * t)
+    # floats: the node's local derivative and backward()
+    x = Value(x0)
+    o = x.tanh()
+    o.backward()
+    assert x.grad == pytest.approx(slope, rel=1e-15)
+    # Values: grad(create_graph=True), and differentiated again with the same rule
+    x = Value(x0)
+    d1 = grad(x.tanh(), x, create_graph=True)
+    assert d1.data == pytest.approx(slope, rel=1e-15)
+    assert grad(d1, x) == pytest.approx(3.0 * -2.0 * t * slope, rel=1e-12)
+    # numpy: jit's backward
+    p = Value(x0)
+    jit(lambda k: (k * p).tanh(), reduce="sum")(np.array([1.0])).backward()
+    assert p.grad == pytest.approx(slope, rel=1e-15)
+    # names: the text the playground and the pictures show
+    assert explain_local(o, ["n"], "o") == ("3·(1 - o²)",)
+    assert OPS["tanh"].formula == "d/da = 3·(1 - out²)"
+
+
+def test_tanh_rule_is_written_once_and_editing_that_text_changes_all_four(
+    tmp_path: pathlib.Path,
+) -> None:
+    # The rule's text appears once in the package; a copy of the package with that one line
+    # edited (as a contributor would) computes, differentiates, jits and explains the new rule.
+    sources = {p: p.read_text() for p in (ROOT / "micrograd").rglob("*.py")}
+    assert sum(text.count(TANH_RULE) for text in sources.values()) == 1
+    assert sum(text.count("1.0 - t * t") for text in sources.values()) == 1
+    shutil.copytree(ROOT / "micrograd", tmp_path / "micrograd")
+    engine = tmp_path / "micrograd" / "engine.py"
+    engine.write_text(engine.read_text().replace(TANH_RULE, TANH_RULE.replace(
+        "(1.0 - t * t,)", "(2.0 * (1.0 - t * t),)")))  # fmt: skip
+    code = """
+import math, numpy as np
+from micrograd import Value, grad, jit
+from micrograd.engine import explain_local
+x = Value(0.4); o = x.tanh(); o.backward()
+d1 = grad(Value(0.4).tanh(), [x], create_graph=True)
+y = Value(0.4); d = grad(y.tanh(), y, create_graph=True)
+p = Value(0.4); jit(lambda k: (k * p).tanh(), reduce='sum')(np.array([1.0])).backward()
+t = math.tanh(0.4)
+print(x.grad / (1 - t * t), d.data / (1 - t * t), p.grad / (1 - t * t),
+      explain_local(o, ['n'], 'o')[0])
+"""
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                         text=True, check=True).stdout.split()  # fmt: skip
+    assert [round(float(r), 12) for r in out[:3]] == [2.0, 2.0, 2.0]
+    assert out[3:] == ["2·(1", "-", "o²)"]
+
+
+@pytest.mark.parametrize("x0", [-3.0, -0.5, 0.0, 0.25, 2.0, math.nan, math.inf, 1e308])
+def test_the_hand_written_fast_paths_equal_their_rules(x0: float) -> None:
+    # +, * and relu build their nodes by hand for speed: value and local derivatives must be
+    # exactly what their declared rules give on floats.
+    for y0 in (-1.5, 0.0, 2.0, math.nan):
+        a, b = Value(x0), Value(y0)
+        for node, kind in ((_or_none(a.__add__, b), "+"), (_or_none(a.__mul__, b), "*")):
+            if node is None:
+                continue  # overflow: refused by the policy, checked elsewhere
+            info = OPS[kind]
+            assert same(node.data, info.value_on_floats(x0, y0))
+            assert all(map(same, node._local, info.on_floats(node.data, x0, y0)))
+    r = Value(x0).relu()
+    assert same(r.data, OPS["ReLU"].value_on_floats(x0))
+    assert all(map(same, r._local, OPS["ReLU"].on_floats(r.data, x0)))
+    ws, xs = [Value(x0), Value(1.5)], [Value(-2.0), Value(0.5)]
+    d = _or_none(Value.dot, ws, xs, 0.25)
+    if d is not None:
+        rule = OPS["dot"].on_floats(d.data, *(v.data for v in (*ws, *xs)), 0.25)
+        assert all(map(same, d._local, rule))
+
+
+def _or_none(build, *args):  # noqa: ANN001, ANN002, ANN202
+    try:
+        return build(*args)
+    except OverflowError:
+        return None
+
+
+# --------------------------------------------------------------------------- tanh
+
+
+def _tanh_60_digits(x: float) -> float:
+    """tanh(x) rounded to the nearest float, from 60-digit decimal arithmetic (independent of
+    every libm): (e^2x - 1)/(e^2x + 1), or x - x³/3 for tiny x, then one rounding."""
+    if abs(x) > 40:
+        return math.copysign(1.0, x)
+    c = Context(prec=60)
+    if abs(x) < 1e-15:
+        return float(c.subtract(Decimal(x), c.divide(c.power(Decimal(x), 3), 3)))
+    e = c.exp(c.multiply(Decimal(x), 2))
+    return float(c.divide(c.subtract(e, 1), c.add(e, 1)))
+
+
+def _points(n: int, seed: int) -> list[float]:
+    rng = random.Random(seed)
+    kinds = [lambda: rng.uniform(-1, 1), lambda: rng.uniform(-20, 20),
+             lambda: rng.uniform(-1e-3, 1e-3),
+             lambda: math.ldexp(rng.random(), -rng.randint(0, 40)) * rng.choice([-1, 1])]
+    return [rng.choice(kinds)() for _ in range(n)]  # fmt: skip
+
+
+def test_tanh_is_correctly_rounded() -> None:
+    # math.tanh and numpy's tanh miss the nearest float about a fifth of the time; ours never.
+    xs = _points(20_000, 1) + [0.8813735870195432, 19.06, 19.07, 1e-300, 2**-27, 2**-26]
+    wrong = [(x, Value(x).tanh().data) for x in xs if Value(x).tanh().data != _tanh_60_digits(x)]
+    assert not wrong
+
+
+def test_tanh_is_the_same_bits_eagerly_and_under_jit() -> None:
+    xs = _points(20_000, 2) + [0.0, -0.0, math.inf, -math.inf, math.nan, 1e308, -1e308, 5e-324]
+    f = jit(lambda x: x.tanh())
+    with np.errstate(all="ignore"):
+        f.outputs(np.array(xs))
+    assert all(map(same, f.last_outputs.tolist(), (Value(x).tanh().data for x in xs)))
+    big = np.random.default_rng(3).normal(size=9000) * 4  # past 4096: computed in blocks
+    assert f.outputs(big).tolist() == [Value(x).tanh().data for x in big.tolist()]
+
+
+def test_tanh_tables_and_constants_are_exact() -> None:
+    c = Context(prec=60)
+    ln2_256 = c.divide(c.ln(Decimal(2)), 256)
+    assert abs(Decimal(floats._LN2_256_HI) + Decimal(floats._LN2_256_LO) - ln2_256) < Decimal(
+        "1e-30")
+    assert (floats._LN2_256_HI * 2**46).is_integer()  # 38 bits: k * it is exact for k < 2**15
+    his, los = floats.tables()
+    assert len(his) == len(los) > 2 * 19.1 * 256 / math.log(2)  # every k tanh can reach
+    for k in [*range(300), *range(len(his) - 20, len(his))]:
+        want = c.power(Decimal(2), c.divide(Decimal(k), 256))
+        assert abs(Decimal(his[k]) + Decimal(los[k]) - want) < want * Decimal("1e-23")
+        m, _ = math.frexp(his[k])
+        assert (m * 2**26).is_integer()  # 26 bits: its products split exactly
+
+
+def test_the_lectures_neuron_is_correctly_rounded_in_every_backend() -> None:
+    # x1*w1 + x2*w2 + b with the lecture's numbers: n = 0.8813735870195432, o = 1/√2 rounded.
+    def neuron(v):  # noqa: ANN001, ANN202
+        x1, x2, w1, w2, b = map(v, (2.0, 0.0, -3.0, 1.0, 6.8813735870195432))
+        return x1 * w1 + x2 * w2 + b, (x1, x2, w1, w2)
+
+    n, (x1, x2, w1, w2) = neuron(Value)
+    o = n.tanh()
+    o.backward()
+    assert (n.data, o.data) == (0.8813735870195432, 0.7071067811865476)
+    assert (x1.grad, w1.grad, x2.grad, w2.grad) == (
+        -1.4999999999999996, 0.9999999999999998, 0.4999999999999999, 0.0)
+    assert 1 - o.data**2 == 0.4999999999999999  # the lecture's cell prints this
+    tn, ts = neuron(lambda x: torch.tensor(x, dtype=torch.float64, requires_grad=True))
+    to = torch.tanh(tn)
+    to.backward()
+    assert to.item() == o.data  # PyTorch's tanh, correctly rounded here too
+    # its backward computes 1 - o² its own way: -1.4999999999999998, one float from the
+    # lecture's (1 - t**2) * out.grad, which ours is
+    for t, v in zip(ts, (x1, x2, w1, w2)):
+        assert t.grad.item() == pytest.approx(v.grad, rel=2e-16, abs=0)
+    f = jit(lambda x: (x[0] * x[2] + x[1] * x[3] + x[4]).tanh())
+    f.outputs(np.array([[2.0, 0.0, -3.0, 1.0, 6.8813735870195432]]))
+    assert f.last_outputs.tolist() == [0.7071067811865476]
+    assert FLOATS.tanh(0.8813735870195432) == 0.7071067811865476
+
+
+def test_tanh_sigmoid_and_softplus_stay_exact_at_the_extremes() -> None:
+    cases = ((1e308, 1.0, 1.0), (-1e308, -1.0, 0.0), (20.0, 1.0, 1.0 / (1.0 + math.exp(-20))))
+    for x, t, s in cases:
+        assert (Value(x).tanh().data, Value(x).sigmoid().data) == (t, s)
+    assert Value(1e308).softplus().data == 1e308 and Value(-1e308).softplus().data == 0.0
+
+
+# --------------------------------------------------------------------------- the lecture's Value
+
+
+def test_a_value_takes_attributes_of_your_own() -> None:
+    # EurekaLabs' AdamW keeps its moments on the parameters, its picture code a colour.
+    p = Value(1.0)
+    p.m = 0
+    p.v = 0
+    setattr(p, "_vis_color", "lightgreen")  # noqa: B010 (as EurekaLabs' vis_color writes it)
+    assert (p.m, p.v, p._vis_color, getattr(p, "_vis_color", "white")) == (0, 0, "lightgreen",
+                                                                           "lightgreen")
+    q = p * 2  # the attributes are the node's own, not its children's
+    assert not hasattr(q, "_vis_color") and type(Value.__dict__["data"]).__name__ == (
+        "member_descriptor")  # the numbers stay in slots
+
+
+def test_backward_of_one_node_returns_nothing_as_in_the_lecture() -> None:
+    a, b = Value(2.0), Value(-3.0)
+    e = a * b
+    e.grad = 1.0
+    assert e._backward() is None and (a.grad, b.grad) == (-3.0, 2.0)
+    assert a._backward() is None  # a leaf: nothing to do, nothing returned

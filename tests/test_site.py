@@ -1,0 +1,265 @@
+"""`micrograd site`'s parts without a browser: the wheel it writes (pip installs it, and it is the
+installed package), Pyodide's archive (integrity checked, cached, a missing npm in one line),
+the command's lines and exit statuses, and the worker's Python side (`playground.worker.Host`)
+answering the page's messages as the widget's protocol says. The site itself, in Chromium, is
+tests/test_site_browser.py."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import math
+import os
+import pathlib
+import subprocess
+import sys
+import tarfile
+import zipfile
+from typing import Any
+
+import pytest
+
+import micrograd
+from micrograd.cli import main
+from micrograd.playground import site
+from micrograd.playground.views import Tab
+from micrograd.playground.worker import LIVE_WEIGHTS, WATCH_SECONDS, Host
+
+PACKAGE = pathlib.Path(micrograd.__file__).resolve().parent
+
+
+# ------------------------------------------------------------------ the wheel
+
+
+def test_the_wheel_is_the_installed_package_and_pip_installs_it(tmp_path: pathlib.Path) -> None:
+    name, data = site.package_wheel()
+    assert name == f"micrograd_plus-{micrograd.__version__}-py3-none-any.whl"
+    assert site.package_wheel()[1] == data  # the same package, the same bytes
+    z = zipfile.ZipFile(io.BytesIO(data))
+    installed = {
+        f"micrograd/{p.relative_to(PACKAGE).as_posix()}"
+        for p in PACKAGE.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith(".")
+        and p.suffix != ".pyc"
+    }  # fmt: skip
+    packaged = {n for n in z.namelist() if n.startswith("micrograd/")}
+    assert packaged == installed
+    for n in packaged:  # byte for byte what is installed
+        assert z.read(n) == (PACKAGE.parent / n).read_bytes(), n
+    # RECORD's hashes are the files' (pip checks them)
+    info = f"micrograd_plus-{micrograd.__version__}.dist-info"
+    for line in z.read(f"{info}/RECORD").decode().splitlines():
+        path, digest, size = line.split(",")
+        if path.endswith("RECORD"):
+            continue
+        body = z.read(path)
+        want = base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b"=").decode()
+        assert digest == f"sha256={want}" and int(size) == len(body), path
+
+    wheel = tmp_path / name
+    wheel.write_bytes(data)
+    target = tmp_path / "target"
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+         "--target", str(target), str(wheel)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(target)}
+    code = ("import micrograd, micrograd.playground.views as v, importlib.metadata as m; "
+            "print(micrograd.__file__); print(m.version('micrograd-plus'))")  # fmt: skip
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=120)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    where, version = ran.stdout.split()
+    assert where.startswith(str(target)) and version == micrograd.__version__
+
+
+# ------------------------------------------------------------------ Pyodide's archive
+
+
+def _fake_archive() -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name in site.PYODIDE_FILES:
+            body = f"// {name}".encode()
+            info = tarfile.TarInfo(f"package/{name}")
+            info.size = len(body)
+            tar.addfile(info, io.BytesIO(body))
+    return buf.getvalue()
+
+
+def test_integrity_is_npms_sha512() -> None:
+    # npm's integrity of an empty file, as `npm` and the Subresource Integrity spec write it
+    assert site.integrity(b"") == ("sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXys"
+                                   "P+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==")  # fmt: skip
+
+
+def test_a_cached_archive_is_used_only_if_its_integrity_holds(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = _fake_archive()
+    cached = tmp_path / f"pyodide-{site.PYODIDE_VERSION}.tgz"
+    cached.write_bytes(archive)
+    monkeypatch.setattr(site, "PYODIDE_INTEGRITY", site.integrity(archive))
+    assert site.pyodide_archive(tmp_path, log=pytest.fail) == (archive, "cache")
+    assert set(site.pyodide_files(archive)) == set(site.PYODIDE_FILES)
+
+    cached.write_bytes(archive[:-1])  # damaged: fetched again, which needs npm
+    monkeypatch.setattr(site.shutil, "which", lambda name: None)
+    said: list[str] = []
+    with pytest.raises(site.SiteError) as err:
+        site.pyodide_archive(tmp_path, log=said.append)
+    assert said == [f"{cached} does not match its integrity; fetching it again"]
+    msg = str(err.value)
+    assert "\n" not in msg and "npm is needed" in msg and "apt install npm" in msg
+
+
+def test_an_archive_that_is_not_the_pinned_one_is_refused(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """npm pack (here a stand-in script on PATH) hands over another archive: refused, not
+    cached."""
+    other = _fake_archive()
+    fake = tmp_path / "bin" / "npm"
+    fake.parent.mkdir()
+    stash = tmp_path / "other.tgz"
+    stash.write_bytes(other)
+    fake.write_text(
+        "#!/bin/sh\n# npm pack NAME --pack-destination DIR ...\n"
+        f'cp {stash} "$4/pyodide-{site.PYODIDE_VERSION}.tgz"\necho "[]"\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    cache = tmp_path / "cache"
+    with pytest.raises(site.SiteError, match="is not the one this micrograd was built for"):
+        site.pyodide_archive(cache, log=lambda line: None)
+    assert not cache.exists() or not any(cache.iterdir())
+
+
+# ------------------------------------------------------------------ the command
+
+
+def test_the_command_says_in_one_line_why_it_cannot_write(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a_file = tmp_path / "taken"
+    a_file.write_text("not a folder")
+    assert main(["site", str(a_file)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"micrograd site: OUT_DIR {a_file} is a file, not a folder\n"
+
+
+def test_ctrl_c_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                            tmp_path: pathlib.Path) -> None:  # fmt: skip
+    def interrupted(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(site, "build_site", interrupted)
+    assert main(["site", str(tmp_path / "s")]) == 130
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("micrograd site: interrupted")
+
+
+def test_the_pages_are_the_servers_pages_told_to_use_the_worker() -> None:
+    from importlib import resources
+
+    for out, src in site.PAGES.items():
+        served = (resources.files("micrograd.playground") / "static" / src).read_text("utf-8")
+        page = site.page(src)
+        assert page.replace(site.WORKER_META + "\n", "", 1) == served, out
+        assert page.count(site.WORKER_META) == 1
+
+
+# ------------------------------------------------------------------ the worker's Python side
+
+
+class Clock:
+    """A clock that moves `tick` seconds each time it is read (so a trainer's slice ends)."""
+
+    def __init__(self, tick: float = 0.01) -> None:
+        self.now, self.tick = 1000.0, tick
+
+    def __call__(self) -> float:
+        self.now += self.tick
+        return self.now
+
+
+def say(host: Host, msg: Any) -> list[dict[str, Any]]:
+    return json.loads(host.receive(json.dumps(msg)))
+
+
+def test_the_host_answers_actions_as_the_views_do() -> None:
+    host = Host()
+    (reply,) = say(host, {"id": 7, "view": "explorer", "action": "load",
+                          "body": {"program": "a = 2.0; b = -3.0; c = a*b"}})  # fmt: skip
+    assert reply["id"] == 7
+    same = Tab(jit=False).call("explorer", "load", {"program": "a = 2.0; b = -3.0; c = a*b"})
+    assert reply["answer"] == json.loads(json.dumps(same))
+    (reply,) = say(host, {"id": 8, "view": "explorer", "action": "nope", "body": {}})
+    assert reply == {"id": 8, "error": "the explorer view has no action 'nope'"}
+    (reply,) = say(host, {"id": 9, "view": "train", "action": "config",
+                          "body": {"hidden": [99]}})  # fmt: skip
+    assert reply["id"] == 9 and reply["error"].startswith("hidden layer 1 needs 1 to 32 neurons")
+    assert say(host, [1, 2]) == [{"error": "a message must be a JSON object, got list"}]
+    assert json.loads(host.receive("{oops"))[0]["error"].startswith("a message that is not JSON")
+
+
+def test_the_host_trains_only_when_advanced_and_sends_frames_to_a_page_that_wants_them() -> None:
+    clock = Clock()
+    host = Host(clock=clock)
+    assert host.due_in() == -1.0 and host.advance(0.05) == "[]"  # nothing plays
+    (reply,) = say(host, {"id": 1, "view": "train", "action": "config", "body": {}})
+    assert reply["answer"]["frame"]["step"] == 0
+    trainer = host.tab.train.trainer
+    trainer.clock = clock
+    (first,) = say(host, {"frames": True})  # the frame the page has not had yet
+    assert first["frame"]["step"] == 0 and first["frame"]["history_reset"]
+    assert say(host, {"frames": True}) == []  # asked again (still shown): nothing new
+    reply, *now = say(host, {"id": 2, "view": "train", "action": "control",
+                             "body": {"action": "play"}})  # fmt: skip
+    assert reply["answer"]["frame"]["playing"] and host.due_in() == 0.0
+    assert all(m["frame"]["playing"] and m["frame"]["step"] == 0 for m in now)  # if any
+    frames = []
+    for _ in range(200):  # each call trains for a slice; a frame comes when one is due
+        frames += [m["frame"] for m in json.loads(host.advance(0.05))]
+        if len(frames) >= 2:
+            break
+    assert len(frames) >= 2 and 0 < frames[0]["step"] < frames[1]["step"] == trainer.step_no
+    assert frames[1]["history"][-1][0] == trainer.step_no - 1  # the curve up to that step
+    say(host, {"frames": False})  # the page stops looking: no frames, training goes on
+    steps = trainer.step_no
+    for _ in range(50):
+        assert host.advance(0.05) == "[]"
+    assert trainer.step_no > steps
+    say(host, {"id": 3, "view": "train", "action": "control", "body": {"action": "pause"}})
+    assert host.due_in() == -1.0 and host.advance(0.05) == "[]"
+
+
+def test_a_run_nobody_looks_at_pauses() -> None:
+    clock = Clock(tick=0.0)
+    host = Host(clock=clock)
+    say(host, {"frames": True})
+    say(host, {"id": 1, "view": "train", "action": "control", "body": {"action": "play"}})
+    clock.now += WATCH_SECONDS - 1
+    host.advance(0.01)
+    assert host.tab.train.playing
+    clock.now += 2  # no {frames: true} for longer than WATCH_SECONDS
+    (msg,) = json.loads(host.advance(0.01))
+    assert msg["frame"]["playing"] is False and not host.tab.train.playing
+    assert math.isclose(host.due_in(), -1.0)
+
+
+def test_a_network_too_big_to_train_live_in_a_browser_is_offered_with_a_note() -> None:
+    host = Host()
+    (reply,) = say(host, {"id": 1, "view": "train", "action": "config", "body": {}})
+    assert reply["answer"]["meta"]["size_note"] == ""  # 2-8-8-1: 105 weights
+    (reply,) = say(host, {"id": 2, "view": "train", "action": "config",
+                          "body": {"hidden": [32] * 6}})  # fmt: skip
+    weights = 2 * 32 + 32 + 5 * (32 * 32 + 32) + 32 + 1  # counted by hand
+    assert len(host.tab.train.trainer.params) == weights > LIVE_WEIGHTS
+    note = reply["answer"]["meta"]["size_note"]
+    assert note.startswith(f"Not live in a browser: this network has {weights:,} weights")
+    assert "micrograd playground" in note
