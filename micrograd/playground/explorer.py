@@ -178,7 +178,7 @@ def in_formula(name: str) -> str:
     return name if _SIMPLE.fullmatch(name) or _CALL.fullmatch(name) else f"({name})"
 
 
-def _factor(x: float) -> str:
+def factor(x: float) -> str:
     """A number as a factor of a product: a negative one in parentheses (3.0000 × (-2.0000))."""
     text = fmt(x)
     return f"({text})" if text.startswith("-") else text
@@ -407,7 +407,7 @@ class Explorer:
                 # even for a child used twice (a + a), where `+=` is the whole point.
                 shown = fmt(d) if _is_number(formula) else f"{formula} = {fmt(d)}"
                 lines.append(
-                    f"{cname}.grad = {fmt(had[child])} + {_factor(d)} × {_factor(g)} = "
+                    f"{cname}.grad = {fmt(had[child])} + {factor(d)} × {factor(g)} = "
                     f"{fmt(after)}   (∂{name}/∂{cname} = {shown}, {name}.grad = {fmt(g)})"
                 )
                 had[child] = after
@@ -480,7 +480,7 @@ class Explorer:
                                  f"±1e15: take a smaller step")  # fmt: skip
         shown_lr = f"({lr:g})" if lr < 0 else f"{lr:g}"
         lines = [f"{in_formula(self.names[v])}.data = {fmt(v.data)} - {shown_lr} × "
-                 f"{_factor(v.grad)} = {fmt(x)}" for v, x in new.items()]  # fmt: skip
+                 f"{factor(v.grad)} = {fmt(x)}" for v, x in new.items()]  # fmt: skip
         stay = [self.names[v] for v in self.topo if not v._prev and self.switchable(v)
                 and v not in new]  # fmt: skip
         self._move(new)
