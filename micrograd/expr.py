@@ -10,18 +10,28 @@ each taking as many arguments as its declaration says (`FUNCTIONS` and `ARITY`, 
 the op registry: ``tanh(x)``, ``relu(x)``, ``maximum(a, b)``, ...). Each name labels
 the Value it is given; the last assignment is the output, and backpropagation runs from it.
 Numbers combine as numbers (``e * -2`` multiplies by the constant -2, ``x ** 2`` is the op
-``**2``); anything involving a name becomes a node of the graph.
+``**2``); anything involving a name becomes a node of the graph. Numbers are written in decimal
+(``0x10`` is refused, not read as 16).
+
+A name given a number is a leaf, and a leaf is a *parameter* (what training moves, as the
+lecture's weights and bias) or *data* (what it does not, as the lecture's inputs). A marker on
+the assignment says which, in Python's own annotation syntax: ``w1: param = -3.0``,
+``x1: data = 2.0``. Without one, a named leaf is a parameter (the lecture nudges a, b, c and f of
+``L = (a*b + c)*f`` alike); a number written inside an expression (the 2 of ``2*n``) is a
+constant, neither. A re-assigned name labels each new node with a subscript: ``x``, ``x₂``,
+``x₃`` (never primes, which read as derivatives).
 
 `parse_program` reads the text with `ast` and evaluates only the node types above, one by one,
 without recursion; it never calls eval or exec, so anything else (attribute access, other calls,
-imports, indexing, strings, ...) is a `ProgramError` naming the line and the construct.
+imports, indexing, strings, ...) is a `ProgramError` naming the line and the construct, in one
+short line (its `hint` says what the language has, for a caller that does not show it already).
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from .engine import OPS, OpInfo, Value
 from .floats import FLOAT_MAX_TEXT
@@ -76,7 +86,8 @@ def language() -> str:
     """The language in one sentence, for messages."""
     return (
         "a program is assignments like `x = 2.0` separated by ';' or newlines, using numbers, "
-        f"earlier names, + - * / **, unary -, parentheses and {function_names()}"
+        f"earlier names, + - * / **, unary -, parentheses and {function_names()}; a leaf may be "
+        "marked `w: param = 1.0` or `x: data = 2.0`"
     )
 
 
@@ -88,6 +99,7 @@ def __getattr__(name: str) -> str:  # LANGUAGE and FUNCTION_NAMES, as they are n
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+ROLES = ("param", "data")  # the markers of a leaf: `w: param = 1.0`, `x: data = 2.0`
 BINARY_OPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: lambda a, b: a + b,
     ast.Sub: lambda a, b: a - b,
@@ -97,7 +109,8 @@ BINARY_OPS: dict[type, Callable[[Any, Any], Any]] = {
 }
 UNARY_OPS: dict[type, Callable[[Any], Any]] = {ast.USub: lambda a: -a, ast.UAdd: lambda a: a}
 
-# What to call the constructs the language refuses, so the message says what was written.
+# What to call the constructs the language refuses, so the message says what was written (and,
+# after a "; ", how to write it instead).
 _REFUSED = {
     ast.Attribute: "attribute access",
     ast.Subscript: "indexing",
@@ -118,8 +131,7 @@ _REFUSED = {
     ast.SetComp: "a comprehension",
     ast.DictComp: "a comprehension",
     ast.GeneratorExp: "a generator expression",
-    ast.AugAssign: "augmented assignment (write `x = x + 1`)",
-    ast.AnnAssign: "an annotated assignment",
+    ast.AugAssign: "augmented assignment; write `x = x + 1`",
 }
 _OPERATOR_TEXT = {
     ast.FloorDiv: "//",
@@ -136,7 +148,14 @@ _OPERATOR_TEXT = {
 
 
 class ProgramError(ValueError):
-    """A program the expression language does not accept, or whose arithmetic fails."""
+    """A program the expression language does not accept, or whose arithmetic fails: one short
+    line. `hint` is what the language has (`language()`) when the construct is outside it, for a
+    caller that does not show that already (the command line adds it; the playground's page has
+    it written under the box)."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 def _where(node: ast.AST, text: str) -> tuple[str, str]:
@@ -149,8 +168,15 @@ def _where(node: ast.AST, text: str) -> tuple[str, str]:
 
 
 def _refuse(node: ast.AST, text: str, what: str) -> ProgramError:
+    """"line 2: attribute access is not allowed: `a.b`" (and its own hint after "; ", if any)."""
     at, snippet = _where(node, text)
-    return ProgramError(f"{at}{what} is not allowed{snippet} ({language()})")
+    what, _, instead = what.partition("; ")
+    message = f"{at}{what} is not allowed{':' + snippet if snippet else ''}"
+    return ProgramError(f"{message}; {instead}" if instead else message, language())
+
+
+# Python reads 0x10 as 16, 0o10 as 8, 0b10 as 2: a learner who types them means something else
+_NOT_DECIMAL = {"x": "hexadecimal", "o": "octal", "b": "binary"}
 
 
 def _check_expression(expr: ast.expr, text: str) -> None:
@@ -165,6 +191,13 @@ def _check_expression(expr: ast.expr, text: str) -> None:
                 raise _refuse(node, text, kind)
             if isinstance(value, float) and value in (float("inf"), float("-inf")):
                 raise _refuse(node, text, f"a number too large for a float ({FLOAT_MAX_TEXT})")
+            written = (ast.get_source_segment(text, node) or "").lower()
+            if written[:1] == "0" and written[1:2] in _NOT_DECIMAL:
+                at, _ = _where(node, text)
+                raise ProgramError(
+                    f"{at}{written} is a {_NOT_DECIMAL[written[1]]} number ({value} in decimal): "
+                    f"write numbers in decimal, like {value} or 2.5"
+                )
         elif isinstance(node, ast.Name):
             pass  # defined or not is known only when evaluating, in order
         elif isinstance(node, ast.BinOp):
@@ -298,24 +331,38 @@ def _evaluate(
     return results[0], spans[0]
 
 
+_SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
 def _version(name: str, k: int) -> str:
-    # A re-assigned name labels each new node apart (x, x', x'', ...): a picture or a chain-rule
-    # line where two different nodes are both called `x` would be unreadable.
-    return name + "'" * k if k <= 3 else f"{name}_{k}"
+    # A re-assigned name labels each new node apart (x, x₂, x₃, ...): a picture or a chain-rule
+    # line where two different nodes are both called `x` would be unreadable. Subscripts, not
+    # primes (x' reads as a derivative); and no name the learner could write clashes with them
+    # (Python names cannot hold subscript digits).
+    return name if k == 0 else name + str(k + 1).translate(_SUBSCRIPTS)
 
 
-def parse_program(text: str, sources: dict[Value, Span] | None = None) -> dict[str, Value]:
+def parse_program(
+    text: str,
+    sources: dict[Value, Span] | None = None,
+    roles: dict[Value, tuple[str | None, Span]] | None = None,
+) -> dict[str, Value]:
     """Run a program of the expression language; return every assigned name and its Value.
 
     The dict is in order of assignment, last assigned last: its last value is the program's output.
     A name labels the Value it is first given (``b = a`` leaves `a`'s label alone); a re-assigned
-    name labels its new Value with primes (``x = 2.0; x = x*3`` gives `x` and `x'`). No backward
-    pass is run. Raises `ProgramError` (a ValueError) for anything outside the language and for
-    arithmetic that fails (``log(-1)``, division by zero), naming the line.
+    name labels its new Value with a subscript (``x = 2.0; x = x*3`` gives `x` and `x₂`). No
+    backward pass is run. Raises `ProgramError` (a ValueError) for anything outside the language
+    and for arithmetic that fails (``log(-1)``, division by zero), naming the line.
 
     `sources`, if given, is filled with where each leaf is written: ``{Value: (start, end)}``
     with ``text[start:end]`` the number (``a = 2.0`` gives a's ``2.0``; ``y = 2*x`` the constant's
     ``2``), so an edit of a leaf's value can be written back into the text.
+
+    `roles`, if given, is filled for each leaf a name is given (``a = 2.0``, ``w: param = 1.0``)
+    with its marker ("param", "data", or None when it has none: then it is a parameter) and where
+    the name and its marker are written (``w: param`` of ``w: param = 1.0``, ``a`` of ``a =
+    2.0``), so a change of role can be written back into the text.
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_program needs the program as a str, got {type(text).__name__}")
@@ -334,25 +381,29 @@ def parse_program(text: str, sources: dict[Value, Span] | None = None) -> dict[s
 
     names: dict[str, Value] = {}
     assigned: dict[str, int] = {}  # how often each name was assigned so far
-    at = _Offsets(text) if sources is not None else None
+    at = _Offsets(text) if sources is not None or roles is not None else None
     for stmt in tree.body:
         if isinstance(stmt, ast.Expr):
             _check_expression(stmt.value, text)
             at, snippet = _where(stmt, text)
             raise ProgramError(f"{at}expected an assignment like `y = ...`, got{snippet}")
-        if not isinstance(stmt, ast.Assign):
+        role = _role(stmt, text)
+        if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             raise _refuse(
                 stmt, text, _REFUSED.get(type(stmt), f"a {type(stmt).__name__} statement")
             )
-        if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if len(targets) != 1 or not isinstance(targets[0], ast.Name):
             at, snippet = _where(stmt, text)
             raise ProgramError(f"{at}assign to exactly one name at a time{snippet}")
-        name = stmt.targets[0].id
+        target = targets[0]
+        name = target.id
+        expr = cast(ast.expr, stmt.value)  # `x: param` without a value: refused by _role
         if name in FUNCTIONS:
             raise _refuse(stmt, text, f"assigning to the function name {name!r}")
-        _check_expression(stmt.value, text)
+        _check_expression(expr, text)
         try:
-            value, span = _evaluate(stmt.value, names, text, sources, at)
+            value, span = _evaluate(expr, names, text, sources, at)
         except ProgramError:
             raise
         except (ArithmeticError, ValueError, TypeError) as exc:  # the engine's own messages
@@ -361,11 +412,35 @@ def parse_program(text: str, sources: dict[Value, Span] | None = None) -> dict[s
             value = Value(value)
             if sources is not None and span is not None:
                 sources[value] = span
+            if roles is not None and at is not None:
+                end = stmt.annotation if isinstance(stmt, ast.AnnAssign) else target
+                roles[value] = (role, (at.span(target)[0], at.span(end)[1]))
+        elif role is not None:
+            at_line, snippet = _where(stmt, text)
+            raise ProgramError(f"{at_line}only a name given a number can be marked `{role}` "
+                               f"(`{name}: {role} = 2.0`), not{snippet}")  # fmt: skip
         if not value.label:
             value.label = _version(name, assigned.get(name, 0))
         assigned[name] = assigned.get(name, 0) + 1
         names.pop(name, None)  # a re-assigned name moves to the end: it is the latest output
         names[name] = value
     if not names:
-        raise ProgramError(f"the program assigns nothing; {language()}")
+        raise ProgramError("the program assigns nothing", language())
     return names
+
+
+def _role(stmt: ast.stmt, text: str) -> str | None:
+    """The marker of ``w: param = 1.0`` ("param"), None for a plain assignment; a ProgramError for
+    any other annotation."""
+    if not isinstance(stmt, ast.AnnAssign):
+        return None
+    at, snippet = _where(stmt, text)
+    marker = stmt.annotation
+    if not isinstance(marker, ast.Name) or marker.id not in ROLES or not stmt.simple:
+        raise ProgramError(f"{at}a name is marked `param` or `data` (`w: param = 1.0`), "
+                           f"nothing else:{snippet}")  # fmt: skip
+    if stmt.value is None:
+        name = ast.get_source_segment(text, stmt.target)
+        raise ProgramError(f"{at}`{name}: {marker.id}` needs a number: write "
+                           f"`{name}: {marker.id} = 1.0`")  # fmt: skip
+    return marker.id

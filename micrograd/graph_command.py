@@ -23,6 +23,8 @@ assignment, and show the computation graph with every node's data and grad.
 
 A program is assignments like `x = 2.0` separated by ';' or newlines, using numbers, earlier
 names, + - * / **, unary -, parentheses and {functions}. Nothing else is run.
+A leaf may say what it is: `w: param = -3.0` (a parameter), `x: data = 2.0` (data); a
+re-assigned name is numbered in the picture (x, x₂, x₃).
 As in Python, numbers combine as plain numbers (`y = 1.0 + 2.0*3.0` is one leaf, 7.0); anything
 involving a name becomes a node of the graph (`x = 2.0; y = 1.0 + x*3.0` has * and + nodes).
 """
@@ -105,7 +107,7 @@ def run_graph(args: argparse.Namespace) -> int:
     try:
         names = parse_program(program)
     except ProgramError as exc:
-        return _fail(str(exc), 2)
+        return _fail(f"{exc} ({exc.hint})" if exc.hint else str(exc), 2)
     root = next(reversed(names.values()))
     root.backward()
 

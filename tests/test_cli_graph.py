@@ -341,10 +341,11 @@ def test_a_function_takes_as_many_arguments_as_its_op_declares() -> None:
 def test_a_reassigned_name_labels_each_new_node_apart() -> None:
     from micrograd.expr import parse_program
 
+    # with subscripts, never primes (x' reads as a derivative)
     names = parse_program("x = 2.0; x = x*3; x = x + 1; y = x*x")
     x3 = names["x"]
-    assert (x3.label, x3.data) == ("x''", 7.0)
+    assert (x3.label, x3.data) == ("x₃", 7.0)
     x2 = x3._prev[0]
-    assert (x2.label, x2.data) == ("x'", 6.0)
+    assert (x2.label, x2.data) == ("x₂", 6.0)
     assert (x2._prev[0].label, x2._prev[0].data) == ("x", 2.0)
     assert names["y"].label == "y"

@@ -140,10 +140,10 @@ def test_names_in_the_log_are_those_of_the_pictures(playground: str) -> None:
     assert status == 200, state
     lines = [line for step in state["log"] for line in step["lines"]]
     text = "\n".join(lines)
-    assert "α.grad +=" in text and "(α)" not in text
-    assert "c1.grad +=" in text and "c2.grad +=" in text  # the constants 3 and -1
+    assert "α.grad = " in text and "(α)" not in text
+    assert "c1.grad = " in text and "c2.grad = " in text  # the constants 3 and -1
     assert "3.grad" not in text and "(-1).grad" not in text
-    assert "t1.grad +=" in text and "t0" not in text  # tanh(b), unlabelled
+    assert "t1.grad = " in text and "t0" not in text  # tanh(b), unlabelled
 
 
 # ------------------------------------------------------------------------ the box follows the graph

@@ -2,17 +2,22 @@
 and backward passes run one node at a time by the real engine.
 
 `Explorer` is one graph and how far its passes have gone; `views.ExplorerView` offers it to the
-pages (load, forward, step, backward, reset, set, nudge, descend, point), each action answering
-with the whole view (`Explorer.state`): every node's data and grad, the pass's progress, the
-chain-rule lines so far. One backward step does exactly what `Value.backward()` does at one node,
-in the same order (reverse topological, children in `_prev` order, ``child.grad += local *
-out.grad``), so after the last step every grad is bit for bit the one `backward()` gives.
+pages (load, forward, step, backward, reset, set, role, nudge, descend, point), each action
+answering with the whole view (`Explorer.state`): every node's data and grad, the pass's progress,
+the chain-rule lines so far. One backward step does exactly what `Value.backward()` does at one
+node, in the same order (reverse topological, children in `_prev` order, ``child.grad += local *
+out.grad``), so after the last step every grad is bit for bit the one `backward()` gives. Each
+chain-rule line writes out its whole arithmetic, the grad the child already had included
+(``a.grad = -6.0000 + 3.0000 × 1.0000 = -3.0000   (∂d/∂a = b = 3.0000, d.grad = 1.0000)``),
+so that it visibly holds when a node is used twice.
 
-Editing a leaf writes its new number into the program's text (the answer's `program`), so the
-Expression box, the Examples menu and the graph always agree; a constant the engine makes of its
-own (the -1 of ``a - b``) is written nowhere, so it is not editable. Each chain-rule step carries
-the op's own code (`source`): the lines of engine.py that declare its forward pass and local
-derivatives.
+Leaves are parameters (a gradient step moves them) or data (it does not); the program says which
+(``w: param = 1.0``, ``x: data = 2.0``; an unmarked named leaf is a parameter), and a learner can
+switch one. Editing a leaf, or switching it, writes the change into the program's text (the
+answer's `program`), so the Expression box, the Examples menu and the graph always agree; a
+constant the engine makes of its own (the -1 of ``a - b``) is written nowhere, so it is not
+editable. Each chain-rule step carries the op's own code (`source`): the lines of engine.py that
+declare its forward pass and local derivatives.
 """
 
 from __future__ import annotations
@@ -42,17 +47,21 @@ MAX_LR = 1e3  # a gradient step's size, either sign (a negative one climbs, as t
 
 EXAMPLES = [
     {
+        # The lecture trains the weights and the bias; the inputs are data, never moved.
         "title": "The neuron with tanh (lecture)",
-        "program": "x1 = 2.0; x2 = 0.0\nw1 = -3.0; w2 = 1.0\nb = 6.8813735870195432\n"
+        "program": "x1: data = 2.0; x2: data = 0.0\nw1: param = -3.0; w2: param = 1.0\n"
+        "b: param = 6.8813735870195432\n"
         "x1w1 = x1*w1; x2w2 = x2*w2\nx1w1x2w2 = x1w1 + x2w2\nn = x1w1x2w2 + b\no = tanh(n)",
     },
     {
+        # Every leaf a parameter (unmarked): the lecture nudges a, b, c and f alike.
         "title": "L = (a*b + c)*f (lecture)",
         "program": "a = 2.0; b = -3.0; c = 10.0\ne = a*b\nd = e + c\nf = -2.0\nL = d*f",
     },
     {
         "title": "tanh built from exp (lecture)",
-        "program": "x1 = 2.0; x2 = 0.0\nw1 = -3.0; w2 = 1.0\nb = 6.8813735870195432\n"
+        "program": "x1: data = 2.0; x2: data = 0.0\nw1: param = -3.0; w2: param = 1.0\n"
+        "b: param = 6.8813735870195432\n"
         "n = x1*w1 + x2*w2 + b\ne = exp(2*n)\no = (e - 1)/(e + 1)",
     },
     {
@@ -106,22 +115,33 @@ def _literal(x: float) -> str:
     return repr(float(x))
 
 
-def rewrite(program: str, spans: dict[Value, Span], new: dict[Value, float]) -> str:
+def splice(text: str, span: Span, literal: str, *holders: dict[Value, Span]) -> str:
+    """`text` with `span` replaced by `literal`; every span in `holders` that lies after it is
+    moved to where its text now is (the replaced span itself becomes the literal's)."""
+    start, end = span
+    shift = len(literal) - (end - start)
+    for spans in holders:
+        for other, (s, e) in spans.items():
+            if (s, e) == span:
+                spans[other] = (start, start + len(literal))
+            elif s >= end:
+                spans[other] = (s + shift, e + shift)
+    return text[:start] + literal + text[end:]
+
+
+def rewrite(program: str, spans: dict[Value, Span], new: dict[Value, float],
+            *others: dict[Value, Span]) -> str:  # fmt: skip
     """`program` with the numbers written at the spans of `new`'s leaves replaced by their new
-    values; `spans` is updated to where every number now is. A negative number written where a
-    ``**`` follows is parenthesized (``-3 ** a`` would read as ``-(3 ** a)``)."""
+    values; `spans` (and the spans in `others`) are updated to where they now are. A negative
+    number written where a ``**`` follows is parenthesized (``-3 ** a`` would read as
+    ``-(3 ** a)``)."""
     text = program
     for v in sorted(new, key=lambda v: spans[v][0], reverse=True):  # right to left: offsets hold
         start, end = spans[v]
         literal = _literal(new[v])
         if literal.startswith("-") and text[end:].lstrip().startswith("**"):
             literal = f"({literal})"
-        text = text[:start] + literal + text[end:]
-        shift = len(literal) - (end - start)
-        for other, (s, e) in spans.items():
-            if s >= end:
-                spans[other] = (s + shift, e + shift)
-        spans[v] = (start, start + len(literal))
+        text = splice(text, (start, end), literal, spans, *others)
     return text
 
 
@@ -148,7 +168,7 @@ def op_source(kind: str) -> dict[str, Any] | None:
 # ------------------------------------------------------------------------ names and explanations
 
 
-# a name (α, x', t1, w1.2.1: layer 1, neuron 2, input 1) or a non-negative number
+# a name (α, x₂, t1, w1.2.1: layer 1, neuron 2, input 1) or a non-negative number
 _SIMPLE = re.compile(r"[^\W\d]\w*(\.\d+)*(')*|\d[\w.]*")
 _CALL = re.compile(r"[^\W\d]\w*\([^()]*\)")
 
@@ -156,6 +176,12 @@ _CALL = re.compile(r"[^\W\d]\w*\([^()]*\)")
 def in_formula(name: str) -> str:
     """A name as it reads inside a formula: 'x1*w1' becomes '(x1*w1)', '-2' becomes '(-2)'."""
     return name if _SIMPLE.fullmatch(name) or _CALL.fullmatch(name) else f"({name})"
+
+
+def factor(x: float) -> str:
+    """A number as a factor of a product: a negative one in parentheses (3.0000 × (-2.0000))."""
+    text = fmt(x)
+    return f"({text})" if text.startswith("-") else text
 
 
 def _is_number(text: str) -> bool:
@@ -169,10 +195,13 @@ def _is_number(text: str) -> bool:
 # ------------------------------------------------------------------------ the graph's drawing
 
 
+ROLE_CHARS = len(" param")  # a leaf's label row also says what it is, "param" or "data"
+
+
 def _record_width(nodes: Sequence[Value], names: dict[Value, str], grads: dict[Value, float]):
     chars = max(
         len("grad -0.0000"),
-        max(len(names[v]) for v in nodes),
+        max(len(names[v]) + (0 if v._prev else ROLE_CHARS) for v in nodes),
         max(len("data " + fmt(v.data)) for v in nodes),
         max(len("grad " + fmt(grads[v])) for v in nodes),
     )
@@ -187,6 +216,7 @@ def _drawing(
     engine: str,
     editable: Callable[[Value], bool],
     final: dict[Value, float] | None = None,
+    switchable: Callable[[Value], bool] = lambda v: False,
 ) -> dict[str, Any]:
     # Field widths fit the numbers before and after the backward pass, so nothing moves later.
     record_w = _record_width(nodes, names, _final_grads(root) if final is None else final)
@@ -203,6 +233,7 @@ def _drawing(
                 "name": names[v],
                 "named": bool(v.label),
                 "leaf": not v._prev and editable(v),  # the page lets you click it to edit
+                "switchable": switchable(v),  # ... and make it a parameter, or data
             }
         )
         if v._prev:
@@ -242,10 +273,11 @@ def _final_grads(root: Value) -> dict[Value, float]:
 class Explorer:
     """One tab's explorer: the program's graph and how far the passes have gone.
 
-    Made from a program of the expression language (`program`), or from a graph already built
-    (`root`, with `title` saying what it is, as the Train view's point is): then there is no text
-    to keep in step, every leaf can be edited, and a gradient step moves the `tunable` leaves
-    (by default the named ones)."""
+    Made from a program of the expression language (`program`: its parameters are the named
+    leaves not marked `data`), or from a graph already built (`root`, with `title` saying what
+    it is, as the Train view's point is): then there is no text to keep in step, every leaf can
+    be edited or switched, and the parameters are `tunable` (by default the named leaves). A
+    gradient step moves the parameters only."""
 
     verdict = ""  # what a check of the graph's rules found (a learner's own Value: foreign.py)
     own_value = False  # a graph of a learner's own Value class, stepped by their code
@@ -259,8 +291,11 @@ class Explorer:
         tunable: Sequence[Value] | None = None,
     ) -> None:
         self.sources: dict[Value, Span] = {}  # where each leaf's number is written
+        self.marks: dict[Value, Span] = {}  # where each named leaf's name (and marker) is written
+        roles: dict[Value, tuple[str | None, Span]] = {}
         if program is not None:
-            names_by_label = parse_program(program, self.sources)
+            names_by_label = parse_program(program, self.sources, roles)
+            self.marks = {v: span for v, (_, span) in roles.items()}
             root = next(reversed(names_by_label.values()))
         if root is None:
             raise TypeError("Explorer needs a program or a root Value")
@@ -273,14 +308,25 @@ class Explorer:
         self.topo = topological_order(self.root)
         self.names = display_names(self.topo)  # c1, c2, ... and t1, t2, ... as in pictures
         self.engine = engine
-        # What a gradient step moves: the program's named inputs (a = 2.0), as the lecture does
-        # by hand; not the constants written inside expressions (the 2 of 2*n)
+        # What a gradient step moves: the parameters. In a program, its named leaves not marked
+        # `data` (as the lecture trains w1, w2, b and nudges a, b, c, f), never the constants
+        # written inside expressions (the 2 of 2*n)
         if program is not None:
-            self.tunable = [v for v in self.topo if v in self.sources and v.label]
+            chosen = {v for v, (role, _) in roles.items() if role != "data"}
         elif tunable is not None:
-            self.tunable = list(tunable)
+            chosen = set(tunable)
+            inside = set(self.topo)
+            for v in tunable:
+                if not isinstance(v, Value) or v not in inside or v._prev:
+                    what = (f"{v.label or repr(v)} is computed from other nodes" if
+                            isinstance(v, Value) and v in inside else
+                            f"{str(v)[:40]} is not a leaf of this graph")  # fmt: skip
+                    raise ValueError(f"explore: params must be leaves of the graph (what a "
+                                     f"gradient step moves): {what}")  # fmt: skip
         else:  # a graph built in Python: its named leaves, as the lecture nudges a, b, c, f
-            self.tunable = [v for v in self.topo if not v._prev and v.label]
+            chosen = {v for v in self.topo if not v._prev and v.label}
+        self.params = [v for v in self.topo if v in chosen and not v._prev]
+        self.notice: dict[str, Any] | None = None  # what to know about this graph (a loss of 0)
         self.descents = 0
         self.drawing = self._draw()
         self.order = [v for v in reversed(self.topo) if v._prev]  # the backward steps after seed
@@ -291,9 +337,14 @@ class Explorer:
         no program); not a constant the engine made of its own (the -1 of ``a - b``)."""
         return not v._prev and (self.program is None or v in self.sources)
 
+    def switchable(self, v: Value) -> bool:
+        """Can the learner make this leaf a parameter, or data? Any leaf of a graph without a
+        program; in a program, a leaf with a name (its marker is written on its assignment)."""
+        return self.editable(v) and (self.program is None or v in self.marks)
+
     def _draw(self) -> dict[str, Any]:
         return _drawing(self.root, self.nodes, self.ids, self.names, self.engine, self.editable,
-                        self._record_grads())
+                        self._record_grads(), switchable=self.switchable)  # fmt: skip
 
     def _record_grads(self) -> dict[Value, float] | None:
         """The grads the records' widths are made for (None: those a full backward pass gives)."""
@@ -348,14 +399,18 @@ class Explorer:
             formulas = explain_local(v, child_names, name)  # the op table's formula
             g = v.grad
             lines = []
+            had = {c: c.grad for c in v._prev}  # what each child's grad holds so far
             steps = backward_step(v)  # exactly backward()'s update, in the same order
-            for (_child, d, after), formula, cname in zip(steps, formulas, child_names):
-                # "∂e/∂a = b = -3.0000"; a formula that is a number is shown once: "= 1.0000"
+            for (child, d, after), formula, cname in zip(steps, formulas, child_names):
+                # "∂e/∂a = b = -3.0000"; a formula that is a number is shown once: "= 1.0000".
+                # The grad the child already had is written out: the line's arithmetic holds
+                # even for a child used twice (a + a), where `+=` is the whole point.
                 shown = fmt(d) if _is_number(formula) else f"{formula} = {fmt(d)}"
                 lines.append(
-                    f"{cname}.grad += (∂{name}/∂{cname} = {shown}) × {name}.grad ({fmt(g)}) "
-                    f"→ {fmt(after)}"
+                    f"{cname}.grad = {fmt(had[child])} + {factor(d)} × {factor(g)} = "
+                    f"{fmt(after)}   (∂{name}/∂{cname} = {shown}, {name}.grad = {fmt(g)})"
                 )
+                had[child] = after
             self.current = self.ids[v]
             self.touched = [self.ids[c] for c in v._prev]
             self.log.append({"node": self.current, "lines": lines, "source": op_source(op_kind(v))})
@@ -396,7 +451,7 @@ class Explorer:
             node.data = fresh[node].data
             node._local = fresh[node]._local
         if self.program is not None:
-            self.program = rewrite(self.program, self.sources, new)
+            self.program = rewrite(self.program, self.sources, new, self.marks)
         self.reset()
         self.drawing = self._draw()
         self.backward()
@@ -404,34 +459,69 @@ class Explorer:
         self.touched = []
 
     def descend(self, lr: object) -> None:
-        """The lecture's move by hand: every input nudged against its gradient,
-        ``x.data -= lr * x.grad``, then both passes again; the output moves (down, for lr > 0)."""
+        """The lecture's move by hand: every parameter nudged against its gradient,
+        ``p.data -= lr * p.grad``, then both passes again; the output moves (down, for lr > 0).
+        The data stays where it is."""
         if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or \
                 not 0 < abs(lr) <= MAX_LR:  # fmt: skip
             raise ViewError(f"the step size must be a number, not 0, between -{MAX_LR:g} and "
                                  f"{MAX_LR:g}, got {str(lr)[:40]!r}")  # fmt: skip
-        if not self.tunable:
-            raise ViewError("this graph has no named inputs to move (write `a = 2.0` lines)")
+        if not self.params:
+            raise ViewError("this graph has no parameters to move: click a leaf and make it a "
+                            "parameter (or write `w: param = 1.0`)")  # fmt: skip
         ran = self.phase != "done"
         self.backward()  # the grads the step follows
         before = self.root.data
-        new = {v: v.data - lr * v.grad for v in self.tunable}
+        new = {v: v.data - lr * v.grad for v in self.params}
         bad = [v for v, x in new.items() if not math.isfinite(x) or abs(x) > MAX_ABS_VALUE]
         if bad:
             v = bad[0]
             raise ViewError(f"the step would move {self.names[v]} to {new[v]:g}, beyond "
                                  f"±1e15: take a smaller step")  # fmt: skip
-        lines = [f"{self.names[v]}: {fmt(v.data)} - {lr:g} × {fmt(v.grad)} → {fmt(x)}"
-                 for v, x in new.items()]  # fmt: skip
+        shown_lr = f"({lr:g})" if lr < 0 else f"{lr:g}"
+        lines = [f"{in_formula(self.names[v])}.data = {fmt(v.data)} - {shown_lr} × "
+                 f"{factor(v.grad)} = {fmt(x)}" for v, x in new.items()]  # fmt: skip
+        stay = [self.names[v] for v in self.topo if not v._prev and self.switchable(v)
+                and v not in new]  # fmt: skip
         self._move(new)
         self.descents += 1
         out = in_formula(self.names[self.root])
-        head = (f"Gradient step {self.descents} (lr = {lr:g}): every input -= lr × its grad"
+        moved = ", ".join(self.names[v] for v in new)
+        head = (f"Gradient step {self.descents} (lr = {lr:g}): the parameters {moved} move, "
+                f"p.data -= lr × p.grad"
+                + (f"; the data {', '.join(stay)} stay{'s' if len(stay) == 1 else ''}"
+                   if stay else "")
                 + (" (the backward pass ran first, for the grads)" if ran else ""))
         tail = f"{out}: {fmt(before)} → {fmt(self.root.data)}"
         self.log = [{"node": None, "lines": [head, *lines, tail]}]
         self.note = f"Gradient step {self.descents}: {out} went from {fmt(before)} to " \
                     f"{fmt(self.root.data)}; the grads are those of the new point."
+
+    def set_role(self, node_id: object, role: object) -> None:
+        """Make a leaf a parameter ("param": a gradient step moves it) or data ("data": it does
+        not); in a program, its marker is written on its assignment (``x: data = 2.0``)."""
+        if role not in ("param", "data"):
+            raise ViewError(f"a leaf is 'param' or 'data', got {str(role)[:40]!r}")
+        v = self.leaf(node_id)
+        if not self.switchable(v):
+            raise ViewError(
+                f"{self.names[v]} = {fmt(v.data)} is a number written inside an expression, "
+                f"neither a parameter nor data: give it a name of its own (k = {_literal(v.data)}) "
+                f"to make it a parameter"
+            )
+        if (v in self.params) != (role == "param"):
+            if role == "param":
+                self.params = [u for u in self.topo if u in self.params or u is v]
+            else:
+                self.params = [u for u in self.params if u is not v]
+        if self.program is not None:
+            start, end = self.marks[v]
+            name = self.program[start:end].split(":")[0].strip()
+            self.program = splice(self.program, (start, end), f"{name}: {role}", self.marks,
+                                  self.sources)  # fmt: skip
+        what = "a parameter: a gradient step moves it" if role == "param" else \
+            "data: a gradient step leaves it where it is"  # fmt: skip
+        self.note = f"{self.names[v]} is {what}."
 
     def set_leaf(self, node_id: object, value: object) -> None:
         v = self.leaf(node_id)
@@ -495,6 +585,8 @@ class Explorer:
             "output": self.ids[self.root],
             "forward_order": [self.ids[v] for v in self.topo],
             "note": self.note,
+            "notice": self.notice,
+            "params": [self.ids[v] for v in self.params],
             "descents": self.descents,
             # the text the Expression box shows: the program, or what the graph is
             "program": self.program if self.program is not None else f"# {self.title}",

@@ -28,7 +28,7 @@ from typing import Any
 from ..engine import OPS, Value
 from ..formatting import format_number as fmt
 from .errors import ViewError
-from .explorer import Explorer, in_formula
+from .explorer import Explorer, factor, in_formula
 
 REL_TOL = 1e-4  # a learner's local derivative within this (relative) of the numerical one is right
 ATTRIBUTES = ("data", "grad", "_prev")  # what a node must have to be read at all
@@ -79,12 +79,6 @@ def op_function(op: str, arity: int) -> Callable[..., float] | None:
         ("/", 2): lambda a, b: (Value(a) / Value(b)).data,
     }
     return derived.get((op, arity))
-
-
-def _factor(x: float) -> str:
-    """A number as a factor of a product: a negative one in parentheses."""
-    text = fmt(x)
-    return f"({text})" if text.startswith("-") else text
 
 
 def _gives(f: Callable[..., float], kids: Sequence[Value], data: float) -> bool:
@@ -346,8 +340,9 @@ class ForeignExplorer(Explorer):
                 local = probe[i]
             else:
                 local = math.nan
-            lines.append(f"{kid}.grad = {fmt(b)} + {_factor(local)} × {_factor(g)} = "
-                         f"{fmt(after)}   (∂{name}/∂{kid} = {fmt(local)})")  # fmt: skip
+            lines.append(f"{kid}.grad = {fmt(b)} + {factor(local)} × {factor(g)} = "
+                         f"{fmt(after)}   (∂{name}/∂{kid} = {fmt(local)}, {name}.grad = "
+                         f"{fmt(g)})")  # fmt: skip
         lines += [f"✗ {p}" for p in self.checks.get(v, [])]
         return lines
 

@@ -21,8 +21,10 @@ request whose Host header is not a loopback or IP address (or the host it was st
 refused with 403, so a web page cannot reach it through DNS rebinding; with a token (shared on a
 network) every request must carry the token, which a rebinding page cannot know, so any Host is
 accepted, as in Jupyter; an API request from another origin is refused with 403 and a POST body
-must be JSON (which a cross-site HTML form cannot send); bodies, URLs and the number of sessions
-are capped; nothing a user sends is executed.
+must be JSON (which a cross-site HTML form cannot send); no other site may frame the pages
+(``frame-ancestors 'self'``); bodies, URLs and the number of sessions are capped; a number no
+float can hold is refused with 400 (by `views.Tab.call`, for every action); nothing a user sends
+is executed.
 """
 
 from __future__ import annotations
@@ -360,10 +362,15 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             ctype += "; charset=utf-8"
         extra = {}
         if name.endswith(".html"):
+            # frame-ancestors: no other site may frame a page (and trick the learner into
+            # clicking in it); the page itself, or a notebook served through the same origin
+            # (jupyter-server-proxy's /proxy/8000/), may. The notebook widget is not framed: it
+            # is these scripts inside the notebook's own page, whatever its origin.
             extra["Content-Security-Policy"] = (
                 "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-                "base-uri 'none'; form-action 'self'"
+                "base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
             )
+            extra["X-Frame-Options"] = "SAMEORIGIN"  # the same, for browsers before CSP 2
         self._send(200, data, ctype, extra)
 
     def _stream(self, stream: EventStream) -> None:
@@ -525,7 +532,7 @@ class Playground:
     def __repr__(self) -> str:
         return f"<Playground {self.url}{' (stopped)' if self._stopped else ''}>"
 
-    def _repr_html_(self) -> str:  # a notebook shows a link; IFrame(pg.url, 1000, 700) embeds it
+    def _repr_html_(self) -> str:  # a link (micrograd.widgets puts a view in a cell)
         return f'<a href="{self.url}" target="_blank">micrograd playground at {self.url}</a>'
 
 

@@ -624,7 +624,9 @@ class FrameCursor:
 def point_payload(tr: Trainer) -> dict[str, Any]:
     """The Train view's chosen point as the explorer takes it: the network as it is now (the
     model file's JSON: exact, floats round-trip), the point's inputs and target, the loss and
-    the inputs' names. ValueError if the weights diverged (JSON cannot hold them)."""
+    the inputs' names; and, when the point's loss is 0, the nearest point whose loss is not
+    (`nearest`: its index, point, inputs, target and loss), for the explorer to offer. ValueError
+    if the weights diverged (JSON cannot hold them)."""
     import json
 
     with tr.lock:
@@ -638,7 +640,33 @@ def point_payload(tr: Trainer) -> dict[str, Any]:
             "target": tr.T[i],
             "loss": s.loss,
             "names": names,
+            "nearest": _nearest_with_loss(tr, i),
         }
+
+
+# Past this many parameters a point's graph is larger than the explorer shows (500 values): no
+# point of it opens there, so none is looked for.
+NEAREST_MAX_PARAMS = 500
+
+
+def _nearest_with_loss(tr: Trainer, i: int) -> dict[str, Any] | None:
+    """If point `i`'s loss is 0 (a hinge past its margin: every grad of its graph is 0), the
+    point nearest to it whose loss is not 0, as `point_payload`'s fields; else None."""
+    loss = PER_SAMPLE[tr.settings.loss]
+
+    def loss_at(j: int) -> float:
+        return loss(tr.model.outputs(tr.inputs[j]), tr.T[j]).data
+
+    if len(tr.model.parameters()) > NEAREST_MAX_PARAMS or loss_at(i) != 0.0:
+        return None
+    here = tr.X[i]
+    order = sorted(range(len(tr.X)), key=lambda j: sum((a - b) ** 2 for a, b in zip(tr.X[j], here)))
+    for j in order:
+        value = loss_at(j) if j != i else 0.0
+        if value != 0.0 and math.isfinite(value):
+            return {"index": j, "point": list(tr.X[j]), "x": list(tr.inputs[j]), "target": tr.T[j],
+                    "loss": value}  # fmt: skip
+    return None
 
 
 def point_root(payload: object) -> tuple[Value, list[Value], str]:

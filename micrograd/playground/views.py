@@ -3,7 +3,9 @@
 One learner's playground is a `Tab`: an explorer (`ExplorerView`) and a Train view (`TrainView`).
 Every transport calls the same entry, ``tab.call(view, action, body) -> dict``, and shows what
 it returns; a refusal is a `ViewError` with its one-line reason (and the HTTP status a web
-transport answers with). The transports are thin and live elsewhere:
+transport answers with). `Tab.call` refuses, before any action sees it, a number no float can
+hold (a 400-digit integer, which Python's json reads as an int) or one that is not finite,
+wherever it is in the body. The transports are thin and live elsewhere:
 
 * the web server (`server.py`): ``POST api/<view>/<action>`` with the body as JSON; a tab per
   browser tab; the Train view's frames as Server-Sent Events;
@@ -18,7 +20,8 @@ transport it runs under, starts a thread, or touches the network.
 Actions (each takes a JSON object, `{}` when it needs nothing):
 
     explorer: examples, load {program, layout}, state, forward, step, backward, reset,
-              set {node, value}, nudge {node}, descend {lr}, point {from: <train's point>}
+              set {node, value}, role {node, role: "param"|"data"}, nudge {node}, descend {lr},
+              point {from: <train's point>, nearest: true|false}
     train:    options, state, config {settings}, control {action, ...}, points {added},
               pick {index}, weight {layer, neuron, input, value}, bias {layer, neuron, value},
               view {grads, graph, neuron, read}, model, frames, point
@@ -27,11 +30,13 @@ Actions (each takes a JSON object, `{}` when it needs nothing):
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..engine import Value
 from ..expr import ARITY, ProgramError
+from ..formatting import format_number as fmt
 from ..viz import GraphTooLargeError
 from .errors import ViewError
 from .explorer import DEFAULT_PROGRAM, EXAMPLES, MAX_NODES, MAX_PROGRAM_CHARS, Explorer
@@ -70,7 +75,7 @@ class ExplorerView:
     view's chosen point) and how far its passes have gone (`explorer.Explorer`)."""
 
     ACTIONS = ("examples", "load", "state", "forward", "step", "backward", "reset", "set",
-               "nudge", "descend", "point")  # fmt: skip
+               "role", "nudge", "descend", "point")  # fmt: skip
 
     def __init__(self) -> None:
         self.explorer: Explorer | None = None
@@ -96,7 +101,7 @@ class ExplorerView:
         engine = _layout_of(body)
         try:
             self.explorer = _built(lambda: Explorer(program, engine))
-        except ProgramError as exc:
+        except ProgramError as exc:  # its hint is written under the page's box already
             raise ViewError(str(exc)) from None
         return self.explorer.state(with_drawing=True)
 
@@ -142,6 +147,12 @@ class ExplorerView:
         ex.set_leaf(body.get("node"), body.get("value"))
         return ex.state(with_drawing=True)
 
+    def role(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Make a leaf a parameter or data: ``{"node": id, "role": "param" | "data"}``."""
+        ex = self._current()
+        ex.set_role(body.get("node"), body.get("role"))
+        return ex.state()
+
     def nudge(self, body: dict[str, Any]) -> dict[str, Any]:
         ex = self._current()
         ex.nudge = ex.nudge_at(ex.leaf(body.get("node")))
@@ -154,12 +165,21 @@ class ExplorerView:
 
     def point(self, body: dict[str, Any]) -> dict[str, Any]:
         """The Train view's chosen point (what its `point` action gave) as a graph to step
-        through: that point's loss through a copy of the network, weights included."""
+        through: that point's loss through a copy of the network, weights included. With
+        ``"nearest": true``, the point the Train view found nearest to it whose loss is not 0.
+        A point whose loss is 0 comes with a notice saying why every grad is 0, and offering
+        the nearest point whose loss is not."""
         engine = _layout_of(body)
         payload = body.get("from")
         if payload is None:
             raise ViewError("no point from the Train view: open the Train view, choose a point, "
                             "then its graph", 409)  # fmt: skip
+        if body.get("nearest") and isinstance(payload, dict):
+            other = payload.get("nearest")
+            if not isinstance(other, dict):
+                raise ViewError("the Train view found no point whose loss is not 0")
+            payload = {**payload, **{k: other.get(k) for k in ("index", "point", "x", "target")},
+                       "nearest": None}  # fmt: skip
         try:
             root, params, title = point_root(payload)
         except (ValueError, TypeError) as exc:
@@ -171,7 +191,39 @@ class ExplorerView:
                 f"this network's graph for one point has more than {MAX_NODES} values, more "
                 f"than the explorer shows: try fewer or smaller hidden layers in the Train view"
             ) from None
+        if root.data == 0.0:
+            self.explorer.notice = _zero_loss(self.explorer, payload)
         return self.explorer.state(with_drawing=True)
+
+
+def _zero_loss(ex: Explorer, payload: dict[str, Any]) -> dict[str, Any]:
+    """Why every grad of a point whose loss is 0 is 0, and the nearest point whose loss is not
+    (the Train view's `nearest`), for the page to offer."""
+    score = next((v for v in ex.topo if v.label == "s"), None)
+    target = payload.get("target")
+    if payload.get("loss") == "hinge" and score is not None and isinstance(target, (int, float)):
+        ys = target * score.data
+        text = (f"This point's loss is 0: it is past the margin. The hinge loss is "
+                f"max(0, 1 − y·s), and here y·s = {fmt(target)} × {fmt(score.data)} = {fmt(ys)}, "
+                f"at least 1, so 1 − y·s ≤ 0: the loss is 0 and flat here, its slope 0, so "
+                f"every grad behind it is 0. Training learns nothing from this point.")  # fmt: skip
+    else:
+        text = ("This point's loss is 0: the network's output is its target exactly, and the "
+                "loss is flat there, so every grad behind it is 0.")  # fmt: skip
+    offer = None
+    other = payload.get("nearest")
+    if isinstance(other, dict) and isinstance(other.get("point"), list):
+        where = ", ".join(fmt(x) for x in other["point"] if isinstance(x, (int, float)))
+        loss = other.get("loss")
+        shown = f", loss {fmt(loss)}" if isinstance(loss, (int, float)) else ""
+        offer = {
+            "text": f"The nearest point whose loss is not 0: point {other.get('index')} "
+                    f"(x = {where}){shown}.",
+            "button": f"Step through point {other.get('index')} instead",
+        }
+    else:
+        text += " No point of the Train view's data has a loss that is not 0."
+    return {"text": text, "offer": offer}
 
 
 def _built(make: Callable[[], Explorer]) -> Explorer:
@@ -371,8 +423,38 @@ class Tab:
             raise ViewError(f"no view {str(view)[:40]!r}; the views are explorer and train", 404)
         if action not in target.ACTIONS:
             raise ViewError(f"the {view} view has no action {str(action)[:40]!r}", 404)
+        _numbers_fit(body)
         return getattr(target, action)(_object(body))
 
     def close(self) -> None:
         """The tab is gone: stop its training."""
         self.train.close()
+
+
+def _numbers_fit(body: object) -> None:
+    """Refuse a number no float can hold, or one that is not finite, wherever it is in `body`:
+    every action turns numbers into floats, and Python's json reads a 400-digit integer as an
+    int that float() cannot take (an OverflowError from deep inside, not a reason)."""
+    stack: list[tuple[object, str]] = [(body, "")]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((v, f"{where}.{str(k)[:40]}" if where else str(k)[:40])
+                         for k, v in item.items())  # fmt: skip
+        elif isinstance(item, list):
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(item))
+        elif isinstance(item, int) and not isinstance(item, bool) and not _fits_float(item):
+            digits = int(item.bit_length() * math.log10(2)) + 1
+            raise ViewError(f"{where or 'the request'} is a whole number of about {digits} "
+                            f"digits, too large: numbers must fit a float (at most about "
+                            f"1.8e308)")  # fmt: skip
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise ViewError(f"{where or 'the request'} is {item}: numbers must be finite")
+
+
+def _fits_float(n: int) -> bool:
+    try:
+        float(n)
+    except OverflowError:
+        return False
+    return True

@@ -157,6 +157,42 @@ function showErrorIn(root, errorId, message) {
   el.hidden = !message;
 }
 
+// A number the learner typed, as Python writes one: decimal ("2", "-0.5", "1e-3"). Returns it, or
+// throws an Error saying what is wrong: never a hexadecimal or binary number read silently
+// (JavaScript's Number("0x10") is 16), never "not a number" for one that is only too large.
+function parseNumber(text, what = "the value") {
+  const t = String(text).trim();
+  const other = /^[+-]?0([xob])([0-9a-f]+)$/i.exec(t);
+  if (other) {
+    const [kind, base] = { x: ["hexadecimal", 16], o: ["octal", 8], b: ["binary", 2] }[other[1].toLowerCase()];
+    const value = parseInt(other[2], base) * (t.startsWith("-") ? -1 : 1);
+    throw new Error(`${t} is a ${kind} number (${value} in decimal): write ${what} in decimal, like ${value} or 2.5`);
+  }
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(t)) {
+    throw new Error(`${what} must be a number, like 2.5 or -1e-3; got ${JSON.stringify(t)}`);
+  }
+  const x = Number(t);
+  if (!Number.isFinite(x)) throw new Error(`${t} is too large: no number beyond about ±1.8e308 exists here`);
+  return x;
+}
+
+// Disable (or enable) a control. If it has the keyboard's focus, the focus goes on to `next` (or
+// the next enabled control of its group, else the previous), never to the page: a keyboard user
+// who pressed Play lands on Pause.
+function setDisabled(root, el, disabled, next) {
+  if (el.disabled === disabled) return;
+  const focused = disabled && root.activeElement === el;
+  el.disabled = disabled;
+  if (!focused) return;
+  const group = el.closest("[role=group], .buttons, form, .panel") || el.parentElement;
+  const all = [...group.querySelectorAll("button, input, select, textarea")];
+  const usable = (x) => x && !x.disabled && !x.hidden && x.getClientRects().length > 0;
+  const i = all.indexOf(el);
+  const after = all.slice(i + 1).find(usable), before = all.slice(0, i).reverse().find(usable);
+  const target = [next, after, before].find(usable);
+  if (target) target.focus();
+}
+
 // A number as micrograd shows it: micrograd/formatting.py's format_number, mirrored exactly
 // (tests/test_formatting.py runs both on the same numbers). 4 decimals as the lecture prints, never
 // fewer than 4 significant digits, exponent form below 1e-4 and from 1e12 up; 'nan'/'inf' strings

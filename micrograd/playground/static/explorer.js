@@ -1,9 +1,12 @@
 // The backprop explorer. Python runs the real engine and lays the graph out once; this view draws
-// it as SVG and, as the passes run, only patches each node's numbers and highlights.
+// it as SVG and, as the passes run, only patches what changed: the numbers of the nodes whose
+// numbers changed, the highlights, the log's new entries (a 460-value graph's step costs what
+// one node costs, not what the whole graph does).
 // mountExplorer(root, transport, opts) builds it in `root` (the page's document, or a notebook
 // widget's shadow root) over any transport (common.js). opts.page: it is a whole page (the URL's
-// ?layout= and ?from=train are read); opts.start: "program" (build the default program, as the
-// page does) or "current" (show the graph the view already has: a notebook's explore(L)).
+// ?layout= and ?from=train are read, and the page scrolls to what changed); opts.start:
+// "program" (build the default program, as the page does) or "current" (show the graph the view
+// already has: a notebook's explore(L)).
 "use strict";
 
 function mountExplorer(root, transport, opts = {}) {
@@ -17,6 +20,12 @@ let drawing = null;       // the laid-out graph
 let zoom = null;          // null = fit to width (not below MIN_FIT), else a fixed scale
 let selectedLeaf = null;  // id of the leaf being edited
 let examples = [];        // the Examples menu's programs
+let trainPoint = null;    // the Train view's point this graph came from (its nearest is offered)
+let nodes = new Map();    // node id -> {g, data, grad, role, ...what it shows now}
+let edgesInto = new Map(); // an op's id -> the edges from its children into it
+let edgesOutOf = new Map(); // an op's id -> the edge from it to its result
+let lit = [];             // the elements highlighted now (current, touched, hot)
+const logShown = { count: 0, first: "", last: "" }; // what the log's list holds
 const MIN_FIT = 0.8;  // below this the 12px numbers are too small to read: scroll instead
 const params = new URLSearchParams(opts.page ? location.search : "");
 const layoutEngine = ["dot", "layered"].includes(params.get("layout")) ? params.get("layout") : "auto";
@@ -40,48 +49,56 @@ function svg(tag, attrs, parent) {
   return el;
 }
 
+function pushTo(map, key, value) {
+  if (!map.has(key)) map.set(key, []);
+  map.get(key).push(value);
+}
+
 // ---------------------------------------------------------------- drawing the graph once
 
 function draw(d) {
   drawing = d;
-  const host = $("graph");
-  host.textContent = "";
-  const root = svg("svg", {
+  nodes = new Map();
+  edgesInto = new Map();
+  edgesOutOf = new Map();
+  lit = [];
+  const box = $("graph");
+  box.textContent = "";
+  const top = svg("svg", {
     viewBox: `0 0 ${d.width} ${d.height}`,
     // a group, not an img: an img's children are hidden from screen readers, and the leaves
     // inside are buttons
     role: "group",
     "aria-label": `Computation graph with ${d.nodes.filter((n) => n.kind === "value").length} values`,
-  }, host);
-  root.id = "graph-svg";
-  const defs = svg("defs", {}, root);
+  }, box);
+  top.id = "graph-svg";
+  const defs = svg("defs", {}, top);
   const marker = svg("marker", {
     id: "arrow", viewBox: "0 0 10 10", refX: "9", refY: "5",
     markerWidth: "7", markerHeight: "7", orient: "auto-start-reverse",
   }, defs);
   svg("path", { d: "M0,0 L10,5 L0,10 z", class: "arrowhead" }, marker);
 
-  const edges = svg("g", { class: "edges" }, root);
+  const edges = svg("g", { class: "edges" }, top);
   for (const e of d.edges) {
-    svg("path", { d: e.d, class: "edge", "data-from": e.from, "data-to": e.to, "marker-end": "url(#arrow)" }, edges);
+    const path = svg("path", { d: e.d, class: "edge", "data-from": e.from, "data-to": e.to, "marker-end": "url(#arrow)" }, edges);
+    pushTo(edgesInto, e.to, path);
+    pushTo(edgesOutOf, e.from, path);
   }
-  const nodes = svg("g", { class: "nodes" }, root);
+  const layer = svg("g", { class: "nodes" }, top);
   const row = d.row;
   for (const n of d.nodes) {
-    const g = svg("g", { class: `node ${n.kind}`, "data-id": n.id, transform: `translate(${n.x},${n.y})` }, nodes);
+    const g = svg("g", { class: `node ${n.kind}`, "data-id": n.id, transform: `translate(${n.x},${n.y})` }, layer);
+    if (n.problem) { // a learner's own Value whose rule here is not its op's slope
+      g.classList.add("wrong");
+      svg("title", {}, g).textContent = n.problem;
+    }
     if (n.kind === "op") {
       svg("ellipse", { rx: n.w / 2, ry: n.h / 2, class: "op-shape" }, g);
       const t = svg("text", { class: "op-text", "text-anchor": "middle", dy: "0.35em" }, g);
       t.textContent = n.caption;
-      if (n.problem) { // a learner's own Value whose rule here is not its op's slope
-        g.classList.add("wrong");
-        svg("title", {}, g).textContent = n.problem;
-      }
+      nodes.set(n.id, { g });
       continue;
-    }
-    if (n.problem) { // a learner's own Value whose rule here is not its op's slope
-      g.classList.add("wrong");
-      svg("title", {}, g).textContent = n.problem;
     }
     g.setAttribute("data-name", n.name);
     if (n.leaf) g.classList.add("leaf");
@@ -96,6 +113,10 @@ function draw(d) {
     const grad = svg("text", { x: x0 + 7, y: y0 + 3 * row + 1, class: "grad" }, g);
     data.textContent = "data";
     grad.textContent = "grad";
+    // a leaf says what it is: a parameter (a gradient step moves it) or data (it stays)
+    const role = n.switchable || n.leaf
+      ? svg("text", { x: x0 + n.w - 7, y: y0 + row - 1, class: "role", "text-anchor": "end" }, g) : null;
+    nodes.set(n.id, { g, data, grad, role, switchable: !!n.switchable, name: n.name });
     if (n.leaf) {
       g.setAttribute("tabindex", "0");
       g.setAttribute("role", "button");
@@ -107,6 +128,7 @@ function draw(d) {
   }
   const note = [d.engine === "dot" ? "layout: Graphviz dot" : "layout: built-in", ...d.notes].join(" · ");
   $("layout-note").textContent = note;
+  logShown.count = 0; // a new graph: its log from the start
   applyZoom();
 }
 
@@ -124,60 +146,98 @@ function applyZoom() {
 // ---------------------------------------------------------------- patching numbers
 
 function nodeEl(id) {
-  return root.querySelector(`#graph-svg g.node[data-id="${id}"]`);
+  const n = nodes.get(id);
+  return n ? n.g : null;
 }
 
-function update(state) {
+// Show an answer. `show` says what the learner must see change, scrolled into view: "pass" (the
+// node a step processed, its children and its chain-rule line; after the forward pass, the
+// output), "leaf" (the leaf being edited and its editor), or "none".
+function update(state, show = "pass") {
   view = state;
   if (state.drawing) draw(state.drawing);
-  const order = new Map(state.forward_order.map((id, i) => [id, i]));
-  const stagger = Math.min(60, 1200 / Math.max(1, order.size));
-  for (const [id, v] of Object.entries(state.values)) {
-    const g = nodeEl(id);
-    if (!g) continue;
-    const dataText = g.querySelector("text.data");
-    const gradText = g.querySelector("text.grad");
-    const hidden = v.data === null;
-    const wasHidden = dataText.classList.contains("unknown");
-    dataText.textContent = hidden ? "data ?" : `data ${fmt(v.data)}`;
-    dataText.classList.toggle("unknown", hidden);
-    if (wasHidden && !hidden) {  // the forward pass reaches nodes in topological order
-      dataText.style.animationDelay = `${(order.get(id) || 0) * stagger}ms`;
-      dataText.classList.remove("arrive");
-      void dataText.getBBox();
-      dataText.classList.add("arrive");
-    }
-    gradText.textContent = `grad ${fmt(v.grad)}`;
-    gradText.classList.toggle("zero", v.grad === 0);
-    g.dataset.grad = String(v.grad);
-    g.dataset.data = hidden ? "" : String(v.data);
-    const name = g.dataset.name;
-    if (g.classList.contains("leaf")) {
-      g.setAttribute("aria-label", `Edit ${name}: data ${hidden ? "?" : fmt(v.data)}, grad ${fmt(v.grad)}`);
-    }
-  }
-  root.querySelectorAll("#graph-svg .current, #graph-svg .touched, #graph-svg .hot").forEach((el) => {
-    el.classList.remove("current", "touched", "hot");
-  });
-  if (state.current) {
-    nodeEl(state.current)?.classList.add("current");
-    nodeEl(state.current + "op")?.classList.add("current");
-    for (const c of state.touched) {
-      nodeEl(c)?.classList.add("touched");
-      root.querySelectorAll(`#graph-svg path.edge[data-from="${c}"][data-to="${state.current}op"]`)
-        .forEach((p) => p.classList.add("hot"));
-    }
-    root.querySelectorAll(`#graph-svg path.edge[data-from="${state.current}op"]`)
-      .forEach((p) => p.classList.add("hot"));
-  }
+  patchNodes(state);
+  highlight(state);
   $("verdict").textContent = state.verdict || "";
   $("verdict").hidden = !state.verdict;
   $("verdict").classList.toggle("bad", /marked red/.test(state.verdict || ""));
+  renderNotice(state);
   renderLog(state);
   renderStatus(state);
   renderNudge(state);
+  renderLeafRole(state);
   syncProgram(state);
-  if (state.current) reveal([state.current, ...state.touched].map(nodeEl));
+  if (show === "leaf" && selectedLeaf) {
+    reveal([nodeEl(selectedLeaf)]);
+    bringIntoView([nodeEl(selectedLeaf), $("leaf-panel")]);
+  } else if (show === "pass") {
+    if (state.current) {
+      reveal([state.current, ...state.touched].map(nodeEl));
+      bringIntoView([nodeEl(state.current), $("log").lastElementChild]);
+    } else if (state.phase !== "built") { // the forward pass, or a step by hand: the output
+      reveal([nodeEl(state.output)]);
+      bringIntoView([$("graph"), state.log.length ? $("log").lastElementChild : null]);
+    }
+  }
+}
+
+// Each node's numbers, where they changed (a step changes a node and its children, not the
+// other 450).
+function patchNodes(state) {
+  const order = new Map(state.forward_order.map((id, i) => [id, i]));
+  const stagger = Math.min(60, 1200 / Math.max(1, order.size));
+  const params = new Set(state.params || []);
+  for (const [id, v] of Object.entries(state.values)) {
+    const n = nodes.get(id);
+    if (!n || !n.data) continue;
+    const hidden = v.data === null;
+    if (n.dataRaw !== v.data) {
+      n.data.textContent = hidden ? "data ?" : `data ${fmt(v.data)}`;
+      n.data.classList.toggle("unknown", hidden);
+      if (hidden) n.data.classList.remove("arrive");
+      else if (n.dataRaw === null) { // the forward pass reaches nodes in topological order
+        n.data.style.animationDelay = `${(order.get(id) || 0) * stagger}ms`;
+        n.data.classList.add("arrive");
+      }
+      n.g.dataset.data = hidden ? "" : String(v.data);
+      n.dataRaw = v.data;
+    }
+    if (n.gradRaw !== v.grad) {
+      n.grad.textContent = `grad ${fmt(v.grad)}`;
+      n.grad.classList.toggle("zero", v.grad === 0);
+      n.g.dataset.grad = String(v.grad);
+      n.gradRaw = v.grad;
+    }
+    if (n.role) {
+      const role = params.has(id) ? "param" : n.switchable ? "data" : "";
+      if (n.roleShown !== role) {
+        n.role.textContent = role;
+        n.role.classList.toggle("param", role === "param");
+        n.g.dataset.role = role;
+        n.roleShown = role;
+      }
+    }
+    if (n.g.classList.contains("leaf")) {
+      const label = `Edit ${n.name}: data ${hidden ? "?" : fmt(v.data)}, grad ${fmt(v.grad)}${n.roleShown ? `, ${n.roleShown === "param" ? "a parameter" : "data"}` : ""}`;
+      if (n.ariaShown !== label) { n.g.setAttribute("aria-label", label); n.ariaShown = label; }
+    }
+  }
+}
+
+// The node a step processed (and its op), the children that just got their grads, the edges
+// between them: the elements lit last time are unlit, not the whole graph searched.
+function highlight(state) {
+  for (const [el, cls] of lit) el.classList.remove(cls);
+  lit = [];
+  const mark = (el, cls) => { if (el) { el.classList.add(cls); lit.push([el, cls]); } };
+  if (!state.current) return;
+  const op = state.current + "op";
+  mark(nodeEl(state.current), "current");
+  mark(nodeEl(op), "current");
+  const touched = new Set(state.touched);
+  for (const c of touched) mark(nodeEl(c), "touched");
+  for (const p of edgesInto.get(op) || []) if (touched.has(p.dataset.from)) mark(p, "hot");
+  for (const p of edgesOutOf.get(op) || []) mark(p, "hot");
 }
 
 // The Expression box shows the graph's program (a leaf edit or a gradient step rewrites its
@@ -220,33 +280,75 @@ function reveal(els) {
   else if (bottom > b.bottom) box.scrollTop += bottom - b.bottom + 12;
 }
 
+// Scroll the page (a whole page only: never a notebook) so that `els` are in view, above the bar
+// of buttons where it sits at the bottom of the screen (a phone): what a tap changed is seen
+// without scrolling. A graph node counts only with the part the graph's frame shows of it. If
+// they cannot all be in view, the first is.
+function bringIntoView(els) {
+  els = els.filter(Boolean);
+  if (!opts.page || !els.length) return;
+  const bar = $("pass-panel");
+  const fixed = getComputedStyle(bar).position === "fixed";
+  const top = 6, bottom = (fixed ? bar.getBoundingClientRect().top : window.innerHeight) - 6;
+  const frame = $("graph").getBoundingClientRect();
+  const spans = els.map((el) => {
+    const r = el.getBoundingClientRect();
+    if (!$("graph").contains(el)) return [r.top, r.bottom];
+    return [Math.max(r.top, frame.top), Math.min(r.bottom, frame.bottom)];
+  });
+  let lo = Math.min(...spans.map((s) => s[0])), hi = Math.max(...spans.map((s) => s[1]));
+  if (hi - lo > bottom - top) { lo = spans[0][0]; hi = Math.min(spans[0][1], lo + bottom - top); }
+  let dy = 0;
+  if (lo < top) dy = lo - top;
+  else if (hi > bottom) dy = hi - bottom;
+  if (dy) window.scrollBy(0, dy);
+}
+
+function logItem(entry) {
+  const li = document.createElement("li");
+  for (const line of entry.lines) {
+    const div = document.createElement("div");
+    div.textContent = line;
+    if (line.startsWith("✗")) div.className = "wrong-line"; // a learner's rule, found wrong
+    li.appendChild(div);
+  }
+  if (entry.source) {  // the op's own code in engine.py: what computed these numbers
+    const src = entry.source;
+    const details = document.createElement("details");
+    details.className = "src";
+    const summary = document.createElement("summary");
+    summary.textContent = `the code: ${src.file}, lines ${src.first}–${src.last}`;
+    const pre = document.createElement("pre");
+    pre.textContent = src.code;
+    details.append(summary, pre);
+    li.appendChild(details);
+  }
+  return li;
+}
+
+// The log grows by one entry a step: only the new entries are added (a whole new log, after a
+// Reset, an edit or a new graph, is drawn again).
 function renderLog(state) {
   const log = $("log");
-  log.textContent = "";
-  state.log.forEach((entry, i) => {
-    const li = document.createElement("li");
-    if (i === state.log.length - 1) li.classList.add("latest");
-    for (const line of entry.lines) {
-      const div = document.createElement("div");
-      div.textContent = line;
-      if (line.startsWith("✗")) div.className = "wrong-line"; // a learner's rule, found wrong
-      li.appendChild(div);
-    }
-    if (entry.source) {  // the op's own code in engine.py: what computed these numbers
-      const src = entry.source;
-      const details = document.createElement("details");
-      details.className = "src";
-      const summary = document.createElement("summary");
-      summary.textContent = `the code: ${src.file}, lines ${src.first}–${src.last}`;
-      const pre = document.createElement("pre");
-      pre.textContent = src.code;
-      details.append(summary, pre);
-      li.appendChild(details);
-    }
-    log.appendChild(li);
-  });
-  $("log-empty").hidden = state.log.length > 0;
-  log.scrollTop = log.scrollHeight;  // the latest step in view (the log scrolls, not the page)
+  const entries = state.log;
+  const key = (e) => e.lines.join("\n");
+  const n = logShown.count;
+  const same = n > 0 && entries.length >= n && key(entries[0]) === logShown.first &&
+    key(entries[n - 1]) === logShown.last;
+  if (!same) {
+    log.textContent = "";
+    logShown.count = 0;
+  }
+  if (entries.length !== logShown.count) {
+    log.lastElementChild?.classList.remove("latest");
+    for (let i = logShown.count; i < entries.length; i++) log.appendChild(logItem(entries[i]));
+    log.lastElementChild?.classList.add("latest");
+    log.scrollTop = log.scrollHeight;  // the latest step in view (the log scrolls, not the page)
+  }
+  logShown.count = entries.length;
+  logShown.first = entries.length ? key(entries[0]) : "";
+  logShown.last = entries.length ? key(entries[entries.length - 1]) : "";
+  $("log-empty").hidden = entries.length > 0;
 }
 
 function renderStatus(state) {
@@ -257,11 +359,12 @@ function renderStatus(state) {
   else if (state.own_value) text = `Backward pass done (${state.steps} steps): every grad is what your _backward() of each node gave.`;
   else text = `Backward pass done (${state.steps} steps): every grad is what backward() gives.`;
   // a learner's own Value: its numbers are changed in the notebook, not here
-  $("descend-form").hidden = $("descend-hint").hidden = !!state.own_value;
+  $("descend-panel").hidden = !!state.own_value;
   $("status").textContent = state.note || text;
-  $("forward").disabled = state.phase !== "built";
-  $("step").disabled = state.phase === "done";
-  $("backward").disabled = state.phase === "done";
+  // Enabled first, then disabled: the keyboard's focus moves on to a button that can be pressed
+  setDisabled(root, $("forward"), state.phase !== "built", $("step"));
+  setDisabled(root, $("step"), state.phase === "done", $("reset"));
+  setDisabled(root, $("backward"), state.phase === "done", $("reset"));
   // Backward before Forward is allowed, and says what it does: backward() needs every data.
   const first = state.phase === "built" ? " (runs the forward pass first)" : "";
   $("step").title = `One step of the backward pass${first}`;
@@ -285,6 +388,32 @@ function renderNudge(state) {
   }
 }
 
+// What to know about this graph before stepping through it: a point whose loss is 0 (why every
+// grad is 0), and the nearest point whose loss is not, one click away.
+function renderNotice(state) {
+  const n = state.notice;
+  $("notice").hidden = !n;
+  if (!n) return;
+  $("notice-text").textContent = n.text;
+  $("notice-offer-text").hidden = $("notice-offer").hidden = !n.offer || !trainPoint;
+  if (n.offer) {
+    $("notice-offer-text").textContent = n.offer.text;
+    $("notice-offer").textContent = n.offer.button;
+  }
+}
+
+// The open leaf's editor says what the leaf is, and switches it (a program's leaf: its marker is
+// written into the program).
+function renderLeafRole(state) {
+  const n = selectedLeaf ? nodes.get(selectedLeaf) : null;
+  const box = $("leaf-role"), note = $("leaf-role-note");
+  if (!n) { box.hidden = note.hidden = true; return; }
+  box.hidden = !n.switchable;
+  $("leaf-param").checked = (state.params || []).includes(selectedLeaf);
+  note.hidden = n.switchable || !!state.own_value;
+  note.textContent = n.switchable ? "" : `${n.name} is a number written inside the expression: a constant, which a Gradient step never moves (give it a name, k = ${view.values[selectedLeaf].data}, to make it a parameter).`;
+}
+
 // ---------------------------------------------------------------- actions
 
 // One request at a time, in order: an answer computed before a later change (a nudge sent just
@@ -302,7 +431,8 @@ async function build() {
   try {
     const state = await send("load", { program, layout: layoutEngine }, "program-error");
     closeLeaf();
-    update(state);
+    trainPoint = null;
+    update(state, "none");
   } catch (err) {
     showError("program-error", err.message);
     $("program").focus();
@@ -311,10 +441,15 @@ async function build() {
 
 async function descend(ev) {
   ev.preventDefault();
-  const text = $("lr").value.trim();
-  const lr = Number(text);
-  if (text === "" || !Number.isFinite(lr) || lr === 0) {
-    showError("descend-error", `the step size must be a number other than 0, got ${JSON.stringify(text)}`);
+  let lr;
+  try {
+    lr = parseNumber($("lr").value, "the step size");
+  } catch (err) {
+    showError("descend-error", err.message);
+    return;
+  }
+  if (lr === 0) {
+    showError("descend-error", "the step size must not be 0: a step of 0 moves nothing");
     return;
   }
   closeLeaf();
@@ -327,7 +462,7 @@ async function descend(ev) {
 
 async function act(name) {
   try {
-    update(await send(name, {}, "pass-error"));
+    update(await send(name, {}, "pass-error"), name === "reset" ? "none" : "pass");
   } catch (err) {
     showError("pass-error", err.message);
   }
@@ -344,10 +479,14 @@ function openLeaf(id) {
   $("leaf-value").value = String(view.values[id].data);
   $("leaf-panel").hidden = false;
   showError("leaf-error", "");
-  $("leaf-value").focus();
+  renderLeafRole(view);
+  // The leaf stays where it is on the screen: the editor's input takes the focus without
+  // scrolling, and the page scrolls only as far as the leaf and its editor need.
+  $("leaf-value").focus({ preventScroll: true });
   $("leaf-value").select();
+  bringIntoView([g, $("leaf-panel")]);
   // No error id: this answer may arrive after a Set's error, which must stay shown.
-  send("nudge", { node: id }).then(update).catch((err) => showError("leaf-error", err.message));
+  send("nudge", { node: id }).then((s) => update(s, "leaf")).catch((err) => showError("leaf-error", err.message));
 }
 
 function closeLeaf() {
@@ -358,19 +497,49 @@ function closeLeaf() {
 
 async function setLeaf(ev) {
   ev.preventDefault();
-  const text = $("leaf-value").value.trim();
-  const value = Number(text);
-  if (text === "" || !Number.isFinite(value)) {
-    showError("leaf-error", `not a number: ${JSON.stringify(text)}`);
+  let value;
+  try {
+    value = parseNumber($("leaf-value").value, "the value");
+  } catch (err) {
+    showError("leaf-error", err.message);
     return;
   }
   const id = selectedLeaf;
   try {
-    update(await send("set", { node: id, value }, "leaf-error"));
+    update(await send("set", { node: id, value }, "leaf-error"), "leaf");
     nodeEl(id)?.classList.add("selected");
   } catch (err) {
     showError("leaf-error", err.message);
   }
+}
+
+async function setRole() {
+  const id = selectedLeaf;
+  const role = $("leaf-param").checked ? "param" : "data";
+  try {
+    update(await send("role", { node: id, role }, "leaf-error"), "leaf");
+  } catch (err) {
+    showError("leaf-error", err.message);
+    renderLeafRole(view);
+  }
+}
+
+// The Train view's point whose loss is 0: step through the nearest point whose loss is not.
+async function openNearest() {
+  try {
+    closeLeaf();
+    update(await send("point", { layout: layoutEngine, from: trainPoint, nearest: true }, "program-error"), "none");
+  } catch (err) {
+    showError("program-error", err.message);
+  }
+}
+
+// On a phone the pass bar sits at the bottom of the screen, over the page: the page ends that
+// much lower, so that nothing stays hidden under it.
+function fitBar() {
+  const bar = $("pass-panel");
+  const fixed = getComputedStyle(bar).position === "fixed";
+  root.querySelector("main.explorer").style.paddingBottom = fixed ? `${bar.offsetHeight + 12}px` : "";
 }
 
 async function init() {
@@ -383,7 +552,9 @@ async function init() {
   $("backward").addEventListener("click", () => act("backward"));
   $("reset").addEventListener("click", () => act("reset"));
   $("leaf-form").addEventListener("submit", setLeaf);
+  $("leaf-param").addEventListener("change", setRole);
   $("descend-form").addEventListener("submit", descend);
+  $("notice-offer").addEventListener("click", openNearest);
   $("program").addEventListener("input", syncMenu);
   $("leaf-close").addEventListener("click", () => { const id = selectedLeaf; closeLeaf(); if (id) nodeEl(id)?.focus(); });
   $("leaf-value").addEventListener("keydown", (ev) => {
@@ -393,6 +564,7 @@ async function init() {
   $("zoom-out").addEventListener("click", () => { zoom = Math.max(0.25, currentScale() / 1.25); applyZoom(); });
   $("zoom-fit").addEventListener("click", () => { zoom = null; applyZoom(); });
   window.addEventListener("resize", onResize);
+  if (typeof ResizeObserver !== "undefined") new ResizeObserver(fitBar).observe($("pass-panel"));
 
   const answer = await ask("examples", {}, "program-error");
   examples = answer.examples;
@@ -419,13 +591,15 @@ async function init() {
   if (opts.start === "current") { // a graph built in a notebook: no program to edit here
     $("program").closest(".panel").hidden = true;
     root.querySelector("main.explorer").classList.add("in-notebook");
-    update(await send("state", {}, "program-error"));
+    update(await send("state", {}, "program-error"), "none");
   } else if (fromTrain) {
     // The Train view's chosen point (it left it in this tab's sessionStorage): its loss graph.
     try {
       const point = JSON.parse(sessionStorage.getItem(POINT_KEY) || "null");
       closeLeaf();
-      update(await send("point", { layout: layoutEngine, from: point }, "program-error"));
+      const state = await send("point", { layout: layoutEngine, from: point }, "program-error");
+      trainPoint = point;
+      update(state, "none");
     } catch (err) {
       await build();  // the default expression instead, and why (after: a build clears errors)
       showError("program-error", err.message);
@@ -433,10 +607,11 @@ async function init() {
   } else {
     await build();
   }
+  fitBar();
   host.dataset.ready = "1";
 }
 
-function onResize() { if (zoom === null) applyZoom(); }
+function onResize() { if (zoom === null) applyZoom(); fitBar(); }
 
 function currentScale() {
   const el = $("graph-svg");

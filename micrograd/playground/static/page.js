@@ -2,8 +2,28 @@
 // site) and mounts its view on the whole document.
 "use strict";
 
+// Framed by another site, which could trick the learner into clicking in it: the server's pages
+// say frame-ancestors 'self', which a static host (the static site) cannot send, so the page
+// itself declines to run there, and says so.
+function framedByAnotherSite() {
+  if (window.top === window.self) return false;
+  try {
+    return window.top.location.origin !== location.origin;
+  } catch (err) { // another origin's window: reading its location is refused
+    return true;
+  }
+}
+
 (function boot() {
   const status = document.getElementById("boot");
+  if (framedByAnotherSite()) {
+    document.querySelector("main").remove();
+    status.hidden = false;
+    status.textContent = "The micrograd playground does not run inside another site's page: open it on its own. ";
+    const link = Object.assign(document.createElement("a"), { href: location.href, target: "_blank", rel: "noopener", textContent: "Open it" });
+    status.append(link);
+    return;
+  }
   // How the start-up goes (the static site: Python takes seconds to start); -1: it failed.
   function onProgress(text, fraction) {
     status.hidden = fraction === 1;

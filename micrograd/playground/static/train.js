@@ -73,6 +73,10 @@ function writeUrl() {
 function controlsToSettings() {
   const s = {};
   for (const k of FIELDS) s[k] = $(k).value.trim();
+  if (view.meta && fixedData(view.meta)) { // its boxes show its own points, not the settings
+    s.points = String(view.meta.settings.points);
+    s.noise = String(view.meta.settings.noise);
+  }
   s.hidden = s.hidden.split(",").map((x) => x.trim()).filter((x) => x !== "");
   s.features = s.features.split(",").filter((x) => x !== "");
   s.zero_grad = $("zero_grad").checked;  // a checkbox: its state, not its value
@@ -184,15 +188,22 @@ function setMeta(meta) {
   $("act-formula").textContent = meta.activation_formula;
   $("slice-note").hidden = !meta.slice;
   $("slice-note").textContent = meta.slice ? `3 inputs: the plane shows x₁, x₂ with ${meta.slice}; points are placed by x₁, x₂.` : "";
-  $("clear-points").disabled = meta.settings.added.length === 0;
-  const fixed = meta.settings.dataset === "lecture"; // its own four points, always
-  $("points").disabled = $("noise").disabled = $("new-data").disabled = fixed;
+  setDisabled(root, $("clear-points"), meta.settings.added.length === 0, $("new-data"));
+  // The lecture's set is its own four points, always, without noise: its boxes say so (the
+  // settings' count and noise are kept for the next data set)
+  const fixed = fixedData(meta);
+  if (fixed) {
+    $("points").value = String(meta.points.length);
+    $("noise").value = "0";
+  }
+  $("points").disabled = $("noise").disabled = fixed;
+  setDisabled(root, $("new-data"), fixed, $("clear-points"));
   for (const box of root.querySelectorAll("#feature-picker input")) box.disabled = !meta.features;
   buildClassPicker(meta.classes);
   $("discretize-box").hidden = meta.classes === 0; // a regression's output has no classes
   buildLayerButtons(meta.settings.hidden);
   if (!old || old.config_id !== meta.config_id) {
-    buildNet(meta.sizes);
+    buildNet(meta.sizes); // closes the editor of a link of the previous network, and its error
     buildGraph(meta.graph);
   }
   writeUrl();
@@ -237,8 +248,14 @@ function chosenClass(shift) {
   return shift ? (k + 1) % n : k;
 }
 
+function fixedData(meta) {
+  return meta.settings.dataset === "lecture";
+}
+
 function buildLayerButtons(hidden) {
   const box = $("layer-buttons");
+  // the button pressed is made again: the keyboard's focus goes to the new one, not the page
+  const focused = box.contains(root.activeElement) ? root.activeElement.getAttribute("aria-label") : null;
   box.textContent = "";
   hidden.forEach((n, i) => {
     const group = document.createElement("span");
@@ -253,6 +270,10 @@ function buildLayerButtons(hidden) {
     group.append(minus, text, plus);
     box.append(group);
   });
+  if (focused) {
+    const again = [...box.querySelectorAll("button")].find((b) => b.getAttribute("aria-label") === focused);
+    (again || $("add-layer")).focus();
+  }
 }
 
 function changeLayer(i, delta) {
@@ -300,8 +321,14 @@ function setFrame(f) {
   $("acc-text").textContent = f.accuracy == null ? "accuracy –" : `accuracy ${(100 * f.accuracy).toFixed(1)}%`;
   if (f.read) setRead(f.read);
   $("run-state").textContent = f.playing ? "playing" : "paused";
-  $("play").disabled = f.playing || !!f.error;
-  $("pause").disabled = !f.playing;
+  // the one that can be pressed first: a keyboard user who pressed Play lands on Pause
+  if (f.playing) {
+    setDisabled(root, $("pause"), false);
+    setDisabled(root, $("play"), true, $("pause"));
+  } else {
+    setDisabled(root, $("play"), !!f.error);
+    setDisabled(root, $("pause"), true, $("play"));
+  }
   if (f.error) showError("train-error", f.error);
   // Draw once per screen refresh, the newest frame: frames that arrive faster than the page can
   // draw them (a big network's 192 heat maps) are skipped, never queued.
@@ -990,6 +1017,7 @@ function placeEditor() {
 function closeWeight() {
   const wasKeyboard = view.editing && view.editFromKeyboard;
   $("weight-form").hidden = true;
+  showError("weight-error", "");
   view.editing = null;
   if (wasKeyboard) $("net-links").focus(); // back where the keyboard was
   if (view.links) syncRead();
@@ -997,11 +1025,12 @@ function closeWeight() {
 
 async function setWeight(ev) {
   ev.preventDefault();
-  const text = $("weight-value").value.trim(), value = Number(text);
   const [layer, neuron, input] = view.editing;
-  const what = input == null ? "a bias" : "a weight";
-  if (text === "" || !Number.isFinite(value)) {
-    showError("weight-error", `${what} must be a number, got ${JSON.stringify(text)}`);
+  let value;
+  try {
+    value = parseNumber($("weight-value").value, input == null ? "a bias" : "a weight");
+  } catch (err) {
+    showError("weight-error", err.message);
     return;
   }
   try {
