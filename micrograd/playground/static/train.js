@@ -127,6 +127,14 @@ async function post(action, body) {
   return answer;
 }
 
+// What the page shows, told to Python one message after another: two in flight at once could
+// arrive in the other order (an earlier "graph: false" undoing a later "graph: true").
+let viewChain = Promise.resolve();
+function postView(body) {
+  viewChain = viewChain.then(() => post("view", body)).catch(showIn("train-error"));
+  return viewChain;
+}
+
 // New settings. Two quick changes (two toggles clicked in a row) are two requests: the answer to
 // the first must not undo the second on the controls, so only the last one sets them.
 async function configure(settings) {
@@ -292,6 +300,11 @@ function clearCurve() {
 function setFrame(f) {
   if (!view.meta || f.config_id !== view.meta.config_id) return; // a frame of a previous setup
   if (view.frame && view.frame.config_id === f.config_id && f.seq < view.frame.seq) return; // late
+  // the frame drawn already (an action's answer and the stream both bring it): nothing to draw
+  // unless it says something new of the run or its curve
+  const old = view.frame;
+  let again = !!old && old.config_id === f.config_id && old.seq === f.seq &&
+    old.playing === f.playing && old.error === f.error && !f.history_reset;
   if (f.history_reset || f.step === 0) clearCurve();
   if (f.history) {
     // buckets of the loss curve: [first step, lowest loss, highest loss, accuracy]; the last one
@@ -299,7 +312,12 @@ function setFrame(f) {
     for (const [k, lo, hi, a] of f.history) {
       const n = view.steps.length;
       if (n && k < view.steps[n - 1]) continue;
-      if (n && k === view.steps[n - 1]) { view.losses[n - 1] = lo; view.highs[n - 1] = hi; view.accs[n - 1] = a; continue; }
+      if (n && k === view.steps[n - 1]) {
+        again = again && view.losses[n - 1] === lo && view.highs[n - 1] === hi && view.accs[n - 1] === a;
+        view.losses[n - 1] = lo; view.highs[n - 1] = hi; view.accs[n - 1] = a;
+        continue;
+      }
+      again = false;
       view.steps.push(k); view.losses.push(lo); view.highs.push(hi); view.accs.push(a);
     }
   }
@@ -330,6 +348,7 @@ function setFrame(f) {
     setDisabled(root, $("pause"), true, $("play"));
   }
   if (f.error) showError("train-error", f.error);
+  if (again) return;
   // Draw once per screen refresh, the newest frame: frames that arrive faster than the page can
   // draw them (a big network's 192 heat maps) are skipped, never queued.
   if (!view.drawPending) {
@@ -755,7 +774,7 @@ function showNeuron(i, name) {
   view.shownName = name;
   $("plot-status").textContent = i == null ? "" : `the plot shows neuron ${name}'s output (orange −, blue +)`;
   drawPlot();
-  post("view", { neuron: i }).catch(showIn("train-error"));
+  postView({ neuron: i });
 }
 
 // How a parameter's link (or bias square) looks, from its byte: [colour, width, alpha]. A weight:
@@ -876,7 +895,7 @@ function syncRead() {
   view.read = null;
   showTip();
   if (view.frame) drawLinks(view.frame);
-  post("view", { read: item }).catch(showIn("train-error"));
+  postView({ read: item });
 }
 
 function setRead(r) {
@@ -1180,7 +1199,7 @@ async function main() {
   links.addEventListener("blur", () => syncRead());
   $("show-grads").addEventListener("change", () => {
     writeUrl();
-    post("view", { grads: $("show-grads").checked }).catch(showIn("train-error"));
+    postView({ grads: $("show-grads").checked });
     drawNet();
   });
   $("weight-form").addEventListener("submit", setWeight);
@@ -1231,14 +1250,14 @@ async function main() {
     const p = view.urlPick;
     if (p && p !== view.meta.pick && Number.isInteger(p) && p > 0 && p < view.meta.points.length) await post("pick", { index: p });
   }
-  await post("view", { grads: $("show-grads").checked }); // what this page draws
+  await postView({ grads: $("show-grads").checked }); // what this page draws
   // The chosen point's graph is computed for the frames only while it is in sight.
   if (typeof IntersectionObserver !== "undefined") {
     new IntersectionObserver((entries) => {
       const seen = entries[entries.length - 1].isIntersecting;
       if (seen !== view.graphSeen) {
         view.graphSeen = seen;
-        post("view", { graph: seen }).catch(showIn("train-error"));
+        postView({ graph: seen });
       }
     }).observe($("graph-panel"));
   }
