@@ -92,14 +92,14 @@ class JitStep(Step):
     """
 
     def __init__(self, model: Module, loss: str = "hinge", alpha: float = 0.0,
-                 l1: float = 0.0, zero_grad: bool = True) -> None:  # fmt: skip
+                 l1: float = 0.0, zero_grad: bool = True, score: bool = True) -> None:  # fmt: skip
         from .jit import jit
 
         if loss not in losses.LOSSES:
             raise ValueError(
                 f"JitStep: unknown loss {loss!r}; choose one of {', '.join(losses.LOSSES)}"
             )
-        super().__init__(model, loss, alpha, l1=l1, zero_grad=zero_grad)
+        super().__init__(model, loss, alpha, l1=l1, zero_grad=zero_grad, score=score)
         term = losses.LOSSES[loss].term
         self.loss_fn = jit(lambda x, t: term(model(x), t))  # type: ignore[assignment]
         self.outputs = ModelOutputs(model)
@@ -108,9 +108,10 @@ class JitStep(Step):
         import numpy as np
 
         X = np.asarray(Xb, dtype=float)
-        return self.loss_fn(X, self._targets(yb, X)), self.outputs(X).tolist()
+        loss = self.loss_fn(X, self.target_array(yb, X))
+        return loss, self.outputs(X).tolist() if self.score else []
 
-    def _targets(self, yb: Sequence, X: Any) -> Any:
+    def target_array(self, yb: Sequence, X: Any) -> Any:
         """The targets as arrays: checked by `losses.check_targets`; class indices as one-hot
         rows, so the traced graph is the same for every class."""
         import numpy as np

@@ -261,6 +261,12 @@ def predict(outputs: Any) -> int:
     return 1 if (s.data if isinstance(s, Value) else s) > 0 else 0
 
 
+def predict_rows(outputs: Any) -> Any:
+    """`predict` for a batch at once: the class of each row of an (n, k) array of outputs (a
+    numpy array: its own methods, so this module imports no numpy)."""
+    return (outputs[:, 0] > 0).astype(int) if outputs.shape[1] == 1 else outputs.argmax(axis=1)
+
+
 # ---------------------------------------------------------------- the losses, declared once
 
 

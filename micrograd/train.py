@@ -112,12 +112,15 @@ class Step:
 
     def __init__(self, model: Module, loss: str | LossFn = "hinge", alpha: float = 0.0,
                  accuracy: Callable[[list, Sequence], float] | None = None, l1: float = 0.0,
-                 zero_grad: bool = True) -> None:  # fmt: skip
+                 zero_grad: bool = True, score: bool = True) -> None:  # fmt: skip
         self.loss_fn, self.loss = _resolve_loss(loss)
         self.model, self.alpha, self.l1, self.zero_grad = model, alpha, l1, zero_grad
         if accuracy is None:
             accuracy = _sign_accuracy if self.loss is None else L.LOSSES[self.loss].accuracy
         self.accuracy = accuracy
+        # score=False: the step returns None for the accuracy and computes no outputs for it
+        # (a caller that scores another way: the playground, on all its points at once)
+        self.score = score
         self.params = model.parameters()
 
     def forward(self, Xb: Sequence, yb: Sequence) -> tuple[Value, list]:
@@ -125,10 +128,10 @@ class Step:
         outputs = [self.model(x) for x in Xb]
         return self.loss_fn(outputs, yb), outputs
 
-    def __call__(self, Xb: Sequence, yb: Sequence) -> tuple[float, float]:
+    def __call__(self, Xb: Sequence, yb: Sequence) -> tuple[float, float | None]:
         loss, outputs = self.forward(Xb, yb)
         total = backprop(self.model, loss, self.alpha, self.params, self.zero_grad, self.l1)
-        return total.data, self.accuracy(outputs, yb)
+        return total.data, self.accuracy(outputs, yb) if self.score else None
 
 
 def make_step(

@@ -488,10 +488,9 @@ def test_forgetting_zero_grad_is_the_lectures_bug_and_a_live_setting():
 
 
 def test_a_point_past_the_hinges_margin_says_why_its_grads_are_zero():
-    from micrograd.playground.train_settings import PER_SAMPLE
 
     def point_losses(tr):
-        return [PER_SAMPLE["hinge"](tr.model.outputs(x), t).data for x, t in zip(tr.X, tr.T)]
+        return [max(0.0, 1 - t * tr.model.outputs(x)[0].data) for x, t in zip(tr.X, tr.T)]
 
     tr = Trainer(Settings(lr=0.3))
     inside = next(i for i, v in enumerate(point_losses(tr)) if v > 0)  # untrained

@@ -29,9 +29,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..formatting import json_float
+from ..losses import predict, predict_rows
 from ..nn import ACTIVATIONS, MLP
 from .train_graph import point_graph, zero_loss_note
-from .train_settings import FEATURES, OUTPUT_RULES, TARGET_RANGE, predict
+from .train_settings import FEATURES, OUTPUT_RULES, TARGET_RANGE
 
 # ------------------------------------------------------------------ the model's views
 
@@ -344,7 +345,7 @@ def _output_view(out: Any, kind: str, np: Any) -> dict[str, Any]:
         return {"kind": "score", "b64": _b64(np.tanh(out[:, 0]))}
     z = out - out.max(axis=1, keepdims=True)
     p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
-    return {"kind": "classes", "cls": _b64_classes(p.argmax(axis=1)),
+    return {"kind": "classes", "cls": _b64_classes(predict_rows(out)),
             "b64": _b64(2 * p.max(axis=1) - 1)}  # fmt: skip
 
 

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..engine import Value, topological_order
+from ..losses import LOSSES
 from ..nn import MLP
 from ..viz import caption
-from .train_settings import PER_SAMPLE
 
 
 def point_graph(
@@ -28,21 +28,8 @@ def point_graph(
     `describe`: the layout needs them once, a frame only the numbers), and the loss.
     """
     xs = [Value(float(v), label=f"x{_sub(i + 1)}") for i, v in enumerate(x)]
-    names: dict[int, str] = {id(v): v.label for v in xs}
-    h: list[Value] = xs
-    last = len(model.layers) - 1
-    for li, layer in enumerate(model.layers):
-        h = layer.outputs(h)
-        for j, v in enumerate(h):
-            tag = f"{li + 1}.{j + 1}" if li < last else (str(j + 1) if len(h) > 1 else "")
-            act = v._prev[0] if len(v._prev) == 1 else None  # an activation's one child: w·x+b
-            if li == last:
-                names[id(v)] = f"z{_sub(int(tag))}" if tag else "s"
-            else:
-                names[id(v)] = f"h{tag}"
-                if act is not None:
-                    names[id(act)] = f"a{tag}"
-    out = PER_SAMPLE[loss](h, target)
+    out, names = through_network(model, xs, target, loss)
+    names.update({id(v): v.label for v in xs})
     params = model.parameters()
     kept = [p.grad for p in params]
     out.backward()
@@ -73,6 +60,27 @@ def point_graph(
             }
         )
     return order, nodes, out
+
+
+def through_network(model: MLP, xs: list[Value], target: Any, loss: str,
+                    ) -> tuple[Value, dict[int, str]]:  # fmt: skip
+    """One point's loss (`loss`, declared in micrograd.losses) through `model`, from the input
+    Values `xs`, and the names the Train view gives each neuron's nodes, by id: a1.2 (layer 1,
+    neuron 2: its w·x+b), h1.2 (its activation), and the output, s (one output) or z1, z2, ...
+    (one per class). The Train view's point graph and the explorer's graph of a point both."""
+    names: dict[int, str] = {}
+    h: list[Value] = xs
+    last = len(model.layers) - 1
+    for li, layer in enumerate(model.layers):
+        h = layer.outputs(h)
+        for j, v in enumerate(h):
+            if li == last:
+                names[id(v)] = "s" if len(h) == 1 else f"z{j + 1}"
+                continue
+            names[id(v)] = f"h{li + 1}.{j + 1}"
+            if len(v._prev) == 1:  # an activation's one child: w·x+b
+                names[id(v._prev[0])] = f"a{li + 1}.{j + 1}"
+    return LOSSES[loss].sample(h, target), names
 
 
 def _sub(n: int) -> str:

@@ -2,8 +2,9 @@
 
 `Settings` is everything that defines a run (the page keeps it in its URL; the same settings give
 the same run). `Settings.from_dict` checks each one and raises ValueError naming the page's
-control and the value (the data sets themselves are made in train_data.py). `PER_SAMPLE` holds
-each loss as per-sample micrograd code, the form `micrograd.jit` replays over a batch;
+control and the value (the data sets themselves are made in train_data.py). The losses are
+`micrograd.losses.LOSSES`, each declared once there (its term, targets, title, formula); this
+module says which fits which data set (`fits`) and gives the points their targets (`targets`).
 `options()` is what the page's menus offer.
 """
 
@@ -15,9 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from .. import losses
-from ..engine import Value
 from ..jit_train import numpy_available
+from ..losses import LOSSES
 from ..nn import ACTIVATIONS
 
 # ------------------------------------------------------------------ limits and choices
@@ -62,21 +62,27 @@ FEATURES: dict[str, tuple[str, Callable[[float, float], float]]] = {
 }
 
 _REG = " + α·Σw²"
-# name -> (menu text, formula for the page, outputs: 1 or one per class)
-LOSSES: dict[str, tuple[str, str, str]] = {
-    "hinge": ("Hinge (SVM)", "L = 1/N Σᵢ max(0, 1 − yᵢ·sᵢ)" + _REG + "     yᵢ = ±1", "one"),
-    "bce": (
-        "Binary cross-entropy",
-        "L = 1/N Σᵢ −[tᵢ·log σ(sᵢ) + (1 − tᵢ)·log(1 − σ(sᵢ))]" + _REG + "     tᵢ ∈ {0, 1}",
-        "one",
-    ),
-    "mse": ("Mean squared error", "L = 1/N Σᵢ (sᵢ − yᵢ)²" + _REG + "     yᵢ = ±1", "one"),
-    "cross_entropy": (
-        "Cross-entropy (softmax)",
-        "L = 1/N Σᵢ −log softmax(zᵢ)[cᵢ] = 1/N Σᵢ (log Σₖ e^zᵢₖ − zᵢ,cᵢ)" + _REG,
-        "per class",
-    ),
-}
+
+
+def loss_formula(name: str) -> str:
+    """How the page writes loss `name` (declared once, in `micrograd.losses.LOSSES`), with the
+    regularisation term and what its targets are."""
+    loss = LOSSES[name]
+    return f"{loss.formula}{_REG}     {loss.targets}"
+
+
+def fits(loss: str, classes: int) -> bool:
+    """Does `loss` suit a data set of `classes` classes (0: a regression, real-valued targets)?
+    Two classes take a loss of one output, more a loss of one output per class."""
+    if classes == 0:
+        return loss == "mse"
+    return LOSSES[loss].outputs == ("per class" if classes > 2 else "one")
+
+
+def losses_for(classes: int) -> list[str]:
+    """The losses that suit a data set of `classes` classes, the page's first choice first."""
+    return [name for name in LOSSES if fits(name, classes)]
+
 
 OUTPUT_RULES = {
     "one": "one output s: class +1 (blue) where s > 0, −1 (orange) where s < 0",
@@ -256,17 +262,18 @@ class Settings:
         dataset = check_choice("dataset", g("dataset"), list(DATASETS))
         _, classes, nin = DATASETS[dataset]
         loss = check_choice("loss", g("loss"), list(LOSSES))
-        if classes > 2 and LOSSES[loss][2] == "one":
-            raise ValueError(
-                f"the {LOSSES[loss][0]} loss separates 2 classes; {DATASETS[dataset][0]} has "
-                f"{classes}: choose Cross-entropy"
-            )
-        if classes == 0 and loss != "mse":
-            raise ValueError(
-                f"{DATASETS[dataset][0]} is a regression problem (each point has a real-valued "
-                f"target, not a class): the {LOSSES[loss][0]} loss is for classes; choose "
-                f"{LOSSES['mse'][0]}"
-            )
+        if not fits(loss, classes):
+            title, right = LOSSES[loss].title, LOSSES[losses_for(classes)[0]].title
+            if classes == 0:
+                why = (f"{DATASETS[dataset][0]} is a regression problem (each point has a "
+                       f"real-valued target, not a class): the {title} loss is for classes")
+            elif classes > 2:
+                why = (f"the {title} loss separates 2 classes; {DATASETS[dataset][0]} has "
+                       f"{classes}")
+            else:
+                why = (f"the {title} loss is for more than 2 classes; {DATASETS[dataset][0]} "
+                       f"has 2")
+            raise ValueError(f"{why}: choose {right}")
         points = check_whole("points", g("points"), MIN_POINTS, MAX_POINTS)
         batch = check_whole("batch", g("batch"), 0, MAX_POINTS + MAX_ADDED)
         return cls(
@@ -319,16 +326,16 @@ class Settings:
     @property
     def outputs(self) -> int:
         """Network outputs: 1 for the two-class losses, one per class for cross-entropy."""
-        return self.classes if LOSSES[self.loss][2] == "per class" else 1
+        return self.classes if LOSSES[self.loss].outputs == "per class" else 1
 
     @property
     def output_kind(self) -> str:
         """What the output means: "one" score (two classes), "per class", or a "value"."""
-        return "value" if self.regression else LOSSES[self.loss][2]
+        return "value" if self.regression else LOSSES[self.loss].outputs
 
     @property
     def loss_formula(self) -> str:
-        return REGRESSION_FORMULA if self.regression else LOSSES[self.loss][1]
+        return REGRESSION_FORMULA if self.regression else loss_formula(self.loss)
 
 
 def _features_for(dataset: str, features: tuple[str, ...]) -> tuple[str, ...]:
@@ -338,38 +345,17 @@ def _features_for(dataset: str, features: tuple[str, ...]) -> tuple[str, ...]:
     return features
 
 
-# ------------------------------------------------------------------ per-sample losses
-# Each takes the network's outputs for one point (a list of Values) and that point's target:
-# `micrograd.losses`' own per-sample terms (`TERMS`), so each formula lives once, there; the
-# batch loss is their mean. Cross-entropy's target is a one-hot row, so every point has the same
-# graph and `jit` traces it once.
-
-_TERMS = losses.TERMS
-PER_SAMPLE: dict[str, Callable[[list[Value], Any], Value]] = {
-    "hinge": lambda zs, y: _TERMS["hinge"](zs[0], y),
-    "bce": lambda zs, t: _TERMS["bce"](zs[0], t),
-    "mse": lambda zs, y: _TERMS["mse"](zs[0], y),
-    "cross_entropy": lambda zs, onehot: _TERMS["cross_entropy"](zs, list(onehot)),
-}
+# ------------------------------------------------------------------ targets
 
 
-def targets(loss: str, cls: Sequence[Any], classes: int) -> list[Any]:
-    """Labels as the loss takes them: classes as ±1 (hinge, mse), 0/1 (bce), one-hot rows
-    (cross-entropy); a regression problem's target values as they are."""
+def targets(loss: str, labels: Sequence[Any], classes: int) -> list[Any]:
+    """The points' targets as loss `loss` takes them (its declaration's `target_of`: ±1 for
+    hinge and mse, 0/1 for bce, the class for cross-entropy); a regression problem's target
+    values as they are."""
     if classes == 0:
-        return [float(t) for t in cls]
-    if loss in ("hinge", "mse"):
-        return [2.0 * c - 1.0 for c in cls]
-    if loss == "bce":
-        return [float(c) for c in cls]
-    return [[1.0 if k == c else 0.0 for k in range(classes)] for c in cls]
-
-
-def predict(outs: Sequence[float]) -> int:
-    """The class a point gets from the network's outputs: sign of s, or argmax z."""
-    if len(outs) == 1:
-        return 1 if outs[0] > 0 else 0
-    return max(range(len(outs)), key=lambda k: outs[k])
+        return [float(t) for t in labels]
+    target_of = LOSSES[loss].target_of
+    return [target_of(c, classes) for c in labels]
 
 
 def check_index(v: object, n: int, what: str = "point") -> int:
@@ -383,7 +369,9 @@ def options() -> dict[str, Any]:
     return {
         "datasets": [[k, v[0], v[1]] for k, v in DATASETS.items()],  # classes 0: regression
         "activations": list(ACTIVATIONS),
-        "losses": [[k, v[0], v[1], v[2]] for k, v in LOSSES.items()],
+        "losses": [[k, v.title, loss_formula(k), v.outputs] for k, v in LOSSES.items()],
+        # the losses each data set takes (a change of data set keeps the loss if it fits)
+        "fits": {k: losses_for(v[1]) for k, v in DATASETS.items()},
         "optimizers": [[k, v] for k, v in OPTIMIZERS.items()],
         "limits": {
             "layers": MAX_LAYERS,

@@ -9,9 +9,10 @@
 
 It holds the data (a `micrograd.data` set plus the points the learner clicked in), an `MLP`
 built from a seed (Reset rebuilds the same initial weights, New weights draws a new seed), a
-loss from `micrograd.losses` and an optimizer from `micrograd.optim`. Each step is the batch
-loss as one `Value`: `micrograd.jit` replays the per-sample loss over the batch with numpy when
-numpy is there, else the eager engine builds one graph per point. Play only marks the run as
+loss from `micrograd.losses` and an optimizer from `micrograd.optim`. Each step is the training
+library's (`micrograd.train.Step`): the batch loss as one `Value`, by `micrograd.jit` replaying
+the per-sample loss over the batch with numpy when numpy is there (`jit_train.JitStep`), else
+by the eager engine, one graph per point. Play only marks the run as
 playing: it trains when its transport calls `advance` (the server's and the kernel's runner
 thread, the static site's timer), never on a thread of its own, so the same object runs under a
 web server, in a notebook and in a browser's Web Worker. Frames are published at most `fps`
@@ -30,14 +31,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import data, io, optim
-from ..engine import Value
+from ..engine import Value, topological_order
+from ..losses import LOSSES, predict, predict_rows
 from ..nn import MLP
 from ..tracing import TraceError
-from ..train import backprop
+from ..train import Step
 from . import train_frames
 from .train_data import extent, featurize, make_data, split
 from .train_frames import LossCurve, layer_outputs, neuron_box, short
-from .train_graph import layout, point_graph
+from .train_graph import layout, point_graph, through_network
 from .train_settings import (
     EAGER_FRAME_SECONDS,
     EAGER_GRID,
@@ -45,14 +47,12 @@ from .train_settings import (
     HISTORY_CAP,
     LABELS,
     LIVE_SETTINGS,
-    PER_SAMPLE,
     Settings,
     check_added,
     check_flag,
     check_index,
     check_real,
     numpy_available,
-    predict,
     targets,
 )
 
@@ -129,6 +129,8 @@ class Trainer:
                 self.opt.lr = settings.lr
                 if isinstance(self.opt, optim.SGD):
                     self.opt.momentum = settings.momentum
+                self.step_fn.alpha, self.step_fn.l1 = settings.l2, settings.l1
+                self.step_fn.zero_grad = settings.zero_grad
                 self._batches = self._batch_iterator()
                 names = ", ".join(LABELS[k] for k in changed)
                 self.change = f"{names}: applied to the running model, at step {self.step_no}"
@@ -171,9 +173,17 @@ class Trainer:
         self.curve = LossCurve(HISTORY_CAP)
         self.history_id = getattr(self, "history_id", 0) + 1
         self.error: str | None = None
-        fn = PER_SAMPLE[s.loss]
-        model = self.model
-        self._loss_of_point = lambda x, t: fn(model.outputs(x), t)
+        # The training library's one step (micrograd.train.Step; on jit, jit_train.JitStep):
+        # the batch loss, alpha·Σw² and λ·Σ|w|, the grads zeroed, backward. The accuracy is the
+        # view's own, on every training point at once (a minibatch's would jump about).
+        if self.use_jit:
+            from ..jit_train import JitStep
+
+            self.step_fn: Step = JitStep(self.model, s.loss, s.l2, l1=s.l1,
+                                         zero_grad=s.zero_grad, score=False)  # fmt: skip
+        else:
+            self.step_fn = Step(self.model, s.loss, s.l2, l1=s.l1, zero_grad=s.zero_grad,
+                                score=False)  # fmt: skip
         self.grid_side = GRID if self.use_jit else EAGER_GRID
         # the network's inputs at each cell of the plot (with numpy: only as an array, see _Ha)
         self._grid_points = None if self.use_jit else self._grid(self.grid_side)
@@ -184,15 +194,11 @@ class Trainer:
         if self.use_jit:
             import numpy as np
 
-            from ..jit import jit
-
             self._Xa = np.array(self.inputs, dtype=float)
-            self._Ta = np.array(self.T, dtype=float)
             # only as arrays: thousands of small lists kept per tab fragment the memory a server
             # hands back when tabs close (10 MB of 64 tabs' worth)
             self._Ga = np.array(self._grid(self.grid_side), dtype=float)
             self._Ha = np.array(self._grid(self.heat_side), dtype=float)
-            self._jit_loss = jit(self._loss_of_point)
         self._layout_graph()
 
     @property
@@ -243,27 +249,19 @@ class Trainer:
             return
         s = self.settings
         idx = self._batch()
+        T = self.T if idx is None else [self.T[i] for i in idx]
         try:
             if self.use_jit:
-                Xb = self._Xa if idx is None else self._Xa[idx]
-                Tb = self._Ta if idx is None else self._Ta[idx]
                 import numpy as np
 
+                Xb = self._Xa if idx is None else self._Xa[idx]
                 with np.errstate(all="ignore"):  # a diverging run is caught below, by value
-                    total = self._jit_loss(Xb, Tb)
+                    total, _ = self.step_fn(Xb, T)
                     acc = self._accuracy_jit()
             else:
-                rows = range(len(self.inputs)) if idx is None else idx
-                terms, hits = [], 0
-                for i in rows:
-                    zs = self.model.outputs(self.inputs[i])
-                    terms.append(PER_SAMPLE[s.loss](zs, self.T[i]))
-                    hits += not s.regression and predict([z.data for z in zs]) == self.labels[i]
-                total = Value.sum(terms) * (1.0 / len(terms))
-                acc = (None if s.regression else hits / len(terms) if self._batches is None
-                       else self._accuracy_eager())  # fmt: skip
-            total = backprop(self.model, total, s.l2, self.params, zero_grad=s.zero_grad,
-                             l1=s.l1)
+                Xb = self.inputs if idx is None else [self.inputs[i] for i in idx]
+                total, _ = self.step_fn(Xb, T)
+                acc = None if s.regression else self._accuracy_eager()
             self.opt.step()
         except TraceError as e:  # jit could not compile the step: a bug of ours, not the rate's
             self._diverged(f"step {self.step_no + 1}: micrograd.jit failed ({e})")
@@ -277,17 +275,17 @@ class Trainer:
         except (ValueError, ZeroDivisionError) as e:  # the maths had no answer: say which
             self._diverged(f"step {self.step_no + 1} failed: {type(e).__name__}: {e}")
             return
-        self.loss, self.accuracy = total.data, acc
+        self.loss, self.accuracy = total, acc
         merges = self.curve.merges
-        self.curve.add(self.step_no, short(total.data), acc)
+        self.curve.add(self.step_no, short(total), acc)
         self.step_no += 1
         if self.curve.merges != merges:
             self.history_id += 1  # readers start the curve over, with the wider buckets
         self._stale = True
         # a sum of the weights is finite exactly when each is (or past 1e308: diverged anyway)
-        if not math.isfinite(total.data) or not math.isfinite(sum([p.data for p in self.params])):
+        if not math.isfinite(total) or not math.isfinite(sum([p.data for p in self.params])):
             self._diverged(
-                f"the loss became {total.data} at step {self.step_no}: training diverged; "
+                f"the loss became {total} at step {self.step_no}: training diverged; "
                 "lower the Learning rate and press Reset"
             )
 
@@ -305,8 +303,7 @@ class Trainer:
         # the outputs by the pictures' forward pass (matrix products): a second jit replay of
         # the whole network cost 14% of a step of the largest one, for the same classes
         outs = layer_outputs(self.model, self._Xa[idx])[-1]
-        pred = (outs[:, 0] > 0).astype(int) if outs.shape[1] == 1 else outs.argmax(axis=1)
-        return float((pred == np.array(self.labels)[idx]).mean())
+        return float((predict_rows(outs) == np.array(self.labels)[idx]).mean())
 
     def test_metrics(self) -> tuple[float, float | None] | None:
         """(loss, accuracy) on the held-out test points, by the model as it is now (no training
@@ -318,13 +315,16 @@ class Trainer:
         if self.use_jit:
             import numpy as np
 
-            with np.errstate(all="ignore"):
-                loss = float(self._jit_loss.outputs(self._Xa[idx], self._Ta[idx]).mean())
-                return loss, self._accuracy_jit(idx)
+            X = self._Xa[idx]
+            step = self.step_fn
+            with np.errstate(all="ignore"):  # each point's term, by the step's own jit
+                terms = step.loss_fn.outputs(X, step.target_array([self.T[i] for i in idx], X))
+                return float(terms.mean()), self._accuracy_jit(idx)
         s, hits, total = self.settings, 0, 0.0
+        loss = LOSSES[s.loss]
         for i in idx:
             zs = self.model.outputs(self.inputs[i])
-            total += PER_SAMPLE[s.loss](zs, self.T[i]).data
+            total += loss.sample(zs, self.T[i]).data
             hits += not s.regression and predict([z.data for z in zs]) == self.labels[i]
         return total / len(idx), None if s.regression else hits / len(idx)
 
@@ -447,7 +447,6 @@ class Trainer:
                 import numpy as np
 
                 self._Xa = np.array(self.inputs, dtype=float)
-                self._Ta = np.array(self.T, dtype=float)
             n = len(self.X)
             self.train_idx, self.test_idx = split(self.settings, n)
             self._batches = self._batch_iterator()
@@ -652,10 +651,10 @@ NEAREST_MAX_PARAMS = 500
 def _nearest_with_loss(tr: Trainer, i: int) -> dict[str, Any] | None:
     """If point `i`'s loss is 0 (a hinge past its margin: every grad of its graph is 0), the
     point nearest to it whose loss is not 0, as `point_payload`'s fields; else None."""
-    loss = PER_SAMPLE[tr.settings.loss]
+    loss = LOSSES[tr.settings.loss]
 
     def loss_at(j: int) -> float:
-        return loss(tr.model.outputs(tr.inputs[j]), tr.T[j]).data
+        return loss.sample(tr.model.outputs(tr.inputs[j]), tr.T[j]).data
 
     if len(tr.model.parameters()) > NEAREST_MAX_PARAMS or loss_at(i) != 0.0:
         return None
@@ -681,7 +680,7 @@ def point_root(payload: object) -> tuple[Value, list[Value], str]:
     if not isinstance(payload, dict):
         raise TypeError(f"expected an object, got {type(payload).__name__}")
     loss = payload.get("loss")
-    if loss not in PER_SAMPLE:
+    if loss not in LOSSES:
         raise ValueError(f"unknown loss {str(loss)[:40]!r}")
     model = io.loads(json.dumps(payload.get("model")), "the network")
     x, names = payload.get("x"), payload.get("names")
@@ -695,26 +694,22 @@ def point_root(payload: object) -> tuple[Value, list[Value], str]:
         raise ValueError("the inputs' names must be one short text per input")
     target = payload.get("target")
     outputs = len(model.layers[-1].neurons)
-    ok = (isinstance(target, list) and len(target) == outputs and
-          all(isinstance(t, (int, float)) and math.isfinite(t) for t in target)) if outputs > 1 \
-        else isinstance(target, (int, float)) and math.isfinite(target)  # fmt: skip
-    if not ok or isinstance(target, bool):
-        raise ValueError(f"the point's target must fit the network's {outputs} output(s)")
+    if isinstance(target, bool) or not isinstance(target, (int, float)) or not (
+            0 <= target < outputs and float(target).is_integer() if outputs > 1
+            else math.isfinite(target)):  # fmt: skip
+        raise ValueError(f"the point's target must fit the network's {outputs} output(s): "
+                         f"a class index, or a number for one output")  # fmt: skip
+    target = int(target) if outputs > 1 else float(target)
     for li, layer in enumerate(model.layers, start=1):
         for ni, n in enumerate(layer.neurons, start=1):
             for k, w in enumerate(n.w, start=1):
                 w.label = f"w{li}.{ni}.{k}"
             n.b.label = f"b{li}.{ni}"
-    h = [Value(float(v), label=name) for v, name in zip(x, names)]
-    last = len(model.layers)
-    for li, layer in enumerate(model.layers, start=1):  # names as the Train view's picture has
-        h = layer.outputs(h)
-        for ni, v in enumerate(h, start=1):
-            pre = v._prev[0] if len(v._prev) == 1 else None  # an activation's child: w·x+b
-            if pre is not None:
-                pre.label = f"a{li}.{ni}"
-            v.label = f"h{li}.{ni}" if li < last else "s" if len(h) == 1 else f"z{ni}"
-    out = PER_SAMPLE[loss](h, target)
+    xs = [Value(float(v), label=name) for v, name in zip(x, names)]
+    out, node_names = through_network(model, xs, target, loss)  # named as the Train view's are
+    for v in topological_order(out):
+        if id(v) in node_names:
+            v.label = node_names[id(v)]
     out.label = "loss"
     point = payload.get("point")
     where = ", ".join(fmt(v) for v in point) if isinstance(point, list) else ""

@@ -114,10 +114,15 @@ function fillSelect(id, items) {
 // ------------------------------------------------------------------ talking to the server
 
 // One call of the Train view; its answer shown; a refusal's one line in the page's error line.
+// Actions go one after another, in the order the learner made them: two in flight at once (two
+// toggles clicked in a row) could be taken in the other order, and the run end up with the first.
+let actionChain = Promise.resolve();
 async function post(action, body) {
+  const call = actionChain.then(() => transport.call("train", action, body === undefined ? {} : body));
+  actionChain = call.then(() => undefined, () => undefined); // the next waits for this one, either way
   let answer;
   try {
-    answer = await transport.call("train", action, body === undefined ? {} : body);
+    answer = await call;
   } catch (err) {
     showError("train-error", err.message);
     throw err;
@@ -127,12 +132,10 @@ async function post(action, body) {
   return answer;
 }
 
-// What the page shows, told to Python one message after another: two in flight at once could
-// arrive in the other order (an earlier "graph: false" undoing a later "graph: true").
-let viewChain = Promise.resolve();
+// What the page shows, told to Python (in order, as every action: an earlier "graph: false"
+// never undoes a later "graph: true").
 function postView(body) {
-  viewChain = viewChain.then(() => post("view", body)).catch(showIn("train-error"));
-  return viewChain;
+  return post("view", body).catch(showIn("train-error"));
 }
 
 // New settings. Two quick changes (two toggles clicked in a row) are two requests: the answer to
@@ -1226,10 +1229,8 @@ async function main() {
       if (k === "dataset") { // a data set of its own: its own points, and a loss that fits it
         s.added = [];
         if (s.dataset === "lecture") s.features = ["x1", "x2"]; // 3-D points go in as they are
-        const classes = o.datasets.find((d) => d[0] === s.dataset)[2];
-        if (classes === 0) s.loss = "mse"; // a regression: a real-valued target
-        else if (classes > 2) s.loss = "cross_entropy";
-        else if (view.meta && view.meta.classes !== 2) s.loss = "hinge";
+        const fitting = o.fits[s.dataset]; // the losses it takes (Python's rule, train_settings.fits)
+        if (!fitting.includes(s.loss)) s.loss = fitting[0];
       }
       configure(s);
     });
