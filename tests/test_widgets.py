@@ -9,6 +9,7 @@ on moons inside the cell."""
 from __future__ import annotations
 
 import pathlib
+import re
 import time
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 pytest.importorskip("anywidget", reason="the widgets need anywidget (pip install -e '.[test]')")
 
 from micrograd.engine import Value  # noqa: E402
+from micrograd.formatting import format_number as fmt  # noqa: E402
 from micrograd.playground import Tab  # noqa: E402
 from micrograd.widgets import PlaygroundWidget, explore, train  # noqa: E402
 from tests.conftest import SCREENSHOTS, watch_errors  # noqa: E402
@@ -183,6 +185,30 @@ def test_explore_and_train_in_jupyterlab(lab: Any, browser: Any, screenshot: Any
                                ".startsWith('Gradient step 1')", arg=lecture.element_handle())
         assert status.text_content() == expected, (status.text_content(), expected)
         assert "-8.0000 to -8.7263" in expected
+        # setting a leaf: both passes again, the numerical derivative beside its grad; and the
+        # engine's own code under a step
+        lecture.get_by_role("button", name=re.compile(r"^Edit a:")).click()
+        lecture.get_by_label("Value of a").fill("3")
+        lecture.get_by_role("button", name="Set", exact=True).click()
+        page.wait_for_function("(w) => w.shadowRoot.querySelector('g[data-name=\"a\"]')"
+                               ".dataset.data === '3'", arg=lecture.element_handle())
+        b, c, f = (ref[k].data - 0.01 * ref[k].grad for k in "bcf")  # after the gradient step
+
+        def L(a: float) -> float:
+            return (a * b + c) * f
+
+        nudge = lecture.locator("#nudge").text_content()
+        assert "(L(a + h) - L(a)) / h" in nudge
+        assert f"= {fmt((L(3.001) - L(3.0)) / 0.001)}" in nudge
+        assert f"a.grad = {fmt(b * f)}" in nudge
+        lecture.get_by_role("button", name="Reset").click()
+        for _ in range(2):  # the seed, then L = d*f: its step carries the op's code
+            lecture.get_by_role("button", name="Backward step").click()
+        lecture.locator("#log li.latest summary").wait_for()
+        code = lecture.locator("#log li.latest summary")
+        assert code.text_content().startswith("the code: micrograd/engine.py, lines")
+        code.click()
+        assert "def __mul__" in lecture.locator("#log li.latest pre").text_content()
 
         # the neuron: x1 -1.5, w1 1.0, x2 0.5, w2 0.0 as backward() gives them
         neuron.get_by_role("button", name="Backward pass").click()
