@@ -267,11 +267,13 @@ def test_time_limit_without_signals_in_another_thread() -> None:
     # Off the main thread there is no SIGALRM: a trace function stops the learner's code instead.
     V = variant((BACKWARD_LOOP, "        while True:\n            x = 1"))["Value"]
     box: list[CheckReport] = []
-    worker = threading.Thread(target=lambda: box.append(check(V, time_limit=0.3)))
+    # The default limit: traced line by line, the other checks are slower, and on a loaded
+    # machine a short limit would stop them too.
+    worker = threading.Thread(target=lambda: box.append(check(V)))
     worker.start()
     worker.join(timeout=60)
     assert not worker.is_alive()
-    assert "did not finish within 0.3 s (stopped)" in only(box[0])
+    assert "did not finish within 2 s (stopped)" in only(box[0])
 
 
 def test_a_crash_is_reported_with_the_tracebacks_last_line() -> None:
@@ -464,7 +466,9 @@ def test_the_time_limit_leaves_signals_and_timers_as_it_found_them() -> None:
     signal.setitimer(signal.ITIMER_REAL, 100.0)
     try:
         V = variant(("        build_topo(self)\n", "        while True:\n            x = 1\n"))
-        assert "did not finish within 0.3 s" in only(check(V["Value"], time_limit=0.3))
+        # The default limit: traced line by line, the other checks are slower, and on a loaded
+        # machine a short limit would stop them too.
+        assert "did not finish within 2 s" in only(check(V["Value"]))
         assert 90.0 < signal.getitimer(signal.ITIMER_REAL)[0] <= 100.0
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)

@@ -107,8 +107,9 @@ def test_the_train_views_point_steps_through_in_the_explorer(
     page.goto(playground + "train")
     page.wait_for_function("() => window.trainView && window.trainView.frame()")
     page.get_by_role("link", name="Step through this point's graph in the explorer").click()
+    # The Train page is itself data-ready: wait for the explorer's address first, then its page.
+    page.wait_for_url(re.compile(r"/\?from=train$"))
     page.wait_for_selector("body[data-ready='1']")
-    assert page.url.endswith("/?from=train")
     assert page.get_by_label("Expression", exact=True).input_value().startswith(
         "# the Train view's point 0")
     names = {n["name"] for n in page_nodes(page)}
