@@ -31,6 +31,8 @@ def test_the_largest_network_is_drawn_whole(page: Any, playground: str, screensh
     assert box.input_value() == "32,32,32,32,32,32"
     assert box.evaluate("el => el.scrollWidth <= el.clientWidth"), "the box cuts its text"
     panel = page.locator("#net").bounding_box()
+    assert page.locator("#net .nlabel").all_text_contents() == [
+        "inputs", "layer 1", "layer 2", "layer 3", "layer 4", "layer 5", "layer 6", "output"]
     for label in page.locator("#net .nlabel").all():
         b = label.bounding_box()
         assert panel["x"] - 1 <= b["x"] and b["x"] + b["width"] <= panel["x"] + panel["width"] + 1
@@ -111,3 +113,17 @@ def test_on_a_phone_the_plot_is_near_play_and_the_graph_readable(
         "#graph", "s => s.getBoundingClientRect().width / s.viewBox.baseVal.width")
     assert font * scale >= 11, (font, scale, sizes)
     screenshot(page, "train-phone-top")
+
+
+def test_on_a_phone_the_layer_labels_do_not_run_into_each_other(
+    phone: Any, playground: str, screenshot: Any
+) -> None:
+    open_train(phone, playground, LARGEST)
+    boxes = [label.bounding_box() for label in phone.locator("#net .nlabel").all()]
+    assert len(boxes) == 8
+    for left, right in zip(boxes, boxes[1:]):
+        assert left["x"] + left["width"] <= right["x"], (left, right)
+    # too narrow for "layer 6" beside "output": the neurons' own short names (h6 for h6.1, ...)
+    texts = phone.locator("#net .nlabel").all_text_contents()
+    assert texts == ["in", "h1", "h2", "h3", "h4", "h5", "h6", "out"]
+    screenshot(phone, "train-largest-phone", full_page=True)

@@ -716,13 +716,21 @@ function buildNet(sizes) {
       view.heat.push(cv);
     } else view.outCanvases.push(cv);
   }));
-  const names = sizes.map((n, l) => l === 0 ? "inputs" : l === sizes.length - 1 ? "output" : `layer ${l}`);
-  names.forEach((name, l) => {
+  const outLayer = sizes.length - 1;
+  const names = sizes.map((n, l) => l === 0 ? "inputs" : l === outLayer ? "output" : `layer ${l}`);
+  const labels = names.map((name, l) => {
     const s = Object.assign(document.createElement("span"), { className: "nlabel", textContent: name });
-    if (l === names.length - 1) s.style.right = "0"; // the last one ends at the edge, not past it
+    if (l === outLayer) s.style.right = "0"; // the last one ends at the edge, not past it
     else s.style.left = `${g.pos[l][0][0]}px`;
     net.append(s);
+    return s;
   });
+  // On a narrow panel (a phone, six hidden layers) "layer 6" runs into "output": then the short
+  // names, those of the neurons' tooltips (h1 for layer 1's h1.1, h1.2, ...).
+  const edges = labels.map((s) => s.getBoundingClientRect());
+  if (edges.some((b, l) => l > 0 && edges[l - 1].right + 4 > b.left)) {
+    labels.forEach((s, l) => { s.textContent = l === 0 ? "in" : l === outLayer ? "out" : `h${l}`; });
+  }
   view.focusItem = null;
   view.hoverItem = null;
   view.readItem = null; // Python forgets it too when the network is new
