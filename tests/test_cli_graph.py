@@ -349,3 +349,43 @@ def test_a_reassigned_name_labels_each_new_node_apart() -> None:
     assert (x2.label, x2.data) == ("x₂", 6.0)
     assert (x2._prev[0].label, x2._prev[0].data) == ("x", 2.0)
     assert names["y"].label == "y"
+
+
+@pytest.mark.parametrize(
+    "program, refused",
+    [
+        ("x = 1.0\ny = " + "+".join(["x"] * 402), True),  # 401 operators: past the budget
+        ("x = 1.0\ny = " + "+".join(["x"] * 401), False),  # 400: within it
+        ("y = " + "(" * 101 + "1.0" + ")" * 101, True),  # 101 bracket levels, 4 each
+        ("y = " + "(" * 100 + "1.0" + ")" * 100, False),
+        ("y = " + "-" * 401 + "1.0", True),  # unary minus nests too
+        ("x = 1.0\n" + "".join(f"y{i} = " + "+".join(["x"] * 300) + "\n" for i in range(5)),
+         False),  # the budget is per statement, not per program  # fmt: skip
+        ("x = 1.0; y = " + "+".join(["x"] * 300) + "; z = " + "+".join(["x"] * 300), False),
+    ],
+)
+def test_in_a_browser_a_statement_too_deep_for_its_stack_is_refused_first(
+    monkeypatch: pytest.MonkeyPatch, program: str, refused: bool
+) -> None:
+    # On Pyodide, NESTING_BUDGET is 400 (a deeper parse exhausts the browser's stack and kills
+    # Python; tests/test_site_browser.py sends such programs to the real site).
+    from micrograd import expr
+
+    monkeypatch.setattr(expr, "NESTING_BUDGET", 400)
+    if not refused:
+        assert parse_program(program)
+        return
+    with pytest.raises(expr.ProgramError) as info:
+        parse_program(program)
+    line = program.count("\n") + 1
+    assert str(info.value) == (
+        f"line {line}: an expression is nested too deeply for Python in a browser (about 400 "
+        f"terms in one chain, or 100 brackets); split it over several assignments"
+    )
+
+
+def test_on_cpython_only_the_parser_limits_nesting() -> None:
+    from micrograd import expr
+
+    assert expr.NESTING_BUDGET is None  # (sys.platform is "emscripten" on Pyodide only)
+    assert parse_program("x = 1.0\ny = " + "+".join(["x"] * 1000))["y"].data == 1000.0

@@ -301,3 +301,63 @@ def test_a_file_missing_from_the_site_is_one_line_on_the_page(browser: Any, site
         errors.clear()
     finally:
         v.close()
+
+
+def test_while_python_starts_the_page_is_inert_and_counts_the_seconds(
+    browser: Any, site_url: str
+) -> None:
+    # What a learner types or presses before Python is ready would be lost: the page takes none
+    # of it, and the step under way counts its seconds (a first visit on a slow network takes
+    # many). The wheel's answer is held back until the test has looked.
+    v = Visit(browser, site_url, viewport={"width": 1280, "height": 800})
+    held: list[Any] = []
+    # a page's handler is asked before the context's
+    v.page.route("**/*.whl", lambda route: held.append(route))
+    try:
+        page = v.open()
+        page.wait_for_function("() => /Installing micrograd/.test(document.querySelector('#boot')"
+                               ".textContent)", timeout=START_MS)  # fmt: skip
+        assert page.locator("main").evaluate("el => el.inert")
+        page.wait_for_function("() => /\\d+ s$/.test(document.querySelector('#boot .elapsed')"
+                               ".textContent)")  # fmt: skip
+        # the seconds are not announced: a screen reader hears each step once
+        assert page.locator("#boot .elapsed").get_attribute("aria-hidden") == "true"
+        assert held, "the wheel was not asked for"
+        held[0].continue_()
+        v.ready()
+        assert not page.locator("main").evaluate("el => el.inert")
+        assert page.get_by_label("Expression", exact=True).input_value() == NEURON["program"]
+    finally:
+        v.close()
+
+
+def test_an_expression_too_deep_for_the_browsers_stack_is_one_line_and_python_lives_on(
+    visit: Visit,
+) -> None:
+    # Python's parser recurses per operator and per bracket; in a browser its stack is the
+    # JavaScript engine's, and a crash there is fatal to Python (Chromium: about 830 terms or 190
+    # brackets). micrograd.expr measures a statement first: each of these is a line of its own.
+    page = visit.open()
+    visit.ready()
+    expression = page.get_by_label("Expression", exact=True)
+    error = page.locator("#program-error")
+    deep = ["x = 1.0\na = " + "+".join(["x"] * 1200), "a = " + "(" * 199 + "1.0" + ")" * 199,
+            "a = " + "-" * 4990 + "1.0"]  # fmt: skip
+    for program in deep:
+        expression.fill(program)
+        page.get_by_role("button", name="Build graph").click()
+        page.wait_for_function("() => /nested too deeply/.test(document.querySelector"
+                               "('#program-error').textContent)")  # fmt: skip
+        line = program.count("\n") + 1
+        assert error.text_content() == (
+            f"line {line}: an expression is nested too deeply for Python in a browser (about 400 "
+            f"terms in one chain, or 100 brackets); split it over several assignments"
+        )
+        page.evaluate("() => { document.querySelector('#program-error').textContent = ''; }")
+    assert page.locator("#boot").is_hidden()  # Python is alive: no banner
+    # a long chain within the budget is a graph
+    expression.fill("x = 1.0\na = " + "+".join(["x"] * 300))
+    page.get_by_role("button", name="Build graph").click()
+    page.wait_for_function("() => /Graph built/.test(document.querySelector('#status')"
+                           ".textContent)")  # fmt: skip
+    assert error.is_hidden() or error.text_content() == ""

@@ -67,6 +67,7 @@ function httpTransport() {
 // comes back.
 function messageTransport(kind, post) {
   let next = 1;
+  let failed = null; // the one line saying why the other side is gone, once it is
   const waiting = new Map();
   const listeners = new Set();
   const transport = {
@@ -74,6 +75,7 @@ function messageTransport(kind, post) {
     call(view, action, body) {
       const id = next++;
       return new Promise((resolve, reject) => {
+        if (failed) { reject(new Error(failed)); return; }
         waiting.set(id, { resolve, reject });
         post({ id, view, action, body: body === undefined ? {} : body });
       });
@@ -102,7 +104,8 @@ function messageTransport(kind, post) {
       if (msg.error !== undefined) w.reject(new Error(msg.error));
       else w.resolve(msg.answer);
     },
-    fail(message) { // the other side is gone: every call waiting gets the one line
+    fail(message) { // the other side is gone: every call waiting, and every later one, gets the line
+      failed = message;
       for (const w of waiting.values()) w.reject(new Error(message));
       waiting.clear();
     },
@@ -126,16 +129,20 @@ function workerTransport(onProgress) {
     throw new Error("this page runs micrograd in your browser and needs WebAssembly and Web Workers, which this browser does not offer: try a current Firefox, Chrome, Edge or Safari");
   }
   const worker = new Worker("static/worker.js", { type: "module" }); // it imports Pyodide
+  onProgress("Starting micrograd in your browser…", 0);
   const transport = messageTransport("worker", (msg) => worker.postMessage(msg));
+  let ready = false;
   worker.onmessage = (ev) => {
     const msg = ev.data;
-    if (msg.progress !== undefined) onProgress(msg.progress, msg.fraction);
+    if (msg.progress !== undefined) { ready = msg.fraction === 1; onProgress(msg.progress, msg.fraction); }
     else if (msg.fatal !== undefined) { onProgress(msg.fatal, -1); transport.fail(msg.fatal); }
     else transport.receive(msg);
   };
   worker.onerror = (ev) => {
     ev.preventDefault();
-    const message = `micrograd could not start in this browser: ${ev.message || "the worker failed to load"}`;
+    const message = ready
+      ? `micrograd stopped in this browser (${ev.message || "the worker failed"}): reload the page to start again`
+      : `micrograd could not start in this browser: ${ev.message || "the worker failed to load"}`;
     onProgress(message, -1);
     transport.fail(message);
   };

@@ -24,12 +24,27 @@ function framedByAnotherSite() {
     status.append(link);
     return;
   }
-  // How the start-up goes (the static site: Python takes seconds to start); -1: it failed.
+  // How the start-up goes (the static site: Python takes seconds to start, a first visit on a slow
+  // network many); -1: it failed. Until it is ready the page's controls are inert (what a learner
+  // typed or pressed would be lost), and the step under way counts its seconds, so a long
+  // download does not look like a page that hangs.
+  const main = document.querySelector("main");
+  let ticking = null;
   function onProgress(text, fraction) {
+    clearInterval(ticking);
+    const starting = fraction >= 0 && fraction < 1;
+    main.inert = starting;
     status.hidden = fraction === 1;
     status.textContent = text;
     status.classList.toggle("error", fraction === -1);
     if (fraction === -1) status.setAttribute("role", "alert");
+    if (starting) { // the seconds are for the eye: a screen reader is told each step once
+      const since = Date.now();
+      const clock = Object.assign(document.createElement("span"), { className: "elapsed" });
+      clock.setAttribute("aria-hidden", "true");
+      status.append(" ", clock);
+      ticking = setInterval(() => { clock.textContent = `${Math.round((Date.now() - since) / 1000)} s`; }, 1000);
+    }
   }
   let transport;
   try {

@@ -15,6 +15,7 @@ import { loadPyodide } from "../pyodide/pyodide.mjs";
 const SLICE = 0.05; // seconds of training before the page's messages get a turn
 const queue = [];
 let host = null; // the Python Host, once ready
+let dead = false; // Python failed: nothing is answered any more (the page was told)
 let timer = null;
 const soon = new MessageChannel(); // "at once, after what is waiting": setTimeout(0) waits 4 ms
 soon.port1.onmessage = () => tick();
@@ -25,13 +26,28 @@ const postAll = (text) => { for (const msg of JSON.parse(text)) postMessage(msg)
 const lastLine = (err) => (err && err.message ? err.message : String(err)).split("\n").filter(Boolean).pop();
 
 self.onmessage = (ev) => {
+  if (dead) return;
   queue.push(ev.data);
   if (host) drain();
 };
 
 function drain() {
-  while (queue.length) postAll(host.receive(JSON.stringify(queue.shift())));
+  try {
+    while (queue.length) postAll(host.receive(JSON.stringify(queue.shift())));
+  } catch (err) { // Python itself failed (Pyodide's stack ran out, say): nothing more is trusted
+    die(err);
+    return;
+  }
   schedule();
+}
+
+// Python can no longer be trusted to answer (a fatal error of Pyodide's, a bug of ours): the page
+// says so in one line, and every later message is left unanswered by a Python that is gone.
+function die(err) {
+  dead = true;
+  host = null;
+  queue.length = 0;
+  postMessage({ fatal: `micrograd stopped in this browser (${lastLine(err)}): reload the page to start again` });
 }
 
 // Train again when the Train view has work: at once (after the page's messages, if any), or
@@ -50,10 +66,11 @@ function schedule() {
 
 function tick() {
   timer = null;
+  if (!host) return;
   try {
     postAll(host.advance(SLICE));
   } catch (err) { // a bug of ours: the page says it in one line
-    postMessage({ fatal: `micrograd stopped: ${lastLine(err)}` });
+    die(err);
     return;
   }
   schedule();
