@@ -53,6 +53,9 @@ def add_site_command(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
+WHERE = {"cache": "from the cache", "npm": "fetched from the npm registry"}  # where Pyodide was had
+
+
 def run_site(args: argparse.Namespace) -> int:
     from .playground.site import SiteError, build_site
 
@@ -68,7 +71,7 @@ def run_site(args: argparse.Namespace) -> int:
         return 130
     print(
         f"wrote {report.files} files, {report.size / 1e6:.1f} MB, to {report.folder} in "
-        f"{time.monotonic() - started:.1f} s (Pyodide from the {report.pyodide_from})\n"
+        f"{time.monotonic() - started:.1f} s (Pyodide {WHERE[report.pyodide_from]})\n"
         f"try it: cd {report.folder} && python3 -m http.server, then open http://127.0.0.1:8000/"
     )
     return 0

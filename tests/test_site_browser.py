@@ -43,7 +43,8 @@ def site_url(tmp_path_factory: Any) -> Iterator[str]:
         _unavailable(err.getvalue().strip() + " (scripts/ensure-npm installs it)")
     assert status == 0, out.getvalue() + err.getvalue()
     said = out.getvalue()
-    assert re.search(r"^wrote \d+ files, \d+\.\d MB, to ", said, re.M), said
+    assert re.search(r"^wrote \d+ files, \d+\.\d MB, to .* \(Pyodide (from the cache|fetched "
+                     r"from the npm registry)\)$", said, re.M), said  # fmt: skip
     server = subprocess.Popen(
         [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"],
         cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
