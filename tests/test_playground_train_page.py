@@ -288,3 +288,26 @@ def test_the_forgotten_zero_grad_toggle_applies_to_the_running_model(page, playg
     assert page.evaluate("() => window.trainView.frame().step") == 3  # the same run goes on
     assert "applied to the running model" in page.locator("#change-note").text_content()
     assert "zero_grad=false" in page.url  # in the link too
+
+
+def test_at_1280_the_default_points_graph_shows_its_loss_and_on_a_phone_it_scrolls(
+    page, phone, playground, screenshot
+):
+    # A little wider than the panel at its natural size: drawn a little smaller, the loss (at
+    # the right end) in view. On a phone it keeps its natural size (11 px text) and scrolls.
+    for p, fits in ((page, True), (phone, False)):
+        open_train(p, playground)
+        panel = p.locator(".graph-scroll")
+        panel.scroll_into_view_if_needed()
+        loss = p.locator("#graph g.gnode.loss")
+        room = panel.evaluate("el => el.clientWidth")
+        natural = p.evaluate("() => document.querySelector('#graph').viewBox.baseVal.width")
+        width = float(p.locator("#graph").get_attribute("width"))
+        if fits:
+            assert natural > room, "the default graph fits at its natural size: test a wider one"
+            assert 0.85 * natural <= width <= room
+            right = loss.bounding_box()["x"] + loss.bounding_box()["width"]
+            assert right <= panel.bounding_box()["x"] + room
+            screenshot(p, "train-graph-fits", full_page=True)
+        else:
+            assert width == int(natural) and panel.evaluate("el => el.scrollWidth > el.clientWidth")

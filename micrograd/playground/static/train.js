@@ -1074,15 +1074,28 @@ async function setWeight(ev) {
 
 // ------------------------------------------------------------------ the chosen point's graph
 
+// The graph at its natural size (11 px text), or a little smaller when that makes it fit the
+// panel (the loss, at its right end, then in view at 1280 wide); never below 85% (9 px text): a
+// wider graph, and any on a phone, scrolls in its panel instead.
+const GRAPH_MIN_SCALE = 0.85;
+
+function fitGraph() {
+  if (!view.graphSize) return;
+  const svg = $("graph"), [W, H] = view.graphSize;
+  const room = svg.parentElement.clientWidth;
+  const fit = room > 0 ? room / W : 1;
+  const scale = fit >= 1 || fit < GRAPH_MIN_SCALE ? 1 : fit;
+  svg.setAttribute("width", Math.floor(W * scale));
+  svg.setAttribute("height", Math.floor(H * scale));
+}
+
 function buildGraph(graph) {
   const svg = $("graph"), ns = "http://www.w3.org/2000/svg";
   svg.textContent = "";
   const [w, h] = graph.box, pad = 6;
-  // natural size (11 px text: never smaller, on a phone too); the panel scrolls instead
-  const scale = 1;
-  svg.setAttribute("width", Math.round((graph.width + 2 * pad) * scale));
-  svg.setAttribute("height", Math.round((graph.height + 2 * pad) * scale));
   svg.setAttribute("viewBox", `${-pad} ${-pad} ${graph.width + 2 * pad} ${graph.height + 2 * pad}`);
+  view.graphSize = [graph.width + 2 * pad, graph.height + 2 * pad];
+  fitGraph();
   const edges = document.createElementNS(ns, "g");
   edges.setAttribute("class", "edges");
   svg.append(edges);
@@ -1277,7 +1290,7 @@ async function main() {
 let resizing = null;
 function onResize() { // the network picture is drawn to the panel's width
   clearTimeout(resizing);
-  resizing = setTimeout(() => { if (view.meta) { buildNet(view.meta.sizes); drawNet(); } }, 100);
+  resizing = setTimeout(() => { if (view.meta) { buildNet(view.meta.sizes); drawNet(); fitGraph(); } }, 100);
 }
 
 // "Step through this point's graph in the explorer": the chosen point (network and all) goes
