@@ -311,3 +311,16 @@ def test_at_1280_the_default_points_graph_shows_its_loss_and_on_a_phone_it_scrol
             screenshot(p, "train-graph-fits", full_page=True)
         else:
             assert width == int(natural) and panel.evaluate("el => el.scrollWidth > el.clientWidth")
+
+
+def test_after_divergence_the_points_graph_shows_no_numbers_and_says_why(page, playground):
+    open_train(page, playground, "?loss=mse&lr=5")
+    page.get_by_role("button", name="Play").click()
+    page.wait_for_function("() => window.trainView.frame().error", timeout=120_000)
+    page.locator(".graph-scroll").scroll_into_view_if_needed()
+    note = page.locator("#graph-note")
+    note.wait_for()
+    assert note.text_content().startswith("No numbers for this point: its forward pass fails (")
+    texts = page.locator("#graph text.gdata").all_text_contents()
+    assert texts and set(texts) == {"data –"}
+    assert set(page.locator("#graph text.ggrad").all_text_contents()) == {"grad –"}

@@ -206,6 +206,21 @@ def test_divergence_stops_with_a_message():
     assert tr.error is None
 
 
+def test_after_divergence_the_points_graph_says_why_it_has_no_numbers():
+    tr = Trainer(Settings(loss="mse", lr=5.0), use_jit=False)
+    tr.step(200)
+    assert tr.error
+    graph = tr.frame()["graph"]
+    # the chosen point's forward pass overflows too: no numbers, and a note that says why
+    with pytest.raises(OverflowError) as info:
+        losses.mse([tr.model(tr.inputs[tr.pick])], [tr.T[tr.pick]], reduction="sum")
+    assert graph["data"] == graph["grad"] == []
+    assert graph["note"] == (f"No numbers for this point: its forward pass fails ({info.value}), "
+                             f"as the weights diverged. Lower the Learning rate and press Reset.")
+    tr.reset()
+    assert len(tr.frame()["graph"]["data"]) == len(tr.meta()["graph"]["nodes"])
+
+
 # ------------------------------------------------------------------ frames
 
 

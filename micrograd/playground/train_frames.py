@@ -256,13 +256,15 @@ def frame(tr: Any) -> dict[str, Any]:
         try:
             order, _, _ = point_graph(tr.model, tr.inputs[tr.pick], tr.T[tr.pick], s.loss,
                                       describe=False)  # fmt: skip
-        except (ValueError, OverflowError, ZeroDivisionError):
-            order = []
+            note = zero_loss_note(order, s.loss)
+        except (ValueError, OverflowError, ZeroDivisionError) as e:  # diverged weights
+            order, note = [], (f"No numbers for this point: its forward pass fails ({e}), as "
+                               f"the weights diverged. Lower the Learning rate and press Reset.")
         graph = {
-            # exact (not rounded twice on the way to the page's 4 decimals)
+            # exact (not rounded twice on the way to the page's 4 decimals); none: no numbers
             "data": [_finite(v.data) for v in order],
             "grad": [_finite(v.grad) for v in order],
-            "note": zero_loss_note(order, s.loss),
+            "note": note,
         }
     grads, grad_max = None, None
     if shown.grads:

@@ -1135,10 +1135,11 @@ function buildGraph(graph) {
 function drawGraphNumbers() {
   const f = view.frame;
   if (!f || !view.gnodes || !f.graph) return;
+  // null: NaN; none at all: the forward pass failed (diverged weights, the note says so)
+  const shown = (x) => x === undefined ? "–" : x == null ? "nan" : fmt(x);
   view.gnodes.forEach((n, i) => {
-    const d = f.graph.data[i], g = f.graph.grad[i];
-    n.d.textContent = `data ${d == null ? "nan" : fmt(d)}`;
-    n.gr.textContent = `grad ${g == null ? "nan" : fmt(g)}`;
+    n.d.textContent = `data ${shown(f.graph.data[i])}`;
+    n.gr.textContent = `grad ${shown(f.graph.grad[i])}`;
   });
   $("graph-note").textContent = f.graph.note || "";
   $("graph-note").hidden = !f.graph.note;
