@@ -46,6 +46,9 @@ def unbyte(b64):
         ({"hidden": "8,x"}, "hidden layer 2 needs 1 to 32 neurons, got 'x'"),
         ({"lr": float("nan")}, "Learning rate must be a finite number > 0 and ≤ 10, got nan"),
         ({"lr": "nan"}, "Learning rate must be a finite number > 0 and ≤ 10, got nan"),
+        ({"lr": " 1e400"}, "Learning rate must be a finite number > 0 and ≤ 10, got 1e400 (too "
+                           "large: no number beyond about ±1.8e308 exists here)"),  # fmt: skip
+        ({"lr": "-inf"}, "Learning rate must be a finite number > 0 and ≤ 10, got -inf"),
         ({"lr": 0}, "Learning rate must be a finite number > 0"),
         ({"lr": -0.1}, "got -0.1"),
         ({"lr": "fast"}, "Learning rate must be a number, got 'fast'"),

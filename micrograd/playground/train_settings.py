@@ -144,7 +144,11 @@ def check_real(name: str, v: object, low: float, high: float, low_open: bool = F
     ok = math.isfinite(x) and (x > low if low_open else x >= low) and x <= high
     if not ok:
         bound = f"{'>' if low_open else '≥'} {low:g} and ≤ {high:g}"
-        raise ValueError(f"{LABELS[name]} must be a finite number {bound}, got {x!r}")
+        # a box's "1e400" is a float's inf: say what was typed, and why it is not finite
+        got = repr(x)
+        if isinstance(v, str) and math.isinf(x) and "inf" not in v.lower():
+            got = f"{v.strip()} (too large: no number beyond about ±1.8e308 exists here)"
+        raise ValueError(f"{LABELS[name]} must be a finite number {bound}, got {got}")
     return x
 
 
