@@ -246,6 +246,57 @@ def test_explore_and_train_in_jupyterlab(lab: Any, browser: Any, screenshot: Any
     assert not errors, errors
 
 
+def test_after_a_kernel_restart_a_widget_says_so_in_one_line(
+    lab: Any, browser: Any, screenshot: Any
+) -> None:
+    # The widgets of the kernel before stay on the page; what they send has nowhere to go (the
+    # widget's model says "Cannot send"). Each says so once, above its view, and rests.
+    name = lab.notebook("restart.ipynb", [
+        "from micrograd.engine import Value\nfrom micrograd.widgets import explore, train",
+        LECTURE_L + "explore(L)",
+        "train(dataset='moons')",
+        # a backward() in a cell after explore(L): the widget's pass is still backward()'s
+        "L.backward()",
+    ])
+    context = browser.new_context(viewport={"width": 1280, "height": 1200},
+                                  reduced_motion="reduce")  # fmt: skip
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    errors = watch_errors(page)
+    try:
+        lab.open_and_run(page, name)
+        page.wait_for_function("""() => [...document.querySelectorAll('.micrograd-widget')]
+                                  .filter(w => w.dataset.ready === '1').length === 2""")
+        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for()
+        explorer, trainer = (page.locator(".micrograd-widget").nth(i) for i in range(2))
+        explorer.get_by_role("button", name="Backward pass").click()
+        page.wait_for_function("(w) => w.shadowRoot.querySelector('#status').textContent"
+                               ".includes('done')", arg=explorer.element_handle())  # fmt: skip
+        ref = built(LECTURE_L)
+        ref["L"].backward()  # once, from zero grads: not added onto the cell's backward()
+        assert widget_grads(explorer) == {k: ref[k].grad for k in "abcfedL"}
+
+        page.get_by_role("menuitem", name="Kernel", exact=True).click()
+        page.get_by_role("menuitem", name=re.compile(r"^Restart Kernel…")).click()
+        confirm = page.locator(".jp-Dialog button.jp-mod-accept")  # "Restart"
+        assert confirm.text_content() == "Restart"
+        confirm.click()
+        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for()
+        explorer.get_by_role("button", name="Reset").click()
+        want = re.compile(r"^this widget lost its kernel \(.+: restarted, or shut down\): run "
+                          r"its cell again$")  # fmt: skip
+        for widget in (explorer, trainer):  # the Train view finds out on its next keep-alive
+            alert = widget.locator("p.boot.error[role=alert]")
+            alert.wait_for(timeout=30_000)
+            assert want.match(alert.text_content()), alert.text_content()
+            assert widget.locator("main").evaluate("el => el.inert")
+        explorer.scroll_into_view_if_needed()
+        screenshot(page, "widget-kernel-lost")
+    finally:
+        context.close()
+    assert not errors, errors
+
+
 def test_widget_files_are_the_pages_own() -> None:
     # One front end: the widget's module is the pages' scripts, joined; its markup the pages'.
     from micrograd import widgets

@@ -368,18 +368,45 @@ class Explorer:
         return 1 + len(self.order)
 
     def forward(self) -> None:
-        if self.phase == "built":
-            self.phase = "forward"
-            self.current = None
+        """Every node's data computed from the leaves, children first, by the engine's ops. A
+        graph from the notebook may have had a leaf set there since (``a.data = 3.0``): its
+        nodes then get the numbers that leaf gives, as the lecture's forward pass would."""
+        if self.phase != "built":
+            return
+        self._compute_data()
+        self.phase = "forward"
+        self.current = None
+
+    def _compute_data(self) -> None:
+        try:
+            fresh = recompute(self.topo, {})
+        except (ArithmeticError, ValueError) as exc:
+            raise ViewError(f"the forward pass fails: {exc}") from None
+        changed = [v for v in self.topo if fresh[v].data != v.data and v._prev]
+        for node in self.topo:
+            node.data = fresh[node].data
+            node._local = fresh[node]._local
+        if changed:
+            self.drawing = self._draw()  # wider numbers may need wider records
+            self.note = (f"Forward pass done: {len(changed)} node(s) have new data, from the "
+                         f"leaves as they are now.")  # fmt: skip
+
+    def _start_backward(self) -> None:
+        """What a pass starts from: every grad 0 (a backward() in the notebook, or another view of
+        this graph, may have left grads behind, and backward() adds onto what is there)."""
+        for v in self.nodes:
+            v.grad = 0.0
 
     def step(self) -> None:
         """One step of the backward pass: the seed first, then one node per step."""
+        self.note = ""  # (what the last action did: this step, or the forward pass it runs)
         self.forward()
         if self.done_steps >= self.total_steps:
             return
         self.phase = "backward"
         out_name = in_formula(self.names[self.root])
         if self.done_steps == 0:
+            self._start_backward()
             # What backward() does first: d(root)/d(root) = 1 (a leaf root accumulates).
             if self.root._prev:
                 self.root.grad = 1.0

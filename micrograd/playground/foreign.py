@@ -294,13 +294,32 @@ class ForeignExplorer(Explorer):
             node.grad = 0.0
         super().reset()
 
+    def _compute_data(self) -> None:
+        # Their ops are their code, run when they built the graph: the data is read as it is now.
+        changed = 0
+        for v, node in self.foreign.items():
+            data = _number(node.data, f"{self.names[v]}.data")
+            changed += data != v.data
+            v.data = data
+        if changed:
+            self.drawing = self._draw()
+            self.note = (f"Forward pass: {changed} node(s) hold new data since explore(), read "
+                         f"from your Values as they are now.")  # fmt: skip
+
+    def _start_backward(self) -> None:
+        for node in self.foreign.values():
+            node.grad = 0.0
+        self._sync()
+
     def step(self) -> None:
         """One step: the seed (output.grad = 1), then the learner's `_backward` of one node."""
+        self.note = ""  # (what the last action did: this step, or the forward pass it runs)
         self.forward()
         if self.done_steps >= self.total_steps:
             return
         self.phase = "backward"
         if self.done_steps == 0:
+            self._start_backward()
             out = in_formula(self.names[self.root])
             self.foreign[self.root].grad = 1.0
             self.current, self.touched = self.ids[self.root], []

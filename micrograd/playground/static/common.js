@@ -64,12 +64,24 @@ function httpTransport() {
 // A transport over messages (a notebook widget's, a Web Worker's): each call is
 // {id, view, action, body}, answered by {id, answer} or {id, error}; {frame} comes unasked.
 // `post(message)` sends; the returned `receive(message)` is to be called with every message that
-// comes back.
-function messageTransport(kind, post) {
+// comes back. If `post` throws (a widget whose kernel restarted: "Cannot send"), the other side is
+// gone: `lost(error)` says so in one line, and the transport fails with it.
+function messageTransport(kind, post, lost = (err) => err.message) {
   let next = 1;
   let failed = null; // the one line saying why the other side is gone, once it is
   const waiting = new Map();
   const listeners = new Set();
+  const onFail = new Set();
+  const send = (msg) => {
+    if (failed) return false;
+    try {
+      post(msg);
+      return true;
+    } catch (err) {
+      transport.fail(lost(err));
+      return false;
+    }
+  };
   const transport = {
     kind,
     call(view, action, body) {
@@ -77,7 +89,7 @@ function messageTransport(kind, post) {
       return new Promise((resolve, reject) => {
         if (failed) { reject(new Error(failed)); return; }
         waiting.set(id, { resolve, reject });
-        post({ id, view, action, body: body === undefined ? {} : body });
+        send({ id, view, action, body: body === undefined ? {} : body });
       });
     },
     frames(onFrame) {
@@ -85,13 +97,18 @@ function messageTransport(kind, post) {
       // "send me the frames" (from a whole one: this view has none yet), and again every few
       // seconds while the view is shown: the other side pauses a run nobody looks at any more (a
       // closed notebook tab never says goodbye)
-      post({ frames: true, fresh: true });
-      const alive = setInterval(() => post({ frames: true }), WATCH_MS);
+      send({ frames: true, fresh: true });
+      const alive = setInterval(() => { if (!send({ frames: true })) clearInterval(alive); }, WATCH_MS);
       return () => {
         clearInterval(alive);
         listeners.delete(onFrame);
-        if (!listeners.size) post({ frames: false });
+        if (!listeners.size) send({ frames: false });
       };
+    },
+    // `fn(message)` once the other side is gone (at once if it is already)
+    onFail(fn) {
+      if (failed) fn(failed);
+      else onFail.add(fn);
     },
     receive(msg) {
       if (msg.frame) {
@@ -105,9 +122,12 @@ function messageTransport(kind, post) {
       else w.resolve(msg.answer);
     },
     fail(message) { // the other side is gone: every call waiting, and every later one, gets the line
+      if (failed) return;
       failed = message;
       for (const w of waiting.values()) w.reject(new Error(message));
       waiting.clear();
+      onFail.forEach((fn) => fn(message));
+      onFail.clear();
     },
   };
   return transport;
@@ -115,7 +135,8 @@ function messageTransport(kind, post) {
 
 // A notebook widget (anywidget): the kernel answers through the widget's model.
 function widgetTransport(model) {
-  const transport = messageTransport("widget", (msg) => model.send(msg));
+  const transport = messageTransport("widget", (msg) => model.send(msg), (err) =>
+    `this widget lost its kernel (${err.message}: restarted, or shut down): run its cell again`);
   const onMessage = (msg) => transport.receive(msg);
   model.on("msg:custom", onMessage);
   transport.close = () => model.off("msg:custom", onMessage);

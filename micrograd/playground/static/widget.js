@@ -14,10 +14,20 @@ export default {
     const page = document.createElement("div");
     page.className = "mg-root";
     page.innerHTML = model.get("_page_html");
-    root.append(style, page);
+    // what to say once the kernel is gone: one line above the view, whose controls then rest
+    const lost = Object.assign(document.createElement("p"), { className: "boot error", hidden: true });
+    lost.setAttribute("role", "alert");
+    root.append(style, lost, page);
     const transport = widgetTransport(model);
     const mount = model.get("_view") === "train" ? mountTrain : mountExplorer;
     const mounted = mount(root, transport, { start: "current" });
+    transport.onFail((message) => {
+      lost.textContent = message;
+      lost.hidden = false;
+      const main = page.querySelector("main");
+      if (main) main.inert = true;
+      mounted.stop();
+    });
     return () => {
       mounted.stop();
       transport.close();
