@@ -294,7 +294,28 @@ def test_a_regression_drawn_as_a_colour_field(page: Any, playground: str, screen
     page.locator("#plot").click(position={"x": 30, "y": 30})
     page.wait_for_function("(n) => window.trainView.meta().points.length === n + 1", arg=n)
     assert page.evaluate("() => window.trainView.meta().points.at(-1)[2]") == -0.4
+    assert page.locator("#add-hint").text_content().startswith(
+        "Click the plot to add a point (shift-click: the target's negative).")
+    # the chosen point's caption names its target (a number, as the page writes numbers)
+    x, y, t = page.evaluate("() => window.trainView.meta().points[window.trainView.meta().pick]")
+    assert page.locator("#graph-point").text_content() == \
+        f"(point {meta['pick']}: x = {fmt(x)}, {fmt(y)}, target {fmt(t)})"  # fmt: skip
     screenshot(page, "train-regression")
+    # on the classes' sets, a class
+    page.get_by_label("Dataset").select_option("moons")
+    page.wait_for_function("() => window.trainView.meta().settings.dataset === 'moons'")
+    assert page.locator("#graph-point").text_content().endswith(", class 0)")
+    assert page.locator("#add-hint").text_content().startswith(
+        "Click the plot to add a point (shift-click: the other class).")
+
+
+def test_without_a_hidden_layer_the_formula_says_no_activation_is_used(
+    page: Any, playground: str
+) -> None:
+    open_train(page, playground, "?hidden=")
+    assert page.evaluate("() => window.trainView.meta().sizes") == [2, 1]
+    assert page.locator("#act-formula").text_content() == (
+        "no hidden layer: the output is s = w·x + b, a line (no activation is used)")
 
 
 def test_a_regression_on_a_phone(phone: Any, playground: str, screenshot: Any) -> None:

@@ -234,8 +234,9 @@ def meta(tr: Any) -> dict[str, Any]:
         "loss_formula": s.loss_formula,
         "output_kind": s.output_kind,
         "output_rule": OUTPUT_RULES[s.output_kind],
-        "activation_formula": f"h = {s.activation}(w·x + b),  {s.activation}(x) = "
-        + ACTIVATIONS[s.activation].equation,
+        "activation_formula": (f"h = {s.activation}(w·x + b),  {s.activation}(x) = "
+                               + ACTIVATIONS[s.activation].equation) if s.hidden else
+        "no hidden layer: the output is s = w·x + b, a line (no activation is used)",
         "pick": tr.pick,
         "graph": {"nodes": tr.graph_nodes, **tr.graph_layout},
         "change": tr.change,  # what the last settings change did: applied, or started over

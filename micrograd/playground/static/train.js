@@ -226,6 +226,7 @@ function buildClassPicker(classes) {
   box.dataset.classes = classes;
   box.textContent = "";
   $("class-legend").textContent = classes ? "Click adds a point of class" : "Click adds a point with the target value";
+  $("add-hint").textContent = `Click the plot to add a point (shift-click: ${classes ? "the other class" : "the target's negative"}). Click a point to see its graph below.`;
   if (!classes) { // a regression: the new point's target, on the colour scale of the plot
     const input = Object.assign(document.createElement("input"), { type: "number", id: "target-value", min: -1, max: 1, step: 0.1, value: 0.5 });
     const label = Object.assign(document.createElement("label"), { htmlFor: "target-value", textContent: "y =" });
@@ -1129,7 +1130,9 @@ function buildGraph(graph) {
     return { d, gr };
   });
   const p = view.meta.points[view.meta.pick];
-  $("graph-point").textContent = p ? `(point ${view.meta.pick}: x = ${p.slice(0, -1).map(fmt).join(", ")}, class ${p[p.length - 1]})` : "";
+  // the last number is the point's class, or on a regression set its target
+  const y = p && (view.meta.classes ? `class ${p[p.length - 1]}` : `target ${fmt(p[p.length - 1])}`);
+  $("graph-point").textContent = p ? `(point ${view.meta.pick}: x = ${p.slice(0, -1).map(fmt).join(", ")}, ${y})` : "";
 }
 
 function drawGraphNumbers() {
