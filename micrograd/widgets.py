@@ -29,6 +29,7 @@ from importlib import resources
 from typing import Any
 
 from .engine import Value
+from .playground.errors import ViewError
 from .playground.messages import MessageHost
 from .playground.train_settings import Settings
 from .playground.views import Tab
@@ -144,8 +145,11 @@ def explore(
     is not its op's slope (by central differences) is marked red, with the numbers."""
     tab = Tab()
     name = getattr(root, "label", "") or "the output"
-    tab.explorer.show(root, title=title or f"the graph of {name}, built in this notebook",
-                      params=params, layout=layout)  # fmt: skip
+    try:
+        tab.explorer.show(root, title=title or f"the graph of {name}, built in this notebook",
+                          params=params, layout=layout)  # fmt: skip
+    except ViewError as exc:  # what the page would say, as the notebook's one line
+        raise ValueError(f"explore: {exc.message}") from None
     return PlaygroundWidget("explorer", tab)
 
 

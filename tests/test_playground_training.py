@@ -66,13 +66,21 @@ def unbyte(b64):
         ({"optimizer": "lbfgs"}, "unknown Optimizer 'lbfgs'"),
         ({"noise": -1}, "Noise must be a finite number ≥ 0 and ≤ 1, got -1.0"),
         ({"batch": 2.5}, "Batch size must be a whole number from 0 to 800, got 2.5"),
-        ({"colour": "red"}, "unknown setting(s) 'colour'"),
+        ({"colour": "red"}, "unknown setting(s) 'colour'; the settings are dataset, points, "),
+        ({"hiden": [8]}, "unknown setting(s) 'hiden' (did you mean 'hidden'?); the settings are "
+                         "dataset, points, noise, hidden, "),  # fmt: skip
+        ({"hidden": True}, "Hidden layers must be a list of neuron counts, got True"),
     ],
 )
 def test_bad_settings_are_refused_with_the_controls_name(bad, words):
     with pytest.raises(ValueError) as e:
         Settings.from_dict(bad)
     assert words in str(e.value)
+
+
+def test_one_hidden_layer_may_be_written_as_its_size():
+    assert Settings.from_dict({"hidden": 8}).hidden == (8,)  # train(hidden=8)
+    assert Settings.from_dict({"hidden": [8]}).hidden == (8,)
 
 
 def test_settings_round_trip_and_strings_from_a_url():

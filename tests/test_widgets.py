@@ -102,6 +102,34 @@ def test_a_refused_action_is_one_line_and_a_bad_argument_is_refused_early():
         train(dataset="moon")
 
 
+def test_explore_on_a_network_says_how_to_move_its_weights_and_how_big_a_graph_may_be():
+    from micrograd import MLP
+
+    model = MLP(3, [4, 4, 1])
+    out = model([2.0, 3.0, -1.0])
+    wire = Wire(explore(out))  # the network's weights are unnamed leaves: not parameters
+    wire.widget._on_message(wire.widget, {"id": 1, "view": "explorer", "action": "descend",
+                                          "body": {"lr": 0.01}}, [])  # fmt: skip
+    assert wire.sent[-1]["error"] == (
+        "this graph has no parameters to move: click a leaf and make it a parameter (or in the "
+        "notebook, explore(out, params=model.parameters()))")
+    # named as the message says, the weights move, and only they
+    before = [p.data for p in model.parameters()]
+    model.zero_grad()
+    out.backward()
+    grads = [p.grad for p in model.parameters()]  # the step follows these
+    wire = Wire(explore(out, params=model.parameters()))
+    wire.widget._on_message(wire.widget, {"id": 2, "view": "explorer", "action": "descend",
+                                          "body": {"lr": 0.01}}, [])  # fmt: skip
+    assert "error" not in wire.sent[-1]
+    assert [p.data for p in model.parameters()] == [b - 0.01 * g for b, g in zip(before, grads)]
+    big = sum((Value(float(i)) for i in range(300)), Value(0.0))  # 600 nodes
+    with pytest.raises(ValueError) as info:
+        explore(big)
+    assert str(info.value) == ("explore: the graph has more than 500 nodes; the explorer shows "
+                               "at most 500: explore a part of it (one neuron's output, say)")
+
+
 def test_train_widget_trains_on_the_kernels_thread_and_sends_frames():
     widget = train(dataset="xor", hidden=[4])
     wire = Wire(widget)

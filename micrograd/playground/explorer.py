@@ -494,8 +494,10 @@ class Explorer:
             raise ViewError(f"the step size must be a number, not 0, between -{MAX_LR:g} and "
                                  f"{MAX_LR:g}, got {str(lr)[:40]!r}")  # fmt: skip
         if not self.params:
-            raise ViewError("this graph has no parameters to move: click a leaf and make it a "
-                            "parameter (or write `w: param = 1.0`)")  # fmt: skip
+            how = "write `w: param = 1.0`" if self.program is not None else \
+                "in the notebook, explore(out, params=model.parameters())"  # fmt: skip
+            raise ViewError(f"this graph has no parameters to move: click a leaf and make it a "
+                            f"parameter (or {how})")  # fmt: skip
         ran = self.phase != "done"
         self.backward()  # the grads the step follows
         before = self.root.data

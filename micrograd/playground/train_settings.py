@@ -10,6 +10,7 @@ module says which fits which data set (`fits`) and gives the points their target
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
 from collections.abc import Callable, Sequence
@@ -191,6 +192,8 @@ def check_features(v: object) -> tuple[str, ...]:
 def check_hidden(v: object) -> tuple[int, ...]:
     if isinstance(v, str):  # "8,8" from a URL; "" is no hidden layer
         v = [p for p in v.replace(" ", "").split(",") if p]
+    elif isinstance(v, int) and not isinstance(v, bool):  # train(hidden=8): one layer of 8
+        v = [v]
     if not isinstance(v, (list, tuple)):
         raise ValueError(f"Hidden layers must be a list of neuron counts, got {v!r}")
     if len(v) > MAX_LAYERS:
@@ -258,9 +261,13 @@ class Settings:
         """Validated settings from a JSON object; keys left out keep `base`'s (the defaults)."""
         if not isinstance(d, dict):
             raise ValueError(f"settings must be a JSON object, got {type(d).__name__}")
-        unknown = sorted(set(d) - {f.name for f in fields(cls)})
+        names = [f.name for f in fields(cls)]
+        unknown = sorted(set(d) - set(names), key=str)
         if unknown:
-            raise ValueError(f"unknown setting(s) {', '.join(map(repr, unknown))}")
+            near = difflib.get_close_matches(str(unknown[0]), names, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise ValueError(f"unknown setting(s) {', '.join(map(repr, unknown))}{hint}; the "
+                             f"settings are {', '.join(names)}")  # fmt: skip
         b = base or cls()
         g = lambda k: d.get(k, getattr(b, k))  # noqa: E731
         dataset = check_choice("dataset", g("dataset"), list(DATASETS))

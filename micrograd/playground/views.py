@@ -231,7 +231,7 @@ def _built(make: Callable[[], Explorer]) -> Explorer:
         return make()
     except GraphTooLargeError:
         raise ViewError(f"the graph has more than {MAX_NODES} nodes; the explorer shows at most "
-                        f"{MAX_NODES}") from None  # fmt: skip
+                        f"{MAX_NODES}: explore a part of it (one neuron's output, say)") from None
     except RuntimeError as exc:  # layout="dot" without Graphviz
         raise ViewError(str(exc)) from None
 
