@@ -30,51 +30,12 @@ short line (its `hint` says what the language has, for a caller that does not sh
 from __future__ import annotations
 
 import ast
-import io
-import sys
-import tokenize
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, cast
 
+from . import nesting
 from .engine import OPS, OpInfo, Value
 from .floats import FLOAT_MAX_TEXT
-
-# Python's parser recurses once per operator of an expression, and about four times as deep per
-# bracket. CPython stops it with a RecursionError (caught below). In a browser (Pyodide) its stack
-# is the JavaScript engine's, which ran out in Chromium at about 830 chained terms or 190 brackets,
-# and that takes Python down with it, past any except. There each statement is measured before it
-# is parsed: operators plus 4 per bracket level, at most this (half of what crashed).
-NESTING_BUDGET: int | None = 400 if sys.platform == "emscripten" else None
-_BRACKET_COST = 4
-_NOT_NESTING = {",", "=", ":", ";"}  # operator tokens that do not deepen the parser's stack
-
-
-def _check_nesting(text: str, budget: int) -> None:
-    """Refuse a statement whose parse could exhaust a browser's stack (`NESTING_BUDGET`). The
-    tokenizer reads the text without recursion; a text it cannot read is left to the parser."""
-    ops = depth = deepest = 0
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type == tokenize.NEWLINE or tok.string == ";":
-                ops = depth = deepest = 0
-                continue
-            if tok.type != tokenize.OP:
-                continue
-            if tok.string in "([{":
-                depth += 1
-                deepest = max(deepest, depth)
-            elif tok.string in ")]}":
-                depth -= 1
-            elif tok.string not in _NOT_NESTING:
-                ops += 1
-            if ops + _BRACKET_COST * deepest > budget:
-                raise ProgramError(
-                    f"line {tok.start[0]}: an expression is nested too deeply for Python in a "
-                    f"browser (about {budget} terms in one chain, or {budget // _BRACKET_COST} "
-                    f"brackets); split it over several assignments"
-                )
-    except (tokenize.TokenError, SyntaxError):
-        return  # the parser says what is wrong, in its own words
 
 
 class _Functions(Mapping):
@@ -406,8 +367,9 @@ def parse_program(
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_program needs the program as a str, got {type(text).__name__}")
-    if NESTING_BUDGET is not None:
-        _check_nesting(text, NESTING_BUDGET)
+    too_deep = nesting.too_deep(text)  # (on Pyodide only: see micrograd/nesting.py)
+    if too_deep:
+        raise ProgramError(too_deep)
     try:
         tree = ast.parse(text, mode="exec")
     except SyntaxError as exc:

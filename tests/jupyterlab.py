@@ -54,7 +54,10 @@ class Lab:
                              "kernel": {"name": "python3"}}).encode(),
             headers={"Content-Type": "application/json"})  # fmt: skip
         urllib.request.urlopen(req, timeout=60).close()
-        page.goto(f"{self.url}lab/tree/{name}?token={self.token}")
+        # A workspace of its own: JupyterLab reopens nothing of an earlier test's notebooks
+        # (their widgets and kernel indicators would be on the page too).
+        workspace = pathlib.Path(name).stem
+        page.goto(f"{self.url}lab/workspaces/{workspace}/tree/{name}?token={self.token}")
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
         # The kernel idle, and no dialog over the notebook for a second: JupyterLab may still ask
         # which kernel to use (then: the Python one), and a click under a dialog does nothing.

@@ -367,11 +367,11 @@ def test_a_reassigned_name_labels_each_new_node_apart() -> None:
 def test_in_a_browser_a_statement_too_deep_for_its_stack_is_refused_first(
     monkeypatch: pytest.MonkeyPatch, program: str, refused: bool
 ) -> None:
-    # On Pyodide, NESTING_BUDGET is 400 (a deeper parse exhausts the browser's stack and kills
+    # On Pyodide, nesting.BUDGET is 400 (a deeper parse exhausts the browser's stack and kills
     # Python; tests/test_site_browser.py sends such programs to the real site).
-    from micrograd import expr
+    from micrograd import expr, nesting
 
-    monkeypatch.setattr(expr, "NESTING_BUDGET", 400)
+    monkeypatch.setattr(nesting, "BUDGET", 400)
     if not refused:
         assert parse_program(program)
         return
@@ -385,7 +385,7 @@ def test_in_a_browser_a_statement_too_deep_for_its_stack_is_refused_first(
 
 
 def test_on_cpython_only_the_parser_limits_nesting() -> None:
-    from micrograd import expr
+    from micrograd import nesting
 
-    assert expr.NESTING_BUDGET is None  # (sys.platform is "emscripten" on Pyodide only)
+    assert nesting.BUDGET is None  # (sys.platform is "emscripten" on Pyodide only)
     assert parse_program("x = 1.0\ny = " + "+".join(["x"] * 1000))["y"].data == 1000.0
