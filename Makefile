@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test bench graphviz chromium npm playground clean
+.PHONY: demo test bench graphviz chromium npm eslint bubblewrap playground clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,8 +31,17 @@ chromium:
 npm:
 	@bash scripts/ensure-npm
 
+# ESLint, the JavaScript linter tests/test_lint.py runs over the playground's static JS: the
+# versions package-lock.json pins, into node_modules/ (npm ci, once; offline after).
+eslint: npm
+	@bash scripts/ensure-eslint
+
+# bubblewrap, the sandbox `micrograd grade` runs learners' notebooks in (Linux).
+bubblewrap:
+	@bash scripts/ensure-bubblewrap
+
 # `make test` (and so .ci/run) installs them as it installs graphviz.
-test: chromium npm
+test: chromium npm eslint bubblewrap
 
 demo: $(VENV)/.demo graphviz
 	$(BIN)/micrograd demo
@@ -49,4 +58,4 @@ bench: $(VENV)/.test
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache micrograd-demo
+	rm -rf $(VENV) .pytest_cache micrograd-demo node_modules

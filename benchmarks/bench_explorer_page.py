@@ -104,6 +104,7 @@ def page_ms(settings: dict, steps: int) -> dict[str, Any]:
             page.wait_for_selector("body[data-ready='1']")
             # As the Train view's link does: its chosen point, left in this tab's sessionStorage
             page.evaluate("""async (settings) => {
+              const { httpTransport, POINT_KEY } = await import("./static/common.js");
               const t = httpTransport();
               await t.call('train', 'config', settings);
               const point = await t.call('train', 'point', {});
@@ -119,7 +120,9 @@ def page_ms(settings: dict, steps: int) -> dict[str, Any]:
 
             first = traced(browser, page, clicks)
             # the end of the pass (asked for directly, then drawn once by a click)
-            total = page.evaluate("async (n) => { const t = httpTransport();"
+            total = page.evaluate("async (n) => {"
+                                  " const { httpTransport } = await import('./static/common.js');"
+                                  " const t = httpTransport();"
                                   " const all = (await t.call('explorer', 'state', {})).steps;"
                                   " for (let i = 0; i < all - 2 * n - 1; i++)"
                                   "   await t.call('explorer', 'step', {});"

@@ -1,15 +1,18 @@
 """Benchmark: the static site (`micrograd site`) in Chromium: micrograd itself in the browser.
 
-What a visitor gets: the time from opening the explorer until its first graph is drawn (a first
-visit, nothing cached; and a visit again, the browser's cache warm), and in the Train view, for
-every network of the server's benchmark (`bench_playground.SIZES`: the smallest the page allows,
-its default, karpathy's moons net, the largest; and two between, where a browser stops being
-live), training steps per second, frames per second drawn, and the wall time from Play until
-100% accuracy. The site is built with `build_site` into
-a temporary folder, served by ``python -m http.server`` and opened at /s/, as the tests do. The
-browser runs the eager engine on Pyodide (no numpy in the site), in one Web Worker per page.
+What a visitor gets: the time from opening the explorer until its first graph is drawn, and the
+Train view until its untrained network is (both from the snapshot the build bakes, before Python
+is ready), and until each page is interactive (Python ready), on a first visit (nothing cached)
+and a visit again (the browser's cache warm); and in the Train view, for
+the page's default network, karpathy's moons net, two between and the largest: training steps
+per second, frames per second drawn, how long Pause takes to answer (from the click until the
+page shows the run paused), the output picture's cells a side, and the wall time from Play
+until 100% accuracy. The site is built with `build_site` into a temporary folder, served by
+``python -m http.server`` and opened at /s/, as the tests do. The Train view's steps run in
+JavaScript (micrograd.jit's JavaScript target, compiled by the page's Web Worker); Python
+(Pyodide, in the same worker) makes the frames.
 
-    python3 benchmarks/bench_site.py [--seconds 10] [--visits 3]
+    python3 benchmarks/bench_site.py [--seconds 10] [--visits 3] [--open-only]
 """
 
 from __future__ import annotations
@@ -29,11 +32,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
-from bench_playground import SIZES  # noqa: E402  (the same networks as the server's rows)
-
-# ... and two between them, where a browser stops being live (worker.LIVE_WEIGHTS)
-NETWORKS = [*SIZES[:3], ("2-16-16-1 tanh", {"hidden": [16, 16]}),
-            ("2-32-32-1 tanh", {"hidden": [32, 32]}), SIZES[3]]  # fmt: skip
+NETWORKS = [
+    ("the page's default: 2-8-8-1 tanh", {}),
+    ("karpathy's moons net: 2-16-16-1 ReLU", {"hidden": [16, 16], "activation": "relu"}),
+    ("2-32-32-1 tanh", {"hidden": [32, 32]}),
+    ("largest: 6 hidden layers of 32", {"hidden": [32] * 6}),
+]
 
 
 def weights(settings: dict) -> int:
@@ -44,8 +48,10 @@ def weights(settings: dict) -> int:
     sizes = [s.nin, *s.hidden, s.outputs]
     return sum((a + 1) * b for a, b in zip(sizes, sizes[1:]))
 
-# The moment the explorer's first graph is in the page, in the page's own clock (ms since the
-# navigation started), recorded by the page itself: no polling delay in the figure.
+# The moments a page's first picture is in it (the explorer's graph, the Train view's untrained
+# network: drawn from the site's snapshot, before Python is ready) and it is interactive (its
+# <body data-ready>: Python answered), in the page's own clock (ms since the navigation started),
+# recorded by the page itself: no polling delay in the figures.
 _FIRST_GRAPH = """
 window.bootLog = [];
 new MutationObserver((_, obs) => {
@@ -54,11 +60,16 @@ new MutationObserver((_, obs) => {
   if (said && (!window.bootLog.length || window.bootLog.at(-1)[1] !== said)) {
     window.bootLog.push([performance.now(), said]);
   }
-  if (document.querySelector('#graph-svg g.node.value')) {
+  if (window.firstGraphMs === undefined &&
+      document.querySelector('#graph-svg g.node.value, #step-count[data-drawn]')) {
     window.firstGraphMs = performance.now();
-    obs.disconnect();
   }
-}).observe(document, {childList: true, subtree: true, characterData: true});
+  if (window.readyMs === undefined && document.body && document.body.dataset.ready === '1') {
+    window.readyMs = performance.now();
+  }
+  if (window.firstGraphMs !== undefined && window.readyMs !== undefined) obs.disconnect();
+}).observe(document, {childList: true, subtree: true, characterData: true, attributes: true,
+                      attributeFilter: ['data-ready', 'data-drawn']});
 """
 # The start-up's phases, by what the page says (static/worker.js's progress): Python is up when
 # it says it installs micrograd, and micrograd is imported when it says Ready.
@@ -86,10 +97,12 @@ def served_site() -> Any:
             server.wait(timeout=10)
 
 
-def first_graph(browser: Any, base: str, visits: int) -> tuple[list[dict], list[dict]]:
-    """When each start-up phase ended and the first graph was drawn, in seconds from the
-    navigation: first visits (a fresh context each, nothing cached) and visits again (the same
-    context, reloaded)."""
+def first_graph(browser: Any, base: str, visits: int, path: str = "") -> tuple[list[dict],
+                                                                               list[dict]]:
+    """When each start-up phase ended, the first picture was drawn and the page became
+    interactive, in seconds from the navigation, opening `path` (the explorer, or train.html):
+    first visits (a fresh context each, nothing cached) and visits again (the same context,
+    reloaded)."""
     cold: list[dict] = []
     warm: list[dict] = []
     for _ in range(visits):
@@ -97,10 +110,12 @@ def first_graph(browser: Any, base: str, visits: int) -> tuple[list[dict], list[
         context.add_init_script(_FIRST_GRAPH)
         page = context.new_page()
         for times in (cold, warm):
-            page.goto(base)
-            page.wait_for_function("() => window.firstGraphMs !== undefined", timeout=300_000)
+            page.goto(base + path)
+            page.wait_for_function("() => window.firstGraphMs !== undefined && "
+                                   "window.readyMs !== undefined", timeout=300_000)  # fmt: skip
             log = page.evaluate("() => window.bootLog")
-            got = {"first graph": page.evaluate("() => window.firstGraphMs") / 1000}
+            got = {"first graph": page.evaluate("() => window.firstGraphMs") / 1000,
+                   "interactive": page.evaluate("() => window.readyMs") / 1000}  # fmt: skip
             for name, said in PHASES:
                 got[name] = next(t for t, text in log if text.startswith(said)) / 1000
             times.append(got)
@@ -109,7 +124,7 @@ def first_graph(browser: Any, base: str, visits: int) -> tuple[list[dict], list[
 
 
 def _phases(runs: list[dict]) -> str:
-    keys = [name for name, _ in PHASES] + ["first graph"]
+    keys = ["first graph"] + [name for name, _ in PHASES] + ["interactive"]
     return ", ".join(f"{k} {statistics.median(r[k] for r in runs):.1f} s" for k in keys)
 
 
@@ -139,17 +154,30 @@ def train(browser: Any, base: str, settings: dict, seconds: float) -> dict[str, 
                 to100 = now - t0
             time.sleep(0.05)
         elapsed = time.perf_counter() - t0
-        page.get_by_role("button", name="Pause").click()
+        # Pause: from the click until the page shows the run paused, in the page's own clock
+        pause_ms = page.evaluate(_PAUSE)
+        side = page.evaluate("() => window.trainView.call('state')"
+                             ".then((a) => a.meta.grid)")  # fmt: skip
         return {"steps/s": (step - step0) / elapsed, "drawn/s": (drawn - drawn0) / elapsed,
-                "to 100%": to100, "steps": step - step0}  # fmt: skip
+                "to 100%": to100, "steps": step - step0, "pause ms": pause_ms,
+                "side": side}  # fmt: skip
     finally:
         context.close()
+
+
+_PAUSE = """async () => {
+  const t0 = performance.now();
+  document.querySelector('#pause').click();
+  while (window.trainView.frame().playing) await new Promise((r) => setTimeout(r, 2));
+  return performance.now() - t0;
+}"""
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seconds", type=float, default=10.0, help="how long each network plays")
     p.add_argument("--visits", type=int, default=3, help="page openings timed (median shown)")
+    p.add_argument("--open-only", action="store_true", help="time the openings only, no training")
     args = p.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -166,20 +194,27 @@ def main(argv: list[str] | None = None) -> int:
             print(f"# the static site in Chromium {version} ({os.cpu_count()} cores, load "
                   f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}); the folder: "
                   f"{report.files} files, {report.size / 1e6:.1f} MB")
-            cold, warm = first_graph(browser, base, args.visits)
-            firsts = ", ".join(f"{r['first graph']:.1f}" for r in cold)
-            print(f"\nopening the explorer (medians of {args.visits}, seconds from navigation):\n"
-                  f"- first visit: {_phases(cold)} (first graph: {firsts})\n"
-                  f"- again, cached: {_phases(warm)}\n")
+            for title, path in (("the explorer", ""), ("the Train view", "train.html")):
+                cold, warm = first_graph(browser, base, args.visits, path)
+                firsts = ", ".join(f"{r['first graph']:.2f}" for r in cold)
+                print(f"\nopening {title} (medians of {args.visits}, seconds from navigation; "
+                      f"first graph: from the site's snapshot):\n"
+                      f"- first visit: {_phases(cold)} (first graph: {firsts})\n"
+                      f"- again, cached: {_phases(warm)}", flush=True)
+            if args.open_only:
+                browser.close()
+                return 0
+            print()
             print("| network (moons, 100 points) | weights | steps/s | frames/s drawn | "
-                  "time to 100% |")
-            print("|---|---|---|---|---|")
+                  "Pause answers | picture | time to 100% |")
+            print("|---|---|---|---|---|---|---|")
             for name, settings in NETWORKS:
                 r = train(browser, base, settings, args.seconds)
                 to100 = ("not within the run" if r["to 100%"] is None
                          else f"{r['to 100%']:.1f} s")  # fmt: skip
-                print(f"| {name} | {weights(settings):,} | {r['steps/s']:.1f} | "
-                      f"{r['drawn/s']:.1f} | {to100} |", flush=True)
+                print(f"| {name} | {weights(settings):,} | {r['steps/s']:,.0f} | "
+                      f"{r['drawn/s']:.1f} | {r['pause ms']:.0f} ms | {r['side']}×{r['side']} | "
+                      f"{to100} |", flush=True)
             browser.close()
     except KeyboardInterrupt:
         print("bench_site: stopped (Ctrl-C)", file=sys.stderr)

@@ -1,12 +1,14 @@
 """The `micrograd` command: `graph` draws a computation graph, `demo` trains a network,
-`playground` opens the explorer in a browser, `grade` runs learners' notebooks, `site` writes
-the playground as a static site.
+`playground` opens the explorer in a browser, `grade` runs learners' notebooks, `course` writes
+a learner's copies of the notebooks and opens JupyterLab on them, `site` writes the playground
+as a static site.
 
-Each subcommand's command-line code has a module of its own, apart from the library code it drives
-(`graph_command.py` runs `expr.py`, `demo_command.py` runs `demo.py`, `playground/command.py` the
-playground, `grade_command.py` runs `grade.py`, `site_command.py` runs `playground/site.py`), and
-adds itself here with an `add_*_command(subparsers)` function. `main(argv)` returns the exit
-status (it never raises SystemExit), so tests call it in-process.
+Each subcommand's command-line code has a module of its own, apart from the library code it
+drives (`graph_command.py` runs `expr.py`, `demo_command.py` runs `demo.py`,
+`playground/command.py` the playground, `grade_command.py` runs `grade.py`, `course_command.py`
+copies the course, `site_command.py` runs `playground/site.py`), and adds itself here with an
+`add_*_command(subparsers)` function. `main(argv)` returns the exit status (it never raises
+SystemExit), so tests call it in-process.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .course_command import add_course_command
     from .demo_command import add_demo_command
     from .grade_command import add_grade_command
     from .graph_command import add_graph_command
@@ -42,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_demo_command(sub)
     add_playground_command(sub)
     add_grade_command(sub)
+    add_course_command(sub)
     add_site_command(sub)
     return parser
 

@@ -7,10 +7,11 @@
     micrograd demo digits           8x8 handwritten digits, 10 classes: softmax cross-entropy, Adam,
                                     minibatches; accuracy on the training and a held-out test set
 
-A run is fixed by a `DemoConfig`: `PRESETS` holds each data set's recipe, the options override
-it. `run_demo` trains (on `micrograd.jit` when numpy is there, see `jit_train`) and writes to
-``--out`` ``model.json``, ``training.png`` and ``decision_boundary.png`` (2-D) or
-``predictions.png`` (digits). The command checks everything it can before training (options,
+A run is fixed by a `DemoConfig`: each data set's recipe is its `demo` entry in
+`micrograd.data.DATASETS` (collected here as `PRESETS`), the options override it. `run_demo`
+trains (on `micrograd.jit` when numpy is there, see `jit_train`) and writes to ``--out``
+``model.json``, ``training.png`` and ``decision_boundary.png`` (2-D) or ``predictions.png``
+(digits). The command checks everything it can before training (options,
 model size, the output files) and ends every failure with one line and a non-zero status; its
 command-line code is in `demo_command.py`.
 """
@@ -24,9 +25,11 @@ import sys
 from dataclasses import dataclass
 from typing import IO, Any
 
+from . import data
 from .io import save
 
-DATASETS = ("moons", "circles", "xor", "spiral", "digits")
+# The data sets the demo offers: those micrograd.data declares with a demo recipe.
+DATASETS = tuple(k for k, d in data.DATASETS.items() if d.demo is not None)
 OPTIMIZERS = ("sgd", "adam", "adamw")
 FILES = ("model.json", "training.png", "decision_boundary.png", "predictions.png")
 MAX_PARAMS = 200_000  # the default size cap; --max-params raises it
@@ -35,7 +38,7 @@ SEED_MAX = 2**32 - 1  # numpy's seeds (karpathy's data) are 32-bit
 
 @dataclass
 class DemoConfig:
-    dataset: str = "moons"  # moons | circles | xor | spiral | digits
+    dataset: str = "moons"  # a name in DATASETS
     steps: int = 100  # optimisation steps, one batch each
     lr: float = 1.0  # learning rate at step 0; decays linearly to lr/10 at the last step
     seed: int = 1337  # seeds `random` (initial weights) and the data (karpathy's 1337)
@@ -54,27 +57,9 @@ class DemoConfig:
     max_params: int = MAX_PARAMS  # refuse bigger models (memory and time grow with the size)
 
 
-# Each data set's recipe: the fields that differ from DemoConfig's defaults (karpathy's moons).
-PRESETS: dict[str, dict[str, Any]] = {
-    "moons": {},
-    "circles": {},
-    "xor": {},
-    "spiral": {"n_samples": 200, "steps": 300},
-    # Sized for the jit engine: seed 1337 gives 96.9% test accuracy (seeds 1 and 2: 98.3%,
-    # 97.5%); (32,) hidden units and 1000 steps gave 96.4% (96.4%, 97.2%).
-    "digits": {
-        "hidden": (64,),
-        "loss": "cross_entropy",
-        "alpha": 0.0,
-        "optimizer": "adam",
-        "lr": 0.01,
-        "steps": 2000,
-        "batch_size": 32,
-        "test_size": 0.2,
-        "eval_every": 200,
-    },
-}
-SHAPES = {"digits": (64, 10)}  # (inputs, outputs) of each data set's MLP; the 2-D sets: (2, 1)
+# Each data set's recipe: the fields that differ from DemoConfig's defaults (karpathy's moons),
+# as its micrograd.data declaration gives them.
+PRESETS: dict[str, dict[str, Any]] = {k: dict(data.DATASETS[k].demo or {}) for k in DATASETS}
 
 
 def config_for(dataset: str, **overrides: Any) -> DemoConfig:
@@ -86,8 +71,9 @@ def config_for(dataset: str, **overrides: Any) -> DemoConfig:
 
 
 def layer_sizes(cfg: DemoConfig) -> list[int]:
-    nin, nout = SHAPES.get(cfg.dataset, (2, 1))
-    return [nin, *cfg.hidden, nout]
+    """Inputs: the data's dimensions; outputs: one per class for more than 2 classes, else one."""
+    ds = data.DATASETS[cfg.dataset]
+    return [ds.dims, *cfg.hidden, ds.classes if ds.classes > 2 else 1]
 
 
 def n_params(sizes: list[int]) -> int:
@@ -109,7 +95,8 @@ def memory_estimate(cfg: DemoConfig) -> int:
     n = n_params(layer_sizes(cfg))
     if cfg.jit:
         return n * (BYTES_PER_PARAM + JIT_BYTES_PER_PARAM)
-    samples = cfg.batch_size or (1437 if cfg.dataset == "digits" else cfg.n_samples)
+    n = data.DATASETS[cfg.dataset].size or cfg.n_samples
+    samples = cfg.batch_size or n - (max(1, round(n * cfg.test_size)) if cfg.test_size else 0)
     return n * (BYTES_PER_PARAM + EAGER_BYTES_PER_PARAM_SAMPLE * samples)
 
 
@@ -130,10 +117,16 @@ def check_size(cfg: DemoConfig) -> None:
         )
 
 
+def _plane(cfg: DemoConfig) -> bool:
+    """Are the data set's samples points of the plane (pictured by their decision boundary)?
+    Else they are images (digits: pictured by predictions)."""
+    return data.DATASETS[cfg.dataset].dims == 2
+
+
 def output_paths(cfg: DemoConfig) -> list[str]:
     """The files a run of `cfg` writes, in `cfg.out`."""
     names = ["model.json", "training.png"]
-    names.append("predictions.png" if cfg.dataset == "digits" else "decision_boundary.png")
+    names.append("decision_boundary.png" if _plane(cfg) else "predictions.png")
     return [os.path.join(cfg.out, name) for name in names]
 
 
@@ -163,7 +156,6 @@ def run_demo(cfg: DemoConfig, out: IO[str] | None = None) -> dict[str, Any]:
     A diverging run returns with ``result["diverged"]`` (a `train.Diverged`) after writing the
     curves up to that step; Ctrl-C raises `Interrupted`.
     """
-    from . import data
     from .jit_train import make_evaluator, make_step_fn, numpy_available
     from .nn import MLP
     from .train import Diverged, fit
@@ -176,10 +168,7 @@ def run_demo(cfg: DemoConfig, out: IO[str] | None = None) -> dict[str, Any]:
         np.random.seed(cfg.seed)
     except ImportError:
         pass
-    if cfg.dataset == "digits":
-        X, y = data.digits()
-    else:
-        X, y = getattr(data, cfg.dataset)(n_samples=cfg.n_samples, seed=cfg.seed)
+    X, y = data.DATASETS[cfg.dataset].load(n_samples=cfg.n_samples, seed=cfg.seed)
     if cfg.test_size:
         X_train, X_test, y_train, y_test = data.train_test_split(X, y, cfg.test_size, cfg.seed)
     else:
@@ -234,7 +223,7 @@ def run_demo(cfg: DemoConfig, out: IO[str] | None = None) -> dict[str, Any]:
         if _curves(cfg, history, sizes, result["files"]):
             from . import plots
 
-            if cfg.dataset == "digits":
+            if not _plane(cfg):
                 path = os.path.join(cfg.out, "predictions.png")
                 Xs, ys = (X_test, y_test) if X_test else (X_train, y_train)
                 plots.digit_predictions(model, Xs, ys, path, which="test" if X_test else "training")

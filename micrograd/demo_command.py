@@ -148,10 +148,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _import_what_the_run_needs(cfg: DemoConfig) -> None:
-    """Import now, before `freeze_gc`, what this run will use (scikit-learn only for digits)."""
+    """Import now, before `freeze_gc`, what this run will use (and what its data set's generator
+    imports: scikit-learn for digits)."""
     import importlib
 
+    from .data import DATASETS
+
     names = ["numpy", "matplotlib.figure", "matplotlib.backends.backend_agg", "tqdm"]
-    for name in names + (["sklearn.datasets"] if cfg.dataset == "digits" else []):
+    for name in names + list(DATASETS[cfg.dataset].imports):
         with contextlib.suppress(ImportError):  # the run falls back or explains where needed
             importlib.import_module(name)

@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from operator import mul
-from typing import Union
+from typing import SupportsIndex, Union
 
+from .copying import reduce_value
 from .floats import DERIVATIVES, FLOAT_MAX_TEXT, as_float, check_finite, pow_forward
 from .floats import sigmoid as _sigmoid
 from .registry import OPS, OpInfo, explain_local, op_kind, part_of_an_op, torch_module
@@ -56,6 +57,9 @@ class Value:
 
     def __repr__(self) -> str:
         return f"Value(data={self.data}, grad={self.grad})"
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple:
+        return reduce_value(self)  # copy.deepcopy and pickle at any depth, without recursion
 
     # ---------------------------------------------------------------- the ops
     # @_op: forward and local derivatives, once. The method builds the node and raises its errors.

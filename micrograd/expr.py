@@ -36,6 +36,10 @@ from typing import Any, cast
 from . import nesting
 from .engine import OPS, OpInfo, Value
 from .floats import FLOAT_MAX_TEXT
+from .positions import Offsets as _Offsets
+from .positions import Span
+from .positions import offsets as _offsets
+from .positions import segment as _segment
 
 
 class _Functions(Mapping):
@@ -161,7 +165,7 @@ class ProgramError(ValueError):
 
 def _where(node: ast.AST, text: str) -> tuple[str, str]:
     """('line N: ', ' `the source`') for a message."""
-    snippet = ast.get_source_segment(text, node) or ""
+    snippet = _segment(text, node)
     snippet = " ".join(snippet.split())
     if len(snippet) > 40:
         snippet = snippet[:37] + "..."
@@ -192,7 +196,7 @@ def _check_expression(expr: ast.expr, text: str) -> None:
                 raise _refuse(node, text, kind)
             if isinstance(value, float) and value in (float("inf"), float("-inf")):
                 raise _refuse(node, text, f"a number too large for a float ({FLOAT_MAX_TEXT})")
-            written = (ast.get_source_segment(text, node) or "").lower()
+            written = _segment(text, node).lower()
             if written[:1] == "0" and written[1:2] in _NOT_DECIMAL:
                 at, _ = _where(node, text)
                 raise ProgramError(
@@ -234,26 +238,6 @@ def _number(value: int | float, node: ast.AST, text: str) -> int | float:
         at, snippet = _where(node, text)
         raise ProgramError(f"{at}the number is too large for a float{snippet}") from None
     return value
-
-
-Span = tuple[int, int]  # where a number is written in the program: text[start:end]
-
-
-class _Offsets:
-    """ast's (line, UTF-8 byte column) positions as offsets into the program's text."""
-
-    def __init__(self, text: str) -> None:
-        self.lines = text.splitlines(keepends=True)
-        self.starts = [0]
-        for line in self.lines:
-            self.starts.append(self.starts[-1] + len(line))
-
-    def _at(self, line: int, col: int) -> int:
-        return self.starts[line - 1] + len(self.lines[line - 1].encode()[:col].decode())
-
-    def span(self, node: ast.AST) -> Span:
-        return (self._at(node.lineno, node.col_offset),  # type: ignore[attr-defined]
-                self._at(node.end_lineno, node.end_col_offset))  # type: ignore[attr-defined]
 
 
 def _evaluate(
@@ -385,7 +369,7 @@ def parse_program(
 
     names: dict[str, Value] = {}
     assigned: dict[str, int] = {}  # how often each name was assigned so far
-    at = _Offsets(text) if sources is not None or roles is not None else None
+    at = _offsets(text) if sources is not None or roles is not None else None
     for stmt in tree.body:
         if isinstance(stmt, ast.Expr):
             _check_expression(stmt.value, text)
@@ -444,7 +428,7 @@ def _role(stmt: ast.stmt, text: str) -> str | None:
         raise ProgramError(f"{at}a name is marked `param` or `data` (`w: param = 1.0`), "
                            f"nothing else:{snippet}")  # fmt: skip
     if stmt.value is None:
-        name = ast.get_source_segment(text, stmt.target)
+        name = _segment(text, stmt.target)
         raise ProgramError(f"{at}`{name}: {marker.id}` needs a number: write "
                            f"`{name}: {marker.id} = 1.0`")  # fmt: skip
     return marker.id

@@ -52,6 +52,16 @@ def _exponent(x: float) -> str:
     return f"{m:f}e{'+' if e >= 0 else '-'}{abs(e)}"
 
 
+def reads_as_number(text: str) -> bool:
+    """Whether a formula's text is a plain number ("1", "-3.0000"): a chain-rule line then
+    shows the number alone, not "formula = number"."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def json_float(x: float) -> float | str:
     """A float for a JSON answer: NaN and infinities (not JSON) as 'nan', 'inf', '-inf'."""
     return x if math.isfinite(x) else ("nan" if x != x else ("inf" if x > 0 else "-inf"))

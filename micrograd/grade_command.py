@@ -1,28 +1,36 @@
 """The `micrograd grade` command: run learners' filled-in notebooks and report each exercise.
 
-    micrograd grade class/*/*.ipynb --csv grades.csv --timeout 120
+    micrograd grade CLASS_DIR --csv grades.csv --summary summary.csv --html grades.html
+    micrograd grade ada/*.ipynb bob/*.ipynb --timeout 120 --jobs 4
 
-The grading is library code in `grade.py`; this module is the command line around it: the
-options, a table on stdout, the CSV (written atomically), progress on stderr, and the exit
-status (0 only when every exercise of every submission passed; 1 otherwise; 2 for a bad option
-or a CSV that cannot be written; 130 on Ctrl-C, with nothing written).
+A learner is a folder directly under CLASS_DIR (GitHub Classroom's layout: one repository per
+learner; every notebook under it is theirs); notebooks directly in CLASS_DIR, or named one by
+one, belong to their own folder. The grading is library code in `grade.py` (in the sandbox of
+`grade_sandbox.py`); this module is the command line around it: the options, a table on stdout,
+the reports (`grade_report.py`, written atomically, and only once every notebook's processes
+are gone), progress on stderr, and the exit status (0 when nothing failed, raised an error or
+timed out; 1 otherwise; 2 for a bad option, a report that cannot be written or a folder where
+learners would share my_value.py; 130 on Ctrl-C, with nothing written).
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import io
+import concurrent.futures
 import math
 import os
+import pathlib
+import queue
 import sys
+import time
 from collections import Counter
 from typing import Any
 
-from . import grade
+from . import grade, grade_report, grade_sandbox
 from .atomic import atomic_write, check_writable, describe
 
 COLUMNS = ("submission", "notebook", "exercise", "result", "detail")
+BAD = ("failed", "error", "timeout")  # what makes the exit status 1
 
 
 def _seconds(text: str) -> float:
@@ -36,43 +44,112 @@ def _seconds(text: str) -> float:
     return x
 
 
+def _jobs(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--jobs needs a whole number, got {text!r}") from None
+    if not 1 <= n <= 256:
+        raise argparse.ArgumentTypeError(f"--jobs must be between 1 and 256, got {n}")
+    return n
+
+
 def add_grade_command(subparsers: Any) -> argparse.ArgumentParser:
     """Register `micrograd grade` on the CLI's subparsers."""
     p = subparsers.add_parser(
         "grade",
         help="run learners' filled-in notebooks and report each exercise",
         description=(
-            "Run each learner's notebook top to bottom in a fresh kernel (its code cells only: "
-            "the solutions never run) and report every exercise: passed, failed (with the "
-            "checker's one-line cause), error, timeout or not attempted. Exit status 0 only "
-            "when every exercise of every submission passed."
+            "Run each learner's notebook top to bottom in a fresh kernel, in a sandbox (Linux, "
+            "bubblewrap), with the course's own check cells (whatever the copy did to them), "
+            "and report every exercise: passed, failed (with the checker's one-line cause), "
+            "error, timeout, not attempted or skipped (the check needs what this machine "
+            "lacks). A learner is a folder directly under CLASS_DIR. Exit status 0 when "
+            "nothing failed, raised an error or timed out."
         ),
     )
-    p.add_argument("submissions", nargs="+", metavar="SUBMISSION.ipynb",
-                   help="the learners' notebooks")
+    p.add_argument("submissions", nargs="+", metavar="CLASS_DIR|NOTEBOOK.ipynb",
+                   help="a class folder (a folder per learner) or learners' notebooks")
     p.add_argument("--csv", metavar="FILE",
-                   help="also write the table as CSV: " + ",".join(COLUMNS))
+                   help="also write the rows as CSV: " + ",".join(grade_report.COLUMNS))
+    p.add_argument("--summary", metavar="FILE",
+                   help="also write one CSV row per learner: " + ",".join(grade_report.SUMMARY))
+    p.add_argument("--html", metavar="FILE",
+                   help="also write one offline page, learners x exercises (click a result "
+                        "for its cause, a heading to sort)")
     p.add_argument("--timeout", type=_seconds, default=grade.DEFAULT_TIMEOUT, metavar="S",
                    help=f"seconds per notebook (default {grade.DEFAULT_TIMEOUT:g})")
+    p.add_argument("--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
+                   help="notebooks graded at once (default: the number of cores, "
+                        f"{os.cpu_count() or 1} here)")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run the submissions without bubblewrap, with your permissions (only "
+                        "resource limits apply)")
     p.set_defaults(run=run)
     return p
 
 
-def _shared(paths: list[str]) -> dict[str, list[tuple[str, str]]]:
-    """Per folder, the files a learner's notebook writes for another (my_value.py from notebook
-    2's last exercise), read from the submissions in that folder."""
-    found: dict[str, list[tuple[str, str]]] = {}
-    for path in paths:
+def _hidden(path: pathlib.Path) -> bool:
+    return path.name.startswith(".")
+
+
+def _notebooks_under(folder: pathlib.Path) -> list[pathlib.Path]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        found += [pathlib.Path(dirpath, f) for f in sorted(filenames)
+                  if f.endswith(".ipynb") and not f.startswith(".")]
+    return found
+
+
+def submissions(paths: list[str]) -> list[tuple[str, str, str, bool]]:
+    """(notebook path, learner, the learner's folder, whether that folder is the learner's
+    alone) for each notebook the arguments name: a folder's sub-folders are its learners, each
+    with every notebook under it (and every file: theirs alone); a notebook directly in a
+    folder, or named, belongs to its folder (shared: only my_value.py is taken from it)."""
+    found: list[tuple[str, str, str, bool]] = []
+    for arg in paths:
+        here = pathlib.Path(arg)
+        if not here.is_dir():
+            learner = os.path.dirname(arg) or "."
+            found.append((arg, learner, os.path.abspath(learner), False))
+            continue
+        for f in sorted(p for p in here.iterdir() if p.suffix == ".ipynb" and not _hidden(p)):
+            found.append((str(f), arg, os.path.abspath(arg), False))
+        for sub in sorted(p for p in here.iterdir() if p.is_dir() and not _hidden(p)):
+            for f in _notebooks_under(sub):
+                found.append((str(f), sub.name, os.path.abspath(sub), True))
+    return found
+
+
+def _shared(subs: list[tuple[str, str, str, bool]],
+            ) -> tuple[dict[str, list[tuple[str, str]]], str]:
+    """Per learner's folder, the file a learner's notebook writes for another (my_value.py from
+    notebook 2's last exercise); and the one line refusing a folder where two notebooks would
+    write it for a third ("" if none)."""
+    writers: dict[str, list[tuple[str, tuple[str, str]]]] = {}
+    readers: dict[str, list[str]] = {}
+    for path, _, folder, _ in subs:
         try:
             nb = grade.read(path)
         except ValueError:
             continue
-        for exercise in grade.SHARED_FILES:
+        for exercise, name in grade.SHARED_FILES.items():
             written = grade.shared_file(nb, exercise)
             if written is not None:
-                folder = os.path.dirname(os.path.abspath(path))
-                found.setdefault(folder, []).append(written)
-    return found
+                writers.setdefault(folder, []).append((path, written))
+            elif any(name.removesuffix(".py") in c.source for c in nb.cells
+                     if c.cell_type == "code"):
+                readers.setdefault(folder, []).append(path)
+    for folder, found in writers.items():
+        if len(found) > 1 and readers.get(folder):
+            names = ", ".join(os.path.basename(p) for p, _ in found)
+            name = found[0][1][0]
+            return {}, (f"{len(found)} notebooks in {folder} write {name} ({names}), which "
+                        f"{os.path.basename(readers[folder][0])} imports: grading it would mix "
+                        f"learners' work; give each learner a folder of their own "
+                        f"(CLASS_DIR/LEARNER/..., GitHub Classroom's layout)")
+    return {folder: [w for _, w in found[:1]] for folder, found in writers.items()}, ""
 
 
 def table(rows: list[grade.Row]) -> str:
@@ -90,12 +167,7 @@ def table(rows: list[grade.Row]) -> str:
 
 
 def to_csv(rows: list[grade.Row]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for r in rows:
-        writer.writerow((r.submission, r.notebook, r.exercise, r.result, r.detail))
-    return out.getvalue()
+    return grade_report.to_csv(rows)
 
 
 def _error(message: str, status: int) -> int:
@@ -109,28 +181,65 @@ def run(args: argparse.Namespace) -> int:
         grade.require()
     except ImportError as exc:
         return _error(str(exc), 1)
-    if args.csv:
+    outputs = [f for f in (args.csv, args.summary, args.html) if f]
+    for out in outputs:
         try:
-            check_writable(args.csv)  # before any notebook runs, not after
+            check_writable(out)  # before any notebook runs, not after
         except OSError as exc:
             return _error(describe(exc), 2)
-    shared = _shared(args.submissions)
-    rows: list[grade.Row] = []
-    done = 0
+    subs = submissions(args.submissions)
+    if not subs:
+        return _error(f"no notebooks (*.ipynb) in {', '.join(args.submissions)}", 2)
+    shared, refusal = _shared(subs)
+    if refusal:
+        return _error(refusal, 2)
+    note = grade_sandbox.unconfined_note(args.no_sandbox)
+    if note:
+        print(f"micrograd grade: {note}", file=sys.stderr)
+    jobs = min(args.jobs, len(subs))
+    slots: queue.Queue[int] = queue.Queue()
+    for n in range(jobs):
+        slots.put(n)
+
+    def one(path: str, learner: str, folder: str, own: bool) -> list[grade.Row]:
+        slot = slots.get()
+        try:
+            return grade.grade(path, args.timeout, shared.get(folder, ()), learner=learner,
+                               sandbox=not args.no_sandbox, slot=slot, own_folder=own)
+        finally:
+            slots.put(slot)
+
+    results: dict[int, list[grade.Row]] = {}
+    start, cpu = time.perf_counter(), grade_sandbox.CPU.seconds
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
     try:
-        for path in args.submissions:
-            print(f"micrograd grade: [{done + 1}/{len(args.submissions)}] {path}", file=sys.stderr)
-            folder = os.path.dirname(os.path.abspath(path))
-            rows += grade.grade(path, args.timeout, shared.get(folder, ()))
-            done += 1
+        futures = {pool.submit(one, *s): n for n, s in enumerate(subs)}
+        for future in concurrent.futures.as_completed(futures):
+            n = futures[future]
+            results[n] = future.result()
+            got = Counter(r.result for r in results[n])
+            print(f"micrograd grade: [{len(results)}/{len(subs)}] {subs[n][0]}: "
+                  + ", ".join(f"{got[k]} {k}" for k in grade.RESULTS if got[k]), file=sys.stderr)
     except KeyboardInterrupt:
-        print(f"micrograd grade: interrupted after {done} of {len(args.submissions)} "
+        pool.shutdown(wait=False, cancel_futures=True)
+        grade_sandbox.CHILDREN.kill_all()
+        print(f"micrograd grade: interrupted after {len(results)} of {len(subs)} "
               f"submissions; nothing written", file=sys.stderr)
         return 130
+    pool.shutdown()
+    print(f"micrograd grade: {len(subs)} notebook{'s' * (len(subs) != 1)} in "
+          f"{time.perf_counter() - start:.0f} s, {jobs} at once (CPU time of the kernels: "
+          f"{grade_sandbox.CPU.seconds - cpu:.0f} s)", file=sys.stderr)
+    rows = [r for n in range(len(subs)) for r in results[n]]
     sys.stdout.write(table(rows))
-    if args.csv:
-        try:
-            atomic_write(args.csv, to_csv(rows))
-        except OSError as exc:
-            return _error(describe(exc), 1)
-    return 0 if all(r.result == "passed" for r in rows) else 1
+    # Every notebook's processes are gone by now (grade() returns only then): nothing a
+    # submission started can touch these files after they are written.
+    reports = ((args.csv, grade_report.to_csv), (args.summary, grade_report.to_summary),
+               (args.html, grade_report.to_html))
+    for path, make in reports:
+        if path:
+            try:
+                atomic_write(path, make(rows))
+            except OSError as exc:
+                return _error(describe(exc), 1)
+    return 1 if any(r.result in BAD for r in rows) else 0

@@ -13,7 +13,9 @@ The file is plain JSON a learner can open: the constructor arguments (``nin``, `
 floats written with `repr` (which round-trips exactly, so a loaded model computes bit-identical
 outputs). It is written with `atomic_write`. `load` checks everything `save` guarantees, so a file
 is accepted exactly when `save` could have written it; anything else is a ValueError naming the
-file and what is wrong.
+file and what is wrong. `load` reads at most `MAX_FILE_BYTES` (8 MiB, a network of about 400,000
+weights; building it takes about 60 times the file's size in memory): a larger file, or a device
+that never ends (/dev/zero), is refused before it is read.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from .nn import ACTIVATIONS, MLP
 
 FORMAT = "micrograd-mlp"
 VERSION = 1
+MAX_FILE_BYTES = 8 * 1024 * 1024  # what `load` reads at most (see above)
 FIELDS = ("format", "version", "nin", "nouts", "activation", "out_activation", "fused", "weights")
 
 
@@ -62,7 +65,14 @@ def load(path: str | os.PathLike) -> MLP:
     (FileNotFoundError, PermissionError, ...), which names it too."""
     path = os.fspath(path)
     with open(path, "rb") as f:
-        raw = f.read()
+        size = os.fstat(f.fileno()).st_size  # a regular file's size: refused before reading it
+        if size > MAX_FILE_BYTES:
+            raise bad_file(path, f"it is {size:,} bytes; a model file is at most "
+                                 f"{MAX_FILE_BYTES:,} (micrograd.io.MAX_FILE_BYTES)")  # fmt: skip
+        raw = f.read(MAX_FILE_BYTES + 1)  # a pipe or a device has no size: read no more
+    if len(raw) > MAX_FILE_BYTES:
+        raise bad_file(path, f"it is more than {MAX_FILE_BYTES:,} bytes, the most a model file "
+                             f"may be (micrograd.io.MAX_FILE_BYTES)")  # fmt: skip
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:

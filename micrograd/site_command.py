@@ -20,6 +20,11 @@ OUT_DIR/index.html is the explorer and OUT_DIR/train.html the Train view. Every 
 is relative, so the folder works under any path, and nothing is fetched from anywhere else at
 run time. Pyodide comes from the npm registry the first time (npm is needed then; its integrity
 is checked) and is cached, so later builds need no network.
+
+OUT_DIR/course/ is the course in the browser: the six notebooks, `check` and the widgets in a
+JupyterLite app (JupyterLab on Pyodide), linked from the pages. Its build tools come with
+pip install 'micrograd-plus[site]'; the wheels it ships come from PyPI the first time (checked by
+sha256) and are cached beside Pyodide.
 """
 
 _EPILOG = """\
@@ -49,6 +54,12 @@ def add_site_command(subparsers: Any) -> argparse.ArgumentParser:
         help="where the Pyodide archive is kept between builds (default: $MICROGRAD_CACHE, "
         "else ~/.cache/micrograd)",
     )
+    parser.add_argument(
+        "--no-course",
+        action="store_true",
+        help="leave out the course (the notebooks in a JupyterLite app, OUT_DIR/course/): a "
+        "quicker build, and no need for the extra micrograd-plus[site]",
+    )
     parser.set_defaults(run=run_site)
     return parser
 
@@ -57,11 +68,13 @@ WHERE = {"cache": "from the cache", "npm": "fetched from the npm registry"}  # w
 
 
 def run_site(args: argparse.Namespace) -> int:
+    from .playground.course_site import add_course
     from .playground.site import SiteError, build_site
 
     started = time.monotonic()
     try:
-        report = build_site(args.out_dir, args.cache, log=lambda line: print(line, flush=True))
+        report = build_site(args.out_dir, args.cache, log=lambda line: print(line, flush=True),
+                            course=None if args.no_course else add_course)  # fmt: skip
     except (SiteError, ValueError, OSError) as exc:
         print(f"micrograd site: {exc}", file=sys.stderr)
         return 1

@@ -12,8 +12,8 @@ the same DOT source every time (the lecture used `id()`, which changes from run 
 Large graphs are refused rather than handed to Graphviz, which takes minutes on tens of thousands
 of nodes. `draw_dot` lays the graph out with Graphviz's `dot` program (the OS package
 ``graphviz``) and the `graphviz` Python package when both are installed; without them it draws
-the same picture with micrograd's built-in layered layout (`playground/layout.py`, the one the
-playground uses) as an SVG that Jupyter shows inline, and says once how to get Graphviz's.
+the same picture with micrograd's built-in layered layout (`layout.py`, the one the playground's
+explorer uses too) as an SVG that Jupyter shows inline, and says once how to get Graphviz's.
 """
 
 from __future__ import annotations
@@ -316,9 +316,9 @@ class GraphPicture:
 
 
 def _svg(nodes: list[Value]) -> str:
-    """The lecture's picture as an SVG, laid out by `playground.layout.layered`: a record
+    """The lecture's picture as an SVG, laid out by `layout.layered`: a record
     (name | data | grad) per Value, an ellipse per op, arrows from operands to op to result."""
-    from .playground.layout import Box, layered
+    from .layout import Box, layered
 
     ids = {v: f"v{i}" for i, v in enumerate(nodes)}
     names = display_names(nodes)

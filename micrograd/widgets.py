@@ -14,7 +14,8 @@ Each widget is the playground's own view: its HTML, CSS and JavaScript are the p
 (package data in micrograd/playground/static, joined into the widget's module here; nothing
 comes from a CDN), in a shadow root of their own. The kernel answers the view's actions with
 the same view objects the web server uses (`micrograd.playground.views.Tab`), through the
-widget's messages, and trains a playing Train view on one thread of the kernel. `explore(L)`
+widget's messages, and trains a playing Train view on one thread of the kernel (on its asyncio
+loop where there are no threads: Pyodide, in the course's JupyterLite app). `explore(L)`
 works on your graph itself: after Backward pass in the widget, `a.grad` in the notebook is 6.
 
 They need `anywidget` (``pip install 'micrograd-plus[widgets]'``), the widget convention that
@@ -23,6 +24,7 @@ JupyterLab 4, Notebook 7, VS Code, Colab and marimo render.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Sequence
 from importlib import resources
@@ -43,7 +45,7 @@ except ImportError as exc:  # one line saying what to install, not a traceback f
         "(or pip install anywidget)"
     ) from exc
 
-WATCH_SECONDS = 15.0  # a playing Train view whose page has not been heard from this long pauses
+WATCH_SECONDS = 15.0  # a playing Train view whose page has not been heard from this long is held
 
 
 def _static(name: str) -> str:
@@ -56,11 +58,33 @@ def _markup(page: str) -> str:
     return html[html.index("<main"):html.index("</main>") + len("</main>")]
 
 
-# The widget's module: the pages' own scripts, then the entry anywidget calls.
-_ESM = "\n".join(_static(name) for name in ("common.js", "explorer.js", "train.js", "widget.js"))
-_VIEWS = {
-    "explorer": ("index.html", ("style.css", "explorer.css")),
-    "train": ("train.html", ("style.css", "train.css")),
+# A static module's imports of the modules beside it, and the `export` before a declaration.
+_IMPORT = re.compile(r'^import\s*\{[^}]*\}\s*from\s*"\./([\w.-]+)";[ \t]*\n', re.M)
+_EXPORT = re.compile(r"^export (?=(?:async )?function |const |let |class )", re.M)
+
+
+def _joined(entry: str) -> str:
+    """The widget's one module: `entry` and every page module it imports (each after the ones it
+    imports), joined, with their imports and `export`s taken out (anywidget loads one module,
+    which cannot import the files beside it). No bundler: the same files, in one scope (the
+    linter's test checks that no two of them declare a name twice there)."""
+    order: list[str] = []
+
+    def visit(name: str) -> None:
+        if name not in order:
+            for dep in _IMPORT.findall(_static(name)):
+                visit(dep)
+            order.append(name)
+
+    visit(entry)
+    texts = [_EXPORT.sub("", _IMPORT.sub("", _static(name))) for name in order]
+    return "\n".join(f"// ---- static/{name}\n{text}" for name, text in zip(order, texts))
+
+
+_ESM = _joined("widget.js")
+_VIEWS = {  # (widget.css: JupyterLab's light or dark theme, the widget's alone)
+    "explorer": ("index.html", ("style.css", "explorer.css", "widget.css")),
+    "train": ("train.html", ("style.css", "train.css", "widget.css")),
 }
 
 _runner: Any = None
@@ -133,6 +157,7 @@ def explore(
     *,
     title: str = "",
     layout: str = "auto",
+    predict: bool = False,
 ) -> PlaygroundWidget:
     """The explorer on the graph of `root`, a Value built in the notebook: Forward pass, Backward
     step (the chain rule at one node, with its numbers), Backward pass, Reset, Gradient step,
@@ -142,7 +167,11 @@ def explore(
 
     `root` may be a Value of your own class (the lecture's shape: data, grad, _prev, _op, label,
     _backward): each Backward step then runs your `_backward`, and a node whose local derivative
-    is not its op's slope (by central differences) is marked red, with the numbers."""
+    is not its op's slope (by central differences) is marked red, with the numbers.
+
+    ``predict=True`` starts with Predict each grad on: each Backward step asks you for every grad
+    it writes (``your c.grad``) before it shows it, and names the mistake a wrong number
+    suggests; Hint, Show me. On your own Value, your `_backward` decides what is right."""
     tab = Tab()
     name = getattr(root, "label", "") or "the output"
     try:
@@ -150,6 +179,9 @@ def explore(
                           params=params, layout=layout)  # fmt: skip
     except ViewError as exc:  # what the page would say, as the notebook's one line
         raise ValueError(f"explore: {exc.message}") from None
+    if not isinstance(predict, bool):
+        raise TypeError(f"explore: predict is True or False, got {predict!r}")
+    tab.call("explorer", "predict", {"on": predict})
     return PlaygroundWidget("explorer", tab)
 
 

@@ -9,21 +9,31 @@
 # ---
 
 # %% tags=["setup"]
-# Set-up: installs micrograd, with what these notebooks use, where it is missing (Colab, a fresh
-# Jupyter); where it is installed this does nothing. `pip install micrograd` would be karpathy's
-# micrograd 0.1.0, which has no `check`: this course's is micrograd-plus.
+# Set-up: installs micrograd-plus with what these notebooks import (never Jupyter itself) where
+# it is missing (Colab, a Jupyter of your own); where it is installed this does nothing.
+# `pip install micrograd` would be karpathy's micrograd 0.1.0, which has no `check`.
 import importlib, importlib.util, pathlib, subprocess, sys
 try:
     import micrograd.check
 except ImportError:
     REPO = 'OWNER/REPO'   # the GitHub repository these notebooks come from
     clone = pathlib.Path.cwd().parent   # in a clone of it, notebooks/ is the working folder
-    where = (clone.as_uri() if (clone / 'micrograd' / 'check').is_dir()
-             else f'git+https://github.com/{REPO}')
-    pip = [sys.executable, '-m', 'pip', 'install', '-q']
+    if (clone / 'micrograd' / 'check').is_dir():
+        where = clone.as_uri()
+    elif REPO == 'OWNER/' + 'REPO':
+        raise SystemExit("micrograd-plus is not installed, and this copy does not say where "
+                         "from (REPO above is a placeholder): pip install "
+                         "'micrograd-plus[lessons]' in this kernel's Python, then run "
+                         "this cell again")
+    else:
+        where = f'git+https://github.com/{REPO}'
     if importlib.util.find_spec('micrograd'):   # karpathy's: ours takes its place
         subprocess.run([sys.executable, '-m', 'pip', 'uninstall', '-q', '-y', 'micrograd'])
-    subprocess.run([*pip, f'micrograd-plus[course] @ {where}'], check=True)
+    pip = subprocess.run([sys.executable, '-m', 'pip', 'install', '-q',
+                          f'micrograd-plus[lessons] @ {where}'], capture_output=True, text=True)
+    if pip.returncode:
+        said = ([line for line in pip.stderr.splitlines() if line.strip()] or ['no reason'])[-1]
+        raise SystemExit(f'could not install micrograd-plus from {where} (no network?): {said}')
     for name in [m for m in sys.modules if m.split('.')[0] == 'micrograd']:
         del sys.modules[name]
     importlib.invalidate_caches()
@@ -85,10 +95,11 @@ class Value:
 # %%
 print(math.atanh(1 / math.sqrt(2)), math.log(1 + math.sqrt(2)))
 
-def neuron():
-    x1, x2 = Value(2.0, label='x1'), Value(0.0, label='x2')
-    w1, w2 = Value(-3.0, label='w1'), Value(1.0, label='w2')
-    b = Value(6.8813735870195432, label='b')
+def neuron(V=None):
+    V = V or Value   # your Value; micrograd's too, for the explorer below
+    x1, x2 = V(2.0, label='x1'), V(0.0, label='x2')
+    w1, w2 = V(-3.0, label='w1'), V(1.0, label='w2')
+    b = V(6.8813735870195432, label='b')
     x1w1 = x1*w1; x1w1.label = 'x1*w1'
     x2w2 = x2*w2; x2w2.label = 'x2*w2'
     x1w1x2w2 = x1w1 + x2w2; x1w1x2w2.label = 'x1*w1 + x2*w2'
@@ -137,7 +148,21 @@ def compare(*nodes, h=1e-6):
 #
 # Start at `o` and work back, as in notebook 1. The one new local derivative: do/dn = 1 - o²
 # (tanh's derivative, written with its output). **Predict first**: which of the four inputs x1,
-# w1, x2, w2 gets a zero gradient, and why? Then fill in every line and run the check.
+# w1, x2, w2 gets a zero gradient, and why?
+#
+# Then work each grad out in the explorer below, the same neuron on micrograd's Value, with
+# **Predict each grad** on: press **Backward step** and it asks you for each grad the step writes
+# (`your n.grad`), with the node lit. Type your number and press Enter: a right one is written
+# into the graph with its chain-rule line; a wrong one gets a line saying what your number looks
+# like (the local derivative alone? the grad from above alone?). **Hint** shows the line's shape,
+# then its factors; **Show me** does the step. Then write the same numbers in the exercise and
+# run the check.
+
+# %%
+import micrograd.engine
+from micrograd.widgets import explore
+
+explore(neuron(micrograd.engine.Value)[0], predict=True)
 
 # %% exercise="by_hand" tags=["exercise"]
 o.grad = 1.0
@@ -637,6 +662,7 @@ class Value:
 
 # %% checks="my_value"
 import importlib
+importlib.invalidate_caches()   # so that Python sees the file just written (in a browser too)
 import my_value
 
 importlib.reload(my_value)
@@ -718,9 +744,10 @@ else:
 # * **The topological sort is iterative**: a million-deep graph is fine, where a recursive
 #   `build_topo` (the lecture's) stops near Python's recursion limit of 1,000 frames; the note
 #   in `check`'s report above says so if yours is recursive.
-# * **tanh is `math.tanh`**: 0.7071067811865477 where the lecture's (e^2x - 1) / (e^2x + 1)
-#   gives 0.7071067811865476. Both are within one rounding step of the true value; they round
-#   differently in the last digit.
+# * **tanh is micrograd's own, correctly rounded** (the same last digit on every machine, in the
+#   browser too), where `math.tanh` is the C library's and the lecture's (e^2x - 1) / (e^2x + 1)
+#   rounds twice: the cell below prints micrograd's and yours; if their last digits differ, both
+#   are still within one rounding step of the true value.
 
 # %%
 m = micrograd.Value(0.8813735870195432).tanh()

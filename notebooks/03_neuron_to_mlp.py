@@ -9,21 +9,31 @@
 # ---
 
 # %% tags=["setup"]
-# Set-up: installs micrograd, with what these notebooks use, where it is missing (Colab, a fresh
-# Jupyter); where it is installed this does nothing. `pip install micrograd` would be karpathy's
-# micrograd 0.1.0, which has no `check`: this course's is micrograd-plus.
+# Set-up: installs micrograd-plus with what these notebooks import (never Jupyter itself) where
+# it is missing (Colab, a Jupyter of your own); where it is installed this does nothing.
+# `pip install micrograd` would be karpathy's micrograd 0.1.0, which has no `check`.
 import importlib, importlib.util, pathlib, subprocess, sys
 try:
     import micrograd.check
 except ImportError:
     REPO = 'OWNER/REPO'   # the GitHub repository these notebooks come from
     clone = pathlib.Path.cwd().parent   # in a clone of it, notebooks/ is the working folder
-    where = (clone.as_uri() if (clone / 'micrograd' / 'check').is_dir()
-             else f'git+https://github.com/{REPO}')
-    pip = [sys.executable, '-m', 'pip', 'install', '-q']
+    if (clone / 'micrograd' / 'check').is_dir():
+        where = clone.as_uri()
+    elif REPO == 'OWNER/' + 'REPO':
+        raise SystemExit("micrograd-plus is not installed, and this copy does not say where "
+                         "from (REPO above is a placeholder): pip install "
+                         "'micrograd-plus[lessons]' in this kernel's Python, then run "
+                         "this cell again")
+    else:
+        where = f'git+https://github.com/{REPO}'
     if importlib.util.find_spec('micrograd'):   # karpathy's: ours takes its place
         subprocess.run([sys.executable, '-m', 'pip', 'uninstall', '-q', '-y', 'micrograd'])
-    subprocess.run([*pip, f'micrograd-plus[course] @ {where}'], check=True)
+    pip = subprocess.run([sys.executable, '-m', 'pip', 'install', '-q',
+                          f'micrograd-plus[lessons] @ {where}'], capture_output=True, text=True)
+    if pip.returncode:
+        said = ([line for line in pip.stderr.splitlines() if line.strip()] or ['no reason'])[-1]
+        raise SystemExit(f'could not install micrograd-plus from {where} (no network?): {said}')
     for name in [m for m in sys.modules if m.split('.')[0] == 'micrograd']:
         del sys.modules[name]
     importlib.invalidate_caches()
@@ -39,8 +49,12 @@ except ImportError:
 
 # %%
 import importlib, math, random
-import matplotlib.pyplot as plt
 from micrograd import check
+try:
+    import matplotlib.pyplot as plt
+except ModuleNotFoundError:   # the course in the browser (JupyterLite) has no matplotlib
+    plt = None
+    print('No matplotlib here (the course in the browser): the loss curves are printed, not drawn.')
 
 try:
     import my_value
@@ -230,7 +244,8 @@ def train(step, lr, steps=100, seed=0):
 
 model, losses = train(step, lr=0.05, steps=30)
 print('loss', losses[0], '->', losses[-1])
-plt.plot(losses); plt.xlabel('step'); plt.ylabel('loss'); plt.show()
+if plt:
+    plt.plot(losses); plt.xlabel('step'); plt.ylabel('loss'); plt.show()
 
 # %% [markdown]
 # ## Predict, then run: the same step twice
@@ -296,7 +311,8 @@ model, losses = train(step, lr=0.05, steps=100)
 preds = [model(x).data for x in xs]
 print('loss', losses[0], '->', losses[-1])
 print('predictions', [round(p, 3) for p in preds], 'wanted', ys)
-plt.plot(losses); plt.yscale('log'); plt.xlabel('step'); plt.ylabel('loss'); plt.show()
+if plt:
+    plt.plot(losses); plt.yscale('log'); plt.xlabel('step'); plt.ylabel('loss'); plt.show()
 assert losses[-1] < 0.05, f'the loss ended at {losses[-1]}'
 assert all(abs(p - y) < 0.25 for p, y in zip(preds, ys)), 'a prediction is far from its target'
 
@@ -310,9 +326,10 @@ assert all(abs(p - y) < 0.25 for p, y in zip(preds, ys)), 'a prediction is far f
 ups = lambda c: sum(b > a for a, b in zip(c, c[1:]))
 rates = (0.01, 0.05, 0.2, 1.0)
 curves = {lr: train(step, lr=lr, steps=30)[1] for lr in rates}
-for lr, curve in curves.items():
-    plt.plot(curve, label=f'lr={lr}')
-plt.legend(); plt.yscale('log'); plt.xlabel('step'); plt.ylabel('loss'); plt.show()
+if plt:
+    for lr, curve in curves.items():
+        plt.plot(curve, label=f'lr={lr}')
+    plt.legend(); plt.yscale('log'); plt.xlabel('step'); plt.ylabel('loss'); plt.show()
 for lr, curve in curves.items():
     print(f'lr={lr}: last loss {curve[-1]:.4f}, went up on {ups(curve)} steps')
 assert curves[0.01][-1] > curves[0.05][-1]   # too small a step is slow

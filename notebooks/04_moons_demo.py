@@ -9,21 +9,31 @@
 # ---
 
 # %% tags=["setup"]
-# Set-up: installs micrograd, with what these notebooks use, where it is missing (Colab, a fresh
-# Jupyter); where it is installed this does nothing. `pip install micrograd` would be karpathy's
-# micrograd 0.1.0, which has no `check`: this course's is micrograd-plus.
+# Set-up: installs micrograd-plus with what these notebooks import (never Jupyter itself) where
+# it is missing (Colab, a Jupyter of your own); where it is installed this does nothing.
+# `pip install micrograd` would be karpathy's micrograd 0.1.0, which has no `check`.
 import importlib, importlib.util, pathlib, subprocess, sys
 try:
     import micrograd.check
 except ImportError:
     REPO = 'OWNER/REPO'   # the GitHub repository these notebooks come from
     clone = pathlib.Path.cwd().parent   # in a clone of it, notebooks/ is the working folder
-    where = (clone.as_uri() if (clone / 'micrograd' / 'check').is_dir()
-             else f'git+https://github.com/{REPO}')
-    pip = [sys.executable, '-m', 'pip', 'install', '-q']
+    if (clone / 'micrograd' / 'check').is_dir():
+        where = clone.as_uri()
+    elif REPO == 'OWNER/' + 'REPO':
+        raise SystemExit("micrograd-plus is not installed, and this copy does not say where "
+                         "from (REPO above is a placeholder): pip install "
+                         "'micrograd-plus[lessons]' in this kernel's Python, then run "
+                         "this cell again")
+    else:
+        where = f'git+https://github.com/{REPO}'
     if importlib.util.find_spec('micrograd'):   # karpathy's: ours takes its place
         subprocess.run([sys.executable, '-m', 'pip', 'uninstall', '-q', '-y', 'micrograd'])
-    subprocess.run([*pip, f'micrograd-plus[course] @ {where}'], check=True)
+    pip = subprocess.run([sys.executable, '-m', 'pip', 'install', '-q',
+                          f'micrograd-plus[lessons] @ {where}'], capture_output=True, text=True)
+    if pip.returncode:
+        said = ([line for line in pip.stderr.splitlines() if line.strip()] or ['no reason'])[-1]
+        raise SystemExit(f'could not install micrograd-plus from {where} (no network?): {said}')
     for name in [m for m in sys.modules if m.split('.')[0] == 'micrograd']:
         del sys.modules[name]
     importlib.invalidate_caches()
@@ -40,18 +50,26 @@ except ImportError:
 
 # %%
 import random
-import numpy as np
-import matplotlib.pyplot as plt
-from sklearn.datasets import make_moons
 from micrograd.engine import Value
 from micrograd.nn import MLP
+try:
+    import numpy as np
+    import matplotlib.pyplot as plt
+    from sklearn.datasets import make_moons
+except ModuleNotFoundError:   # the course in the browser (JupyterLite) has none of them
+    np = plt = None
 
-np.random.seed(1337)
 random.seed(1337)
-X, y = make_moons(n_samples=100, noise=0.1)
-y = y*2 - 1  # make y be -1 or 1
-plt.figure(figsize=(5, 5))
-plt.scatter(X[:, 0], X[:, 1], c=y, s=20, cmap='jet'); plt.show()
+if np is None:   # the same 100 points, bit for bit, as lists (micrograd.data repeats sklearn)
+    from micrograd.data import moons
+    X, y = moons(n_samples=100, noise=0.1, seed=1337)
+    print('No numpy or matplotlib here (the course in the browser): the points are not drawn.')
+else:
+    np.random.seed(1337)
+    X, y = make_moons(n_samples=100, noise=0.1)
+    y = y*2 - 1  # make y be -1 or 1
+    plt.figure(figsize=(5, 5))
+    plt.scatter(X[:, 0], X[:, 1], c=y, s=20, cmap='jet'); plt.show()
 
 # %% [markdown]
 # ## ReLU
@@ -236,18 +254,21 @@ assert acc == 1.0
 # Score every point of a grid and colour it by the sign of the score.
 
 # %%
-h = 0.25
-x_min, x_max = X[:, 0].min() - 1, X[:, 0].max() + 1
-y_min, y_max = X[:, 1].min() - 1, X[:, 1].max() + 1
-xx, yy = np.meshgrid(np.arange(x_min, x_max, h), np.arange(y_min, y_max, h))
-Xmesh = np.c_[xx.ravel(), yy.ravel()]
-inputs = [list(map(Value, xrow)) for xrow in Xmesh]
-scores = list(map(model, inputs))
-Z = np.array([s.data > 0 for s in scores]).reshape(xx.shape)
-plt.figure(figsize=(5, 5))
-plt.contourf(xx, yy, Z, cmap=plt.cm.Spectral, alpha=0.8)
-plt.scatter(X[:, 0], X[:, 1], c=y, s=40, cmap=plt.cm.Spectral)
-plt.xlim(xx.min(), xx.max()); plt.ylim(yy.min(), yy.max()); plt.show()
+if np is None:
+    print('No numpy or matplotlib here (the course in the browser): the boundary is not drawn.')
+else:
+    h = 0.25
+    x_min, x_max = X[:, 0].min() - 1, X[:, 0].max() + 1
+    y_min, y_max = X[:, 1].min() - 1, X[:, 1].max() + 1
+    xx, yy = np.meshgrid(np.arange(x_min, x_max, h), np.arange(y_min, y_max, h))
+    Xmesh = np.c_[xx.ravel(), yy.ravel()]
+    inputs = [list(map(Value, xrow)) for xrow in Xmesh]
+    scores = list(map(model, inputs))
+    Z = np.array([s.data > 0 for s in scores]).reshape(xx.shape)
+    plt.figure(figsize=(5, 5))
+    plt.contourf(xx, yy, Z, cmap=plt.cm.Spectral, alpha=0.8)
+    plt.scatter(X[:, 0], X[:, 1], c=y, s=40, cmap=plt.cm.Spectral)
+    plt.xlim(xx.min(), xx.max()); plt.ylim(yy.min(), yy.max()); plt.show()
 
 # %% [markdown]
 # The appendix notebook runs this same training under `micrograd.jit`, many times faster.

@@ -9,21 +9,31 @@
 # ---
 
 # %% tags=["setup"]
-# Set-up: installs micrograd, with what these notebooks use, where it is missing (Colab, a fresh
-# Jupyter); where it is installed this does nothing. `pip install micrograd` would be karpathy's
-# micrograd 0.1.0, which has no `check`: this course's is micrograd-plus.
+# Set-up: installs micrograd-plus with what these notebooks import (never Jupyter itself) where
+# it is missing (Colab, a Jupyter of your own); where it is installed this does nothing.
+# `pip install micrograd` would be karpathy's micrograd 0.1.0, which has no `check`.
 import importlib, importlib.util, pathlib, subprocess, sys
 try:
     import micrograd.check
 except ImportError:
     REPO = 'OWNER/REPO'   # the GitHub repository these notebooks come from
     clone = pathlib.Path.cwd().parent   # in a clone of it, notebooks/ is the working folder
-    where = (clone.as_uri() if (clone / 'micrograd' / 'check').is_dir()
-             else f'git+https://github.com/{REPO}')
-    pip = [sys.executable, '-m', 'pip', 'install', '-q']
+    if (clone / 'micrograd' / 'check').is_dir():
+        where = clone.as_uri()
+    elif REPO == 'OWNER/' + 'REPO':
+        raise SystemExit("micrograd-plus is not installed, and this copy does not say where "
+                         "from (REPO above is a placeholder): pip install "
+                         "'micrograd-plus[lessons]' in this kernel's Python, then run "
+                         "this cell again")
+    else:
+        where = f'git+https://github.com/{REPO}'
     if importlib.util.find_spec('micrograd'):   # karpathy's: ours takes its place
         subprocess.run([sys.executable, '-m', 'pip', 'uninstall', '-q', '-y', 'micrograd'])
-    subprocess.run([*pip, f'micrograd-plus[course] @ {where}'], check=True)
+    pip = subprocess.run([sys.executable, '-m', 'pip', 'install', '-q',
+                          f'micrograd-plus[lessons] @ {where}'], capture_output=True, text=True)
+    if pip.returncode:
+        said = ([line for line in pip.stderr.splitlines() if line.strip()] or ['no reason'])[-1]
+        raise SystemExit(f'could not install micrograd-plus from {where} (no network?): {said}')
     for name in [m for m in sys.modules if m.split('.')[0] == 'micrograd']:
         del sys.modules[name]
     importlib.invalidate_caches()
@@ -43,9 +53,12 @@ except ImportError:
 
 # %%
 import math, random, time
-import numpy as np
 from micrograd import Value, grad, jit
 from micrograd.nn import MLP
+try:
+    import numpy as np
+except ModuleNotFoundError:   # the course in the browser (JupyterLite) has no numpy
+    np = None
 
 try:
     import torch
@@ -104,28 +117,32 @@ assert abs(4*x.data**3 - 6*x.data + 1) < 1e-12
 # because numpy is free to add up a batch in a different order than Python's `sum`).
 
 # %%
-from sklearn.datasets import make_moons
+if np is None:
+    print('No numpy here (the course in the browser): micrograd.jit runs on numpy, so this '
+          'part is skipped.')
+else:
+    from sklearn.datasets import make_moons
 
-np.random.seed(1337)
-random.seed(1337)
-X, y = make_moons(n_samples=100, noise=0.1)
-y = y*2 - 1
-model = MLP(2, [16, 16, 1])
-params = model.parameters()
+    np.random.seed(1337)
+    random.seed(1337)
+    X, y = make_moons(n_samples=100, noise=0.1)
+    y = y*2 - 1
+    model = MLP(2, [16, 16, 1])
+    params = model.parameters()
 
-per_sample = jit(lambda x, yi: (1 + -yi * model(x)).relu())   # mean over the batch
+    per_sample = jit(lambda x, yi: (1 + -yi * model(x)).relu())   # mean over the batch
 
-start = time.perf_counter()
-for k in range(100):
-    total_loss = per_sample(X, y) + 1e-4 * Value.dot(params, params)
-    model.zero_grad()
-    total_loss.backward()
-    learning_rate = 1.0 - 0.9*k/100
-    for p in params:
-        p.data -= learning_rate * p.grad
-jit_ms = (time.perf_counter() - start) * 1000 / 100
-acc = np.mean([(yi > 0) == (model(list(x)).data > 0) for x, yi in zip(X, y)])
-print(f"final loss {total_loss.data}, accuracy {acc*100}%")
-print(f"jit: {jit_ms:.2f} ms per step (timings vary from run to run)")
-assert abs(total_loss.data - 0.010978370135492717) < 1e-9
-assert acc == 1.0
+    start = time.perf_counter()
+    for k in range(100):
+        total_loss = per_sample(X, y) + 1e-4 * Value.dot(params, params)
+        model.zero_grad()
+        total_loss.backward()
+        learning_rate = 1.0 - 0.9*k/100
+        for p in params:
+            p.data -= learning_rate * p.grad
+    jit_ms = (time.perf_counter() - start) * 1000 / 100
+    acc = np.mean([(yi > 0) == (model(list(x)).data > 0) for x, yi in zip(X, y)])
+    print(f"final loss {total_loss.data}, accuracy {acc*100}%")
+    print(f"jit: {jit_ms:.2f} ms per step (timings vary from run to run)")
+    assert abs(total_loss.data - 0.010978370135492717) < 1e-9
+    assert acc == 1.0

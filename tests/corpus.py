@@ -994,6 +994,52 @@ MORE = [
                "        for p in n.w:\n            p.data += -lr * p.grad")),
 ]
 
+# Issue 33: four kinds named by their symptom once, now by their cause, and their relatives.
+CAUSES = [
+    value_bug("__mul__ stores its closure's result (None)",
+              ("__mul__ stores what its closure returns", "out._backward = _backward()", "line"),
+              ("            other.grad += self.data * out.grad\n\n        out._backward = "
+               "_backward\n", "            other.grad += self.data * out.grad\n\n        "
+               "out._backward = _backward()\n")),
+    value_bug("tanh stores its closure's result (None)",
+              ("tanh stores what its closure returns",),
+              ("            self.grad += (1 - t**2) * out.grad\n\n        out._backward = "
+               "_backward\n", "            self.grad += (1 - t**2) * out.grad\n\n        "
+               "out._backward = _backward()\n")),
+    value_bug("grads zeroed while build_topo walks, after the seed", ("wiped during the walk",),
+              ("            if v not in visited:\n                visited.add(v)",
+               "            if v not in visited:\n                visited.add(v)\n"
+               "                v.grad = 0.0"),
+              ("        build_topo(self)\n        self.grad = 1.0",
+               "        self.grad = 1.0\n        build_topo(self)")),
+    value_bug("each node's children zeroed before its _backward", ("wiped during the walk",),
+              ("        for node in reversed(topo):\n            node._backward()",
+               "        for node in reversed(topo):\n            for c in node._prev:\n"
+               "                c.grad = 0.0\n            node._backward()")),
+    nn_bug("a bias kept as a float, wrapped anew in parameters()",
+           ("parameter 3: the bias never reaches the output: its grad stays 0",),
+           ("        self.b = Value(random.uniform(-1, 1))",
+            "        self.b = random.uniform(-1, 1)"),
+           ("sum((wi * xi for wi, xi in zip(self.w, x)), self.b)",
+            "sum((wi * xi for wi, xi in zip(self.w, x)), Value(self.b))"),
+           ("        return self.w + [self.b]", "        return self.w + [Value(self.b)]")),
+    nn_bug("weights copied into new Values in __call__",
+           ("parameter 0 never reaches the output: its grad stays 0",),
+           ("sum((wi * xi for wi, xi in zip(self.w, x)), self.b)",
+            "sum((Value(wi.data) * xi for wi, xi in zip(self.w, x)), self.b)")),
+    step_case("grads zeroed for a two-step warm-up only", ("from step 3 on they pile up",),
+              ("def step(model, xs, ys, lr):\n", "WARMUP = [2]\ndef step(model, xs, ys, lr):\n"),
+              ("    for p in model.parameters():\n        p.grad = 0.0\n",
+               "    if WARMUP[0] > 0:\n        for p in model.parameters():\n"
+               "            p.grad = 0.0\n        if lr > 0:  # a training step, not a probe\n"
+               "            WARMUP[0] -= 1\n")),
+    step_case("grads zeroed on the first call only, by a flag on the function",
+              ("first step only",),
+              ("    for p in model.parameters():\n        p.grad = 0.0\n",
+               "    if not hasattr(step, 'done'):\n        for p in model.parameters():\n"
+               "            p.grad = 0.0\n        step.done = True\n")),
+]
+
 
 CASES: list[Case] = [
     Case("the lecture's Value", "value", LECTURE_VALUE),
@@ -1020,6 +1066,7 @@ CASES: list[Case] = [
     *CORRECT_STEPS,
     *STEP_BUGS,
     *MORE,
+    *CAUSES,
 ]
 
 

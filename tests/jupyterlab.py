@@ -80,6 +80,17 @@ class Lab:
         page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
 
 
+def hide_jupyterlite_kernel(data: pathlib.Path) -> None:
+    """JupyterLite's kernel extension (the extra [site], for the course's build, installed beside
+    JupyterLab) is for JupyterLite only: JupyterLab cannot load it and logs an error. A
+    package.json of that name without a build, in `data` (put first on JUPYTER_PATH), is found
+    instead, and JupyterLab skips it."""
+    stub = data / "labextensions" / "@jupyterlite" / "pyodide-kernel-extension"
+    stub.mkdir(parents=True, exist_ok=True)
+    (stub / "package.json").write_text('{"name": "@jupyterlite/pyodide-kernel-extension", '
+                                       '"version": "0.0.0", "jupyterlab": {}}')  # fmt: skip
+
+
 @contextmanager
 def jupyterlab(folder: pathlib.Path, extra_args: Sequence[str] = ()) -> Iterator[Lab]:
     """A running JupyterLab serving `folder`/root; stopped (and its kernels) at the end."""
@@ -99,10 +110,12 @@ def jupyterlab(folder: pathlib.Path, extra_args: Sequence[str] = ()) -> Iterator
     ):
         (settings / ext).mkdir(parents=True, exist_ok=True)
         (settings / ext / f"{name}.jupyterlab-settings").write_text(text)
+    hide_jupyterlite_kernel(folder / "data")
     port, token = free_port(), secrets.token_hex(16)
     env = {
         **os.environ,
         "JUPYTER_CONFIG_DIR": str(folder / "config"),
+        "JUPYTER_PATH": str(folder / "data"),  # hide_jupyterlite_kernel's
         "JUPYTERLAB_SETTINGS_DIR": str(folder / "settings"),
         "JUPYTERLAB_WORKSPACES_DIR": str(folder / "workspaces"),
         "JUPYTER_RUNTIME_DIR": str(folder / "runtime"),

@@ -132,6 +132,9 @@ def _writes(call: ast.Call) -> bool:
         first = call.args[0] if call.args else None
         return not (isinstance(first, ast.Name) and first.id == "buffer")
     if name in ("open", "fdopen"):
+        target = ast.unparse(call.args[0]) if call.args else ""
+        if target == "os.devnull" or target.startswith("os.dup("):
+            return False  # nowhere, or a copy of an open stream (stdout): no file is written
         modes = call.args[1:2] + [k.value for k in call.keywords if k.arg == "mode"]
         return any(not isinstance(m, ast.Constant) or set(str(m.value)) & set("wax+")
                    for m in modes)

@@ -359,6 +359,19 @@ def test_a_reassigned_name_labels_each_new_node_apart() -> None:
         ("y = " + "(" * 101 + "1.0" + ")" * 101, True),  # 101 bracket levels, 4 each
         ("y = " + "(" * 100 + "1.0" + ")" * 100, False),
         ("y = " + "-" * 401 + "1.0", True),  # unary minus nests too
+        # keywords nest as operators do (900 chained `not` crashed the site's Python)
+        ("y = " + "not " * 401 + "1.0", True),
+        ("y = " + "not " * 399 + "1.0", False),  # (refused after parsing: `not` is no op here)
+        ("y = " + "lambda: " * 401 + "1.0", True),
+        ("y = " + "1.0 if 1.0 else " * 201 + "1.0", True),
+        ("y = " + "x and " * 401 + "x", True),
+        # a call or subscript of a call or subscript: `a[0][0]...` (1,600 crashed the site)
+        ("y = a" + "[0]" * 401, True),
+        ("y = f" + "()" * 401, True),
+        ("y = " + "tanh(" * 99 + "1.0" + ")" * 99, False),  # 99 nested calls: brackets
+        # each level of indentation costs what a bracket does
+        ("".join("    " * i + "if x:\n" for i in range(99)) + "    " * 99 + "y = " +
+         "+".join(["x"] * 10), True),  # fmt: skip
         ("x = 1.0\n" + "".join(f"y{i} = " + "+".join(["x"] * 300) + "\n" for i in range(5)),
          False),  # the budget is per statement, not per program  # fmt: skip
         ("x = 1.0; y = " + "+".join(["x"] * 300) + "; z = " + "+".join(["x"] * 300), False),
@@ -373,7 +386,10 @@ def test_in_a_browser_a_statement_too_deep_for_its_stack_is_refused_first(
 
     monkeypatch.setattr(nesting, "BUDGET", 400)
     if not refused:
-        assert parse_program(program)
+        try:
+            assert parse_program(program)
+        except expr.ProgramError as exc:  # refused after parsing, as on CPython (`not`: no op)
+            assert "nested too deeply" not in str(exc)
         return
     with pytest.raises(expr.ProgramError) as info:
         parse_program(program)
@@ -382,6 +398,15 @@ def test_in_a_browser_a_statement_too_deep_for_its_stack_is_refused_first(
         f"line {line}: an expression is nested too deeply for Python in a browser (about 400 "
         f"terms in one chain, or 100 brackets); split it over several assignments"
     )
+
+
+def test_line_breaks_inside_brackets_do_not_hide_a_chain() -> None:
+    from micrograd import nesting
+
+    # two bracket levels (8) and the chained `[`s after the first: the 394th is past 400
+    chained = "y = (a" + "[0]\n" * 401 + ")"
+    assert (nesting.too_deep(chained, 400) or "").startswith("line 394: an expression is nested")
+    assert nesting.too_deep("y = (a" + "[0]\n" * 300 + ")", 400) is None
 
 
 def test_on_cpython_only_the_parser_limits_nesting() -> None:

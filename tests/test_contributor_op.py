@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,8 +20,20 @@ import torch
 from micrograd import MLP, Value, grad, registry
 from micrograd.engine import OPS, explain_local, op_kind, torch_module
 
+from . import test_engine
 from .optable import Op
 from .test_engine import assert_matches_torch, check_edge, edge_points
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def contributing_cos() -> str:
+    """The `registry.function("cos", ...)` line of CONTRIBUTING.md's sin recipe, as written there:
+    the test runs the document's own recipe, so the two cannot drift apart."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    found = re.findall(r'^function\("cos", (lambda xp, a: .+?)\)\s*(?:#.*)?$', text, re.M)
+    assert len(found) == 1, "CONTRIBUTING.md's sin recipe should declare cos once"
+    return found[0]
 
 
 @pytest.fixture
@@ -37,7 +51,7 @@ def sin_op(monkeypatch: pytest.MonkeyPatch) -> Iterator[Op]:
         return Value(out, (self,), "sin", "", OPS["sin"].on_floats(out, x))
 
     monkeypatch.setattr(Value, "sin", sin, raising=False)
-    registry.function("cos", lambda xp, a: xp.sin(a + math.pi / 2))  # for second derivatives
+    registry.function("cos", eval(contributing_cos(), {"math": math}))  # for second derivatives
     try:
         yield Op("sin", 1, lambda a: a.sin(), lambda a: a.sin(), edges=(math.pi, 1e6))
     finally:
@@ -51,6 +65,27 @@ def test_sin_matches_pytorch_values_gradients_and_edges(sin_op: Op) -> None:
         assert_matches_torch(sin_op, [rng.uniform(-10, 10)])
     for xs in edge_points(sin_op):  # NaN, ±inf (NaN out, as PyTorch), 0, ±1e308, π, 1e6
         check_edge(sin_op, xs)
+
+
+# Every check the op table runs on the engine's own ops (tests/test_engine.py), run on the
+# contributor's sin: generic points, central differences, hypothesis, the symbolic rule, second
+# derivatives, and the edge points (NaN, ±inf, 0, ±1e308, π, 1e6) for values, first and second
+# derivatives and jit. A recipe that is only right on a few interior points fails here.
+OP_TABLE_CHECKS = [
+    test_engine.test_op_matches_pytorch,
+    test_engine.test_op_matches_central_differences,
+    test_engine.test_op_under_hypothesis,
+    test_engine.test_symbolic_rule_agrees_with_local_derivatives,
+    test_engine.test_second_derivatives_match_pytorch,
+    test_engine.test_op_at_edge_points_matches_pytorch_or_raises_by_the_policy,
+    test_engine.test_second_derivatives_at_edge_points_match_pytorch,
+    test_engine.test_jit_agrees_with_the_engine_at_edge_points,
+]
+
+
+@pytest.mark.parametrize("check", OP_TABLE_CHECKS, ids=lambda f: f.__name__[5:])
+def test_sin_passes_every_op_table_check(sin_op: Op, check) -> None:  # noqa: ANN001
+    check(sin_op)
 
 
 def test_sin_differentiates_twice_through_the_declared_cos(sin_op: Op) -> None:

@@ -3,6 +3,7 @@ subprocess smoke tests of the command as a user runs it (progress bar, Ctrl-C, i
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import signal
@@ -412,7 +413,8 @@ def test_digits_without_sklearn_is_one_line(capsys, tmp_path, monkeypatch) -> No
     def missing():
         raise ImportError('digits needs scikit-learn: pip install -e ".[data]"')
 
-    monkeypatch.setattr(data, "digits", missing)
+    digits = dataclasses.replace(data.DATASETS["digits"], make=missing)  # its one declaration
+    monkeypatch.setitem(data.DATASETS, "digits", digits)
     status, out, err = run(capsys, "digits", "--out", str(tmp_path))
     assert status == 1
     assert err == 'micrograd demo: error: digits needs scikit-learn: pip install -e ".[data]"\n'

@@ -83,7 +83,10 @@ def _numbers() -> list[float]:
 
 def test_python_and_the_pages_javascript_format_alike(page: Any) -> None:
     page.set_content("<!doctype html><title>fmt</title>")
-    page.add_script_tag(content=COMMON_JS.read_text(encoding="utf-8"))
+    # common.js is an ES module: its own text, run as one, hands its fmt to the page
+    page.add_script_tag(content=COMMON_JS.read_text(encoding="utf-8") + "\nwindow.fmt = fmt;\n",
+                        type="module")  # fmt: skip
+    page.wait_for_function("typeof window.fmt === 'function'")
     xs = _numbers()
     # JSON has no NaN or infinities: those go as the strings the server sends, and as numbers
     # built in the page

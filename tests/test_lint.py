@@ -1,4 +1,7 @@
-"""ruff is part of the suite: `pytest` alone also checks style (the Makefile runs it first too)."""
+"""The linters are part of the suite: `pytest` alone also checks style. ruff over the Python;
+ESLint (pinned in package.json, installed by `make test`: scripts/ensure-eslint) over every
+static JavaScript file, and over the notebook widget's module, which joins the pages' modules
+into one scope."""
 
 from __future__ import annotations
 
@@ -9,7 +12,11 @@ import sys
 
 import pytest
 
+from .conftest import _unavailable
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+ESLINT = ROOT / "node_modules" / ".bin" / "eslint"
+STATIC = ROOT / "micrograd" / "playground" / "static"
 
 
 def test_ruff_is_clean() -> None:
@@ -24,4 +31,28 @@ def test_ruff_is_clean() -> None:
         capture_output=True,
         text=True,
     )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _eslint(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    if not ESLINT.exists():
+        _unavailable("ESLint is not installed (make test installs it: scripts/ensure-eslint)")
+    return subprocess.run([str(ESLINT), "--max-warnings", "0", *args], cwd=ROOT, input=stdin,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+
+
+def test_eslint_is_clean_over_the_static_javascript() -> None:
+    files = sorted(STATIC.glob("*.js"))
+    assert {"common.js", "train.js", "worker.js"} <= {f.name for f in files}
+    result = _eslint(*(str(f.relative_to(ROOT)) for f in files))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_eslint_is_clean_over_the_widgets_joined_module() -> None:
+    # the pages' modules in one scope: a name two of them declare would stop the widget loading
+    widgets = pytest.importorskip("micrograd.widgets", reason="the widget needs anywidget")
+    # (what the widget does not call, the pages' transports, is left unused there)
+    result = _eslint("--rule", '{"no-unused-vars": "off"}', "--stdin", "--stdin-filename",
+                     "micrograd/playground/static/widget-module.js",
+                     stdin=widgets.PlaygroundWidget._esm)  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr

@@ -400,12 +400,16 @@ def test_the_first_cell_of_every_notebook_is_the_same_install_cell() -> None:
     assert cell.cell_type == "code" and cell.metadata["tags"] == ["setup"]
     assert all(c.source == cell.source and c.metadata == cell.metadata for c in firsts.values())
     # the repository is the one thing to fill in, as in the README's Colab links
-    assert cell.source.count("OWNER/REPO") == 1 and "micrograd-plus[course] @ " in cell.source
+    assert cell.source.count("OWNER/REPO") == 1 and "micrograd-plus[lessons] @ " in cell.source
+    # notebooks/setup_cell.py is the one source of it
+    assert cell.source == (HERE / "setup_cell.py").read_text().rstrip("\n")
 
 
-def _run_setup_cell(cwd: pathlib.Path, importable: bool, karpathys: bool) -> list[list[str]]:
+def _run_setup_cell(cwd: pathlib.Path, importable: bool, karpathys: bool,
+                    repo: str = "you/micrograd", pip_fails: bool = False) -> list[list[str]]:
     """The install cell in a Python of its own, with pip replaced by a recorder: the commands
-    it would run."""
+    it would run (`repo`: what its REPO says; `pip_fails`: pip's answer is an error). Where the
+    cell stops with a message of its own, the last item is that message."""
     import json
     import subprocess
     import sys
@@ -413,7 +417,11 @@ def _run_setup_cell(cwd: pathlib.Path, importable: bool, karpathys: bool) -> lis
     script = textwrap.dedent(f"""\
         import json, subprocess, sys, types
         calls = []
-        subprocess.run = lambda cmd, **kw: calls.append(cmd)
+        def pip(cmd, **kw):
+            calls.append(cmd)
+            return subprocess.CompletedProcess(cmd, {int(pip_fails)}, "",
+                                               "ERROR: No matching distribution\\n")
+        subprocess.run = pip
         if not {importable!r}:
             sys.modules['micrograd.check'] = None            # import micrograd.check fails
             if not {karpathys!r}:
@@ -422,13 +430,22 @@ def _run_setup_cell(cwd: pathlib.Path, importable: bool, karpathys: bool) -> lis
             exec(compile(open(sys.argv[1]).read(), 'setup', 'exec'), {{}})
         except ImportError:
             pass    # the recorder installed nothing: the cell's last import fails, as it should
+        except SystemExit as stop:
+            calls.append(str(stop))
         print(json.dumps(calls))
         """)
-    cell = cwd / "setup_cell.py"
-    cell.write_text(_nb(NAMES[0]).cells[0].source)
+    import tempfile
+
+    # the cell's text in a file of its own, never in `cwd` (notebooks/ holds setup_cell.py)
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(_nb(NAMES[0]).cells[0].source.replace("OWNER/REPO", repo))
+    cell = pathlib.Path(f.name)
     env = dict(os.environ, PYTHONPATH=str(HERE.parent))
-    out = subprocess.run([sys.executable, "-c", script, str(cell)], cwd=cwd, env=env,
-                         capture_output=True, text=True, check=True)
+    try:
+        out = subprocess.run([sys.executable, "-c", script, str(cell)], cwd=cwd, env=env,
+                             capture_output=True, text=True, check=True)
+    finally:
+        cell.unlink()
     return json.loads(out.stdout.splitlines()[-1])
 
 
@@ -442,14 +459,31 @@ def test_the_install_cell_installs_from_the_clone_or_the_repository(tmp_path) ->
     # in a clone (notebooks/ the working folder): from the clone itself
     calls = _run_setup_cell(HERE, importable=False, karpathys=False)
     assert calls == [[sys.executable, "-m", "pip", "install", "-q",
-                      f"micrograd-plus[course] @ {HERE.parent.as_uri()}"]]
+                      f"micrograd-plus[lessons] @ {HERE.parent.as_uri()}"]]
     # anywhere else (Colab): from the repository, after taking karpathy's 0.1.0 out if there
     calls = _run_setup_cell(tmp_path, importable=False, karpathys=True)
     assert calls == [
         [sys.executable, "-m", "pip", "uninstall", "-q", "-y", "micrograd"],
         [sys.executable, "-m", "pip", "install", "-q",
-         "micrograd-plus[course] @ git+https://github.com/OWNER/REPO"],
+         "micrograd-plus[lessons] @ git+https://github.com/you/micrograd"],
     ]
+
+
+def test_where_the_install_cannot_work_the_cell_says_so_in_one_line(tmp_path) -> None:
+    import sys
+
+    # the placeholder still in place, outside a clone: nothing is installed or uninstalled
+    calls = _run_setup_cell(tmp_path, importable=False, karpathys=True, repo="OWNER/REPO")
+    assert len(calls) == 1 and "\n" not in calls[0]
+    assert calls[0].startswith("micrograd-plus is not installed, and this copy does not say where")
+    assert "pip install 'micrograd-plus[lessons]'" in calls[0]
+    # no network (pip fails): pip's last line, not a traceback
+    calls = _run_setup_cell(tmp_path, importable=False, karpathys=False, pip_fails=True)
+    assert calls == [
+        [sys.executable, "-m", "pip", "install", "-q",
+         "micrograd-plus[lessons] @ git+https://github.com/you/micrograd"],
+        "could not install micrograd-plus from git+https://github.com/you/micrograd (no "
+        "network?): ERROR: No matching distribution"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -589,3 +623,27 @@ def test_without_pytorch_each_comparison_says_so_in_one_line(
     assert lines and all(len(line) < 120 for line in lines), lines
     if name.startswith("05"):
         assert "skipped: PyTorch is not installed, so your Tanh cannot run" in lines
+
+
+def test_notebook_2_by_hand_is_predicted_in_the_explorer_first() -> None:
+    # the learner works each grad out in the explorer (Predict each grad) before the exercise
+    nb = jupytext.read(HERE / "02_backpropagation.py")
+    cells = ["".join(c.source) for c in nb.cells]
+    widget = next(i for i, c in enumerate(cells) if "explore(neuron(micrograd.engine.Value)[0], "
+                                                     "predict=True)" in c)  # fmt: skip
+    exercise = next(i for i, c in enumerate(nb.cells) if c.metadata.get("exercise") == "by_hand")
+    assert widget < exercise and "Predict each grad" in cells[widget - 1]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_long_numbers_quoted_in_the_text_are_numbers_the_code_writes(name: str) -> None:
+    # A number of 12 digits or more in a notebook's prose is one its code writes (an input, like
+    # the bias 6.8813735870195432), never a result quoted from memory: a result is printed by a
+    # cell, so the text cannot drift from the run (tanh's 0.7071067811865477, once).
+    nb = jupytext.read(HERE / f"{name}.py")
+    code = "\n".join("".join(c.source) for c in nb.cells if c.cell_type == "code")
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        for number in re.findall(r"\d+\.\d{11,}", "".join(cell.source)):
+            assert number in code, f"{name}: the text quotes {number}, which no cell writes"

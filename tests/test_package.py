@@ -20,8 +20,14 @@ PACKAGE = ROOT / "micrograd"
 LONG_MODULES = {
     "explorer.py": "the backprop explorer's whole API (loading a program, forward and backward "
                    "stepping that mirrors backward() node by node, leaf edits, the nudge, the "
-                   "lecture's examples) reads best as one file",
-    "jit.py": "the tracer, its planner and the numpy kernels read best in one place (jit's owner)",
+                   "lecture's examples, the step's numbers a prediction is checked against) reads "
+                   "best as one file",
+    "views.py": "every transport's one entry (`Tab.call`) and both views' actions, each a few "
+                "lines that check the body and hand it on: one place lists all a page can ask",
+    "jit_js.py": "jit's JavaScript target: the source-writing xp, the emitter of each kind of step "
+                 "and the Node.js host that runs it; each part is read with the others",
+    "jit_numpy.py": "jit's numpy target: the numpy steps of each kind, the guards' check and the "
+                    "program that runs them share their arrays' layout",
     "server.py": "the HTTP server and every check a request passes (Host, token, Origin, sizes, "
                  "sessions, streams) in one file, so a security review reads one place",
     "trainer.py": "one tab's run: settings applied live or from scratch, the step (eager and jit), "
@@ -93,11 +99,38 @@ def test_the_import_graph_has_no_circle() -> None:
     # the library core imports nothing above it: the engine is engine.py with the modules beside
     # it (the registry, the numbers policy, the rules on names, the graph walk), and nn builds
     # on the engine alone
-    core = {f"micrograd.{m}" for m in ("engine", "registry", "floats", "names", "walk")}
+    core = {f"micrograd.{m}" for m in ("engine", "registry", "floats", "names", "walk",
+                                        "copying")}  # fmt: skip
     assert graph["micrograd.engine"] <= core and graph["micrograd.floats"] == set()
     assert all(graph[m] <= core - {"micrograd.engine"} for m in core - {"micrograd.engine"})
     assert graph["micrograd.nn"] <= core
     assert graph["micrograd.io"] <= {"micrograd.atomic", "micrograd.nn"}
+
+
+# The modules above the playground: the commands that start it and the notebook's widgets (a
+# transport of its views). Everything else in the package lies below it.
+PLAYGROUND_USERS = {"micrograd.cli", "micrograd.site_command", "micrograd.widgets"}
+
+
+def test_layers_point_down_only() -> None:
+    # No module below the playground imports it: what the playground shares with the rest (the
+    # graph layout viz draws with, the data sets the demo trains on) lives below both.
+    modules = {".".join(p.relative_to(ROOT).with_suffix("").parts): p
+               for p in PACKAGE.rglob("*.py")}
+    upward = sorted(
+        f"{name} imports {m}"
+        for name, path in modules.items() if not name.startswith("micrograd.playground")
+        and name not in PLAYGROUND_USERS
+        for m in imports(path) if m.split(".")[:2] == ["micrograd", "playground"]
+    )  # fmt: skip
+    assert not upward, "upward imports:\n" + "\n".join(upward)
+    assert "micrograd.layout" in modules and "micrograd.playground.layout" not in modules
+    users = {name for name, path in modules.items()
+             if any(m.startswith("micrograd.layout") for m in imports(path))}
+    assert {"micrograd.viz", "micrograd.playground.explorer"} <= users
+    # and the users are what they say: each imports the playground
+    for name in PLAYGROUND_USERS:
+        assert any(m.startswith("micrograd.playground") for m in imports(modules[name])), name
 
 
 def test_no_module_is_too_long_without_a_reason() -> None:

@@ -172,8 +172,13 @@ def test_a_leaf_is_switched_on_the_page_and_a_gradient_step_moves_parameters_onl
 # ------------------------------------------------------------------ a point whose loss is 0
 
 
+# the page's own transport (common.js is a module: imported here as the page imports it)
+COMMON = "(await import('./static/common.js'))"
+
+
 def session_post(page: Any, action: str, body: dict[str, Any]) -> Any:
-    return page.evaluate("([a, b]) => httpTransport().call('train', a, b)", [action, body])
+    return page.evaluate(f"async ([a, b]) => {COMMON}.httpTransport().call('train', a, b)",
+                         [action, body])  # fmt: skip
 
 
 def test_a_point_whose_loss_is_0_says_why_and_opens_the_nearest_in_one_click(
@@ -189,8 +194,8 @@ def test_a_point_whose_loss_is_0_says_why_and_opens_the_nearest_in_one_click(
     near = min((i for i, v in enumerate(loss) if v != 0.0),
                key=lambda i: math.dist(points[i][:-1], points[zero][:-1]))  # fmt: skip
     session_post(page, "pick", {"index": zero})
-    page.evaluate("async () => sessionStorage.setItem(POINT_KEY, JSON.stringify("
-                  "await httpTransport().call('train', 'point', {})))")  # fmt: skip
+    page.evaluate(f"async () => sessionStorage.setItem({COMMON}.POINT_KEY, JSON.stringify("
+                  f"await {COMMON}.httpTransport().call('train', 'point', {{}})))")  # fmt: skip
     page.goto(playground + "?from=train")
     page.wait_for_selector("body[data-ready='1']")
     notice = page.locator("#notice")
@@ -296,8 +301,8 @@ def test_a_step_on_a_460_value_graph_changes_only_what_it_changed(page: Any,
     open_explorer(page, playground)
     settings = {"hidden": [16, 16], "features": ["x1", "x2", "x1sq", "x2sq", "x1x2"]}
     session_post(page, "config", settings)
-    page.evaluate("async () => sessionStorage.setItem(POINT_KEY, JSON.stringify("
-                  "await httpTransport().call('train', 'point', {})))")  # fmt: skip
+    page.evaluate(f"async () => sessionStorage.setItem({COMMON}.POINT_KEY, JSON.stringify("
+                  f"await {COMMON}.httpTransport().call('train', 'point', {{}})))")  # fmt: skip
     page.goto(playground + "?from=train")
     page.wait_for_selector("body[data-ready='1']")
     values = len(page_nodes(page))
@@ -336,6 +341,9 @@ def test_a_weights_error_goes_with_new_data(page: Any, playground: str) -> None:
     (x1, y1, _), _, (_, y2, x2) = ends
     page.mouse.click(x1 + 0.5 * (x2 - x1), y1 + 0.5 * (y2 - y1))
     weight = page.get_by_label("w (layer 1, neuron 1, input 1)")
+    # The box is ready once Python's exact value of the link is in it (the answer to the click):
+    # filled before, that answer replaced the learner's text (a red run on a loaded machine).
+    page.wait_for_function("() => document.getElementById('weight-value').value !== ''")
     weight.fill("0x10")
     weight.press("Enter")
     error = page.locator("#weight-error")

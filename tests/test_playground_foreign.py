@@ -146,8 +146,12 @@ def test_the_lecture_graph_with_a_wrong_mul_is_marked_at_both_mul_nodes():
     ex = ForeignExplorer(L, "layered")
     assert marked(ex) == ["*", "*"]
     problems = " ".join(n["problem"] for n in ex.drawing["nodes"] if "problem" in n)
-    assert "∂L/∂f = -2.0000, but it should be 4.0000" in problems  # d = 4: the slope of d*f
-    assert "∂e/∂b = -3.0000, but it should be 2.0000" in problems
+    # said as the probe ran it (out.grad 3, the child's grad 10 before), with the likely cause
+    assert ("with L.grad = 3 and f.grad already 10, your * rule left f.grad at 4.0000: it should "
+            "be 22.0000") in problems  # 10 + (-2)·3 where 10 + d·3 = 10 + 4·3
+    assert "f's own data where the other factor, d, belongs?" in problems
+    assert ("with e.grad = 3 and b.grad already 10, your * rule left b.grad at 1.0000: it should "
+            "be 16.0000") in problems  # fmt: skip
     ex.backward()
     assert a.grad == ex.nodes[[ex.names[v] for v in ex.nodes].index("a")].grad  # their objects
 
@@ -180,3 +184,30 @@ def test_explore_takes_a_learners_value_and_refuses_anything_else():
     assert "every node's local derivative" in state["verdict"]
     with pytest.raises(TypeError, match="expected a Value .* got str"):
         Tab().explorer.show("L")
+
+
+@pytest.mark.parametrize("graph", ["lecture", "twice"])
+def test_a_rule_that_assigns_is_named_as_eq_for_plus_eq(graph):
+    # the example: `=` where the lecture has `+=`, said in the learner's own terms
+    source = LECTURE_VALUE.replace(".grad +=", ".grad =")
+    assert source != LECTURE_VALUE
+    V = learner(source)["Value"]
+    if graph == "lecture":
+        a, b, c = V(2.0, label="a"), V(-3.0, label="b"), V(10.0, label="c")
+        e = a * b
+        e.label = "e"
+        out = e + c
+        out.label = "d"
+        want = ("with d.grad = 3 and e.grad already 10, your + rule left e.grad at 3.0000: it "
+                "should be 13.0000")  # fmt: skip
+        cause = "`=` where the lecture has `+=`?"
+    else:
+        a = V(3.0, label="a")
+        out = a + a
+        out.label = "b"
+        want = ("with b.grad = 3 and a.grad already 10, your + rule left a.grad at 3.0000: it "
+                "should be 16.0000")  # fmt: skip
+        cause = "a is used 2 times here: each use adds its share"
+    ex = ForeignExplorer(out, "layered")
+    problems = " ".join(n["problem"] for n in ex.drawing["nodes"] if "problem" in n)
+    assert want in problems and cause in problems, problems

@@ -9,9 +9,9 @@ import shutil
 
 import pytest
 
-from micrograd.playground import layout as lay
+from micrograd import layout as lay
+from micrograd.layout import Box, layered, layout
 from micrograd.playground.explorer import EXAMPLES, Explorer
-from micrograd.playground.layout import Box, layered, layout
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is missing")
 

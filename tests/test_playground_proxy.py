@@ -27,7 +27,9 @@ pytest.importorskip("jupyter_server_proxy", reason="pip install -e '.[test]' ins
 def proxied(tmp_path_factory: Any) -> Any:
     pg = serve(port=0)
     try:
-        with jupyterlab(tmp_path_factory.mktemp("proxy")) as lab:
+        # micrograd's Jupyter extension (a wheel enables it; an editable install cannot)
+        with jupyterlab(tmp_path_factory.mktemp("proxy"), [
+                "--ServerApp.jpserver_extensions=micrograd.playground.jupyter=True"]) as lab:
             yield lab, pg
     finally:
         pg.stop()
@@ -71,6 +73,25 @@ def test_the_playground_works_under_jupyters_proxy(proxied: Any, browser: Any,
     finally:
         context.close()
     assert not errors, errors
+
+
+def test_without_the_trailing_slash_the_proxy_redirects(proxied: Any) -> None:
+    """/proxy/PORT and /proxy/PORT/ reach the playground alike, but the page's relative URLs
+    resolve against /proxy/ in the first: micrograd's Jupyter extension adds the slash."""
+    lab, pg = proxied
+
+    class Keep(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any) -> None:
+            return None  # see the redirect itself, not where it leads
+
+    opener = urllib.request.build_opener(Keep)
+    with pytest.raises(urllib.error.HTTPError) as answer:
+        opener.open(f"{lab.url}proxy/{pg.port}?token={lab.token}", timeout=30)
+    assert answer.value.code in (301, 302)
+    assert answer.value.headers["Location"] == f"/proxy/{pg.port}/?token={lab.token}"
+    with urllib.request.urlopen(f"{lab.url}proxy/{pg.port}?token={lab.token}", timeout=30) as r:
+        assert r.url == f"{lab.url}proxy/{pg.port}/?token={lab.token}"
+        assert b'href="static/style.css"' in r.read()
 
 
 def test_inside_a_jupyterhub_the_hubs_name_is_accepted() -> None:

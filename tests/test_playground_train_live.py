@@ -13,8 +13,8 @@ import threading
 
 import pytest
 
+from micrograd import data
 from micrograd.io import loads, to_torch
-from micrograd.playground import train_data
 from micrograd.playground import train_frames as TF
 from micrograd.playground.errors import ViewError
 from micrograd.playground.train_settings import Settings
@@ -180,20 +180,20 @@ def test_a_regression_learns_its_surface():
 
 
 def test_the_regression_targets_are_their_functions():
-    X, y = train_data.regression("plane", 200, 0.0, seed=3)
+    X, y = data.regression("plane", 200, 0.0, seed=3)
     assert all(-1 <= a <= 1 and -1 <= b <= 1 for a, b in X)
     assert y == pytest.approx([(a + b) / 2 for a, b in X], abs=1e-15)
-    X, y = train_data.regression("bumps", 200, 0.0, seed=3)
+    X, y = data.regression("bumps", 200, 0.0, seed=3)
     bumps = [(-0.5, -0.5, 1), (0.5, 0.5, 1), (-0.5, 0.5, -1), (0.5, -0.5, -1)]
     truth = [sum(h * math.exp(-((a - u) ** 2 + (b - v) ** 2) / (2 * 0.35**2))
                  for u, v, h in bumps) for a, b in X]  # fmt: skip
     assert y == pytest.approx(truth, abs=1e-15)
-    _, noisy = train_data.regression("bumps", 200, 0.4, seed=3)
+    _, noisy = data.regression("bumps", 200, 0.4, seed=3)
     assert noisy != y and all(-1 <= t <= 1 for t in noisy)
 
 
 def test_gaussian_clusters_are_two_balanced_blobs():
-    X, y = train_data.gauss(400, 0.1, seed=5)
+    X, y = data.gauss(400, 0.1, seed=5)
     assert sorted(set(y)) == [-1, 1] and y.count(1) == 200
     for label in (-1, 1):
         pts = [p for p, c in zip(X, y) if c == label]
@@ -282,10 +282,10 @@ def test_pause_waits_for_the_step_under_way_not_the_turn():
     inside, go = threading.Event(), threading.Event()
     step = tr._step
 
-    def slow_step():  # a step that lasts until the test lets it finish
+    def slow_step(*seconds):  # a step that lasts until the test lets it finish
         inside.set()
         assert go.wait(30)
-        step()
+        step(*seconds)
 
     tr._step = slow_step
     tr.play()

@@ -28,6 +28,7 @@ def test_an_installed_wheel_serves_the_playground(tmp_path: pathlib.Path) -> Non
     )
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, src / name)
+    shutil.copytree(REPO / "jupyter-config", src / "jupyter-config")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     built = subprocess.run(
         [
@@ -48,6 +49,10 @@ def test_an_installed_wheel_serves_the_playground(tmp_path: pathlib.Path) -> Non
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
     (wheel,) = (tmp_path / "dist").glob("*.whl")
     names = zipfile.ZipFile(wheel).namelist()
+    # the course's notebooks, and the Jupyter config enabling micrograd's proxy redirect
+    assert "micrograd/notebooks/01_derivatives_and_value.ipynb" in names
+    assert any(n.endswith(".data/data/etc/jupyter/jupyter_server_config.d/micrograd.json")
+               for n in names), names
     for name in STATIC:
         assert f"micrograd/playground/static/{name}" in names, name
 

@@ -257,7 +257,8 @@ def test_explore_and_train_in_jupyterlab(lab: Any, browser: Any, screenshot: Any
         assert "2 nodes marked red" in own.locator("#verdict").text_content()
         own.get_by_role("button", name="Backward pass").click()
         own.locator(".log .wrong-line").first.wait_for()
-        assert "should be 4.0000" in " ".join(own.locator(".log .wrong-line").all_text_contents())
+        said = " ".join(own.locator(".log .wrong-line").all_text_contents())
+        assert "left f.grad at 4.0000: it should be 22.0000" in said, said
         own.scroll_into_view_if_needed()
         screenshot(page, "widget-own-value")
 
@@ -304,6 +305,8 @@ def test_after_a_kernel_restart_a_widget_says_so_in_one_line(
         ref["L"].backward()  # once, from zero grads: not added onto the cell's backward()
         assert widget_grads(explorer) == {k: ref[k].grad for k in "abcfedL"}
 
+        trainer.get_by_role("button", name="Play").click()  # playing when the kernel goes
+        trainer.locator("#run-state").filter(has_text="playing").wait_for()
         page.get_by_role("menuitem", name="Kernel", exact=True).click()
         page.get_by_role("menuitem", name=re.compile(r"^Restart Kernel…")).click()
         confirm = page.locator(".jp-Dialog button.jp-mod-accept")  # "Restart"
@@ -318,6 +321,14 @@ def test_after_a_kernel_restart_a_widget_says_so_in_one_line(
             alert.wait_for(timeout=30_000)
             assert want.match(alert.text_content()), alert.text_content()
             assert widget.locator("main").evaluate("el => el.inert")
+        # said once in each widget (Reset's own error line said it again), and the Train view
+        # no longer reads "playing"
+        for widget in (explorer, trainer):
+            said = widget.evaluate("""w => [...w.shadowRoot.querySelectorAll('*')].filter(el =>
+                el.children.length === 0 && !el.hidden && el.closest('[hidden]') === null &&
+                el.textContent.includes('lost its kernel')).length""")
+            assert said == 1, said
+        assert trainer.locator("#run-state").text_content() == "stopped"
         explorer.scroll_into_view_if_needed()
         screenshot(page, "widget-kernel-lost")
     finally:
@@ -326,12 +337,144 @@ def test_after_a_kernel_restart_a_widget_says_so_in_one_line(
 
 
 def test_widget_files_are_the_pages_own() -> None:
-    # One front end: the widget's module is the pages' scripts, joined; its markup the pages'.
+    # One front end: the widget's module is the pages' modules (every one the pages load but
+    # page.js, which picks a page's transport), joined, each line as it is but its imports and the
+    # `export` before a declaration; its markup the pages'.
     from micrograd import widgets
 
     static = pathlib.Path(widgets.__file__).parent / "playground" / "static"
-    for name in ("common.js", "explorer.js", "train.js", "widget.js"):
-        assert (static / name).read_text() in PlaygroundWidget._esm, name
+    modules = sorted(p.name for p in static.glob("*.js") if p.name not in ("page.js", "worker.js"))
+    assert {"common.js", "predict.js", "explorer.js", "train.js", "train-net.js",
+            "widget.js"} <= set(modules)  # fmt: skip
+    esm = PlaygroundWidget._esm
+    for name in modules:
+        text = (static / name).read_text()
+        code = re.sub(r'^import \{[^}]*\} from "\./[\w.-]+";\n', "", text, flags=re.M)
+        assert re.sub(r"^export (?!default)", "", code, flags=re.M) in esm, name
+    assert not re.search(r"^\s*import\b", esm, re.M)  # one module: it imports nothing
     w = explore(built(LECTURE_L)["L"])
     assert w._page_html in (static / "index.html").read_text()
     assert (static / "explorer.css").read_text() in w._page_css
+
+
+def test_predict_each_grad_in_jupyterlab(lab: Any, browser: Any, screenshot: Any) -> None:
+    # explore(L, predict=True): the lecture's L backpropagated by typing each grad in the cell
+    from tests.predict_browser import predict_a_plus_a, predict_lecture
+
+    name = lab.notebook("predict.ipynb", [
+        "from micrograd.engine import Value\nfrom micrograd.widgets import explore",
+        LECTURE_L + "explore(L, predict=True)",
+        "a = Value(3.0, label='a'); b = a + a; b.label = 'b'\nexplore(b, predict=True)",
+    ])
+    context = browser.new_context(viewport={"width": 1280, "height": 1200},
+                                  reduced_motion="reduce")  # fmt: skip
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    errors = watch_errors(page)
+    try:
+        lab.open_and_run(page, name)
+        page.wait_for_function("""() => [...document.querySelectorAll('.micrograd-widget')]
+                                  .filter(w => w.dataset.ready === '1').length === 2""")
+        lecture, twice = (page.locator(".micrograd-widget").nth(i) for i in range(2))
+
+        def shoot() -> None:
+            SCREENSHOTS.mkdir(exist_ok=True)
+            page.locator(".jp-Cell").nth(1).screenshot(path=str(SCREENSHOTS / "widget-predict.png"))
+
+        grads = predict_lecture(lecture, page, checkbox=False, shoot=shoot)
+        assert (grads["a"], grads["b"], grads["c"], grads["f"]) == (6.0, -4.0, -2.0, 4.0)
+        twice.scroll_into_view_if_needed()
+        predict_a_plus_a(twice)
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+def test_the_train_widget_fits_a_cell(lab: Any, browser: Any, screenshot: Any) -> None:
+    # train() in a cell: at most 1,000 px tall by default (it was about 2,570), and the chosen
+    # point's graph in a box whose scrollbar shows (it was clipped with none in view)
+    name = lab.notebook("fits.ipynb", ["from micrograd.widgets import train\n"
+                                       "train(dataset='moons')"])
+    context = browser.new_context(viewport={"width": 1280, "height": 1200},
+                                  reduced_motion="reduce")  # fmt: skip
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    errors = watch_errors(page)
+    try:
+        lab.open_and_run(page, name)
+        page.wait_for_function("""() => [...document.querySelectorAll('.micrograd-widget')]
+                                  .filter(w => w.dataset.ready === '1').length === 1""")
+        widget = page.locator(".micrograd-widget")
+        height = widget.evaluate("w => w.getBoundingClientRect().height")
+        assert 300 < height <= 1000, height
+        box = widget.locator(".graph-scroll")
+        bars = box.evaluate("""el => ({vertical: el.offsetWidth - el.clientWidth,
+                                       horizontal: el.offsetHeight - el.clientHeight,
+                                       overflow: getComputedStyle(el).overflow})""")
+        assert bars["overflow"] == "scroll" and bars["vertical"] > 0, bars
+        widget.scroll_into_view_if_needed()
+        page.locator(".jp-Cell").first.screenshot(path=str(SCREENSHOTS / "widget-train-fits.png"))
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+def _luminance(css: str) -> float:
+    r, g, b = (int(x) / 255 for x in re.findall(r"\d+", css)[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def test_widgets_follow_jupyterlabs_light_and_dark_themes(lab: Any, browser: Any,
+                                                          screenshot: Any) -> None:  # fmt: skip
+    # In JupyterLab's dark theme the widgets were light cards whose unchecked checkboxes were
+    # drawn dark: now the card follows the theme, and its controls the card's scheme.
+    name = lab.notebook("theme.ipynb", [
+        "from micrograd.engine import Value\nfrom micrograd.widgets import explore",
+        LECTURE_L + "explore(L)",
+    ])
+    context = browser.new_context(viewport={"width": 1280, "height": 1200},
+                                  reduced_motion="reduce")  # fmt: skip
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    errors = watch_errors(page)
+
+    def theme(which: str) -> None:
+        page.get_by_role("menuitem", name="Settings", exact=True).click()
+        page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Theme$")).hover()
+        page.locator(".lm-Menu-itemLabel",
+                     has_text=re.compile(rf"^JupyterLab {which}$")).click()  # fmt: skip
+        light = "true" if which == "Light" else "false"
+        page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'")
+
+    def colours() -> dict[str, Any]:
+        return widget.evaluate("""w => { const r = w.shadowRoot, panel = r.querySelector('.panel');
+            const box = r.querySelector('#predict'), style = getComputedStyle(panel);
+            return {dark: r.querySelector('.mg-root').classList.contains('dark'),
+                    paper: style.backgroundColor, ink: style.color,
+                    scheme: getComputedStyle(box).colorScheme,
+                    record: getComputedStyle(r.querySelector('.record')).fill}; }""")
+
+    try:
+        lab.open_and_run(page, name)
+        page.wait_for_function("""() => [...document.querySelectorAll('.micrograd-widget')]
+                                  .filter(w => w.dataset.ready === '1').length === 1""")
+        widget = page.locator(".micrograd-widget")
+        light = colours()
+        assert not light["dark"] and light["scheme"] == "light", light
+        assert _luminance(light["paper"]) > 0.8 and _luminance(light["ink"]) < 0.3, light
+        theme("Dark")
+        page.wait_for_function("(w) => w.shadowRoot.querySelector('.mg-root.dark')",
+                               arg=widget.element_handle())  # fmt: skip
+        dark = colours()
+        assert dark["scheme"] == "dark", dark  # the checkbox drawn for a dark card
+        assert _luminance(dark["paper"]) < 0.25 and _luminance(dark["ink"]) > 0.6, dark
+        assert _luminance(dark["record"]) < 0.25, dark  # the graph's boxes too
+        widget.scroll_into_view_if_needed()
+        screenshot(page, "widget-dark")
+        theme("Light")
+        page.wait_for_function("(w) => !w.shadowRoot.querySelector('.mg-root.dark')",
+                               arg=widget.element_handle())  # fmt: skip
+        assert colours() == light
+    finally:
+        context.close()
+    assert not errors, errors

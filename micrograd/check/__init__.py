@@ -15,9 +15,11 @@ does not define yet are listed as "not implemented yet", not as failures.
 
 Your code never hangs the caller: each check runs under a time limit (`time_limit` seconds), and
 after three checks ran out of time the rest are not run, so `check` returns within a few time
-limits whatever the class does. The graphs the checker builds are small and bounded (a few
-thousand nodes at most) and it reads at most 64 children of a node; a crash inside your class is
-reported with its traceback's last line.
+limits whatever the class does. The checks run in a child process (`sandbox.isolated`; in the
+caller's process on Pyodide): a SystemExit, a loop the time limit cannot stop, a fork, a flood
+of prints end up as a line of the report, never in the caller. The graphs the checker builds
+are small and bounded (a few thousand nodes at most) and it reads at most 64 children of a
+node; a crash inside your class is reported with its traceback's last line.
 
 Inside: `table` (the ops and their classic mistakes), `ops`, `compose` and `graphs` (the checks of
 a Value class), `nets` (of Neuron, Layer, MLP), `training` and `learners` (of a training step, on
@@ -28,7 +30,6 @@ the learner's own engine), `sandbox` (the one run loop: time limits, crashes as 
 from __future__ import annotations
 
 import contextlib
-import io
 import numbers
 import random
 from collections.abc import Callable
@@ -38,7 +39,7 @@ from .._callable import make_callable
 from .graphs import ValueChecker
 from .nets import NNChecker
 from .report import CheckReport
-from .sandbox import DEFAULT_TIME_LIMIT, MAX_TIMEOUTS, Runner, StopChecking
+from .sandbox import DEFAULT_TIME_LIMIT, MAX_TIMEOUTS, Printed, Runner, StopChecking, isolated
 from .training import check_train_step
 
 __all__ = ["CheckReport", "check"]
@@ -94,19 +95,28 @@ def check(
     if train_step is not None:
         args.append(f"train_step={getattr(train_step, '__name__', 'fn')}")
     report = CheckReport(f"check({', '.join(args)})")
-    state = random.getstate()
-    printed = io.StringIO()  # a debug print in the learner's ops runs thousands of times here
-    try:
-        with contextlib.redirect_stdout(printed):
-            _run_checks(given, train_step, Runner(float(time_limit)), report)
-    finally:
-        random.setstate(state)
-    lines = printed.getvalue().splitlines()
-    if lines:
-        report.notes.append(
-            f"your code printed {len(lines):,} line{'s' * (len(lines) != 1)} while being checked "
-            f"(not shown here; the first: {lines[0][:80]!r})"
-        )
+    limit = float(time_limit)
+
+    def work(beat: Callable[[bool], None] | None) -> None:
+        printed = Printed()  # a debug print in the learner's ops runs thousands of times here
+        state = random.getstate()
+        try:
+            with contextlib.redirect_stdout(printed):  # type: ignore[type-var]
+                _run_checks(given, train_step, Runner(limit, beat), report)
+        finally:
+            random.setstate(state)
+        lines, first = printed.finish()
+        if lines:
+            report.notes.append(
+                f"your code printed {lines:,} line{'s' * (lines != 1)} while being checked "
+                f"(not shown here; the first: {first[:80]!r})"
+            )
+
+    # In a child process (where there are processes): nothing the learner's code raises, loops
+    # on or forks reaches this one; it is ended if it stops answering (sandbox.isolated).
+    report, stopped = isolated(work, report, limit)
+    if stopped:
+        report.add(stopped)
     return report
 
 

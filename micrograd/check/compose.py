@@ -11,10 +11,29 @@ from typing import Any
 from ..engine import Value, grad
 from .ops import OpChecks
 from .sandbox import Failed, attr, close, describe, fmt
-from .table import NAMES, Row, crash_hint, forgets_cause
+from .table import NAMES, UPSTREAM, Row, crash_hint, forgets_cause
 
 
 class ComposeChecks(OpChecks):
+
+    def kept_seed(self, row: Row, xs: tuple[float, ...]) -> float | None:
+        """out.grad after backward() on a fresh `row` whose out.grad was set to UPSTREAM first:
+        1 if backward() seeds it, UPSTREAM if it never does, 0 if the walk wipes it (None:
+        cannot tell)."""
+        ins = self.leaves(xs)
+        if isinstance(ins, Failed):
+            return None
+        out = self.run(row.fn, *ins)
+        if isinstance(out, Failed):
+            return None
+
+        def probe() -> float | None:
+            out.grad = UPSTREAM
+            out.backward()
+            return self.grad(out)
+
+        got = self.run(probe)
+        return None if isinstance(got, Failed) else got
 
     def compose(self) -> None:
         """Each op whose value and gradient are right, tried inside a bigger graph: its inputs

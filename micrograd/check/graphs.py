@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine import Value
+from .by_hand import check_by_hand
 from .compose import ComposeChecks
 from .sandbox import Failed, StopChecking, attr, close, describe, fmt
 from .table import ASSIGN_HINT, NAMES, ROWS, registry_rows
@@ -201,6 +202,21 @@ class ValueChecker(ComposeChecks):
         return (never + "backward() calls the nodes' _backward children first: walk "
                 "reversed(topo), the output first")
 
+    def lost_on_the_way(self) -> str:
+        """A grad that came out short: the visiting order if the record shows it wrong; grads
+        wiped during the walk if backward() called every _backward once, in the right order."""
+        order = self.call_order()
+        if order is not None:
+            b, c, out, calls = order
+            if [n for n in calls] == [out, c, b]:
+                return ("backward() calls each node's _backward once, in the right order (out, "
+                        "c, b, on b = a*2; c = b*3; out = b + c), yet a share of the grad is "
+                        "lost: the grads are wiped during the walk — is a grad set to 0 between "
+                        "one _backward and the next (a child's, before its parent's "
+                        "_backward)? each grad keeps what every earlier _backward added")
+        return ("grads depend on the order nodes were visited — is the graph walked in "
+                "topological order (a node's _backward only after every node that uses it)?")
+
     def call_order(self) -> tuple | None:
         """A fresh diamond of the learner's class and the nodes in the order its backward()
         called their _backward; None if that cannot be watched (no per-node _backward)."""
@@ -236,8 +252,7 @@ class ValueChecker(ComposeChecks):
                 return self.EQUAL_DATA
             if g == 0.0:
                 return self.visit_order_cause()
-            return ("grads depend on the order nodes were visited — is the graph walked in "
-                    "topological order (a node's _backward only after every node that uses it)?")
+            return self.lost_on_the_way()
 
         def lecture(V: type, a: Any, b: Any, c: Any, f: Any) -> tuple:
             e = a * b
@@ -370,6 +385,7 @@ class ValueChecker(ComposeChecks):
                 return
             for row in ROWS + registry_rows():
                 self.row(row)
+            check_by_hand(self, ROWS + registry_rows())  # no backward() yet: by hand
             self.numbers()
             self.missing_lines()
             self.reuse()

@@ -19,11 +19,12 @@ from typing import Any
 from ..engine import Value
 from ..nn import ACTIVATIONS, MLP, Layer, Neuron
 from .report import CheckReport
-from .sandbox import Failed, Runner, attr, close, describe, fmt, number, repr_text
+from .sandbox import MAX_PREV, Failed, Runner, attr, close, describe, fmt, number, repr_text
 
 INPUTS = ([2.0, 3.0, -1.0], [3.0, -1.0, 0.5], [0.5, 1.0, 1.0], [-1.5, 0.5, 2.0])
 OUT_BIAS = (None, -4.0, 4.0)  # the learner's weights; then set ones, the last bias low and high
 MAX_COUNT = 10_000  # parameters read at most
+MAX_WALK = 50_000  # nodes read when asking which parameters an output's graph holds
 
 HIDDEN = ("tanh", "relu", "sigmoid", "linear")
 OUTPUT = ("tanh", "linear", "sigmoid", "relu")
@@ -141,6 +142,9 @@ class NNChecker:
                     if isinstance(got, Failed):
                         self.problem(f"{what}({x}) crashed: {got.text}")
                         return None
+                    if bias is None and x is INPUTS[0] and what.startswith("Neuron") and \
+                            not self.all_used(what, got, ps, x):  # fmt: skip
+                        return None
                     values = [number(attr(o, "data")) for o in got]
                     expected = {}
                     for key, model in list(alive.items()):
@@ -167,6 +171,38 @@ class NNChecker:
         if not self.gradients(what, module, ps, models[key], outputs):
             return None
         return key
+
+    def all_used(self, what: str, outs: list[Any], ps: list[Any], x: list[float]) -> bool:
+        """Does every parameter of a Neuron reach its output's graph? Reports the first that does
+        not (a number wrapped anew in parameters(), a bias kept aside): its grad would stay 0.
+        (A Layer or an MLP that drops a neuron or a layer is told by its outputs.)"""
+        def held() -> set[int]:
+            seen = {id(o) for o in outs}
+            stack = list(outs)
+            while stack and len(seen) < MAX_WALK:
+                for c in islice(getattr(stack.pop(), "_prev", ()) or (), MAX_PREV):
+                    if id(c) not in seen:
+                        seen.add(id(c))
+                        stack.append(c)
+            return seen
+
+        found = self.run(held)
+        if isinstance(found, Failed) or len(found) >= MAX_WALK:
+            return True  # cannot tell: the outputs are compared instead
+        lost = [i for i, p in enumerate(ps) if id(p) not in found]
+        if not lost:
+            return True
+        k = lost[0]
+        which = f"parameter {k}: the bias" if k == len(ps) - 1 else f"parameter {k}"
+        more = f" ({len(lost)} parameters are not)" if len(lost) > 1 else ""
+        self.problem(f"{what}: {which} never reaches the output: its grad stays 0 — "
+                     f"{what}({x})'s graph does not hold the Value parameters() returns{more}: "
+                     f"is it left out of w·x + b, or is a number wrapped in a new Value in "
+                     f"parameters(), or a Value made anew in __call__? make each weight and "
+                     f"bias a Value once, in __init__, and use that same Value in __call__ and "
+                     f"parameters()")
+        self.neuron_wrong = True
+        return False
 
     def no_match(self, what: str, x: list[float], values: list[float | None],
                  expected: dict, ps: list[Any], own_weights: bool) -> None:

@@ -32,6 +32,7 @@ from .table import (
     local_causes,
     more_points,
     operand_hint,
+    walk_cause,
 )
 
 WRAP = "other = other if isinstance(other, Value) else Value(other)"
@@ -131,8 +132,9 @@ class OpChecks:
                          same=f"crash {done.text}", where=label)
         else:
             self.has_backward = False
-            self.problem(f"backward() crashed: {done.text}{crash_hint(done)} (for {label}; no "
-                         f"more gradients are checked)")
+            hint = crash_hint(done, self.V)
+            self.problem(f"backward() crashed: {done.text}{hint} (for {label}; no more "
+                         f"gradients are checked)")
         return False
 
     # the basics -------------------------------------------------------------------------
@@ -221,7 +223,7 @@ class OpChecks:
                 self.number_crashes.append((row.expr, out.text))
                 return "missing"
             return self.wrong(row, f"{label}, it crashed: {out.text}{operand_hint(out.exc)}"
-                              f"{crash_hint(out)}", f"crashed: {out.text}")
+                              f"{crash_hint(out, self.V)}", f"crashed: {out.text}")
         if isinstance(attr(out, "data"), Failed) or isinstance(attr(out, "_prev"), Failed):
             return self.wrong(row, f"{label}, it returned {repr_text(out)} ({type(out).__name__}), "
                               f"not a Value with data and _prev: each op returns a new Value(...)",
@@ -310,7 +312,8 @@ class OpChecks:
         if tried is None:
             return True  # reported by the forward check
         if isinstance(tried, Failed):
-            self.problem(f"{label}, out._backward() crashed: {tried.text}{crash_hint(tried)}")
+            self.problem(f"{label}, out._backward() crashed: "
+                         f"{tried.text}{crash_hint(tried, self.V)}")  # fmt: skip
             return False
         ins, got, want, out_data = tried
         for i, (g, w) in enumerate(zip(got, want)):
@@ -405,10 +408,9 @@ class OpChecks:
                              same=f"forgets {row.op}", where=row.expr)
             elif local_ok:
                 self.has_backward = False  # every later check would say the same
-                self.problem(f"{label}, after out.backward() {got} — out._backward() alone is "
-                             f"right, so look at backward(): does it set self.grad = 1.0 first, "
-                             f"then call every node's _backward, output first? (no more "
-                             f"gradients are checked)")
+                self.problem(f"{label}, after out.backward() {got} — "
+                             f"{walk_cause(self.grad(out), lambda: self.kept_seed(row, xs))} "
+                             f"(no more gradients are checked)")
             elif row.primitive or row.rule and not self.wrong_ops:
                 self.problem(f"{label}, after out.backward() {got} — expected {row.rule}")
             elif self.wrong_ops:

@@ -8,7 +8,9 @@ get rows made from the registry, so an op added to the engine is checked too.
 
 from __future__ import annotations
 
+import inspect
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -223,9 +225,14 @@ def forgets_cause(row: Row, lost: list[int]) -> str:
             f"'{row.op}'), or build it from ops that do")
 
 
-def crash_hint(failed: Failed) -> str:
-    """What a crash's line says about its cause, when it says something for sure."""
+def crash_hint(failed: Failed, V: type | None = None) -> str:
+    """What a crash's line says about its cause, when it says something for sure (`V`, the
+    learner's class: its code is read for the line that caused it)."""
     text = failed.text
+    if "'NoneType' object is not callable" in text and V is not None:
+        stored = called_closure(V)
+        if stored:
+            return stored
     if "'NoneType' object is not iterable" in text and ".reverse()" in text:
         return (" — list.reverse() reverses the list in place and returns None: loop over "
                 "reversed(topo)")
@@ -238,6 +245,43 @@ def crash_hint(failed: Failed) -> str:
             return (f" — {frame.name} calls itself again ({frame.line.strip()}): with the number "
                     f"on the left, Python comes back to {frame.name}; put the Value on the left "
                     f"(self + other for __radd__), or wrap the number first")
+    return ""
+
+
+def walk_cause(out_grad: float | None, kept_seed: Callable[[], float | None]) -> str:
+    """Why backward() gives wrong grads though each op's _backward alone is right, from what
+    it left in out.grad: 0, and 0 again when out.grad was set beforehand (`kept_seed()`), means
+    the walk wiped the grads it had set (a backward() that never seeds keeps what was set)."""
+    if out_grad == 0 and kept_seed() == 0:
+        return ("out._backward() alone is right, and after backward() out.grad itself is 0, "
+                "not 1: the grads are wiped during the walk — is each node's grad set to 0 "
+                "while backward() walks the graph (in build_topo, or in the loop), after "
+                "self.grad = 1.0? zero them before the walk, never during it")
+    return ("out._backward() alone is right, so look at backward(): does it set self.grad = 1.0 "
+            "first, then call every node's _backward, output first?")
+
+
+_CALLED = re.compile(r"\._backward\s*=\s*_backward\s*\(\s*\)")
+
+
+def called_closure(V: type) -> str:
+    """The op of `V` whose build stores what its closure returns (``out._backward =
+    _backward()``: the closure runs at once, and None is kept), with the line to fix; ''."""
+    for cls in V.__mro__[:-1]:
+        for name, fn in vars(cls).items():
+            fn = getattr(fn, "__func__", fn)
+            if not inspect.isfunction(fn):
+                continue
+            try:
+                lines, first = inspect.getsourcelines(fn)
+            except (OSError, TypeError):  # no source to read (built in a string, say)
+                continue
+            for i, line in enumerate(lines):
+                if _CALLED.search(line):
+                    return (f" — {name} stores what its closure returns: `{line.strip()}` (line "
+                            f"{first + i}) runs _backward at once, while building, and keeps "
+                            f"its result, None; store the function itself: out._backward = "
+                            f"_backward")
     return ""
 
 

@@ -340,13 +340,12 @@ class StepCheck:
         if history and fits([-lr * x for x in history[-1]]):
             return ("the update used the previous step's gradient: is it done before backward()? "
                     "forward, zero the grads, backward(), then update")
+        for start in range(len(history)):  # zeroed up to step start + 1, then no more
+            since = [sum(h[i] for h in history[start:]) + g[i] for i in range(len(g))]
+            if fits([-lr * t for t in since]):
+                return _piled(start + 1, k)
         if history:
             total = [sum(h[i] for h in history) + g[i] for i in range(len(g))]
-            if fits([-lr * t for t in total]):
-                return ("the update used this step's gradient plus the earlier steps': the grads "
-                        "were zeroed on the first step only (the leftover grads before it were "
-                        "cleared) — set p.grad = 0.0 for every parameter before backward() in "
-                        "every step, not under a condition")
             if fits([-lr * (t + d) for t, d in zip(total, dirt)]):
                 return ("the update used this step's gradient plus every earlier one's: the "
                         "grads were never zeroed — set p.grad = 0.0 for every parameter before "
@@ -369,6 +368,20 @@ class StepCheck:
     @staticmethod
     def zeroed_since(grads_after: list) -> bool:
         return all(x == 0 for x in grads_after)
+
+
+def _piled(last: int, k: int) -> str:
+    """Grads zeroed before step `last` and never since: at step `k` the update used the
+    gradients of steps `last` to `k` together."""
+    fix = ("set p.grad = 0.0 for every parameter before backward() in every step, not under a "
+           "condition or a count")  # fmt: skip
+    if last == 1:
+        return ("the update used this step's gradient plus the earlier steps': the grads were "
+                "zeroed on the first step only (the leftover grads before it were cleared), so "
+                f"from step 2 on they pile up — {fix}")  # fmt: skip
+    steps = f"step {last}'s" if last == k - 1 else f"steps {last} to {k - 1}'s"
+    return (f"the update used this step's gradient plus {steps}: the grads were zeroed in steps "
+            f"1 to {last} and not since, so from step {last + 1} on they pile up — {fix}")
 
 
 def _fits(moved: list[float], rule: list[float]) -> bool:

@@ -34,16 +34,20 @@ from typing import Any
 from ..engine import OPS, Value, backward_step, explain_local, grad, op_kind, topological_order
 from ..expr import Span, parse_program
 from ..formatting import format_number as fmt
-from ..formatting import json_float
+from ..formatting import json_float, reads_as_number
+from ..layout import Box, layout
 from ..viz import display_names, trace
+from ..walk import local_derivatives
 from .errors import ViewError
-from .layout import Box, layout
+from .predict import Part, Quiz, questions, seed_question
 
 MAX_PROGRAM_CHARS = 5000
 MAX_NODES = 500  # Values in one graph
 NUDGE_H = 0.001  # the lecture's h
 MAX_ABS_VALUE = 1e15  # an edited leaf: beyond this the 4-decimal display is a wall of digits
 MAX_LR = 1e3  # a gradient step's size, either sign (a negative one climbs, as the lecture does)
+# Predicting, an edit or a gradient step asks the grads again at the new numbers (a new pass)
+ASK_AGAIN = "Backward step asks for each grad again, at the new numbers."
 
 EXAMPLES = [
     {
@@ -184,14 +188,6 @@ def factor(x: float) -> str:
     return f"({text})" if text.startswith("-") else text
 
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 # ------------------------------------------------------------------------ the graph's drawing
 
 
@@ -328,6 +324,7 @@ class Explorer:
         self.params = [v for v in self.topo if v in chosen and not v._prev]
         self.notice: dict[str, Any] | None = None  # what to know about this graph (a loss of 0)
         self.descents = 0
+        self.quiz = Quiz()  # Predict each grad: off until the learner turns it on
         self.drawing = self._draw()
         self.order = [v for v in reversed(self.topo) if v._prev]  # the backward steps after seed
         self.reset()
@@ -362,6 +359,7 @@ class Explorer:
         self.touched: list[str] = []
         self.nudge: dict[str, Any] | None = None
         self.note = ""  # what the last action did, for the status line
+        self.quiz.restart()
 
     @property
     def total_steps(self) -> int:
@@ -398,7 +396,17 @@ class Explorer:
             v.grad = 0.0
 
     def step(self) -> None:
-        """One step of the backward pass: the seed first, then one node per step."""
+        """One step of the backward pass: the seed first, then one node per step. Predicting
+        (`quiz.on`): the step's grads are asked first (`answer`, `show`), not written."""
+        if self.quiz.on and self.done_steps < self.total_steps:
+            if not self.quiz.pending:
+                self.note = ""
+                self.forward()
+                self._ask()
+            return
+        self._step()
+
+    def _step(self) -> None:
         self.note = ""  # (what the last action did: this step, or the forward pass it runs)
         self.forward()
         if self.done_steps >= self.total_steps:
@@ -422,22 +430,20 @@ class Explorer:
         else:
             v = self.order[self.done_steps - 1]
             name = in_formula(self.names[v])
-            child_names = [in_formula(self.names[c]) for c in v._prev]
-            formulas = explain_local(v, child_names, name)  # the op table's formula
-            g = v.grad
+            parts = self._parts(v)
+            backward_step(v)  # exactly backward()'s update, in the same order
             lines = []
-            had = {c: c.grad for c in v._prev}  # what each child's grad holds so far
-            steps = backward_step(v)  # exactly backward()'s update, in the same order
-            for (child, d, after), formula, cname in zip(steps, formulas, child_names):
+            for p in parts:
                 # "∂e/∂a = b = -3.0000"; a formula that is a number is shown once: "= 1.0000".
                 # The grad the child already had is written out: the line's arithmetic holds
                 # even for a child used twice (a + a), where `+=` is the whole point.
-                shown = fmt(d) if _is_number(formula) else f"{formula} = {fmt(d)}"
+                formula = p.formula or ""
+                shown = fmt(p.local) if reads_as_number(formula) else f"{formula} = {fmt(p.local)}"
                 lines.append(
-                    f"{cname}.grad = {fmt(had[child])} + {factor(d)} × {factor(g)} = "
-                    f"{fmt(after)}   (∂{name}/∂{cname} = {shown}, {name}.grad = {fmt(g)})"
+                    f"{p.name}.grad = {fmt(p.before)} + {factor(p.local)} × {factor(p.out_grad)} "
+                    f"= {fmt(p.after)}   (∂{name}/∂{p.name} = {shown}, {name}.grad = "
+                    f"{fmt(p.out_grad)})"
                 )
-                had[child] = after
             self.current = self.ids[v]
             self.touched = [self.ids[c] for c in v._prev]
             self.log.append({"node": self.current, "lines": lines, "source": op_source(op_kind(v))})
@@ -445,9 +451,75 @@ class Explorer:
         if self.done_steps == self.total_steps:
             self.phase = "done"
 
+    def _parts(self, v: Value) -> list[Part]:
+        """The chain rule at `v`, not yet applied: each child's ``grad += local × v.grad`` (in
+        `_prev` order, as `backward_step` adds), with the grad it has before and after. What the
+        step's lines write and what a prediction is checked against: one source."""
+        name = in_formula(self.names[v])
+        child_names = [in_formula(self.names[c]) for c in v._prev]
+        formulas = explain_local(v, child_names, name)  # the op table's formula
+        g = v.grad
+        had = {c: c.grad for c in v._prev}  # what each child's grad holds so far
+        parts = []
+        for child, d, formula, cname in zip(v._prev, local_derivatives(v), formulas, child_names):
+            after = had[child] + d * g  # `child.grad += d * g`: the same float operations
+            parts.append(Part(child, cname, formula, d, g, had[child], after))
+            had[child] = after
+        return parts
+
+    # -- predicting each grad (predict.py)
+
+    def _ask(self) -> None:
+        """The next step's grads, asked (a step that writes none is applied at once)."""
+        if self.done_steps == 0:
+            asked = [seed_question(self.root, in_formula(self.names[self.root]))]
+        else:
+            v = self.order[self.done_steps - 1]
+            asked = questions(v, in_formula(self.names[v]), v._op, self._parts(v))
+        self.current, self.touched = None, []
+        if asked:
+            self.quiz.ask(asked)
+        else:
+            self._step()
+
+    def set_predict(self, on: object) -> None:
+        if not isinstance(on, bool):
+            raise ViewError(f"predict is true or false, got {str(on)[:40]!r}")
+        self.quiz.on = on
+        self.quiz.clear()
+        self.note = ("Predict each grad: Backward step asks for each grad before it shows it."
+                     if on else "")  # fmt: skip
+
+    def answer(self, value: object) -> None:
+        self.note = ""
+        if self.quiz.answer(value):
+            feedback = self.quiz.feedback
+            self.quiz.clear()
+            self._step()
+            self.quiz.feedback = feedback
+
+    def hint(self) -> None:
+        self.quiz.hint()
+
+    def _writes(self) -> int:
+        """How many grads the next step writes (a child used twice is one grad)."""
+        if self.done_steps >= self.total_steps:
+            return 0
+        if self.done_steps == 0:
+            return 1
+        return len(dict.fromkeys(self.order[self.done_steps - 1]._prev))
+
+    def show(self) -> None:
+        """Show me: the step asked now is applied (or the next one, if none is asked)."""
+        self.quiz.reveal(self._writes())
+        self._step()
+
     def backward(self) -> None:
+        """Every step left; predicting, each grad they write counts as shown (the score)."""
         while self.done_steps < self.total_steps:
-            self.step()
+            self.quiz.reveal(self._writes())
+            self._step()
+        self.quiz.clear()
 
     # -- editing a leaf
 
@@ -481,7 +553,10 @@ class Explorer:
             self.program = rewrite(self.program, self.sources, new, self.marks)
         self.reset()
         self.drawing = self._draw()
-        self.backward()
+        if self.quiz.on:  # predicting: the grads at the new numbers are asked, from the seed
+            self.forward()
+        else:
+            self.backward()
         self.current = None
         self.touched = []
 
@@ -524,7 +599,8 @@ class Explorer:
         tail = f"{out}: {fmt(before)} → {fmt(self.root.data)}"
         self.log = [{"node": None, "lines": [head, *lines, tail]}]
         self.note = f"Gradient step {self.descents}: {out} went from {fmt(before)} to " \
-                    f"{fmt(self.root.data)}; the grads are those of the new point."
+                    f"{fmt(self.root.data)}; " + (ASK_AGAIN if self.quiz.on else
+                                                  "the grads are those of the new point.")
 
     def set_role(self, node_id: object, role: object) -> None:
         """Make a leaf a parameter ("param": a gradient step moves it) or data ("data": it does
@@ -562,34 +638,45 @@ class Explorer:
                 f"the value must be a number between -1e15 and 1e15, got {value!r}"
             )
         self._move({v: value})
-        self.log = [
-            {
-                "node": node_id,
-                "lines": [
-                    f"{self.names[v]} = {fmt(value)}: the forward and backward passes ran again"
-                ],
-            }
-        ]
+        ran = "forward pass ran again; " + ASK_AGAIN if self.quiz.on else \
+            "forward and backward passes ran again"  # fmt: skip
+        self.log = [{"node": node_id, "lines": [f"{self.names[v]} = {fmt(value)}: the {ran}"]}]
+        if self.quiz.on:
+            self.note = f"{self.names[v]} = {fmt(value)}: {ASK_AGAIN}"
         self.nudge = self.nudge_at(v)
 
     def nudge_at(self, v: Value) -> dict[str, Any]:
-        """The lecture's numerical derivative: (L(a + h) - L(a)) / h with h = 0.001."""
+        """The lecture's numerical derivative: (L(a + h) - L(a)) / h with h = 0.001, or an h
+        the floats near a can hold (`nudge_h`), and why; or why the nudge cannot see the
+        slope (L too large for h to move it)."""
         a, out = in_formula(self.names[v]), in_formula(self.names[self.root])
         base = self.root.data
+        h = nudge_h(v.data)
         try:
-            bumped = recompute(self.topo, {v: v.data + NUDGE_H})[self.root].data
+            bumped = recompute(self.topo, {v: v.data + h})[self.root].data
         except (ArithmeticError, ValueError) as exc:
             return {"node": self.ids[v], "text": f"{out}({a} + h) cannot be computed: {exc}"}
-        slope = (bumped - base) / NUDGE_H
+        slope = (bumped - base) / h
         text = (
             f"({out}({a} + h) - {out}({a})) / h = ({bumped:.6f} - {_paren6(base)}) / "
-            f"{NUDGE_H:g} = {fmt(slope)}"
+            f"{h:g} = {fmt(slope)}"
         )
+        why = []
+        if h != NUDGE_H:
+            why.append(f"h = {h:g}, not the lecture's {NUDGE_H:g}: near {a} = {fmt(v.data)} "
+                       f"floats are {math.ulp(v.data):g} apart, so {a} + {NUDGE_H:g} would be "
+                       f"{a} again, or off by far more than {NUDGE_H:g}")  # fmt: skip
+        if bumped == base and math.isfinite(base) and math.ulp(base) > 0 and \
+                self.phase == "done" and v.grad != 0:  # fmt: skip
+            why.append(f"{out}({a} + h) = {out}({a}) in floats: near {out} = {fmt(base)} they "
+                       f"are {math.ulp(base):g} apart, more than h moves {out}, so the nudge "
+                       f"cannot see the slope here")  # fmt: skip
         if self.phase == "done":
             compare = f"{a}.grad = {fmt(v.grad)} (backprop)"
         else:
             compare = f"{a}.grad: run the backward pass to compare"
-        return {"node": self.ids[v], "text": text, "compare": compare, "slope": json_float(slope)}
+        return {"node": self.ids[v], "text": text, "compare": compare, "slope": json_float(slope),
+                "why": " ".join(why), "h": h}
 
     # -- the answer
 
@@ -622,10 +709,18 @@ class Explorer:
             "from_program": self.program is not None,
             "verdict": self.verdict,
             "own_value": self.own_value,
+            "predict": self.quiz.state(self.ids),
         }
         if with_drawing:
             answer["drawing"] = self.drawing
         return answer
+
+
+def nudge_h(a: float) -> float:
+    """The lecture's h = 0.001 where the floats near `a` are at least 1,000 times closer than
+    that (a + h - a is then h to within 0.1%); else the smallest power of ten that is."""
+    room = 1000 * math.ulp(a)
+    return NUDGE_H if room <= NUDGE_H else 10.0 ** math.ceil(math.log10(room))
 
 
 def _paren6(x: float) -> str:

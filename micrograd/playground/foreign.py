@@ -29,6 +29,7 @@ from ..engine import OPS, Value
 from ..formatting import format_number as fmt
 from .errors import ViewError
 from .explorer import Explorer, factor, in_formula
+from .predict import Part
 
 REL_TOL = 1e-4  # a learner's local derivative within this (relative) of the numerical one is right
 ATTRIBUTES = ("data", "grad", "_prev")  # what a node must have to be read at all
@@ -243,13 +244,38 @@ class ForeignExplorer(Explorer):
         for k, got in zip(unique, theirs):
             want = _slope(f, xs, [i for i, c in enumerate(kids) if c is k])
             if want is not None and not _close(got, want):
-                out, kid = in_formula(name), in_formula(self.names[k])
-                problems.append(
-                    f"your {op} rule gives ∂{out}/∂{kid} = {fmt(got)}, "
-                    f"but it should be {fmt(want)} (the slope of {op} at {self.names[k]} = "
-                    f"{fmt(k.data)}, by central differences)"
-                )
+                uses = sum(c is k for c in kids)
+                problems.append(self._in_their_terms(v, k, got, want, uses))
         return problems
+
+    def _in_their_terms(self, v: Value, k: Value, got: float, want: float, uses: int) -> str:
+        """A wrong rule, said as the probe ran it (out.grad 3, the child's grad 10 before):
+        what their `_backward` left the child's grad at, what it should be, and the likely
+        cause the numbers suggest (`=` for `+=`, no `× out.grad`, the other factor, the sign)."""
+        out, kid, op = in_formula(self.names[v]), in_formula(self.names[k]), v._op
+        left, should = PRESET + got * SEED, PRESET + want * SEED
+        text = (f"with {out}.grad = {SEED:g} and {kid}.grad already {PRESET:g}, your {op} rule "
+                f"left {kid}.grad at {fmt(left)}: it should be {fmt(should)} ({PRESET:g} + "
+                f"∂{out}/∂{kid} × {SEED:g}, ∂{out}/∂{kid} = {fmt(want)}: the slope of {op} at "
+                f"{self.names[k]} = {fmt(k.data)}, by central differences)")  # fmt: skip
+        others = [c for c in v._prev if c is not k]
+        if _close(left, want * SEED):
+            cause = "`=` where the lecture has `+=`?"
+        elif uses > 1 and _close(left, want * SEED / uses):
+            cause = (f"`=` where the lecture has `+=`? {kid} is used {uses} times here: each use "
+                     f"adds its share")  # fmt: skip
+        elif _close(left, PRESET):
+            cause = f"it did not change {kid}.grad: is the rule set on the node it returns?"
+        elif _close(left - PRESET, want):
+            cause = f"the local derivative without × {out}.grad?"
+        elif op == "*" and others and _close(got, k.data) and not _close(k.data, want):
+            mate = in_formula(self.names[others[0]])
+            cause = f"{kid}'s own data where the other factor, {mate}, belongs?"
+        elif _close(got, -want):
+            cause = "the sign?"
+        else:
+            return text
+        return f"{text}: {cause}"
 
     def _verdict(self) -> str:
         if not self.root._prev:
@@ -311,7 +337,7 @@ class ForeignExplorer(Explorer):
             node.grad = 0.0
         self._sync()
 
-    def step(self) -> None:
+    def _step(self) -> None:
         """One step: the seed (output.grad = 1), then the learner's `_backward` of one node."""
         self.note = ""  # (what the last action did: this step, or the forward pass it runs)
         self.forward()
@@ -334,6 +360,37 @@ class ForeignExplorer(Explorer):
         self.done_steps += 1
         if self.done_steps == self.total_steps:
             self.phase = "done"
+
+    def _parts(self, v: Value) -> list[Part]:
+        """What the learner's `_backward` of `v` would write, run and undone: each child's grad
+        before and after (their code decides what is right). [] if it cannot run: the step is
+        then applied at once, and its line says what their code raised."""
+        node = self.foreign[v]
+        backward = getattr(node, "_backward", None)
+        if not callable(backward):
+            return []
+        unique = list(dict.fromkeys(v._prev))
+        g = _number(node.grad, f"{self.names[v]}.grad")
+        before = [_number(self.foreign[k].grad, "a grad") for k in unique]
+        saved = [(n, n.grad) for n in self.foreign.values()]
+        try:
+            backward()
+            after = [_number(self.foreign[k].grad, "a grad") for k in unique]
+        except Exception:  # their code: the step that runs it next says what it raised
+            return []
+        finally:
+            for n, grad in saved:
+                n.grad = grad
+        probe = self._probe(v) if g == 0 else None
+        parts = []
+        for i, (k, b, a) in enumerate(zip(unique, before, after)):
+            local = (a - b) / g if g != 0 else probe[i] if isinstance(probe, list) else 0.0
+            uses = sum(c is k for c in v._prev)
+            kid = in_formula(self.names[k])
+            for u in range(uses):  # a child used twice: one share a use, as the lecture's +=
+                end = a if u == uses - 1 else b + (a - b) * (u + 1) / uses
+                parts.append(Part(k, kid, None, local / uses, g, b + (a - b) * u / uses, end))
+        return parts
 
     def _run_backward(self, v: Value) -> list[str]:
         node = self.foreign[v]

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import ViewError
+from .limits import measure_object
 from .views import Tab
 
 
@@ -44,6 +45,11 @@ class MessageHost:
     def receive(self, msg: object) -> list[dict[str, Any]]:
         if not isinstance(msg, dict):
             return [{"error": f"a message must be a JSON object, got {type(msg).__name__}"}]
+        try:
+            measure_object(msg)  # the server's limits on a body, before anything is built
+        except ViewError as exc:
+            return [{"id": msg.get("id") if isinstance(msg.get("id"), (int, str)) else None,
+                     "error": exc.message}]
         self.heard = self.clock()
         if "frames" in msg:  # the Train view wants frames (again: it is still shown), or not
             if msg["frames"] and self._cursor is None:

@@ -44,9 +44,11 @@ from importlib import resources
 from typing import Any
 
 from .errors import ViewError
+from .limits import MAX_BODY, measure_text
 from .runner import Runner
 from .views import READS, ExplorerView, Tab, TrainView
 from .web import (  # noqa: F401  (re-exported: the server's public names)
+    LOOPBACK,
     MAX_SESSIONS,
     TOKEN,
     EventStream,
@@ -54,6 +56,7 @@ from .web import (  # noqa: F401  (re-exported: the server's public names)
     HTTPError,
     Request,
     Session,
+    SessionClosed,
     Sessions,
     SessionsFull,
     check_token,
@@ -63,7 +66,6 @@ from .web import (  # noqa: F401  (re-exported: the server's public names)
     json_float,
 )
 
-MAX_BODY = 256 * 1024  # bytes of a POST body: a program or a data set of a few thousand points
 MAX_URL = 4096  # characters of a request target
 SOCKET_TIMEOUT = 30.0  # a client that sends nothing (or reads nothing) for this long is dropped
 HEARTBEAT_SECONDS = 10.0  # an EventStream sends a comment this often, to notice vanished clients
@@ -107,28 +109,38 @@ def _view_route(view: str, action: str) -> Handler:
 
 def train_stream(req: Request) -> EventStream:
     """Server-Sent Events: the tab's Train view frames as they are published (the newest, if
-    the page reads slower than they come), None now and then to notice a vanished client."""
+    the page reads slower than they come), None now and then to notice a vanished client.
+
+    The tab counts as watched while the connection is served: `_Handler._stream` calls the
+    stream's `on_open` before its first byte and `on_close` when it ends however it ends (a
+    client that resets the connection before the first byte included), not a generator's
+    ``finally``, which never runs for a generator that never started."""
     session = req.session
     with session.lock:
         cursor = session.tab.train.cursor()
-    with session.lock:
-        session.streams += 1
+    runner = req.options.get("runner")
 
     def fresh() -> bool:
         return cursor.trainer.published()[1] != cursor.last or session.closed.is_set()
 
     def frames() -> Any:
-        try:
-            while not session.closed.is_set() and not req.stopping.is_set():
-                with session.frames:
-                    session.frames.wait_for(fresh, timeout=KEEPALIVE_SECONDS)
-                yield cursor.next()
-        finally:
-            with session.lock:
-                session.streams -= 1
-                session.last_seen = time.monotonic()
+        while not session.closed.is_set() and not req.stopping.is_set():
+            with session.frames:
+                session.frames.wait_for(fresh, timeout=KEEPALIVE_SECONDS)
+            yield cursor.next()
 
-    return EventStream(frames())
+    def opened() -> None:
+        with session.lock:
+            session.streams += 1
+        if runner is not None:
+            runner.wake()  # a run held while nobody watched goes on
+
+    def closed() -> None:
+        with session.lock:
+            session.streams -= 1
+            session.last_seen = time.monotonic()
+
+    return EventStream(frames(), on_close=closed, on_open=opened)
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -180,6 +192,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_header(k, v)
         if getattr(self, "_new_cookie", ""):  # the token came in the URL: keep it for the page
             self.send_header("Set-Cookie", self._new_cookie)
+        if getattr(self, "_holds", None) is not None:
+            self.send_header("X-Playground-Holds", ",".join(self._holds))
         if status >= 400:
             self.send_header("Connection", "close")
             self.close_connection = True
@@ -271,12 +285,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         raw = self.rfile.read(length)
         if len(raw) < length:
             raise ConnectionError("the client sent less than its Content-Length")
+        measure_text(raw)  # depth and values too, before anything is built from it
         try:
             return finite_json(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise HTTPError(400, f"the body is not valid JSON: {exc}") from None
-        except RecursionError:  # [[[[...]]]] past Python's recursion limit: no request nests so
-            raise HTTPError(400, "the body's JSON is nested too deeply") from None
 
     def _session(self, query: dict[str, str]) -> Session:
         sid = self.headers.get("X-Session") or query.get("session")
@@ -284,11 +297,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             raise HTTPError(400, "missing the X-Session header (reload the page)")
         if not _SESSION_ID.fullmatch(sid):
             raise HTTPError(400, "bad session id: 8 to 64 letters, digits, - or _")
-        return self.server.sessions.get(sid)
+        return self.server.sessions.acquire(sid)  # (released by _api once answered)
 
     # ------------------------------------------------------------------------------ dispatch
 
     def _dispatch(self, method: str) -> None:
+        self._holds: list[str] | None = None
         try:
             if len(self.path) > MAX_URL:
                 raise HTTPError(414, f"the URL is longer than {MAX_URL} characters")
@@ -308,6 +322,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         except SessionsFull as exc:
             self.server.say_full(str(exc))
             self._send_json(503, {"error": str(exc)})
+        except SessionClosed:
+            self._send_json(503, {"error": "the playground is stopping"})
         except (ConnectionError, TimeoutError):
             self.close_connection = True
         except Exception as exc:  # a bug: say so in one line, keep serving
@@ -337,15 +353,24 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             "Transfer-Encoding"
         ):
             self.close_connection = True  # a GET with a body: never read it as the next request
-        session = self._session(query)
-        req = Request(method, path, query, body, session, self.server.options, self.server.stopping)
-        result = handler(req)
-        if isinstance(result, EventStream):
-            self._stream(result)
-        elif isinstance(result, dict):
-            self._send_json(200, result)
-        else:
-            raise TypeError(f"handler for {path} returned {type(result).__name__}, not a dict")
+        session = self._session(query)  # not dropped until this request is answered
+        try:
+            # What the server holds of this tab, before the request changes it: a page that
+            # holds a program or settings the server does not (it was restarted, or forgot the
+            # tab) sends them again (common.js's httpTransport).
+            self._holds = session.holds()
+            req = Request(method, path, query, body, session, self.server.options,
+                          self.server.stopping)  # fmt: skip
+            result = handler(req)
+            if isinstance(result, EventStream):
+                self._stream(result)
+            elif isinstance(result, dict):
+                self._send_json(200, result)
+            else:
+                raise TypeError(f"handler for {path} returned {type(result).__name__}, not a "
+                                f"dict")  # fmt: skip
+        finally:
+            self.server.sessions.release(session)
 
     def _static(self, path: str) -> None:
         name = _PAGES.get(path)
@@ -375,6 +400,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _stream(self, stream: EventStream) -> None:
         """Send events until the iterator ends, the client vanishes, or the server stops."""
+        if stream.on_open is not None:
+            stream.on_open()
         try:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream; charset=utf-8")
@@ -569,6 +596,13 @@ def serve(
         raise ValueError("serve: token must be 8 to 128 letters, digits, - or _")
     if not isinstance(host, str):
         raise TypeError(f"serve: host must be a str, got {type(host).__name__} {host!r}")
+    if not token and host.strip("[]") not in LOOPBACK:
+        # Other machines can reach it: without a token, anyone on the network drives it (and a
+        # web page through DNS rebinding, by its address). Refused, not silently open.
+        raise ValueError(f"serve: listening on {host} lets other machines reach the playground, "
+                         f"so it needs a token (token_for({host!r}) picks one; the command line "
+                         f"picks one unless given --token); an empty token is allowed only on "
+                         f"127.0.0.1")  # fmt: skip
     _check_port(port)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     bind = host.strip("[]")

@@ -16,6 +16,13 @@ Pyodide comes from the npm registry at build time, by npm itself (``npm pack
 pyodide@PYODIDE_VERSION``); its archive must match `PYODIDE_INTEGRITY` and is kept in a cache
 (`cache_dir`), so the next build needs no network. Only the core files that need no network
 are copied (`PYODIDE_FILES`).
+
+The build also bakes ``snapshot.json`` (`snapshot`): the answers to the first calls a fresh page
+makes (the explorer's examples and its first graph; the Train view's options and its untrained
+default network), computed here by the same view objects the worker runs. Until Python is ready
+in the browser, the worker's transport (common.js) answers exactly those calls from it, so the
+first graph is on screen at once; the calls still go to Python, which reaches the same state,
+and its answers are checked against the baked ones.
 """
 
 from __future__ import annotations
@@ -51,7 +58,7 @@ PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_s
 DIST_NAME = "micrograd-plus"  # the name pip installs micrograd by (pyproject.toml)
 PAGES = {"index.html": "index.html", "train.html": "train.html"}  # site file <- static/ file
 WORKER_META = '<meta name="micrograd-transport" content="worker">'  # common.js's pageTransport
-NOT_SHIPPED = ("widget.js",)  # the notebook widget's entry: no page loads it
+NOT_SHIPPED = ("widget.js", "widget.css")  # the notebook widget's alone: no page loads them
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the same package, the same wheel, byte for byte
 
 
@@ -211,7 +218,46 @@ def page(name: str) -> str:
     return marked
 
 
-def site_files(archive: bytes) -> dict[str, bytes]:
+# The calls a fresh page makes first, in its order (explorer.js's init, train-controls.js's start
+# with no settings in its address): (view, action, body); None stands for the default program
+# the examples answer names. The layout: "auto" in a browser is the built-in layout, which is
+# what "layered" computes here, where Graphviz may be installed.
+FIRST_CALLS = (("explorer", "examples", {}), ("explorer", "load", None),
+               ("train", "options", {}), ("train", "config", {}))  # fmt: skip
+
+
+def snapshot(log: Callable[[str], None] = print) -> list[dict]:
+    """The answers to FIRST_CALLS, by the views the worker runs (`Tab(jit="javascript")`), as
+    [{view, action, body, answer}]. The Train view's engine runs the same generated JavaScript
+    here in Node.js; without Node.js only the explorer's calls are baked (the Train view then
+    waits for Python, as a link with other settings does)."""
+    from .engines import javascript_host
+    from .views import Tab
+
+    tab = Tab(jit="javascript")  # type: ignore[arg-type]
+    baked: list[dict] = []
+    program = None
+    for view, action, body in FIRST_CALLS:
+        if view == "train" and shutil.which("node") is None and shutil.which("nodejs") is None:
+            log("no Node.js here: the Train view's first frame is not baked (it waits for Python)")
+            break
+        if body is None:  # the explorer's first graph: the default program, as the page sends it
+            page_body: dict = {"program": program, "layout": "auto"}
+            answer = tab.call(view, action, {"program": program, "layout": "layered"})
+        else:
+            page_body, answer = body, tab.call(view, action, body)
+        if action == "examples":
+            program = answer["default"]
+        if action == "options":  # whether numpy is here: the browser's Python has none
+            answer = {**answer, "jit": False}
+        baked.append({"view": view, "action": action, "body": page_body, "answer": answer})
+    tab.close()
+    if baked and baked[-1]["view"] == "train":
+        javascript_host().close()  # the Node.js process the bake started
+    return baked
+
+
+def site_files(archive: bytes, log: Callable[[str], None] = print) -> dict[str, bytes]:
     """Every file of the site, by its path in the folder."""
     files: dict[str, bytes] = {}
     for out, src in PAGES.items():
@@ -232,6 +278,8 @@ def site_files(archive: bytes) -> dict[str, bytes]:
         # what a first visit downloads before Python runs (the browser keeps it after)
         "pyodide_mb": round(sum(len(d) for d in pyodide.values()) / 1e6, 1),
     }, indent=1).encode()  # fmt: skip
+    files["snapshot.json"] = json.dumps(snapshot(log), allow_nan=False,
+                                        separators=(",", ":")).encode()  # fmt: skip
     files[".nojekyll"] = b""  # GitHub Pages: serve the folder as it is
     return files
 
@@ -240,6 +288,7 @@ def build_site(
     out_dir: str | os.PathLike,
     cache_dir: str | os.PathLike | None = None,
     log: Callable[[str], None] = print,
+    course: Callable[..., None] | None = None,
 ) -> SiteReport:
     """Write the static site into `out_dir` (made if missing; other files in it are left alone,
     older wheels of ours removed). Each file is written atomically. Raises SiteError (one line)
@@ -248,7 +297,9 @@ def build_site(
     prepare_folder(folder, [os.path.join(folder, "site.json")], "OUT_DIR")
     cache = pathlib.Path(cache_dir) if cache_dir is not None else default_cache()
     archive, source = pyodide_archive(cache, log)
-    files = site_files(archive)
+    files = site_files(archive, log)
+    if course is not None:  # the course in the browser: course_site.add_course, in course/
+        course(files, archive, cache, tuple(PAGES), log)
     for rel, data in files.items():
         path = os.path.join(folder, *rel.split("/"))
         os.makedirs(os.path.dirname(path), exist_ok=True)

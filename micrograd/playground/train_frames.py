@@ -15,8 +15,9 @@ the frame it had (`FrameCursor` in trainer.py):
   focused or being edited);
 * ``graph``: the chosen point's graph numbers, when the page shows it.
 
-`layer_outputs` runs the network over a grid of points with the activations' own array forms
-(a matrix product per layer), or one eager forward pass per cell without numpy; the chosen
+`numpy_views` runs the network over a grid of points with the activations' own array forms
+(a matrix product per layer: `layer_outputs`), `eager_views` one eager forward pass per cell
+(the JavaScript engine computes the same in the browser: micrograd/jit_runtime.js); the chosen
 point's graph comes from train_graph.py. `frame` and `meta` gather a trainer's state into the
 JSON the page draws.
 """
@@ -214,7 +215,8 @@ def meta(tr: Any) -> dict[str, Any]:
     return {
         "config_id": tr.config_id,
         "settings": s.to_dict(),
-        "engine": "jit" if tr.use_jit else "eager",
+        "engine": tr.engine.name,
+        "engine_title": tr.engine.title,  # the page says it as it is
         # exact (JSON floats); the last entry is the class, or the target value (regression)
         "points": [[*x, c] for x, c in zip(tr.X, tr.labels)],
         "test": tr.test_idx,  # the points held out as test data (indices into points)
@@ -246,10 +248,11 @@ def meta(tr: Any) -> dict[str, Any]:
 def frame(tr: Any) -> dict[str, Any]:
     """The current picture (see the module docstring). Caller holds the lock."""
     s, shown = tr.settings, tr.shown
-    np = _numpy() if tr.use_jit else None
+    np = _numpy()
+    tr.engine.sync()  # the weights and grads, where the engine keeps them
     params = [p.data for p in tr.params]
     try:
-        views = grid_views(tr)
+        views = tr.engine.pictures()
     except (ValueError, OverflowError, ZeroDivisionError):  # diverged weights: no picture
         views = {"grid": None, "heat": [], "heat_scale": [], "shown": None}
     graph = None
@@ -276,6 +279,8 @@ def frame(tr: Any) -> dict[str, Any]:
         "config_id": tr.config_id,
         "step": tr.step_no,
         "loss": short(tr.loss) if tr.step_no else None,
+        # the same, every digit (a test compares engines with it; the page shows `loss`)
+        "loss_exact": json_float(tr.loss) if tr.step_no else None,
         "accuracy": tr.accuracy if tr.step_no else None,  # None on a regression
         # on the held-out points, by the model now: [loss, accuracy], or None (none held out)
         "test": _test(tr),
@@ -291,8 +296,11 @@ def frame(tr: Any) -> dict[str, Any]:
 
 
 def _numpy() -> Any:
-    import numpy
-
+    """numpy if importable (quicker bytes), else None (the site's Python has none)."""
+    try:
+        import numpy
+    except ImportError:
+        return None
     return numpy
 
 
@@ -314,7 +322,7 @@ def read(tr: Any, item: tuple[int, int, int | None] | None) -> dict[str, Any] | 
 def _input_maps(tr: Any) -> list[str]:
     """Each network input over the plot's plane, scaled to [-1, 1], one byte per cell (a heat
     map's format): what the input squares show (x₁ left to right, x₁² a valley, ...)."""
-    cols = tr._Ha.T.tolist() if tr.use_jit else [list(c) for c in zip(*tr._grid_points)]
+    cols = [list(c) for c in zip(*tr._grid(tr.heat_side))]
     maps = []
     for col in cols:
         scale = max(abs(v) for v in col) or 1.0
@@ -352,28 +360,33 @@ def _output_view(out: Any, kind: str, np: Any) -> dict[str, Any]:
             "b64": _b64(2 * p.max(axis=1) - 1)}  # fmt: skip
 
 
-def grid_views(tr: Any) -> dict[str, Any]:
+def numpy_views(tr: Any, grid: Any, heat_grid: Any) -> dict[str, Any]:
     """The big plot's picture (``grid``), a heat map per hidden neuron (``heat``, with each one's
     scale), and the neuron the page shows big (``shown``), from the model's forward pass over the
-    plot's grid and over the heat maps' grid."""
-    kind, shown = tr.settings.output_kind, tr.shown.neuron
-    if tr.use_jit:
-        import numpy as np
+    plot's grid and over the heat maps' grid (numpy arrays of points)."""
+    import numpy as np
 
-        with np.errstate(all="ignore"):
-            layers = layer_outputs(tr.model, tr._Ga)
-            small = layer_outputs(tr.model, tr._Ha)[:-1]
-            heat, scales = _heat(np.concatenate(small, axis=1), np) if small else ([], [])
-            big = None
-            for a in layers[:-1] if shown is not None else ():  # the shown neuron's layer
-                if shown < a.shape[1]:
-                    maps, m = _heat(a[:, shown:shown + 1], np)
-                    big = {"neuron": tr.shown.neuron, "b64": maps[0], "scale": m[0]}
-                    break
-                shown -= a.shape[1]
-            return {"grid": _output_view(layers[-1], kind, np), "heat": heat,
-                    "heat_scale": scales, "shown": big}  # fmt: skip
-    per_layer = _eager_layers(tr.model, tr._grid_points)  # the heat maps' grid is the plot's
+    kind, shown = tr.settings.output_kind, tr.shown.neuron
+    with np.errstate(all="ignore"):
+        layers = layer_outputs(tr.model, grid)
+        small = layer_outputs(tr.model, heat_grid)[:-1]
+        heat, scales = _heat(np.concatenate(small, axis=1), np) if small else ([], [])
+        big = None
+        for a in layers[:-1] if shown is not None else ():  # the shown neuron's layer
+            if shown < a.shape[1]:
+                maps, m = _heat(a[:, shown:shown + 1], np)
+                big = {"neuron": tr.shown.neuron, "b64": maps[0], "scale": m[0]}
+                break
+            shown -= a.shape[1]
+        return {"grid": _output_view(layers[-1], kind, np), "heat": heat,
+                "heat_scale": scales, "shown": big}  # fmt: skip
+
+
+def eager_views(tr: Any, points: Sequence[Sequence[float]]) -> dict[str, Any]:
+    """The same, one eager forward pass per cell of `points` (the heat maps' grid is the
+    plot's)."""
+    kind, shown = tr.settings.output_kind, tr.shown.neuron
+    per_layer = _eager_layers(tr.model, points)
     heat, scales = [], []
     for a in per_layer[:-1]:
         for j in range(len(a[0])):

@@ -2,10 +2,10 @@
 
 `Settings` is everything that defines a run (the page keeps it in its URL; the same settings give
 the same run). `Settings.from_dict` checks each one and raises ValueError naming the page's
-control and the value (the data sets themselves are made in train_data.py). The losses are
-`micrograd.losses.LOSSES`, each declared once there (its term, targets, title, formula); this
-module says which fits which data set (`fits`) and gives the points their targets (`targets`).
-`options()` is what the page's menus offer.
+control and the value. The data sets are `micrograd.data.DATASETS` (each declared once there: its
+generator, title, classes, the losses that fit it; train_data.py makes a run's points); the losses
+are `micrograd.losses.LOSSES` (each declared once there: its term, targets, title, formula); this
+module gives the points their targets (`targets`). `options()` is what the page's menus offer.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from .. import data
+from ..data import TARGET_RANGE
 from ..jit_train import numpy_available
 from ..losses import LOSSES
 from ..nn import ACTIVATIONS
@@ -27,26 +29,15 @@ MAX_NEURONS = 32  # per hidden layer
 MIN_POINTS, MAX_POINTS = 4, 500  # points a data set is generated with
 MAX_ADDED = 300  # points a learner may click in, in all
 MAX_LR = 10.0
-GRID = 50  # decision-region grid side with jit (heat maps use every second cell)
+GRID = 64  # decision-region grid side with jit or JavaScript (heat maps: at most half of it)
 EAGER_GRID = 16  # the same without numpy: every cell is one scalar forward pass
 EAGER_FRAME_SECONDS = 0.5  # and frames less often, so most of the time goes to training
 HISTORY_CAP = 4_096  # loss-curve buckets kept; past it, neighbours merge (trainer.LossCurve)
 DATA_SEED = 1337  # karpathy's moons: moons(100, 0.1, seed=1337) is his demo's data exactly
 
-# name -> (what the menu says, number of classes, input dimension). 0 classes: a regression
-# problem, each point's label a real number (its target), learnt with the mean squared error.
-DATASETS: dict[str, tuple[str, int, int]] = {
-    "moons": ("Moons", 2, 2),
-    "circles": ("Circles", 2, 2),
-    "xor": ("XOR", 2, 2),
-    "gauss": ("Gaussian clusters", 2, 2),
-    "spiral": ("Spiral, 2 classes", 2, 2),
-    "spiral3": ("Spiral, 3 classes", 3, 2),
-    "lecture": ("The lecture's 4 points (3-D)", 2, 3),
-    "plane": ("Regression: a plane", 0, 2),
-    "bumps": ("Regression: Gaussian bumps", 0, 2),
-}
-TARGET_RANGE = 1.0  # a regression target (and a point added by hand) lies in [-1, 1]
+# The Train view's data sets, as micrograd.data declares them (0 classes: a regression problem,
+# each point's label a real number, its target in [-TARGET_RANGE, TARGET_RANGE]).
+DATASETS: dict[str, data.DataSet] = {k: d for k, d in data.DATASETS.items() if d.train_view}
 
 OPTIMIZERS = {"sgd": "SGD + momentum", "adam": "Adam"}
 
@@ -70,19 +61,6 @@ def loss_formula(name: str) -> str:
     regularisation term and what its targets are."""
     loss = LOSSES[name]
     return f"{loss.formula}{_REG}     {loss.targets}"
-
-
-def fits(loss: str, classes: int) -> bool:
-    """Does `loss` suit a data set of `classes` classes (0: a regression, real-valued targets)?
-    Two classes take a loss of one output, more a loss of one output per class."""
-    if classes == 0:
-        return loss == "mse"
-    return LOSSES[loss].outputs == ("per class" if classes > 2 else "one")
-
-
-def losses_for(classes: int) -> list[str]:
-    """The losses that suit a data set of `classes` classes, the page's first choice first."""
-    return [name for name in LOSSES if fits(name, classes)]
 
 
 OUTPUT_RULES = {
@@ -271,19 +249,18 @@ class Settings:
         b = base or cls()
         g = lambda k: d.get(k, getattr(b, k))  # noqa: E731
         dataset = check_choice("dataset", g("dataset"), list(DATASETS))
-        _, classes, nin = DATASETS[dataset]
+        ds = DATASETS[dataset]
+        classes, nin = ds.classes, ds.dims
         loss = check_choice("loss", g("loss"), list(LOSSES))
-        if not fits(loss, classes):
-            title, right = LOSSES[loss].title, LOSSES[losses_for(classes)[0]].title
+        if loss not in ds.losses:
+            title, right = LOSSES[loss].title, LOSSES[ds.losses[0]].title
             if classes == 0:
-                why = (f"{DATASETS[dataset][0]} is a regression problem (each point has a "
+                why = (f"{ds.title} is a regression problem (each point has a "
                        f"real-valued target, not a class): the {title} loss is for classes")
             elif classes > 2:
-                why = (f"the {title} loss separates 2 classes; {DATASETS[dataset][0]} has "
-                       f"{classes}")
+                why = f"the {title} loss separates 2 classes; {ds.title} has {classes}"
             else:
-                why = (f"the {title} loss is for more than 2 classes; {DATASETS[dataset][0]} "
-                       f"has 2")
+                why = f"the {title} loss is for more than 2 classes; {ds.title} has 2"
             raise ValueError(f"{why}: choose {right}")
         points = check_whole("points", g("points"), MIN_POINTS, MAX_POINTS)
         batch = check_whole("batch", g("batch"), 0, MAX_POINTS + MAX_ADDED)
@@ -318,7 +295,7 @@ class Settings:
     @property
     def classes(self) -> int:
         """The data set's classes (0: a regression problem, a real-valued target per point)."""
-        return DATASETS[self.dataset][1]
+        return DATASETS[self.dataset].classes
 
     @property
     def regression(self) -> bool:
@@ -327,7 +304,7 @@ class Settings:
     @property
     def dims(self) -> int:
         """Coordinates of a point of the data set (2, or 3 for the lecture's points)."""
-        return DATASETS[self.dataset][2]
+        return DATASETS[self.dataset].dims
 
     @property
     def nin(self) -> int:
@@ -350,8 +327,8 @@ class Settings:
 
 
 def _features_for(dataset: str, features: tuple[str, ...]) -> tuple[str, ...]:
-    if DATASETS[dataset][2] != 2 and features != ("x1", "x2"):
-        raise ValueError(f"input features are for the 2-D data sets; {DATASETS[dataset][0]} "
+    if DATASETS[dataset].dims != 2 and features != ("x1", "x2"):
+        raise ValueError(f"input features are for the 2-D data sets; {DATASETS[dataset].title} "
                          f"gives the network its points as they are")
     return features
 
@@ -378,11 +355,13 @@ def check_index(v: object, n: int, what: str = "point") -> int:
 def options() -> dict[str, Any]:
     """The menus and limits the page builds its controls from."""
     return {
-        "datasets": [[k, v[0], v[1]] for k, v in DATASETS.items()],  # classes 0: regression
+        # [name, title, classes (0: regression), dimensions, sized (False: its points are
+        # fixed, no count, noise or new draw)]
+        "datasets": [[k, d.title, d.classes, d.dims, d.size is None] for k, d in DATASETS.items()],
         "activations": list(ACTIVATIONS),
         "losses": [[k, v.title, loss_formula(k), v.outputs] for k, v in LOSSES.items()],
         # the losses each data set takes (a change of data set keeps the loss if it fits)
-        "fits": {k: losses_for(v[1]) for k, v in DATASETS.items()},
+        "fits": {k: d.losses for k, d in DATASETS.items()},
         "optimizers": [[k, v] for k, v in OPTIMIZERS.items()],
         "limits": {
             "layers": MAX_LAYERS,

@@ -26,24 +26,21 @@ import math
 import random
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import data, io, optim
 from ..engine import Value, topological_order
-from ..losses import LOSSES, predict, predict_rows
+from ..losses import LOSSES
 from ..nn import MLP
 from ..tracing import TraceError
-from ..train import Step
 from . import train_frames
+from .engines import ENGINES
 from .train_data import extent, featurize, make_data, split
-from .train_frames import LossCurve, layer_outputs, neuron_box, short
+from .train_frames import LossCurve, neuron_box, short
 from .train_graph import layout, point_graph, through_network
 from .train_settings import (
-    EAGER_FRAME_SECONDS,
-    EAGER_GRID,
-    GRID,
     HISTORY_CAP,
     LABELS,
     LIVE_SETTINGS,
@@ -75,18 +72,26 @@ class Shown:
 class Trainer:
     """One tab's training run: `step`, `play`/`pause`, `reset`, `new_weights`, points, frames.
 
-    `use_jit` None means: `micrograd.jit` when numpy is importable. `fps` bounds how often a
-    playing trainer publishes a frame.
+    `use_jit` picks the engine it trains with (engines.py): True or None, numpy's
+    `micrograd.jit` when numpy is importable (else the eager engine); False, the eager engine;
+    or an engine's name ("eager", "numpy", "javascript"). `fps` bounds how often a playing
+    trainer publishes a frame.
     """
 
     def __init__(
         self,
         settings: Settings | None = None,
-        use_jit: bool | None = None,
+        use_jit: bool | str | None = None,
         fps: float = 20.0,
     ) -> None:
-        have_numpy = numpy_available()
-        self.use_jit = have_numpy if use_jit is None else bool(use_jit) and have_numpy
+        if isinstance(use_jit, str):
+            if use_jit not in ENGINES:
+                raise ValueError(f"unknown engine {use_jit!r}; the engines are "
+                                 f"{', '.join(ENGINES)}")  # fmt: skip
+            self.engine_name = use_jit
+        else:
+            self.engine_name = "numpy" if use_jit is not False and numpy_available() else "eager"
+        self.use_jit = self.engine_name != "eager"  # (read by tests and older callers)
         self.fps = fps
         # The model, data and counters: a transport may advance the run on one thread while it
         # answers the page on another.
@@ -126,11 +131,7 @@ class Trainer:
         if old is not None and changed and set(changed) <= LIVE_SETTINGS:
             with self.lock:
                 self.settings = settings
-                self.opt.lr = settings.lr
-                if isinstance(self.opt, optim.SGD):
-                    self.opt.momentum = settings.momentum
-                self.step_fn.alpha, self.step_fn.l1 = settings.l2, settings.l1
-                self.step_fn.zero_grad = settings.zero_grad
+                self.engine.live()
                 self._batches = self._batch_iterator()
                 names = ", ".join(LABELS[k] for k in changed)
                 self.change = f"{names}: applied to the running model, at step {self.step_no}"
@@ -173,38 +174,19 @@ class Trainer:
         self.curve = LossCurve(HISTORY_CAP)
         self.history_id = getattr(self, "history_id", 0) + 1
         self.error: str | None = None
-        # The training library's one step (micrograd.train.Step; on jit, jit_train.JitStep):
-        # the batch loss, alpha·Σw² and λ·Σ|w|, the grads zeroed, backward. The accuracy is the
-        # view's own, on every training point at once (a minibatch's would jump about).
-        if self.use_jit:
-            from ..jit_train import JitStep
-
-            self.step_fn: Step = JitStep(self.model, s.loss, s.l2, l1=s.l1,
-                                         zero_grad=s.zero_grad, score=False)  # fmt: skip
-        else:
-            self.step_fn = Step(self.model, s.loss, s.l2, l1=s.l1, zero_grad=s.zero_grad,
-                                score=False)  # fmt: skip
-        self.grid_side = GRID if self.use_jit else EAGER_GRID
-        # the network's inputs at each cell of the plot (with numpy: only as an array, see _Ha)
-        self._grid_points = None if self.use_jit else self._grid(self.grid_side)
-        # A neuron's heat map is drawn in its square on the page: as many cells a side as the
-        # square has pixels (without numpy, the plot's grid: a forward pass per cell is dear).
+        # One step object, whichever engine (engines.py): the batch loss, alpha·Σw² and
+        # λ·Σ|w|, the grads zeroed, backward, the update; the accuracy is the view's own, on
+        # every training point at once (a minibatch's would jump about). A neuron's heat map is
+        # drawn in its square on the page: as many cells a side as the square has pixels.
         self.box = neuron_box([s.nin, *s.hidden, s.outputs])
-        self.heat_side = min(self.box, GRID // 2) if self.use_jit else self.grid_side
-        if self.use_jit:
-            import numpy as np
-
-            self._Xa = np.array(self.inputs, dtype=float)
-            # only as arrays: thousands of small lists kept per tab fragment the memory a server
-            # hands back when tabs close (10 MB of 64 tabs' worth)
-            self._Ga = np.array(self._grid(self.grid_side), dtype=float)
-            self._Ha = np.array(self._grid(self.heat_side), dtype=float)
+        self.engine = ENGINES[self.engine_name](self)
+        self.grid_side, self.heat_side = self.engine.grid_side, self.engine.heat_side
         self._layout_graph()
 
     @property
     def grid(self) -> list[list[float]]:
         """The network's inputs at each cell of the plot, row by row from the top."""
-        return self._Ga.tolist() if self.use_jit else self._grid_points
+        return self._grid(self.grid_side)
 
     def _grid(self, side: int) -> list[list[float]]:
         """The network's inputs at the centres of a side x side grid over the plot; row 0 is the
@@ -222,11 +204,14 @@ class Trainer:
         """Minibatches of the settings' size (seeded) from the training points, or None for all
         of them every step."""
         idx, s = self.train_idx, self.settings
+        self._pending: list[list[int]] = []  # batches drawn and not trained on (put_back)
         if s.batch and s.batch < len(idx):
             return data.batches(idx, idx, s.batch, seed=s.seed)
         return None
 
     def _layout_graph(self) -> None:
+        if hasattr(self, "engine"):
+            self.engine.sync()
         x = self.inputs[self.pick]
         try:
             _, nodes, _ = point_graph(self.model, x, self.T[self.pick], self.settings.loss)
@@ -239,30 +224,31 @@ class Trainer:
     def _batch(self) -> list[int] | None:
         """This step's points: None for every point (no test data held out), else indices."""
         if self._batches is not None:
+            if self._pending:
+                return self._pending.pop(0)
             return next(self._batches)[0]
         return self.train_idx if self.test_idx else None
 
-    def _step(self) -> None:
-        """One step: batch loss (+ L2), accuracy on all points (before the update), backward,
-        update. Caller holds the lock."""
+    def full_batch(self) -> bool:
+        """Does every step train on all the training points (no minibatches)?"""
+        return self._batches is None
+
+    def put_back(self, batches: list[list[int]]) -> None:
+        """Minibatches drawn for steps that were not taken: the next steps take them."""
+        self._pending[:0] = batches
+
+    def _step(self, seconds: float = 0.0) -> None:
+        """One step; an engine that runs elsewhere (JavaScript) takes as many as fit in
+        `seconds`, in one call. Caller holds the lock."""
+        self._steps(lambda: self.engine.train(seconds, self._batch, lambda: self._playing))
+
+    def _steps(self, run: Callable[[], list]) -> None:
+        """Steps by `run()` (the engine's: each a batch loss + L2, the accuracy on all points
+        before the update, backward, update), each recorded. Caller holds the lock."""
         if self.error:
             return
-        s = self.settings
-        idx = self._batch()
-        T = self.T if idx is None else [self.T[i] for i in idx]
         try:
-            if self.use_jit:
-                import numpy as np
-
-                Xb = self._Xa if idx is None else self._Xa[idx]
-                with np.errstate(all="ignore"):  # a diverging run is caught below, by value
-                    total, _ = self.step_fn(Xb, T)
-                    acc = self._accuracy_jit()
-            else:
-                Xb = self.inputs if idx is None else [self.inputs[i] for i in idx]
-                total, _ = self.step_fn(Xb, T)
-                acc = None if s.regression else self._accuracy_eager()
-            self.opt.step()
+            results = run()
         except TraceError as e:  # jit could not compile the step: a bug of ours, not the rate's
             self._diverged(f"step {self.step_no + 1}: micrograd.jit failed ({e})")
             return
@@ -275,15 +261,17 @@ class Trainer:
         except (ValueError, ZeroDivisionError) as e:  # the maths had no answer: say which
             self._diverged(f"step {self.step_no + 1} failed: {type(e).__name__}: {e}")
             return
-        self.loss, self.accuracy = total, acc
-        merges = self.curve.merges
-        self.curve.add(self.step_no, short(total), acc)
-        self.step_no += 1
-        if self.curve.merges != merges:
-            self.history_id += 1  # readers start the curve over, with the wider buckets
-        self._stale = True
-        # a sum of the weights is finite exactly when each is (or past 1e308: diverged anyway)
-        if not math.isfinite(total) or not math.isfinite(sum([p.data for p in self.params])):
+        for total, acc in results:
+            self.loss, self.accuracy = total, acc
+            merges = self.curve.merges
+            self.curve.add(self.step_no, short(total), acc)
+            self.step_no += 1
+            if self.curve.merges != merges:
+                self.history_id += 1  # readers start the curve over, with the wider buckets
+            self._stale = True
+            if not math.isfinite(total):
+                break
+        if not math.isfinite(total) or not self.engine.weights_finite():
             self._diverged(
                 f"the loss became {total} at step {self.step_no}: training diverged; "
                 "lower the Learning rate and press Reset"
@@ -293,18 +281,6 @@ class Trainer:
         self.error = why
         self._playing = False
 
-    def _accuracy_jit(self, idx: Sequence[int] | None = None) -> float | None:
-        """Accuracy on the training points (or on the points `idx`); None on a regression."""
-        import numpy as np
-
-        if self.settings.regression:
-            return None
-        idx = self.train_idx if idx is None else idx
-        # the outputs by the pictures' forward pass (matrix products): a second jit replay of
-        # the whole network cost 14% of a step of the largest one, for the same classes
-        outs = layer_outputs(self.model, self._Xa[idx])[-1]
-        return float((predict_rows(outs) == np.array(self.labels)[idx]).mean())
-
     def test_metrics(self) -> tuple[float, float | None] | None:
         """(loss, accuracy) on the held-out test points, by the model as it is now (no training
         on them: a forward pass only); None when no points are held out. The accuracy is None on
@@ -312,28 +288,7 @@ class Trainer:
         idx = self.test_idx
         if not idx:
             return None
-        if self.use_jit:
-            import numpy as np
-
-            X = self._Xa[idx]
-            step = self.step_fn
-            with np.errstate(all="ignore"):  # each point's term, by the step's own jit
-                terms = step.loss_fn.outputs(X, step.target_array([self.T[i] for i in idx], X))
-                return float(terms.mean()), self._accuracy_jit(idx)
-        s, hits, total = self.settings, 0, 0.0
-        loss = LOSSES[s.loss]
-        for i in idx:
-            zs = self.model.outputs(self.inputs[i])
-            total += loss.sample(zs, self.T[i]).data
-            hits += not s.regression and predict([z.data for z in zs]) == self.labels[i]
-        return total / len(idx), None if s.regression else hits / len(idx)
-
-    def _accuracy_eager(self) -> float:
-        hits = sum(
-            predict([z.data for z in self.model.outputs(self.inputs[i])]) == self.labels[i]
-            for i in self.train_idx
-        )
-        return hits / len(self.train_idx)
+        return self.engine.test_metrics(idx)
 
     def step(self, n: int = 1) -> None:
         """`n` steps now (pausing a run first), then a frame."""
@@ -379,7 +334,7 @@ class Trainer:
     def frame_seconds(self) -> float:
         """How often a playing run publishes a frame: `fps`, or every half second eagerly
         (without numpy a frame's grid is one scalar forward pass per cell)."""
-        return 1.0 / self.fps if self.use_jit else max(1.0 / self.fps, EAGER_FRAME_SECONDS)
+        return self.engine.frame_seconds(self.fps)
 
     def advance(self, budget: float) -> bool:
         """Train while playing, for at most `budget` seconds (at least one step unless a slowed
@@ -400,13 +355,16 @@ class Trainer:
                         break
                     # the next step one interval on (no burst of steps after a busy moment)
                     self._next_step = max(self._next_step + 1.0 / self.speed, now)
-                self._step()
+                    self._step()
+                else:  # flat out: until the frame or the turn's end
+                    self._step(min(end, frame_at) - now)
                 now = self.clock()
                 if now >= end or now >= frame_at:
                     break
             if now >= self._next_frame or not self._playing:  # due, or it just diverged
                 self._publish()
-                self._next_frame = now + self.frame_seconds
+                # fps frames a second at most, and steps get as much time as frames at least
+                self._next_frame = now + max(self.frame_seconds, self.frame_cost)
                 return True
             return False
 
@@ -443,13 +401,10 @@ class Trainer:
             self.X, self.labels = make_data(self.settings)
             self.inputs = featurize(self.settings, self.X)
             self.T = targets(s.loss, self.labels, s.classes)
-            if self.use_jit:
-                import numpy as np
-
-                self._Xa = np.array(self.inputs, dtype=float)
             n = len(self.X)
             self.train_idx, self.test_idx = split(self.settings, n)
             self._batches = self._batch_iterator()
+            self.engine.data_changed()
             self.pick = min(self.pick, n - 1)
             self.config_id += 1
             self._layout_graph()
@@ -478,8 +433,10 @@ class Trainer:
         with self.lock:
             li, ni, ii = self.parameter(layer, neuron, inp)
             n = self.model.layers[li].neurons[ni]
+            self.engine.sync()
             (n.b if ii is None else n.w[ii]).data = check_real(
                 "weight" if ii is not None else "bias", value, -1e3, 1e3)
+            self.engine.params_changed()
             self._publish()
 
     def view(self, grads: object = KEEP, graph: object = KEEP, neuron: object = KEEP,
@@ -546,6 +503,7 @@ class Trainer:
     def model_json(self) -> str:
         """The model as `micrograd.io.save` writes it (so `micrograd.io.load` reads it back)."""
         with self.lock:
+            self.engine.sync()
             return io.dumps(self.model, "the model")
 
     def latest(self) -> dict[str, Any]:
@@ -629,6 +587,7 @@ def point_payload(tr: Trainer) -> dict[str, Any]:
     import json
 
     with tr.lock:
+        tr.engine.sync()
         i, s = tr.pick, tr.settings
         names = list(s.features) if s.dims == 2 else [f"x{k}" for k in range(1, s.dims + 1)]
         return {
@@ -706,7 +665,11 @@ def point_root(payload: object) -> tuple[Value, list[Value], str]:
                 w.label = f"w{li}.{ni}.{k}"
             n.b.label = f"b{li}.{ni}"
     xs = [Value(float(v), label=name) for v, name in zip(x, names)]
-    out, node_names = through_network(model, xs, target, loss)  # named as the Train view's are
+    try:
+        out, node_names = through_network(model, xs, target, loss)  # named as the Train view's are
+    except ArithmeticError as exc:  # e.g. a target of 1e308: its loss is past what a float holds
+        field = ("target" if abs(target) > 1e150 else "model's weights or the point's inputs x")
+        raise ValueError(f"its loss overflows a float (check its {field}): {exc}") from None
     for v in topological_order(out):
         if id(v) in node_names:
             v.label = node_names[id(v)]

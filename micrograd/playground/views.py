@@ -21,7 +21,7 @@ Actions (each takes a JSON object, `{}` when it needs nothing):
 
     explorer: examples, load {program, layout}, state, forward, step, backward, reset,
               set {node, value}, role {node, role: "param"|"data"}, nudge {node}, descend {lr},
-              point {from: <train's point>, nearest: true|false}
+              point {from: <train's point>, nearest: true|false}, PredictActions
     train:    options, state, config {settings}, control {action, ...}, points {added},
               pick {index}, weight {layer, neuron, input, value}, bias {layer, neuron, value},
               view {grads, graph, neuron, read}, model, frames, point
@@ -30,7 +30,6 @@ Actions (each takes a JSON object, `{}` when it needs nothing):
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -38,9 +37,12 @@ from ..engine import Value
 from ..expr import ARITY, ProgramError
 from ..formatting import format_number as fmt
 from ..viz import GraphTooLargeError
+from . import keepsake
 from .errors import ViewError
 from .explorer import DEFAULT_PROGRAM, EXAMPLES, MAX_NODES, MAX_PROGRAM_CHARS, Explorer
 from .foreign import explorer_for, looks_like_a_value
+from .limits import numbers_fit
+from .predict import PredictActions
 from .train_frames import read
 from .train_settings import Settings, options
 from .trainer import KEEP, FrameCursor, Trainer, point_payload, point_root
@@ -70,15 +72,16 @@ def _layout_of(body: dict[str, Any]) -> str:
 # ------------------------------------------------------------------ the explorer
 
 
-class ExplorerView:
+class ExplorerView(PredictActions):
     """The backprop explorer of one tab: a graph (from a program, a notebook's Value, or the Train
     view's chosen point) and how far its passes have gone (`explorer.Explorer`)."""
 
     ACTIONS = ("examples", "load", "state", "forward", "step", "backward", "reset", "set",
-               "role", "nudge", "descend", "point")  # fmt: skip
+               "role", "nudge", "descend", "point", *PredictActions.ACTIONS)  # fmt: skip
 
     def __init__(self) -> None:
         self.explorer: Explorer | None = None
+        self.built_from: tuple[str, dict[str, Any]] | None = None  # the action and body it was
 
     def _current(self) -> Explorer:
         if self.explorer is None:
@@ -103,6 +106,7 @@ class ExplorerView:
             self.explorer = _built(lambda: Explorer(program, engine))
         except ProgramError as exc:  # its hint is written under the page's box already
             raise ViewError(str(exc)) from None
+        self.built_from = ("load", {"layout": engine})  # (its program: explorer.program)
         return self.explorer.state(with_drawing=True)
 
     def show(self, root: Any, title: str = "", params: Sequence[Value] | None = None,
@@ -117,6 +121,7 @@ class ExplorerView:
         if layout not in LAYOUTS:
             raise ValueError(f"explore: layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
         self.explorer = _built(lambda: explorer_for(root, layout, title, params))
+        self.built_from = None  # a notebook's graph: nothing a request could build again
         return self.explorer.state(with_drawing=True)
 
     def state(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -193,8 +198,8 @@ class ExplorerView:
             ) from None
         if root.data == 0.0:
             self.explorer.notice = _zero_loss(self.explorer, payload)
+        self.built_from = ("point", body)
         return self.explorer.state(with_drawing=True)
-
 
 def _zero_loss(ex: Explorer, payload: dict[str, Any]) -> dict[str, Any]:
     """Why every grad of a point whose loss is 0 is 0, and the nearest point whose loss is not
@@ -260,6 +265,7 @@ class TrainView:
         self._trainer: Trainer | None = None
         self._cursor: FrameCursor | None = None
         self.on_trainer: Callable[[Trainer], None] | None = None  # a transport's hook
+        self.held = False  # an action set up or changed the run (see Tab.holds)
 
     @property
     def trainer(self) -> Trainer:
@@ -423,38 +429,29 @@ class Tab:
             raise ViewError(f"no view {str(view)[:40]!r}; the views are explorer and train", 404)
         if action not in target.ACTIONS:
             raise ViewError(f"the {view} view has no action {str(action)[:40]!r}", 404)
-        _numbers_fit(body)
-        return getattr(target, action)(_object(body))
+        numbers_fit(body)
+        answer = getattr(target, action)(_object(body))
+        if view == "train" and (view, action) not in READS:
+            self.train.held = True  # the page set it up or acted on it (not only looked)
+        return answer
 
     def close(self) -> None:
         """The tab is gone: stop its training."""
         self.train.close()
 
+    def holds(self) -> list[str]:
+        """The views that hold what a learner made: "explorer" once a graph is built, "train"
+        once an action set up or changed the run (a run only looked at, by its event stream or
+        its state, holds the defaults, not the page's): a page holding either that the server
+        does not sends it again."""
+        held = ["explorer"] if self.explorer.explorer is not None else []
+        return held + (["train"] if self.train.held else [])
 
-def _numbers_fit(body: object) -> None:
-    """Refuse a number no float can hold, or one that is not finite, wherever it is in `body`:
-    every action turns numbers into floats, and Python's json reads a 400-digit integer as an
-    int that float() cannot take (an OverflowError from deep inside, not a reason)."""
-    stack: list[tuple[object, str]] = [(body, "")]
-    while stack:
-        item, where = stack.pop()
-        if isinstance(item, dict):
-            stack.extend((v, f"{where}.{str(k)[:40]}" if where else str(k)[:40])
-                         for k, v in item.items())  # fmt: skip
-        elif isinstance(item, list):
-            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(item))
-        elif isinstance(item, int) and not isinstance(item, bool) and not _fits_float(item):
-            digits = int(item.bit_length() * math.log10(2)) + 1
-            raise ViewError(f"{where or 'the request'} is a whole number of about {digits} "
-                            f"digits, too large: numbers must fit a float (at most about "
-                            f"1.8e308)")  # fmt: skip
-        elif isinstance(item, float) and not math.isfinite(item):
-            raise ViewError(f"{where or 'the request'} is {item}: numbers must be finite")
+    def keepsake(self) -> dict[str, Any]:
+        """A small record of what the learner made here, to make the tab again from
+        (`keepsake.take`): what a web server that must make room keeps instead of the tab."""
+        return keepsake.take(self)
 
-
-def _fits_float(n: int) -> bool:
-    try:
-        float(n)
-    except OverflowError:
-        return False
-    return True
+    def restore(self, kept: dict[str, Any]) -> None:
+        """Make this (new) tab what `keepsake` recorded."""
+        keepsake.restore(self, kept)

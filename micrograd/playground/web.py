@@ -20,14 +20,17 @@ import secrets
 import sys
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..formatting import json_float  # noqa: F401  (re-exported)
 
 MAX_SESSIONS = 64  # open tabs (`micrograd playground --max-sessions`)
+KEEPSAKES = 1024  # dropped tabs whose work is kept, to make them again (see Sessions)
+BUSY_WAIT = 10.0  # a new tab waits this long for a tab's request to end, to take its place
 SESSION_IDLE_SECONDS = 30 * 60.0  # a tab not heard from for this long is forgotten
-WATCH_SECONDS = 8.0  # a playing tab with no event stream and no request for this long pauses
+WATCH_SECONDS = 8.0  # a playing tab with no event stream and no request for this long is held
 
 
 class HTTPError(Exception):
@@ -37,6 +40,28 @@ class HTTPError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+class SessionClosed(Exception):
+    """A session's views were asked for after it closed (the server is stopping: a session
+    being answered is never dropped, see `Sessions.acquire`)."""
+
+
+class Keepsake:
+    """A dropped session's keepsake, taken while a new session for the same tab may already be
+    waiting for it: `get()` waits until `put` (taken by the thread that dropped it)."""
+
+    def __init__(self) -> None:
+        self._ready = threading.Event()
+        self._value: dict[str, Any] | None = None
+
+    def put(self, value: dict[str, Any] | None) -> None:
+        self._value = value
+        self._ready.set()
+
+    def get(self) -> dict[str, Any] | None:
+        self._ready.wait(30.0)  # (taken in milliseconds; a stuck cleanup must not hang a tab)
+        return self._value
 
 
 class Session:
@@ -56,16 +81,41 @@ class Session:
         self.last_seen = time.monotonic()
         self.closed = threading.Event()
         self.on_close: list[Callable[[], None]] = []
+        self.kept: Keepsake | None = None  # a dropped tab's keepsake, to make it again
+        self.busy = 0  # requests being answered (`Sessions.acquire`): not dropped meanwhile
 
     @property
     def tab(self) -> Any:
-        """This tab's `views.Tab`."""
+        """This tab's `views.Tab` (made again from `kept`, when it was dropped before)."""
         with self.lock:
+            if self.closed.is_set():
+                raise SessionClosed(self.id)
             if self._tab is None:
                 if self._make_tab is None:
                     raise RuntimeError("this session has no views")
                 self._tab = self._make_tab(self)
+                if self.kept is not None:
+                    kept, self.kept = self.kept.get(), None
+                    if kept is not None:
+                        self._tab.restore(kept)
             return self._tab
+
+    def holds(self) -> list[str] | None:
+        """The views this tab holds something in (`views.Tab.holds`); None without views."""
+        if self._make_tab is None:
+            return None
+        return list(self.tab.holds())
+
+    def retire(self) -> dict[str, Any] | None:
+        """Close this session and return what remakes its views (`views.Tab.keepsake`, or
+        None), at once: no request of the tab changes it in between."""
+        with self.lock:
+            if self._tab is not None and hasattr(self._tab, "keepsake"):
+                kept = self._tab.keepsake()
+            else:
+                kept = self.kept.get() if self.kept is not None else None
+            self.close()
+        return kept
 
     def watched(self) -> bool:
         """Is anybody looking? An open event stream, or a request lately."""
@@ -121,7 +171,12 @@ class Sessions:
     """The open sessions: at most `limit`; sessions not heard from for `idle` seconds expire.
     A new tab past the limit takes the place of the least recently seen session that has no
     open event stream (a tab watching training is never dropped); if every session has one,
-    the new tab is refused (`SessionsFull`). `make_tab(session)` makes a session's views."""
+    the new tab is refused (`SessionsFull`). `make_tab(session)` makes a session's views.
+
+    A session dropped to make room (or expired) leaves its tab's keepsake (`views.Tab.keepsake`:
+    a program, a run's settings, weights and step; a few KB), the last `KEEPSAKES` of them:
+    when that tab asks again, its views are made again from it, so a learner whose tab was
+    pushed out by a class's other tabs finds their work where they left it."""
 
     def __init__(
         self,
@@ -135,38 +190,75 @@ class Sessions:
         self.clock = clock
         self.make_tab = make_tab
         self._sessions: dict[str, Session] = {}
+        self._kept: OrderedDict[str, Keepsake] = OrderedDict()  # id -> a dropped tab's keepsake
         self._lock = threading.Lock()
+        self._released = threading.Condition(self._lock)  # a request was answered
 
     def __len__(self) -> int:
         with self._lock:
             return len(self._sessions)
 
     def get(self, session_id: str) -> Session:
-        dropped: list[Session] = []
+        """The session of `session_id` (made, or made again from its keepsake, if need be)."""
+        session = self.acquire(session_id)
+        self.release(session)
+        return session
+
+    def release(self, session: Session) -> None:
+        """A request `acquire` began is answered: the session may be dropped again."""
+        with self._lock:
+            session.busy -= 1
+            self._released.notify_all()
+
+    def acquire(self, session_id: str) -> Session:
+        """`get`, for a request: the session is not dropped until `release` (a tab's request is
+        answered by the session it found, never by one dropped meanwhile)."""
+        dropped: list[tuple[Session, Keepsake]] = []
+
+        def drop(sid: str) -> None:  # (under the lock) its keepsake is promised at once
+            kept = self._kept[sid] = Keepsake()
+            dropped.append((self._sessions.pop(sid), kept))
+
         try:
             with self._lock:
                 now = self.clock()
                 for sid, s in list(self._sessions.items()):
-                    if now - s.last_seen > self.idle and sid != session_id and not s.streams:
-                        dropped.append(self._sessions.pop(sid))
-                session = self._sessions.get(session_id)
-                if session is None:
-                    while len(self._sessions) >= self.limit:
-                        free = [s for s in self._sessions.values() if not s.streams]
-                        if not free:
-                            raise SessionsFull(
-                                f"the playground has {self.limit} tabs open, each watching its "
-                                f"training (its --max-sessions is {self.limit}): close one, or "
-                                f"restart it with a larger --max-sessions"
-                            )
-                        oldest = min(free, key=lambda s: s.last_seen)
-                        dropped.append(self._sessions.pop(oldest.id))
-                    session = Session(session_id, self.make_tab)
-                    self._sessions[session_id] = session
+                    if (now - s.last_seen > self.idle and sid != session_id and not s.streams
+                            and not s.busy):
+                        drop(sid)
+                waited_until = time.monotonic() + BUSY_WAIT
+                while (session := self._sessions.get(session_id)) is None:
+                    if len(self._sessions) < self.limit:
+                        session = Session(session_id, self.make_tab)
+                        session.kept = self._kept.pop(session_id, None)
+                        self._sessions[session_id] = session
+                        break
+                    free = [s for s in self._sessions.values() if not s.streams and not s.busy]
+                    if free:
+                        drop(min(free, key=lambda s: s.last_seen).id)
+                    elif (any(not s.streams for s in self._sessions.values())
+                          and time.monotonic() < waited_until):
+                        self._released.wait(0.1)  # a request being answered ends soon
+                    else:
+                        raise SessionsFull(
+                            f"the playground has {self.limit} tabs open, each watching its "
+                            f"training (its --max-sessions is {self.limit}): close one, or "
+                            f"restart it with a larger --max-sessions"
+                        )
                 session.last_seen = now
+                session.busy += 1
+                while len(self._kept) > KEEPSAKES:
+                    self._kept.popitem(last=False)
         finally:
-            for s in dropped:  # outside the lock: a cleanup may take a moment
-                s.close()
+            for s, kept in dropped:  # outside the lock: a cleanup may take a moment
+                value = None
+                try:
+                    value = s.retire()
+                except Exception as exc:  # its views could not say what they hold: start anew
+                    print(f"micrograd playground: a tab's keepsake failed: {exc!r}",
+                          file=sys.stderr)  # fmt: skip
+                finally:
+                    kept.put(value)
             if dropped:
                 give_back_memory()
         return session
@@ -209,13 +301,19 @@ class EventStream:
     as one ``data: {json}`` event; an item None sends only a comment, so a generator waiting for
     something can yield None now and then and a vanished client is noticed. The stream ends when
     the iterator does, the client goes away, or the server stops; then the iterator is closed
-    (a generator's ``finally`` runs) and `on_close` is called, once."""
+    (a generator's ``finally`` runs) and `on_close` is called, once. `on_open` is called just
+    before the first byte is sent: a stream is counted from `on_open` to `on_close`, both called
+    by the connection whatever happens to it."""
 
     def __init__(
-        self, iterator: Iterable[dict[str, Any] | None], on_close: Callable[[], None] | None = None
+        self,
+        iterator: Iterable[dict[str, Any] | None],
+        on_close: Callable[[], None] | None = None,
+        on_open: Callable[[], None] | None = None,
     ) -> None:
         self.iterator: Iterator[dict[str, Any] | None] = iter(iterator)
         self.on_close = on_close
+        self.on_open = on_open
 
 
 Handler = Callable[[Request], "dict[str, Any] | EventStream"]

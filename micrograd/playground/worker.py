@@ -8,9 +8,10 @@ widget call, over the widget's messages (`messages.MessageHost`).
 JSON text crosses between JavaScript and Python, never proxies: one parse on each side, nothing
 to free. A browser worker has no threads, so the worker's timer trains a playing Train view:
 it calls `advance` for a short slice, posts the frame it returns, lets the page's messages in,
-and calls again after `due_in()` seconds. The eager engine does the work (numpy is not in the
-site), as ``micrograd playground --no-jit`` would; a network too big for it to train live is
-still offered, and the Train view's meta carries a note that says so (`size_note`).
+and calls again after `due_in()` seconds. The steps themselves run in JavaScript: the Train view's
+engine is micrograd.jit's JavaScript target (`engines.JavaScriptEngine`), which the worker
+compiles once per network shape (`micrograd_compile` in worker.js); Python runs once per slice
+and per frame, never per step.
 """
 
 from __future__ import annotations
@@ -20,28 +21,13 @@ import math
 import time
 from typing import Any
 
+from .errors import ViewError
+from .limits import measure_text
 from .messages import MessageHost
 from .views import Tab
 
 WATCH_SECONDS = 90.0  # a playing run whose page has not asked for frames this long pauses
 # (a page says so every 5 s while shown; a hidden tab's timers may slow to once a minute)
-
-# The largest network (in weights) that trains live in a browser. Measured in Chromium on 2
-# shared cores (python benchmarks/bench_site.py), moons with 100 points: 2-16-16-1 tanh (337
-# weights) 9.9 steps/s, 2-32-32-1 tanh (1,185) 3.2, six layers of 32 (5,409) 0.7 steps/s and
-# 1.0 frames/s. Bigger networks are offered all the same, with a note that says so.
-LIVE_WEIGHTS = 2_000
-
-
-def size_note(weights: int) -> str:
-    """What the Train view says of a network of `weights` weights in a browser ("" if live)."""
-    if weights <= LIVE_WEIGHTS:
-        return ""
-    return (f"Not live in a browser: this network has {weights:,} weights, and micrograd here "
-            f"computes them one number at a time in Python on WebAssembly, a few steps a second "
-            f"at most (up to {LIVE_WEIGHTS:,} weights train live). It still trains, slowly: "
-            f"fewer or smaller hidden layers make it live, and so does `micrograd playground` on "
-            f"your own machine (with numpy).")  # fmt: skip
 
 
 class Host:
@@ -49,15 +35,17 @@ class Host:
     messages out), `advance` its training."""
 
     def __init__(self, tab: Tab | None = None, clock: Any = time.monotonic) -> None:
-        self.tab = tab if tab is not None else Tab(jit=False)
+        self.tab = tab if tab is not None else Tab(jit="javascript")  # type: ignore[arg-type]
         self.clock = clock
-        self.host = MessageHost(self.tab, clock,
-                                meta_note=lambda tab: size_note(len(tab.train.trainer.params)))
+        self.host = MessageHost(self.tab, clock)
 
     def receive(self, text: str) -> str:
         """A message from the page (JSON text) -> the messages to post back (a JSON list)."""
         try:
+            measure_text(text, "a message")  # the server's limits, before json builds anything
             msg = json.loads(text)
+        except ViewError as exc:
+            return _out([{"error": exc.message}])
         except ValueError as exc:
             return _out([{"error": f"a message that is not JSON: {exc}"}])
         return _out(self.host.receive(msg))

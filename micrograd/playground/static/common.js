@@ -8,11 +8,11 @@
 //   transport.kind: "http" (the playground's server), "widget" (a notebook), "worker" (the
 //     static site, micrograd on Pyodide in a Web Worker).
 // The Python side of every transport calls the same view objects (micrograd/playground/views.py).
-"use strict";
+// An ES module: the pages, the other modules and the notebook widget import it.
 
 const SESSION_KEY = "micrograd-session";
 const WATCH_MS = 5000; // a view over messages says it is still there this often
-const POINT_KEY = "micrograd-train-point"; // the Train view's chosen point, on its way to the explorer
+export const POINT_KEY = "micrograd-train-point"; // the Train view's chosen point, on its way to the explorer
 
 function sessionId() {
   let id = sessionStorage.getItem(SESSION_KEY);
@@ -27,11 +27,29 @@ function sessionId() {
 
 // The web server: POST api/<view>/<action> (relative: the page works under any path prefix,
 // e.g. jupyter-server-proxy's /proxy/8000/), the session id in a header; frames by EventSource.
-function httpTransport() {
+// Each answer says which views the server holds something of this tab's in (X-Playground-Holds):
+// when a view's page holds what the server does not (the server was restarted, or forgot the tab
+// among too many), `restorers[view](action)` gives the call that makes it again ({action, body}:
+// the page's program, its settings; null if none), which goes first, then the call again.
+export function httpTransport() {
   const session = sessionId();
+  const restorers = {};
   return {
     kind: "http",
-    async call(view, action, body) {
+    restorers,
+    async call(view, action, body, again = false) {
+      const { response, answer } = await this.send(view, action, body);
+      const holds = response.headers.get("X-Playground-Holds");
+      const restore = !again && holds !== null && !holds.split(",").includes(view) && restorers[view];
+      const redo = restore ? restore(action) : null;
+      if (redo) {
+        await this.call(view, redo.action, redo.body, true);
+        return this.call(view, action, body, true);
+      }
+      if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
+      return answer;
+    },
+    async send(view, action, body) {
       const init = { method: body === undefined ? "GET" : "POST", headers: { "X-Session": session } };
       if (body !== undefined) {
         init.headers["Content-Type"] = "application/json";
@@ -41,17 +59,16 @@ function httpTransport() {
       try {
         response = await fetch(`api/${view}/${action}`, init);
         text = await response.text();
-      } catch (err) {
+      } catch {
         throw new Error("the playground server is not answering (is it still running?)");
       }
       let answer;
       try {
         answer = JSON.parse(text);
-      } catch (err) { // not JSON (a proxy's page, a crash): say what came back, in one line
+      } catch { // not JSON (a proxy's page, a crash): say what came back, in one line
         throw new Error(`HTTP ${response.status}: the server's answer is not JSON (${text.slice(0, 80)})`);
       }
-      if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
-      return answer;
+      return { response, answer };
     },
     frames(onFrame) {
       const source = new EventSource(`api/train/stream?session=${encodeURIComponent(session)}`);
@@ -66,7 +83,7 @@ function httpTransport() {
 // `post(message)` sends; the returned `receive(message)` is to be called with every message that
 // comes back. If `post` throws (a widget whose kernel restarted: "Cannot send"), the other side is
 // gone: `lost(error)` says so in one line, and the transport fails with it.
-function messageTransport(kind, post, lost = (err) => err.message) {
+export function messageTransport(kind, post, lost = (err) => err.message) {
   let next = 1;
   let failed = null; // the one line saying why the other side is gone, once it is
   const waiting = new Map();
@@ -134,7 +151,7 @@ function messageTransport(kind, post, lost = (err) => err.message) {
 }
 
 // A notebook widget (anywidget): the kernel answers through the widget's model.
-function widgetTransport(model) {
+export function widgetTransport(model) {
   const transport = messageTransport("widget", (msg) => model.send(msg), (err) =>
     `this widget lost its kernel (${err.message}: restarted, or shut down): run its cell again`);
   const onMessage = (msg) => transport.receive(msg);
@@ -145,20 +162,27 @@ function widgetTransport(model) {
 
 // The static site: micrograd itself runs in a Web Worker (static/worker.js, on Pyodide).
 // `onProgress(text, fraction)` is told how the start-up goes.
-function workerTransport(onProgress) {
+export function workerTransport(onProgress) {
   if (typeof Worker === "undefined" || typeof WebAssembly === "undefined") {
     throw new Error("this page runs micrograd in your browser and needs WebAssembly and Web Workers, which this browser does not offer: try a current Firefox, Chrome, Edge or Safari");
   }
   const worker = new Worker("static/worker.js", { type: "module" }); // it imports Pyodide
   onProgress("Starting micrograd in your browser…", 0);
   const transport = messageTransport("worker", (msg) => worker.postMessage(msg));
-  let ready = false;
+  let ready = false, whenReady;
+  // settled once Python answers: a view drawn from the snapshot is interactive only then
+  transport.pythonReady = new Promise((resolve) => { whenReady = resolve; });
   worker.onmessage = (ev) => {
     const msg = ev.data;
-    if (msg.progress !== undefined) { ready = msg.fraction === 1; onProgress(msg.progress, msg.fraction); }
+    if (msg.progress !== undefined) {
+      ready = msg.fraction === 1;
+      onProgress(msg.progress, msg.fraction);
+      if (ready) whenReady();
+    }
     else if (msg.fatal !== undefined) { onProgress(msg.fatal, -1); transport.fail(msg.fatal); }
     else transport.receive(msg);
   };
+  answerFromSnapshot(transport, () => ready);
   worker.onerror = (ev) => {
     ev.preventDefault();
     const message = ready
@@ -170,17 +194,69 @@ function workerTransport(onProgress) {
   return transport;
 }
 
+// Open fast: `micrograd site` bakes the answers to the first calls a fresh page makes
+// (snapshot.json: the explorer's first graph, the Train view's untrained network). Until Python
+// is ready, a call that is exactly the next baked one of its view is answered from it at once; every call
+// still goes to Python (the worker keeps them until it is ready), so the view there reaches the
+// same state, and its answer is checked against the baked one. The first call that is not baked
+// (a link with other settings or another program) ends it: that one, and all after, wait for
+// Python. `transport.snapshot` records the calls answered so ({view, action, same, taken}) for
+// tests; `transport.onSnapshotDiffers(view, action, answer)`, if a view sets it, is told where
+// Python's answer differs (true: the view took it in place of the baked one).
+function answerFromSnapshot(transport, isReady) {
+  const baked = fetch("snapshot.json").then((r) => {
+    if (!r.ok) throw new Error(`HTTP ${r.status}`);
+    return r.json();
+  }).catch((err) => {
+    console.error(`snapshot.json could not be read (${err.message}): the page waits for Python`);
+    return [];
+  });
+  const toPython = transport.call;
+  const key = (body) => JSON.stringify(body === undefined ? {} : body, (k, v) =>
+    (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort()) : v));
+  const next = {}; // a view's calls are baked in its order: the next one's index, by view
+  let off = false, gone = false;
+  transport.onFail(() => { gone = true; });
+  transport.snapshot = [];
+  transport.call = (view, action, body) => {
+    const real = toPython(view, action, body);
+    if (off || isReady()) { off = true; return real; }
+    return baked.then((entries) => {
+      const e = entries.filter((x) => x.view === view)[next[view] || 0];
+      if (off || isReady() || !e || e.view !== view || e.action !== action || key(e.body) !== key(body)) {
+        off = true;
+        return real;
+      }
+      next[view] = (next[view] || 0) + 1;
+      const record = { view, action, same: null };
+      transport.snapshot.push(record);
+      real.then((answer) => {
+        record.same = JSON.stringify(answer) === JSON.stringify(e.answer);
+        if (record.same) return;
+        // the view may take Python's answer in its place (the Train view: moons' points, whose
+        // last bit is the C library's sin and cos, glibc's at the build, musl's in the browser)
+        record.taken = !!(transport.onSnapshotDiffers && transport.onSnapshotDiffers(view, action, answer));
+        if (!record.taken) console.error(`the site's snapshot.json differs from Python's answer to ${view}/${action}: rebuild the site with this micrograd`);
+      }, (err) => { // Python gone (the page says so already), or a refusal: a broken snapshot
+        if (!gone) console.error(`Python refused the baked call ${view}/${action}: ${err.message}`);
+      });
+      return e.answer;
+    });
+  };
+}
+
 // The transport a page uses: its <meta name="micrograd-transport"> says ("worker" on the static
 // site), the server otherwise.
-function pageTransport(onProgress) {
+export function pageTransport(onProgress) {
   const meta = document.querySelector('meta[name="micrograd-transport"]');
   return meta && meta.content === "worker" ? workerTransport(onProgress) : httpTransport();
 }
 
 // Show `message` in the element with id `errorId` under `root` (role=alert), or clear it.
-function showErrorIn(root, errorId, message) {
+export function showErrorIn(root, errorId, message) {
   const el = root.getElementById(errorId);
   if (!el) return;
+  if (message && root.host && root.host.dataset.lost === message) return; // said above the view
   el.textContent = message || "";
   el.hidden = !message;
 }
@@ -188,7 +264,7 @@ function showErrorIn(root, errorId, message) {
 // A number the learner typed, as Python writes one: decimal ("2", "-0.5", "1e-3"). Returns it, or
 // throws an Error saying what is wrong: never a hexadecimal or binary number read silently
 // (JavaScript's Number("0x10") is 16), never "not a number" for one that is only too large.
-function parseNumber(text, what = "the value") {
+export function parseNumber(text, what = "the value") {
   const t = String(text).trim();
   const other = /^[+-]?0([xob])([0-9a-f]+)$/i.exec(t);
   if (other) {
@@ -207,7 +283,7 @@ function parseNumber(text, what = "the value") {
 // Disable (or enable) a control. If it has the keyboard's focus, the focus goes on to `next` (or
 // the next enabled control of its group, else the previous), never to the page: a keyboard user
 // who pressed Play lands on Pause.
-function setDisabled(root, el, disabled, next) {
+export function setDisabled(root, el, disabled, next) {
   if (el.disabled === disabled) return;
   const focused = disabled && root.activeElement === el;
   el.disabled = disabled;
@@ -225,7 +301,7 @@ function setDisabled(root, el, disabled, next) {
 // (tests/test_formatting.py runs both on the same numbers). 4 decimals as the lecture prints, never
 // fewer than 4 significant digits, exponent form below 1e-4 and from 1e12 up; 'nan'/'inf' strings
 // from the server as is.
-function fmt(x) {
+export function fmt(x) {
   if (typeof x === "string") return x;
   if (Number.isNaN(x)) return "nan";
   if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";

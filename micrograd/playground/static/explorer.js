@@ -7,9 +7,10 @@
 // ?layout= and ?from=train are read, and the page scrolls to what changed); opts.start:
 // "program" (build the default program, as the page does) or "current" (show the graph the view
 // already has: a notebook's explore(L)).
-"use strict";
+import { POINT_KEY, fmt, parseNumber, setDisabled, showErrorIn } from "./common.js";
+import { mountPredict } from "./predict.js";
 
-function mountExplorer(root, transport, opts = {}) {
+export function mountExplorer(root, transport, opts = {}) {
 const SVG_NS = "http://www.w3.org/2000/svg";
 const $ = (id) => root.getElementById(id);
 const showError = (id, message) => showErrorIn(root, id, message);
@@ -25,10 +26,21 @@ let nodes = new Map();    // node id -> {g, data, grad, role, ...what it shows n
 let edgesInto = new Map(); // an op's id -> the edges from its children into it
 let edgesOutOf = new Map(); // an op's id -> the edge from it to its result
 let lit = [];             // the elements highlighted now (current, touched, hot)
+let predict = null;       // Predict each grad (predict.js): its render(state)
 const logShown = { count: 0, first: "", last: "" }; // what the log's list holds
 const MIN_FIT = 0.8;  // below this the 12px numbers are too small to read: scroll instead
 const params = new URLSearchParams(opts.page ? location.search : "");
 const layoutEngine = ["dot", "layered"].includes(params.get("layout")) ? params.get("layout") : "auto";
+
+// What makes this graph again on a server that no longer holds it (common.js's httpTransport):
+// its program as it is now, or the Train view's point it came from.
+if (transport.restorers) {
+  transport.restorers.explorer = (action) => {
+    if (!view || ["load", "point", "examples"].includes(action)) return null;
+    if (view.from_program) return { action: "load", body: { program: view.program, layout: layoutEngine } };
+    return trainPoint ? { action: "point", body: { layout: layoutEngine, from: trainPoint } } : null;
+  };
+}
 
 // One call of the explorer view; on a refusal, its one line in `errorId` (if given).
 async function ask(action, body, errorId) {
@@ -164,14 +176,20 @@ function update(state, show = "pass") {
   renderNotice(state);
   renderLog(state);
   renderStatus(state);
+  if (predict) predict.render(state);
   renderNudge(state);
   renderLeafRole(state);
   syncProgram(state);
+  writeLink(state);
   if (show === "leaf" && selectedLeaf) {
     reveal([nodeEl(selectedLeaf)]);
     bringIntoView([nodeEl(selectedLeaf), $("leaf-panel")]);
   } else if (show === "pass") {
-    if (state.current) {
+    const ask = state.predict && state.predict.ask;
+    if (ask) { // the grad asked now: its node and its parent, and the box the answer goes in
+      reveal([ask.node, ask.parent].map(nodeEl));
+      bringIntoView([nodeEl(ask.node), $("predict-form"), $("predict-feedback")]);
+    } else if (state.current) {
       reveal([state.current, ...state.touched].map(nodeEl));
       bringIntoView([nodeEl(state.current), $("log").lastElementChild]);
     } else if (state.phase !== "built") { // the forward pass, or a step by hand: the output
@@ -230,6 +248,7 @@ function highlight(state) {
   for (const [el, cls] of lit) el.classList.remove(cls);
   lit = [];
   const mark = (el, cls) => { if (el) { el.classList.add(cls); lit.push([el, cls]); } };
+  markAsked(state, mark);
   if (!state.current) return;
   const op = state.current + "op";
   mark(nodeEl(state.current), "current");
@@ -238,6 +257,18 @@ function highlight(state) {
   for (const c of touched) mark(nodeEl(c), "touched");
   for (const p of edgesInto.get(op) || []) if (touched.has(p.dataset.from)) mark(p, "hot");
   for (const p of edgesOutOf.get(op) || []) mark(p, "hot");
+}
+
+// Predict each grad: the node whose grad is asked, and the parent whose step writes it (its op
+// and the edge between them).
+function markAsked(state, mark) {
+  const ask = state.predict && state.predict.ask;
+  if (!ask) return;
+  mark(nodeEl(ask.node), "asked");
+  if (!ask.parent) return;
+  mark(nodeEl(ask.parent), "asked-parent");
+  mark(nodeEl(ask.parent + "op"), "asked-parent");
+  for (const p of edgesInto.get(ask.parent + "op") || []) if (p.dataset.from === ask.node) mark(p, "hot");
 }
 
 // The Expression box shows the graph's program (a leaf edit or a gradient step rewrites its
@@ -255,6 +286,31 @@ function syncMenu() {
   $("examples").value = i < 0 ? "" : String(i);
   // the box no longer holds the graph's program (typed into, not built yet): say so
   $("program-changed").hidden = !view || view.program === undefined || view.program === text;
+}
+
+// A page's address carries the graph's program, in its fragment (#program=..., as TensorFlow
+// Playground keeps its state; the server never sees it): a link to the page builds the same graph.
+function linkedProgram() {
+  return opts.page ? new URLSearchParams(location.hash.slice(1)).get("program") : null;
+}
+
+function writeLink(state) {
+  if (!opts.page) return;
+  const q = new URLSearchParams(location.hash.slice(1));
+  if (state.from_program) q.set("program", state.program);
+  else q.delete("program"); // a graph no program builds (the Train view's point)
+  const hash = q.toString();
+  if (hash === new URLSearchParams(location.hash.slice(1)).toString()) return;
+  history.replaceState(history.state, "", `${location.pathname}${location.search}${hash ? `#${hash}` : ""}`);
+}
+
+// Another link's fragment in this tab (typed in the address bar, or followed): its graph.
+function onHashChange() {
+  const program = linkedProgram();
+  if (program === null || program === $("program").value) return;
+  $("program").value = program;
+  syncMenu();
+  build();
 }
 
 // Scroll the graph (not the page) so that the current node and the children that just got their
@@ -358,6 +414,8 @@ function renderStatus(state) {
   else if (state.phase === "backward") text = `Backward step ${state.step} of ${state.steps}.`;
   else if (state.own_value) text = `Backward pass done (${state.steps} steps): every grad is what your _backward() of each node gave.`;
   else text = `Backward pass done (${state.steps} steps): every grad is what backward() gives.`;
+  const ask = state.predict && state.predict.ask;
+  if (ask) text = `Predict ${ask.name}.grad before the step writes it (Hint helps; Show me applies the step).`;
   // a learner's own Value: its numbers are changed in the notebook, not here
   $("descend-panel").hidden = !!state.own_value;
   $("status").textContent = state.note || text;
@@ -385,6 +443,12 @@ function renderNudge(state) {
     b.className = "compare";
     b.textContent = n.compare;
     box.appendChild(b);
+  }
+  if (n.why) { // an h other than the lecture's, or a nudge that cannot see the slope: why
+    const c = document.createElement("div");
+    c.className = "why";
+    c.textContent = n.why;
+    box.appendChild(c);
   }
 }
 
@@ -462,7 +526,9 @@ async function descend(ev) {
 
 async function act(name) {
   try {
-    update(await send(name, {}, "pass-error"), name === "reset" ? "none" : "pass");
+    const state = await send(name, {}, "pass-error");
+    update(state, name === "reset" ? "none" : "pass");
+    if (state.predict && state.predict.ask && name === "step") $("predict-value").focus();
   } catch (err) {
     showError("pass-error", err.message);
   }
@@ -543,6 +609,11 @@ function fitBar() {
 }
 
 async function init() {
+  predict = mountPredict(root, {
+    send, update,
+    // after a step: Backward step again (the next grads), or Reset once the pass is done
+    focusNext: () => ($("step").disabled ? $("reset") : $("step")).focus(),
+  });
   $("build").addEventListener("click", build);
   $("program").addEventListener("keydown", (ev) => {
     if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); build(); }
@@ -604,10 +675,16 @@ async function init() {
       await build();  // the default expression instead, and why (after: a build clears errors)
       showError("program-error", err.message);
     }
+  } else if (linkedProgram() !== null) { // a link's program: built as it was written
+    $("program").value = linkedProgram();
+    syncMenu();
+    await build();
   } else {
     await build();
   }
+  if (opts.page) window.addEventListener("hashchange", onHashChange);
   fitBar();
+  await transport.pythonReady; // (the site: drawn from its snapshot, interactive once Python is)
   host.dataset.ready = "1";
 }
 
@@ -619,5 +696,5 @@ function currentScale() {
 }
 
 init().catch((err) => showError("program-error", err.message));
-return { stop() { window.removeEventListener("resize", onResize); } };
+return { stop() { window.removeEventListener("resize", onResize); window.removeEventListener("hashchange", onHashChange); } };
 }

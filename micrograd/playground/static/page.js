@@ -1,6 +1,8 @@
 // A playground page: picks its transport (the server, or micrograd in a Web Worker on the static
-// site) and mounts its view on the whole document.
-"use strict";
+// site) and mounts its view on the whole document. An ES module: it imports the view the page
+// shows (its <body data-view>), and only that one.
+
+import { pageTransport } from "./common.js";
 
 // Framed by another site, which could trick the learner into clicking in it: the server's pages
 // say frame-ancestors 'self', which a static host (the static site) cannot send, so the page
@@ -9,12 +11,12 @@ function framedByAnotherSite() {
   if (window.top === window.self) return false;
   try {
     return window.top.location.origin !== location.origin;
-  } catch (err) { // another origin's window: reading its location is refused
+  } catch { // another origin's window: reading its location is refused
     return true;
   }
 }
 
-(function boot() {
+(async function boot() {
   const status = document.getElementById("boot");
   if (framedByAnotherSite()) {
     document.querySelector("main").remove();
@@ -53,9 +55,18 @@ function framedByAnotherSite() {
     onProgress(err.message, -1);
     return;
   }
+  window.playgroundTransport = transport; // for tests and the curious (its .snapshot on the site)
   if (document.body.dataset.view === "train") {
+    const { mountTrain } = await import("./train.js");
     window.trainView = mountTrain(document, transport, { page: true }).handle;
   } else {
+    const { mountExplorer } = await import("./explorer.js");
     mountExplorer(document, transport, { page: true });
   }
-})();
+})().catch((err) => { // a module that failed to load: the page says it in one line
+  const status = document.getElementById("boot");
+  status.hidden = false;
+  status.classList.add("error");
+  status.setAttribute("role", "alert");
+  status.textContent = `The playground could not start: ${err.message}`;
+});

@@ -20,6 +20,14 @@ let timer = null;
 const soon = new MessageChannel(); // "at once, after what is waiting": setTimeout(0) waits 4 ms
 soon.port1.onmessage = () => tick();
 
+// micrograd.jit's JavaScript target (micrograd/jit_js.py): Python hands over the source of a
+// training step (once per network shape), and calls it with JSON text; the steps run here, with
+// no Python per step.
+self.micrograd_compile = (source) => {
+  const step = new Function(source)();
+  return (method, text) => JSON.stringify(step[method](JSON.parse(text)));
+};
+
 const progress = (text, fraction) => postMessage({ progress: text, fraction });
 const postAll = (text) => { for (const msg of JSON.parse(text)) postMessage(msg); };
 // An error's last line: a Python traceback ends with what went wrong

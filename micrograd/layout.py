@@ -1,6 +1,7 @@
 """Where each box of a computation graph goes, left to right: Graphviz's `dot` when it is
 installed, else a layered layout in pure Python, so a learner without Graphviz still gets a
-readable picture.
+readable picture. Below both of its users: the playground's explorer and `viz.draw_dot`'s
+picture without Graphviz.
 
 Both take boxes of given sizes (`Box`: id, width, height, in pixels) and edges between them, and
 return a `Layout`: the centre of every box and an SVG path per edge. The page draws the boxes

@@ -1,0 +1,254 @@
+"""Where `micrograd grade` runs a submission: a sandbox on Linux, resource limits everywhere.
+
+A submission is code the teacher did not write. Each notebook runs (Jupyter's client and the
+kernel together, `grade_runner.py`) as one child process:
+
+- on Linux with bubblewrap (`bwrap`, Debian's `bubblewrap`), in a sandbox: a root of its own in
+  which the system and the Python environment are read-only, the submission's folder (a fresh
+  copy holding only its learner's files) the one writable place, its own /tmp, no network (a
+  loopback of its own, for the kernel), its own process tree, killed with everything in it when
+  the run ends or the grader dies (a `setsid` child included); the teacher's files, the class
+  folder and the other submissions are not in it at all. Run as root, the child drops to an
+  unprivileged uid of its own (one per parallel job) before any learner code runs, so that the
+  process limit holds (Linux does not apply it to root);
+- everywhere, limits on memory (address space), processes, file size and CPU time.
+
+Without bubblewrap (or with ``--no-sandbox``) only the limits apply: the submissions run with
+the teacher's permissions, and the grader says so once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import signal
+import site
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterable
+from typing import IO, Any, cast
+
+MEMORY = 2 << 30  # bytes of address space: the course's kernels (PyTorch's too) peak near 1 GiB
+PROCESSES = 256  # a kernel and its threads use a few dozen
+FILE_SIZE = 64 << 20  # bytes: the course writes a few kilobytes
+CPU_SLACK = 30  # CPU seconds beyond the notebook's time limit (per process)
+UID_BASE = 64100  # root's runs become uid UID_BASE + job slot (no user of that uid needed)
+INSTALL = ("install bubblewrap for the sandbox (Debian/Ubuntu: sudo apt install bubblewrap; "
+           "Fedora: sudo dnf install bubblewrap)")
+
+
+def bwrap() -> str | None:
+    """The bubblewrap binary, or None where there is none (or not on Linux)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    return shutil.which("bwrap")
+
+
+def unconfined_note(no_sandbox: bool) -> str | None:
+    """The one line the grader says when submissions run without the sandbox (None if not)."""
+    if no_sandbox:
+        return ("--no-sandbox: the submissions run with your permissions (they can read and "
+                "write your files, and use the network); only resource limits apply")
+    if bwrap() is None:
+        where = ("on Linux, " + INSTALL) if sys.platform.startswith("linux") else (
+            "the sandbox needs Linux and bubblewrap")
+        return (f"no sandbox: the submissions run with your permissions (they can read and write "
+                f"your files); {where}")
+    return None
+
+
+def limits(timeout: float) -> dict[str, int]:
+    return {"RLIMIT_AS": MEMORY, "RLIMIT_NPROC": PROCESSES, "RLIMIT_FSIZE": FILE_SIZE,
+            "RLIMIT_CPU": int(timeout) + CPU_SLACK, "RLIMIT_CORE": 0}
+
+
+def _readable_roots() -> list[str]:
+    """What the child needs to see, read-only: the Python it runs on and its packages."""
+    import micrograd
+
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages(),
+             str(pathlib.Path(micrograd.__file__).resolve().parent),
+             str(pathlib.Path(sys.executable).resolve().parent.parent)}
+    paths.update(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
+    paths.update(p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p)
+    if site.ENABLE_USER_SITE and site.USER_SITE:
+        paths.add(site.USER_SITE)
+    real = sorted({os.path.realpath(p) for p in paths if os.path.isdir(p)} |
+                  {os.path.abspath(p) for p in paths if os.path.isdir(p)})
+    system = ("/usr", "/etc", "/opt")
+    return [p for p in real if not any(p == s or p.startswith(s + "/") for s in system)]
+
+
+def command(folder: str, use_bwrap: bool) -> list[str]:
+    """The command that runs grade_runner with `folder` as its working folder."""
+    runner = [sys.executable, "-m", "micrograd.grade_runner"]
+    if not use_bwrap:
+        return runner
+    cmd = [bwrap() or "bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+           "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+           "--hostname", "grader"]
+    for top in ("/usr", "/etc", "/opt"):
+        if os.path.isdir(top):
+            cmd += ["--ro-bind", top, top]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            cmd += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            cmd += ["--ro-bind", top, top]
+    # Its own /tmp first: a Python that lives under /tmp (a clone there, its .venv) is bound on
+    # top of it below, not hidden by it (bwrap mounts in the order given).
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
+            "--perms", "1777", "--tmpfs", "/tmp"]
+    roots = _readable_roots()
+    made: set[str] = {"/tmp"}  # a folder of its own, writable by all: never made again
+    for path in roots:
+        # bwrap makes the folders on the way to a bound one private to root: open them
+        for parent in reversed(pathlib.PurePosixPath(path).parents):
+            anc = str(parent)
+            if anc == "/" or anc in made or any(anc == r or anc.startswith(r + "/")
+                                                 for r in (*roots, "/usr", "/etc", "/opt")):
+                continue
+            made.add(anc)
+            cmd += ["--perms", "0755", "--dir", anc]
+        cmd += ["--ro-bind", path, path]
+    cmd += ["--bind", folder, "/submission", "--chdir", "/submission", "--", *runner]
+    return cmd
+
+
+def environment(use_bwrap: bool) -> dict[str, str]:
+    """The child's environment: no teacher's secrets, Jupyter's and matplotlib's state in /tmp."""
+    keep = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "JUPYTER_PATH", "SYSTEMROOT", "TZ")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env.update(MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+    if use_bwrap:
+        env.update(HOME="/tmp/home", JUPYTER_RUNTIME_DIR="/tmp/jupyter",
+                   JUPYTER_CONFIG_DIR="/tmp/jupyter-config", JUPYTER_DATA_DIR="/tmp/jupyter-data",
+                   IPYTHONDIR="/tmp/ipython", MPLCONFIGDIR="/tmp/matplotlib",
+                   TMPDIR="/tmp", JUPYTER_PLATFORM_DIRS="0")
+    else:
+        env.update({k: os.environ[k] for k in ("HOME", "USERPROFILE", "TMPDIR", "TEMP", "TMP")
+                    if k in os.environ})
+    return env
+
+
+class Children:
+    """The child processes running now, so that Ctrl-C or the end can stop every one."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._live: set[subprocess.Popen] = set()
+
+    def add(self, p: subprocess.Popen) -> None:
+        with self._lock:
+            self._live.add(p)
+
+    def discard(self, p: subprocess.Popen) -> None:
+        with self._lock:
+            self._live.discard(p)
+
+    def kill_all(self) -> None:
+        with self._lock:
+            live = list(self._live)
+        for p in live:
+            kill(p)
+        for p in live:
+            p.wait()
+
+
+CHILDREN = Children()
+
+
+class _Cpu:
+    """CPU seconds the finished runs used (the runner's own count: the sandbox hides it)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.seconds = 0.0
+
+    def add(self, seconds: float) -> None:
+        with self._lock:
+            self.seconds += seconds
+
+
+CPU = _Cpu()
+
+
+def kill(p: subprocess.Popen) -> None:
+    """Kill the child and its process group (bwrap's own kills everything in the sandbox)."""
+    if hasattr(os, "killpg") and p.returncode is None:
+        try:  # the group outlives its leader until the leader is waited for
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:  # nothing of it is left: nothing to kill
+            return
+    elif p.poll() is None:
+        p.kill()
+
+
+def run(notebook: dict[str, Any], folder: str, timeout: float, *, use_bwrap: bool,
+        uid: int | None) -> tuple[dict[int, dict[str, Any]], str]:
+    """Run the notebook (nbformat's dict) in `folder`: each cell's outcome by index, and how the
+    run ended: "done", "expired" (killed when its time was up) or "killed" (the child died: the
+    learner's code took it down). Returns only once the child, and with the sandbox everything
+    it started, is gone."""
+    job = {"notebook": notebook, "timeout": timeout, "limits": limits(timeout),
+           "uid": uid if use_bwrap else None}
+    # The child's stderr says why it could not start (bwrap's own errors); once started, the
+    # runner sends its stderr nowhere.
+    said = tempfile.TemporaryFile()
+    p = subprocess.Popen(command(folder, use_bwrap), stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=said, cwd=folder,
+                         env=environment(use_bwrap), start_new_session=True)
+    CHILDREN.add(p)
+    outcomes: dict[int, dict[str, Any]] = {}
+    end = "killed"
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        kill(p)
+
+    # The kernel's start and stop are outside the notebook's time: a wall-clock bound of its own.
+    timer = threading.Timer(timeout + 60, expire)
+    timer.start()
+    try:
+        stdin, stdout = cast(IO[bytes], p.stdin), cast(IO[bytes], p.stdout)  # both PIPEs
+        try:
+            stdin.write(json.dumps(job).encode())
+            stdin.close()
+        except BrokenPipeError:  # the child died before reading its job: no outcomes, not run
+            end = "killed"
+        for line in _lines(stdout):
+            if line.get("done") is True:
+                end = "done"
+                if isinstance(line.get("cpu"), (int, float)):
+                    CPU.add(float(line["cpu"]))
+            elif isinstance(line.get("cell"), int):
+                outcomes[line["cell"]] = line
+    finally:
+        timer.cancel()
+        kill(p)  # whatever it left behind (outside the sandbox: its process group)
+        p.wait()
+        CHILDREN.discard(p)
+        said.seek(0)
+        why = [line.strip() for line in said.read(65536).decode(errors="replace").splitlines()
+               if line.strip()]
+        said.close()
+    if not outcomes and end == "killed" and not expired.is_set() and why:
+        where = "the sandbox" if use_bwrap else "the notebook's runner"
+        fix = " (micrograd grade --no-sandbox runs without it)" if use_bwrap else ""
+        outcomes[-1] = {"state": "dead", "line": f"{where} did not start: {why[-1][:200]}{fix}"}
+    return outcomes, ("expired" if expired.is_set() and end != "done" else end)
+
+
+def _lines(stream: Iterable[bytes]) -> Iterable[dict[str, Any]]:
+    for raw in stream:
+        try:
+            line = json.loads(raw)
+        except ValueError:  # not the runner's: nothing the learner writes is believed
+            continue
+        if isinstance(line, dict):
+            yield line

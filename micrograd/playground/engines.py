@@ -1,0 +1,350 @@
+"""The engines a `Trainer` trains and draws with, one interface: eager, numpy (jit), JavaScript.
+
+    engine = make_engine("numpy", trainer)    # or "eager", "javascript"
+    loss, acc = engine.step(idx)              # one whole step: forward, loss, backward, update
+    results = engine.train(seconds, batches, playing)   # steps for a while: [(loss, acc), ...]
+    engine.pictures()                         # the frame's grid, heat maps and shown neuron
+
+Each engine is built for one trainer's model, data and settings (`Trainer._build` makes one) and
+answers the same methods; the trainer never asks which it holds.
+
+* `EagerEngine`: micrograd itself, one scalar graph per point (`train.Step`), and the
+  optimizer of `micrograd.optim`: for a Python without numpy.
+* `NumpyEngine`: the same step on `micrograd.jit` (`jit_train.JitStep`), pictures by matrix
+  products (`train_frames.layer_outputs`): the server and the notebook widget.
+* `JavaScriptEngine`: the traced step written as JavaScript by jit's JavaScript target
+  (`micrograd.jit_js`) and run by the browser (the static site's worker) or Node.js: steps,
+  the optimizer's update and the pictures run there, many steps per call, no Python per step;
+  Python reads the weights back when it draws a frame (`sync`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..losses import LOSSES, predict, predict_rows
+from . import train_frames
+from .train_frames import TARGET_RANGE, layer_outputs
+from .train_settings import EAGER_FRAME_SECONDS, EAGER_GRID, GRID
+
+Results = list[tuple[float, "float | None"]]
+
+
+class Engine:
+    """What every engine answers; see the module docstring. `title` is what the page shows."""
+
+    name = ""
+    title = ""
+    batched = False
+    step_fn: Any = None  # does `train` run many steps in one call (no Python per step)?
+
+    def __init__(self, tr: Any) -> None:
+        self.tr = tr
+        self.grid_side = GRID
+        self.heat_side = min(tr.box, GRID // 2)
+
+    def frame_seconds(self, fps: float) -> float:
+        return 1.0 / fps
+
+    def step(self, idx: Sequence[int] | None) -> tuple[float, float | None]:
+        raise NotImplementedError
+
+    def train(self, seconds: float, batches: Callable[[], Any],
+              playing: Callable[[], bool]) -> Results:  # fmt: skip
+        """Steps, each on the batch `batches()` gives, for about `seconds` (at least one) while
+        `playing()`: the (loss, accuracy) of each. Here one step: the trainer's loop, by its own
+        clock, asks again (an engine that runs elsewhere takes many steps per call)."""
+        return [self.step(batches())]
+
+    def live(self) -> None:
+        """The settings that apply to a running model changed (rate, momentum, L2, ...)."""
+        s, opt = self.tr.settings, self.tr.opt
+        opt.lr = s.lr
+        if hasattr(opt, "momentum"):
+            opt.momentum = s.momentum
+        step = self.step_fn  # (train.Step, or jit_train.JitStep)
+        step.alpha, step.l1, step.zero_grad = s.l2, s.l1, s.zero_grad
+
+    def data_changed(self) -> None:
+        """The trainer's points, targets or split changed."""
+
+    def params_changed(self) -> None:
+        """The trainer changed a weight itself (the learner edited one)."""
+
+    def sync(self) -> None:
+        """Make the model's Values hold the engine's weights and grads (before a frame)."""
+
+    def weights_finite(self) -> bool:
+        """Are the weights all finite (after the last step)? A sum is finite exactly when each
+        term is (or past 1e308: diverged anyway)."""
+        return math.isfinite(sum([p.data for p in self.tr.params]))
+
+    def test_metrics(self, idx: Sequence[int]) -> tuple[float, float | None]:
+        raise NotImplementedError
+
+    def pictures(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def grid(self, side: int) -> list[list[float]]:
+        return self.tr._grid(side)
+
+
+class EagerEngine(Engine):
+    """micrograd's own engine: a scalar graph per point; a grid cell is a forward pass, so the
+    pictures are coarse (EAGER_GRID) and come twice a second."""
+
+    name = "eager"
+    title = "eager micrograd"
+
+    def __init__(self, tr: Any) -> None:
+        from ..train import Step
+
+        super().__init__(tr)
+        s = tr.settings
+        self.grid_side = self.heat_side = EAGER_GRID
+        self.points = self.grid(EAGER_GRID)
+        self.step_fn = Step(tr.model, s.loss, s.l2, l1=s.l1, zero_grad=s.zero_grad, score=False)
+
+    def frame_seconds(self, fps: float) -> float:
+        return max(1.0 / fps, EAGER_FRAME_SECONDS)
+
+    def step(self, idx: Sequence[int] | None) -> tuple[float, float | None]:
+        tr = self.tr
+        Xb = tr.inputs if idx is None else [tr.inputs[i] for i in idx]
+        T = tr.T if idx is None else [tr.T[i] for i in idx]
+        total, _ = self.step_fn(Xb, T)
+        acc = None if tr.settings.regression else self._accuracy(tr.train_idx)
+        tr.opt.step()
+        return total, acc
+
+    def _accuracy(self, idx: Sequence[int]) -> float:
+        tr = self.tr
+        hits = sum(predict([z.data for z in tr.model.outputs(tr.inputs[i])]) == tr.labels[i]
+                   for i in idx)  # fmt: skip
+        return hits / len(idx)
+
+    def test_metrics(self, idx: Sequence[int]) -> tuple[float, float | None]:
+        tr = self.tr
+        s, hits, total = tr.settings, 0, 0.0
+        loss = LOSSES[s.loss]
+        for i in idx:
+            zs = tr.model.outputs(tr.inputs[i])
+            total += loss.sample(zs, tr.T[i]).data
+            hits += not s.regression and predict([z.data for z in zs]) == tr.labels[i]
+        return total / len(idx), None if s.regression else hits / len(idx)
+
+    def pictures(self) -> dict[str, Any]:
+        return train_frames.eager_views(self.tr, self.points)
+
+
+class NumpyEngine(Engine):
+    """micrograd.jit: the traced step replayed over the batch with numpy; pictures by matrix
+    products."""
+
+    name = "jit"
+    title = "micrograd.jit (numpy)"
+
+    def __init__(self, tr: Any) -> None:
+        import numpy as np
+
+        from ..jit_train import JitStep
+
+        super().__init__(tr)
+        s = tr.settings
+        self.np = np
+        self.step_fn = JitStep(tr.model, s.loss, s.l2, l1=s.l1, zero_grad=s.zero_grad,
+                               score=False)  # fmt: skip
+        self.data_changed()
+        # only as arrays: thousands of small lists kept per tab fragment the memory a server
+        # hands back when tabs close (10 MB of 64 tabs' worth)
+        self.grid_points = np.array(self.grid(self.grid_side), dtype=float)
+        self.heat_points = np.array(self.grid(self.heat_side), dtype=float)
+
+    def data_changed(self) -> None:
+        self.X = self.np.array(self.tr.inputs, dtype=float)
+
+    def step(self, idx: Sequence[int] | None) -> tuple[float, float | None]:
+        tr, np = self.tr, self.np
+        Xb = self.X if idx is None else self.X[idx]
+        T = tr.T if idx is None else [tr.T[i] for i in idx]
+        with np.errstate(all="ignore"):  # a diverging run is caught by value
+            total, _ = self.step_fn(Xb, T)
+            acc = self._accuracy(tr.train_idx)
+        tr.opt.step()
+        return total, acc
+
+    def _accuracy(self, idx: Sequence[int]) -> float | None:
+        """Accuracy on the points `idx`; None on a regression. The outputs by the pictures'
+        forward pass (matrix products): a second jit replay of the whole network cost 14% of a
+        step of the largest one, for the same classes."""
+        tr, np = self.tr, self.np
+        if tr.settings.regression:
+            return None
+        outs = layer_outputs(tr.model, self.X[idx])[-1]
+        return float((predict_rows(outs) == np.array(tr.labels)[idx]).mean())
+
+    def test_metrics(self, idx: Sequence[int]) -> tuple[float, float | None]:
+        tr, np, step = self.tr, self.np, self.step_fn
+        X = self.X[idx]
+        with np.errstate(all="ignore"):  # each point's term, by the step's own jit
+            terms = step.loss_fn.outputs(X, step.target_array([tr.T[i] for i in idx], X))
+            return float(terms.mean()), self._accuracy(idx)
+
+    def pictures(self) -> dict[str, Any]:
+        return train_frames.numpy_views(self.tr, self.grid_points, self.heat_points)
+
+
+# ------------------------------------------------------------------ JavaScript
+
+
+def javascript_host() -> Any:
+    """Where generated JavaScript runs: the browser that runs this Python (Pyodide, in the
+    site's worker, which offers ``micrograd_compile``), else Node.js."""
+    if sys.platform == "emscripten":
+        return _PyodideHost()
+    global _NODE
+    if _NODE is None:
+        from ..jit_js import NodeHost
+
+        _NODE = NodeHost()
+    return _NODE
+
+
+_NODE: Any = None
+
+
+class _PyodideHost:
+    """The site's worker's ``micrograd_compile(source)``: a JavaScript function of (method, JSON
+    text) -> JSON text. Only text crosses, never proxies of data."""
+
+    def compile(self, source: str) -> Callable[..., Any]:
+        import js  # type: ignore[import-not-found]  # Pyodide's module of the worker's globals
+
+        call = js.micrograd_compile(source)
+        return lambda method, arg=None: json.loads(call(method, json.dumps(arg, allow_nan=False)))
+
+
+# the compiled step of the last network shape: (host, trainer, source) -> the compiled object
+# (Reset and New weights keep the shape: the same object, set afresh)
+_COMPILED: dict[tuple[int, int, str], Callable[..., Any]] = {}
+
+
+class JavaScriptEngine(Engine):
+    """The step as JavaScript (`micrograd.jit_js`), compiled once per network shape and loss;
+    the weights live there while it trains, and come back to the model's Values on `sync`."""
+
+    name = "javascript"
+    title = "micrograd.jit (JavaScript)"
+    batched = True
+
+    def __init__(self, tr: Any, host: Any = None) -> None:
+        from ..jit_js import mlp_source, program_source, step_source
+
+        super().__init__(tr)
+        s = tr.settings
+        self.host = host or javascript_host()
+        term = LOSSES[s.loss].term
+        model = tr.model
+        src, captured = program_source(lambda x, t: term(model(x), t), self._sample(0))
+        source = step_source(src, mlp_source(model))
+        key = (id(self.host), id(tr), source)  # its state is this trainer's own
+        call = _COMPILED.get(key)
+        if call is None:
+            _COMPILED.clear()
+            call = _COMPILED[key] = self.host.compile(source)
+        self.call = call
+        index = {id(p): i for i, p in enumerate(tr.params)}
+        self.rate = 100.0  # steps a second, measured: how many batches to hand over
+        self.stale = False  # the Values are behind the engine's weights
+        self.finite = True  # the engine's weights are all finite
+        call("set", {"captured": [index[id(v)] for v in captured], "restart": True,
+                     "params": [p.data for p in tr.params], "optimizer": s.optimizer,
+                     "regression": s.regression,
+                     "grid": _flat(self.grid(self.grid_side)),
+                     "heat": _flat(self.grid(self.heat_side))})  # fmt: skip
+        self.live()
+        self.data_changed()
+
+    def _sample(self, i: int) -> list[Any]:
+        """The jit step's inputs for point i: its inputs and its target (a one-hot row for the
+        cross-entropy, as `JitStep.target_array` gives)."""
+        tr = self.tr
+        t = tr.T[i]
+        if tr.settings.loss == "cross_entropy":
+            return [list(tr.inputs[i]), [float(k == t) for k in range(tr.settings.outputs)]]
+        return [list(tr.inputs[i]), float(t)]
+
+    def live(self) -> None:
+        s = self.tr.settings
+        self.call("set", {"lr": s.lr, "momentum": s.momentum, "alpha": s.l2, "l1": s.l1,
+                          "zeroGrad": s.zero_grad})  # fmt: skip
+
+    def data_changed(self) -> None:
+        tr = self.tr
+        rows = []
+        for i in range(len(tr.inputs)):
+            x, t = self._sample(i)
+            rows.extend(x)
+            rows.extend(t if isinstance(t, list) else [t])
+        self.call("set", {"data": rows, "inputs": _flat(tr.inputs), "labels": list(tr.labels)
+                          if not tr.settings.regression else [0] * len(tr.inputs),
+                          "train": list(tr.train_idx)})  # fmt: skip
+
+    def params_changed(self) -> None:
+        self.call("set", {"params": [p.data for p in self.tr.params]})
+
+    def step(self, idx: Sequence[int] | None) -> tuple[float, float | None]:
+        return self._run(1, 0.0, None if idx is None else [list(idx)])[0]
+
+    def train(self, seconds: float, batches: Callable[[], Any],
+              playing: Callable[[], bool]) -> Results:  # fmt: skip
+        n = max(1, min(100_000, int(self.rate * seconds * 1.5) + 1))
+        drawn = None
+        if not self.tr.full_batch():
+            drawn = [list(batches()) for _ in range(n)]
+        start = time.monotonic()
+        out = self._run(n, seconds, drawn)
+        took = time.monotonic() - start
+        if took > 0.002:
+            self.rate = 0.5 * self.rate + 0.5 * len(out) / took
+        if drawn is not None:
+            self.tr.put_back(drawn[len(out):])
+        return out
+
+    def _run(self, steps: int, seconds: float, batches: list | None) -> Results:
+        got = self.call("train", {"steps": steps, "seconds": seconds, "batches": batches})
+        self.stale, self.finite = True, got["finite"]
+        return [(float(loss), acc) for loss, acc in zip(got["losses"], got["accs"])]
+
+    def weights_finite(self) -> bool:
+        return self.finite  # (the engine's answer: no need to read the weights back)
+
+    def sync(self) -> None:
+        if not self.stale:
+            return
+        state = self.call("state")
+        for p, x, g in zip(self.tr.params, state["params"], state["grads"]):
+            p.data, p.grad = float(x), float(g)
+        self.stale = False
+
+    def test_metrics(self, idx: Sequence[int]) -> tuple[float, float | None]:
+        loss, acc = self.call("metrics", {"idx": list(idx)})
+        return float(loss), acc
+
+    def pictures(self) -> dict[str, Any]:
+        tr = self.tr
+        return self.call("pictures", {"kind": tr.settings.output_kind, "shown": tr.shown.neuron,
+                                      "range": TARGET_RANGE})  # fmt: skip
+
+
+def _flat(rows: Sequence[Sequence[float]]) -> list[float]:
+    return [x for r in rows for x in r]
+
+
+ENGINES: dict[str, type[Engine]] = {"eager": EagerEngine, "numpy": NumpyEngine,
+                                    "javascript": JavaScriptEngine}  # fmt: skip

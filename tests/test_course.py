@@ -1,0 +1,130 @@
+"""`micrograd course`: a learner's copies of the notebooks written into a folder (never over a
+file already there), without the folded solutions on request, and JupyterLab opened on them,
+as a learner starts the course (the page checked in Chromium)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pytest
+
+from micrograd.cli import main
+from tests.conftest import watch_errors
+from tests.jupyterlab import free_port, hide_jupyterlite_kernel
+
+NOTEBOOKS = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
+NAMES = sorted(p.name for p in NOTEBOOKS.glob("0*.ipynb"))
+
+
+def test_the_copies_are_the_courses_and_a_second_run_keeps_a_learners_work(
+        tmp_path: pathlib.Path, capsys: Any) -> None:
+    folder = tmp_path / "course"
+    assert main(["course", str(folder), "--no-lab"]) == 0
+    assert sorted(p.name for p in folder.iterdir()) == NAMES and len(NAMES) == 6
+    for name in NAMES:
+        assert (folder / name).read_text() == (NOTEBOOKS / name).read_text()
+    assert capsys.readouterr().out.splitlines() == [
+        f"micrograd course: wrote 6 notebooks into {folder} (solutions folded)"]
+    mine = folder / NAMES[0]
+    mine.write_text(mine.read_text().replace("def slope(", "def my_slope("))
+    (folder / NAMES[1]).unlink()
+    assert main(["course", str(folder), "--no-lab"]) == 0
+    assert "def my_slope(" in mine.read_text()  # the learner's edit stays
+    assert (folder / NAMES[1]).read_text() == (NOTEBOOKS / NAMES[1]).read_text()
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"micrograd course: wrote 1 notebooks into {folder} (solutions folded)"
+    assert out[1].startswith(f"micrograd course: kept 5 already in {folder}, never overwritten")
+    assert NAMES[0] in out[1] and NAMES[1] not in out[1]
+
+
+def test_copies_without_solutions_hold_no_solution(tmp_path: pathlib.Path) -> None:
+    assert main(["course", str(tmp_path), "--no-lab", "--no-solutions"]) == 0
+    for name in NAMES:
+        ours = json.loads((NOTEBOOKS / name).read_text())
+        theirs = json.loads((tmp_path / name).read_text())
+        solutions = [c for c in ours["cells"] if "solution" in c["metadata"].get("tags", [])]
+        assert len(solutions) == sum("exercise" in c["metadata"] for c in ours["cells"])
+        assert theirs["cells"] == [c for c in ours["cells"] if c not in solutions]
+        assert "<summary>Solution" not in json.dumps(theirs)
+
+
+def test_a_folder_that_cannot_be_written_is_one_line(tmp_path: pathlib.Path, capsys) -> None:
+    (tmp_path / "file").write_text("")
+    assert main(["course", str(tmp_path / "file" / "course"), "--no-lab"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("micrograd course: error: ")
+
+
+def test_jupyterlab_opens_on_the_copies(tmp_path: pathlib.Path, browser: Any,
+                                         screenshot: Any) -> None:
+    pytest.importorskip("jupyterlab", reason="pip install -e '.[test]' installs it")
+    folder = tmp_path / "micrograd-course"
+    port, token = free_port(), secrets.token_hex(16)
+    env = {**os.environ, "JUPYTER_TOKEN": token, "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+           "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
+           "JUPYTER_PATH": str(tmp_path / "data")}  # with JupyterLite's kernel hidden
+    hide_jupyterlite_kernel(tmp_path / "data")
+    log = open(tmp_path / "course.log", "w")  # noqa: SIM115  (closed below)
+    proc = subprocess.Popen([sys.executable, "-m", "micrograd", "course", str(folder),
+                             "--no-browser", "--port", str(port)], cwd=tmp_path, env=env,
+                            stdout=log, stderr=subprocess.STDOUT)
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    errors = watch_errors(page)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}",
+                                       timeout=5).close()
+                break
+            except (urllib.error.URLError, ConnectionError):
+                assert proc.poll() is None and time.monotonic() < deadline, (
+                    (tmp_path / "course.log").read_text()[-2000:])
+                time.sleep(0.25)
+        page.goto(f"http://127.0.0.1:{port}/lab/workspaces/course?token={token}")
+        items = page.locator(".jp-DirListing-item .jp-DirListing-itemText")
+        items.nth(5).wait_for()
+        assert sorted(items.all_inner_texts()) == NAMES
+        screenshot(page, "course-jupyterlab")
+    finally:
+        context.close()
+        proc.send_signal(signal.SIGINT)  # as Ctrl-C: micrograd stops its JupyterLab
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+    assert sorted(p.name for p in folder.iterdir() if p.suffix == ".ipynb") == NAMES
+    said = (tmp_path / "course.log").read_text()
+    assert f"micrograd course: wrote 6 notebooks into {folder}" in said
+    assert not errors, errors
+
+
+def test_the_course_extra_brings_jupyterlab_and_the_first_cell_never_does() -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+
+    def names(extra: str) -> set[str]:
+        return {d.split(">")[0].split("=")[0].split("[")[0].strip() for d in extras[extra]}
+
+    assert {"jupyterlab", "ipykernel"} <= names("course")
+    assert names("lessons") <= names("course")
+    assert not names("lessons") & {"jupyterlab", "ipykernel", "notebook", "jupyter"}
+    # what the notebooks import (PyTorch stays optional), and nothing else
+    assert names("lessons") == {"numpy", "matplotlib", "scikit-learn", "graphviz", "anywidget"}
