@@ -83,7 +83,7 @@ def page(browser: Any) -> Iterator[Any]:
     """A fresh tab (own cookies and sessionStorage, so its own playground session), 1280×800.
     Errors the page's JavaScript throws, and errors it logs to the console, fail the test."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(30_000)  # a loaded machine is slow, not wrong
     tab = context.new_page()
     errors = watch_errors(tab)
     yield tab
@@ -96,7 +96,7 @@ def phone(browser: Any) -> Iterator[Any]:
     """A fresh tab the size of a phone (390×844, touch), failing the test on page errors as
     `page` does."""
     context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True)
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(30_000)  # a loaded machine is slow, not wrong
     tab = context.new_page()
     errors = watch_errors(tab)
     yield tab

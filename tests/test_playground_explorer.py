@@ -41,12 +41,20 @@ def open_explorer(page: Any, url: str, query: str = "") -> None:
 
 
 def build(page: Any, program: str) -> None:
+    error = page.locator("#program-error")
+    before = error.text_content() if error.is_visible() else None
     page.get_by_label("Expression", exact=True).fill(program)
     page.get_by_role("button", name="Build graph").click()
+    # the graph, or a new refusal: a refusal fails here with its words, not as a timeout
     page.wait_for_function(
-        "(n) => document.querySelectorAll('#graph-svg g.node.value').length === n",
-        arg=len(trace(next(reversed(parse_program(program).values())))[0]),
+        """([n, before]) => {
+            const error = document.querySelector('#program-error');
+            const drawn = document.querySelectorAll('#graph-svg g.node.value').length === n;
+            return (drawn && error.hidden) || (!error.hidden && error.textContent !== before);
+        }""",
+        arg=[len(trace(next(reversed(parse_program(program).values())))[0]), before],
     )
+    assert not error.is_visible(), error.text_content()
 
 
 def page_nodes(page: Any) -> list[dict[str, str]]:
