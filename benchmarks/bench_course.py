@@ -75,14 +75,18 @@ def measure(base: str, runs: int) -> dict[str, list[float]]:
                         got[visit].append(time.monotonic() - start)
                 else:
                     start = time.monotonic()
-                    page.goto(base + "course/repl/index.html?code="
-                              + urllib.parse.quote(ten_lines()))  # fmt: skip
+                    page.goto(
+                        base + "course/repl/index.html?code=" + urllib.parse.quote(ten_lines())
+                    )
                     page.locator(".jp-OutputArea-output").filter(has_text="-8.0").first.wait_for(
-                        timeout=600_000)
+                        timeout=600_000
+                    )
                     got["repl"].append(time.monotonic() - start)
                 context.close()
-            print(f"run {i + 1}: " + ", ".join(f"{k} {v[-1]:.1f} s" for k, v in got.items()),
-                  flush=True)  # fmt: skip
+            print(
+                f"run {i + 1}: " + ", ".join(f"{k} {v[-1]:.1f} s" for k, v in got.items()),
+                flush=True,
+            )
         browser.close()
     if outside:
         raise SystemExit(f"requests outside the site: {outside[:3]}")
@@ -105,15 +109,20 @@ def main() -> int:
                 status = micrograd_main(["site", str(site)])
             if status != 0:
                 raise SystemExit(f"micrograd site failed: {said.getvalue()}")
-            print(f"micrograd site: {time.monotonic() - start:.1f} s, "
-                  f"{said.getvalue().strip().splitlines()[-2]}")  # fmt: skip
+            print(
+                f"micrograd site: {time.monotonic() - start:.1f} s, "
+                f"{said.getvalue().strip().splitlines()[-2]}"
+            )
         files = [p for p in (site / "course").rglob("*") if p.is_file()]
         size = sum(p.stat().st_size for p in files)
         print(f"course/: {len(files)} files, {size / 1e6:.1f} MB")
         server = subprocess.Popen(
             [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"],
-            cwd=site.parent, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        )  # fmt: skip
+            cwd=site.parent,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         try:
             port = re.search(r"port (\d+)", server.stdout.readline()).group(1)  # type: ignore
             got = measure(f"http://127.0.0.1:{port}/{site.name}/", args.runs)
@@ -123,9 +132,11 @@ def main() -> int:
         finally:
             server.terminate()
             server.wait(timeout=10)
-    print(f"kernel idle after opening a notebook: first visit {statistics.median(got['first']):.1f}"
-          f" s, cached {statistics.median(got['cached']):.1f} s; the REPL's answer to the ten "
-          f"lines: {statistics.median(got['repl']):.1f} s (medians of {args.runs})")  # fmt: skip
+    print(
+        f"kernel idle after opening a notebook: first visit {statistics.median(got['first']):.1f}"
+        f" s, cached {statistics.median(got['cached']):.1f} s; the REPL's answer to the ten "
+        f"lines: {statistics.median(got['repl']):.1f} s (medians of {args.runs})"
+    )
     with open("/proc/loadavg") as f:
         print(f"load average: {f.read().split()[0]}")
     return 0

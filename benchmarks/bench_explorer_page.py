@@ -78,11 +78,20 @@ def traced(browser: Any, page: Any, run: Callable[[], list[float]]) -> tuple[lis
         with open(path) as f:
             events = json.load(f)
     events = events["traceEvents"] if isinstance(events, dict) else events
-    main = {(e["pid"], e["tid"]) for e in events if e.get("ph") == "M" and
-            e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"}
-    cpu = sum(e.get("tdur", 0) for e in events if e.get("ph") == "X" and
-              e.get("name") == "ThreadControllerImpl::RunTask" and
-              (e.get("pid"), e.get("tid")) in main)
+    main = {
+        (e["pid"], e["tid"])
+        for e in events
+        if e.get("ph") == "M"
+        and e.get("name") == "thread_name"
+        and e["args"].get("name") == "CrRendererMain"
+    }
+    cpu = sum(
+        e.get("tdur", 0)
+        for e in events
+        if e.get("ph") == "X"
+        and e.get("name") == "ThreadControllerImpl::RunTask"
+        and (e.get("pid"), e.get("tid")) in main
+    )
     return times, cpu / 1000
 
 
@@ -103,30 +112,38 @@ def page_ms(settings: dict, steps: int) -> dict[str, Any]:
             page.goto(server.url)
             page.wait_for_selector("body[data-ready='1']")
             # As the Train view's link does: its chosen point, left in this tab's sessionStorage
-            page.evaluate("""async (settings) => {
+            page.evaluate(
+                """async (settings) => {
               const { httpTransport, POINT_KEY } = await import("./static/common.js");
               const t = httpTransport();
               await t.call('train', 'config', settings);
               const point = await t.call('train', 'point', {});
               sessionStorage.setItem(POINT_KEY, JSON.stringify(point));
-            }""", settings)
+            }""",
+                settings,
+            )
             page.goto(server.url + "?from=train")
             page.wait_for_selector("body[data-ready='1']")
             page.get_by_role("button", name="Forward pass", exact=True).click()
-            page.wait_for_function("() => document.querySelector('#status').textContent"
-                                   ".includes('Forward pass done')")
+            page.wait_for_function(
+                "() => document.querySelector('#status').textContent.includes('Forward pass done')"
+            )
+
             def clicks() -> list[float]:
                 return [page.evaluate(CLICK_AND_WAIT) for _ in range(steps)]
 
             first = traced(browser, page, clicks)
             # the end of the pass (asked for directly, then drawn once by a click)
-            total = page.evaluate("async (n) => {"
-                                  " const { httpTransport } = await import('./static/common.js');"
-                                  " const t = httpTransport();"
-                                  " const all = (await t.call('explorer', 'state', {})).steps;"
-                                  " for (let i = 0; i < all - 2 * n - 1; i++)"
-                                  "   await t.call('explorer', 'step', {});"
-                                  " return all; }", steps)  # fmt: skip
+            total = page.evaluate(
+                "async (n) => {"
+                " const { httpTransport } = await import('./static/common.js');"
+                " const t = httpTransport();"
+                " const all = (await t.call('explorer', 'state', {})).steps;"
+                " for (let i = 0; i < all - 2 * n - 1; i++)"
+                "   await t.call('explorer', 'step', {});"
+                " return all; }",
+                steps,
+            )
             page.evaluate(CLICK_AND_WAIT)
             deep = traced(browser, page, clicks)
             browser.close()
@@ -136,8 +153,10 @@ def page_ms(settings: dict, steps: int) -> dict[str, Any]:
 
 
 def summary(name: str, times: list[float], cpu: float | None = None) -> str:
-    text = (f"{name}: median {statistics.median(times):.1f} ms, max {max(times):.1f} ms "
-            f"over {len(times)} steps")
+    text = (
+        f"{name}: median {statistics.median(times):.1f} ms, max {max(times):.1f} ms "
+        f"over {len(times)} steps"
+    )
     return text if cpu is None else f"{text}; main thread {cpu / len(times):.1f} ms CPU a step"
 
 
@@ -147,13 +166,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--hidden", default="16,16", help="the network's hidden layers, e.g. 16,16")
     args = p.parse_args(argv)
     settings = dict(SETTINGS, hidden=[int(n) for n in args.hidden.split(",")])
-    print(f"settings: {json.dumps(settings)}; {os.cpu_count()} cores, load "
-          f"{os.getloadavg()[0]:.1f}")
+    print(
+        f"settings: {json.dumps(settings)}; {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"
+    )
     print(summary("server (Tab.call explorer/step)", server_ms(settings, args.steps)))
     got = page_ms(settings, args.steps)
     print(summary("page, the first steps (click to painted, Chromium)", *got["first"]))
-    print(summary(f"page, the last steps of {got['total']} (click to painted, Chromium)",
-                  *got["deep"]))
+    print(
+        summary(
+            f"page, the last steps of {got['total']} (click to painted, Chromium)", *got["deep"]
+        )
+    )
     return 0
 
 

@@ -42,10 +42,11 @@ def write_class(root: pathlib.Path, learners: int) -> dict[str, str]:
 
     n1, n3 = "01_derivatives_and_value", "03_neuron_to_mlp"
     bugs = {
-        n1: {"slope": "def slope(f, x, h=0.0001):\n    return (f(x + h) - f(x)) / (2 * h)",
-             "value": FILLS[n1]["value"].replace("self.data * other.data",
-                                                 "self.data + other.data"),
-             "step1": "L.grad = 1 / 0"},
+        n1: {
+            "slope": "def slope(f, x, h=0.0001):\n    return (f(x + h) - f(x)) / (2 * h)",
+            "value": FILLS[n1]["value"].replace("self.data * other.data", "self.data + other.data"),
+            "step1": "L.grad = 1 / 0",
+        },
         n3: {"step": FILLS[n3]["step"].replace("        p.grad = 0\n", "        pass\n")},
     }
     kinds = {}
@@ -76,9 +77,21 @@ def main() -> int:
         root = pathlib.Path(tmp) / "class"
         kinds = write_class(root, args.learners)
         reports = pathlib.Path(tmp)
-        cmd = [str(micrograd), "grade", str(root), "--jobs", str(args.jobs),
-               "--timeout", f"{args.timeout:g}", "--csv", str(reports / "grades.csv"),
-               "--summary", str(reports / "summary.csv"), "--html", str(reports / "grades.html")]
+        cmd = [
+            str(micrograd),
+            "grade",
+            str(root),
+            "--jobs",
+            str(args.jobs),
+            "--timeout",
+            f"{args.timeout:g}",
+            "--csv",
+            str(reports / "grades.csv"),
+            "--summary",
+            str(reports / "summary.csv"),
+            "--html",
+            str(reports / "grades.html"),
+        ]
         load_before = os.getloadavg()
         start = time.perf_counter()
         done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -91,18 +104,25 @@ def main() -> int:
     cpu = float(said.group(1)) if said else float("nan")
     sandbox = "no sandbox" if "no sandbox" in done.stderr else "bubblewrap sandbox"
     right = [w for w, k in kinds.items() if k == "right"]
-    all_right = all(summary[w]["failed"] == summary[w]["error"] == summary[w]["timeout"] == "0"
-                    for w in right)
-    print(f"graded {args.learners} learners x 6 notebooks ({notebooks} notebooks; "
-          f"{sum(k == 'buggy' for k in kinds.values())} learners buggy, "
-          f"{sum(k == 'hangs' for k in kinds.values())} hanging) "
-          f"with --jobs {args.jobs} --timeout {args.timeout:g}, {sandbox}: {took:.0f} s "
-          f"({took / 60:.1f} min), exit status {done.returncode}")
-    print(f"every right learner graded right: {all_right}; load average before "
-          f"{load_before[0]:.1f}, after {load_after[0]:.1f} (on {os.cpu_count()} cores)")
-    print(f"CPU time of the notebooks' runs (kernels and their clients, as the grader reports "
-          f"it): {cpu:.0f} s ({cpu / notebooks:.1f} s a notebook): on {args.jobs} idle cores, "
-          f"about {cpu / args.jobs:.0f} s ({cpu / args.jobs / 60:.1f} min) of wall time")
+    all_right = all(
+        summary[w]["failed"] == summary[w]["error"] == summary[w]["timeout"] == "0" for w in right
+    )
+    print(
+        f"graded {args.learners} learners x 6 notebooks ({notebooks} notebooks; "
+        f"{sum(k == 'buggy' for k in kinds.values())} learners buggy, "
+        f"{sum(k == 'hangs' for k in kinds.values())} hanging) "
+        f"with --jobs {args.jobs} --timeout {args.timeout:g}, {sandbox}: {took:.0f} s "
+        f"({took / 60:.1f} min), exit status {done.returncode}"
+    )
+    print(
+        f"every right learner graded right: {all_right}; load average before "
+        f"{load_before[0]:.1f}, after {load_after[0]:.1f} (on {os.cpu_count()} cores)"
+    )
+    print(
+        f"CPU time of the notebooks' runs (kernels and their clients, as the grader reports "
+        f"it): {cpu:.0f} s ({cpu / notebooks:.1f} s a notebook): on {args.jobs} idle cores, "
+        f"about {cpu / args.jobs:.0f} s ({cpu / args.jobs / 60:.1f} min) of wall time"
+    )
     return 0 if all_right else 1
 
 

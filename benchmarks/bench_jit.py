@@ -38,15 +38,35 @@ def rows(quick: bool = False) -> list:
     steps = 10 if quick else STEPS
     data = ("numpy", "sklearn")
     return [
-        Row(MOONS, "ours: micrograd.jit per-sample loss + fused L2 (Value.dot)",
-            "bench_jit:moons_jit", {"steps": steps, "reg": "dot"}, needs=data),
-        Row(MOONS, "ours: micrograd.jit per-sample loss + karpathy's eager L2",
-            "bench_jit:moons_jit", {"steps": steps, "reg": "eager"}, needs=data),
-        Row(MOONS, "ours: micrograd.jit of karpathy's whole loss, his L2 sum() inside fn",
-            "bench_jit:moons_jit", {"steps": steps, "reg": "inside"}, needs=data),
-        Row(MOONS, "ours: micrograd.jit + fused L2, fn with a Python NaN check (3 guards)",
-            "bench_jit:moons_jit", {"steps": steps, "reg": "dot", "guarded": True}, needs=data),
-    ]  # fmt: skip
+        Row(
+            MOONS,
+            "ours: micrograd.jit per-sample loss + fused L2 (Value.dot)",
+            "bench_jit:moons_jit",
+            {"steps": steps, "reg": "dot"},
+            needs=data,
+        ),
+        Row(
+            MOONS,
+            "ours: micrograd.jit per-sample loss + karpathy's eager L2",
+            "bench_jit:moons_jit",
+            {"steps": steps, "reg": "eager"},
+            needs=data,
+        ),
+        Row(
+            MOONS,
+            "ours: micrograd.jit of karpathy's whole loss, his L2 sum() inside fn",
+            "bench_jit:moons_jit",
+            {"steps": steps, "reg": "inside"},
+            needs=data,
+        ),
+        Row(
+            MOONS,
+            "ours: micrograd.jit + fused L2, fn with a Python NaN check (3 guards)",
+            "bench_jit:moons_jit",
+            {"steps": steps, "reg": "dot", "guarded": True},
+            needs=data,
+        ),
+    ]
 
 
 def moons_jit(steps: int = STEPS, reg: str = "dot", guarded: bool = False) -> dict:

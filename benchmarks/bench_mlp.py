@@ -41,24 +41,53 @@ def rows(quick: bool = False) -> list:
 
     data = ("numpy", "sklearn")
     out = [
-        Row(MOONS, "numpy floor: the same step as hand-written matrix products",
-            "bench_mlp:moons_floor", {"steps": 10 if quick else 100}, impl="numpy", needs=data),
-        Row(MOONS, "JAX on CPU: jax.jit of the whole step, float64", "bench_mlp:moons_jax",
-            {"steps": 10 if quick else 100}, impl="jax", needs=data),
-    ]  # fmt: skip
+        Row(
+            MOONS,
+            "numpy floor: the same step as hand-written matrix products",
+            "bench_mlp:moons_floor",
+            {"steps": 10 if quick else 100},
+            impl="numpy",
+            needs=data,
+        ),
+        Row(
+            MOONS,
+            "JAX on CPU: jax.jit of the whole step, float64",
+            "bench_mlp:moons_jax",
+            {"steps": 10 if quick else 100},
+            impl="jax",
+            needs=data,
+        ),
+    ]
     for samples in (1_000,) if quick else (1_000, 10_000):
         group = mlp_section(samples)
         steps = 3 if quick else (20 if samples <= 1_000 else 8)
         kw = {"samples": samples, "steps": steps}
         out += [
             Row(group, FLOOR, "bench_mlp:mlp_floor", kw, impl="numpy", needs=data),
-            Row(group, "ours: micrograd.jit, per-sample loss, SGD on the Values",
-                "bench_mlp:mlp_jit", kw, needs=data),
-            Row(group, "PyTorch CPU, float64 tensors, 1 thread", "bench_mlp:mlp_torch", kw,
-                impl="torch", needs=(*data, "torch")),
-            Row(group, "JAX on CPU: jax.jit of the whole step, float64", "bench_mlp:mlp_jax",
-                kw, impl="jax", needs=data),
-        ]  # fmt: skip
+            Row(
+                group,
+                "ours: micrograd.jit, per-sample loss, SGD on the Values",
+                "bench_mlp:mlp_jit",
+                kw,
+                needs=data,
+            ),
+            Row(
+                group,
+                "PyTorch CPU, float64 tensors, 1 thread",
+                "bench_mlp:mlp_torch",
+                kw,
+                impl="torch",
+                needs=(*data, "torch"),
+            ),
+            Row(
+                group,
+                "JAX on CPU: jax.jit of the whole step, float64",
+                "bench_mlp:mlp_jax",
+                kw,
+                impl="jax",
+                needs=data,
+            ),
+        ]
     return out
 
 
@@ -78,8 +107,9 @@ def mlp_init(sizes: tuple[int, ...] = SIZES) -> list[tuple[list[list[float]], li
     layers = []
     for nin, nout in zip(sizes, sizes[1:]):
         s = 1.0 / math.sqrt(nin)
-        layers.append(([[rng.uniform(-1, 1) * s for _ in range(nin)] for _ in range(nout)],
-                       [0.0] * nout))  # fmt: skip
+        layers.append(
+            ([[rng.uniform(-1, 1) * s for _ in range(nin)] for _ in range(nout)], [0.0] * nout)
+        )
     return layers
 
 
@@ -108,9 +138,7 @@ def _timed(step: Any, steps: int) -> tuple[list[float], float, float]:
 # ----------------------------------------------------------------------------- the numpy floor
 
 
-def floor_step(
-    np: Any, X: Any, y: Any, Ws: list, bs: list, lr: float, alpha: float = 0.0
-) -> float:
+def floor_step(np: Any, X: Any, y: Any, Ws: list, bs: list, lr: float, alpha: float = 0.0) -> float:
     """One SGD step of the ReLU MLP with mean hinge loss relu(1 - y * score) (+ alpha * the sum
     of every parameter squared), by hand: the least numpy work it takes. X is (n, B) (samples as
     columns, as jit lays them out)."""
@@ -165,8 +193,9 @@ def _moons_data() -> tuple:
     X, y = make_moons(n_samples=100, noise=0.1)
     layers = []
     for nin, nout in ((2, 16), (16, 16), (16, 1)):  # karpathy's init: row by row, bias 0
-        layers.append(([[random.uniform(-1, 1) for _ in range(nin)] for _ in range(nout)],
-                       [0.0] * nout))  # fmt: skip
+        layers.append(
+            ([[random.uniform(-1, 1) for _ in range(nin)] for _ in range(nout)], [0.0] * nout)
+        )
     return X, (y * 2 - 1).astype(float), layers
 
 
@@ -216,8 +245,10 @@ def mlp_torch(samples: int, steps: int) -> dict:
     yt = torch.tensor(y, dtype=torch.float64)
     params = []
     for W, b in mlp_init():
-        params += [torch.tensor(W, dtype=torch.float64, requires_grad=True),
-                   torch.tensor(b, dtype=torch.float64, requires_grad=True)]  # fmt: skip
+        params += [
+            torch.tensor(W, dtype=torch.float64, requires_grad=True),
+            torch.tensor(b, dtype=torch.float64, requires_grad=True),
+        ]
 
     def step(k: int) -> float:
         h = Xt
@@ -244,8 +275,9 @@ def _jax_step(alpha: float = 0.0) -> Any:
     import os
 
     # one thread, as the PyTorch rows (CPU time would count every thread's work anyway)
-    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
-                          "intra_op_parallelism_threads=1")
+    os.environ.setdefault(
+        "XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    )
     import jax
     import jax.numpy as jnp
 
@@ -272,8 +304,7 @@ def _jax_step(alpha: float = 0.0) -> Any:
 
 def _jax_run(X: Any, y: Any, layers: list, lr: Any, steps: int, alpha: float = 0.0) -> dict:
     jax, jnp, step = _jax_step(alpha)
-    params = [(jnp.array(W, dtype=jnp.float64), jnp.array(b, dtype=jnp.float64))
-              for W, b in layers]  # fmt: skip
+    params = [(jnp.array(W, dtype=jnp.float64), jnp.array(b, dtype=jnp.float64)) for W, b in layers]
     Xj, yj = jnp.asarray(X, dtype=jnp.float64), jnp.asarray(y, dtype=jnp.float64)
     state = {"params": params}
 

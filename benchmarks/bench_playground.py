@@ -105,8 +105,10 @@ class Served:
         self.page = None
         if browser is not None:  # the page itself, in its own session: Play is pressed there
             self.page = browser.new_page(viewport={"width": 1280, "height": 800})
-            query = "&".join(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}"
-                             for k, v in settings.items())  # fmt: skip
+            query = "&".join(
+                f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}"
+                for k, v in settings.items()
+            )
             if shown.get("grads"):
                 query += "&grads=1"
             self.page.goto(f"{self.url}/train?{query}")
@@ -197,7 +199,7 @@ def watch(run: Any, seconds: float) -> dict:
         "pause ms": pause_ms,
         "KB/frame": sum(f.get("bytes", 0) for f in frames) / max(1, len(frames)) / 1000,
         "steps": steps,
-        "grid": f"{round(cells ** 0.5)}x{round(cells ** 0.5)}",
+        "grid": f"{round(cells**0.5)}x{round(cells**0.5)}",
         "accuracy": frames[-1]["accuracy"] if frames else None,
         "loss": frames[-1]["loss"] if frames else None,
     }
@@ -213,9 +215,12 @@ def many_tabs(n: int, seconds: float, settings: dict) -> dict:
     tabs = [f"bench-tab-{i:03d}-{os.getpid()}" for i in range(n)]
 
     def post(session: str, path: str, body: dict) -> dict:
-        req = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json",
-                                              "X-Session": session})  # fmt: skip
+        req = urllib.request.Request(
+            url + path,
+            data=json.dumps(body).encode(),
+            method="POST",
+            headers={"Content-Type": "application/json", "X-Session": session},
+        )
         with urllib.request.urlopen(req, timeout=60) as r:
             return json.loads(r.read())
 
@@ -266,27 +271,41 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=3.0, help="how long each jit run plays")
     p.add_argument("--eager-seconds", type=float, default=6.0, help="how long each eager run plays")
     p.add_argument("--direct", action="store_true", help="no server: the trainer in-process")
-    p.add_argument("--browser", action="store_true",
-                   help="also count the frames the page draws, in Chromium (Playwright)")
-    p.add_argument("--tabs", type=int, default=0, metavar="N",
-                   help="instead: N tabs of one server playing the default network at once "
-                        "(frames/s and steps/s per tab)")
+    p.add_argument(
+        "--browser",
+        action="store_true",
+        help="also count the frames the page draws, in Chromium (Playwright)",
+    )
+    p.add_argument(
+        "--tabs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="instead: N tabs of one server playing the default network at once "
+        "(frames/s and steps/s per tab)",
+    )
     args = p.parse_args(argv)
     if args.tabs:
-        print(f"# {args.tabs} tabs playing at once, each 2-8-8-1 tanh on moons, through one "
-              f"server ({os.cpu_count()} cores, load "
-              f"{', '.join(f'{x:.2f}' for x in os.getloadavg())})")
+        print(
+            f"# {args.tabs} tabs playing at once, each 2-8-8-1 tanh on moons, through one "
+            f"server ({os.cpu_count()} cores, load "
+            f"{', '.join(f'{x:.2f}' for x in os.getloadavg())})"
+        )
         try:
             r = many_tabs(args.tabs, args.seconds, {})
         except KeyboardInterrupt:
             print("bench_playground: stopped (Ctrl-C)", file=sys.stderr)
             return 130
         fps, sps = r["fps"], r["sps"]
-        print("| tabs | frames/s per tab: min / median / max | steps/s per tab: min / median / "
-              "max | steps/s in all |")
+        print(
+            "| tabs | frames/s per tab: min / median / max | steps/s per tab: min / median / "
+            "max | steps/s in all |"
+        )
         print("|---|---|---|---|")
-        print(f"| {args.tabs} | {fps[0]:.1f} / {fps[len(fps) // 2]:.1f} / {fps[-1]:.1f} | "
-              f"{sps[0]:,.0f} / {sps[len(sps) // 2]:,.0f} / {sps[-1]:,.0f} | {sum(sps):,.0f} |")
+        print(
+            f"| {args.tabs} | {fps[0]:.1f} / {fps[len(fps) // 2]:.1f} / {fps[-1]:.1f} | "
+            f"{sps[0]:,.0f} / {sps[len(sps) // 2]:,.0f} / {sps[-1]:,.0f} | {sum(sps):,.0f} |"
+        )
         return 0
     if args.direct and args.browser:
         p.error("--browser needs the server: leave out --direct")
@@ -303,19 +322,26 @@ def main(argv: list[str] | None = None) -> int:
         pw = sync_playwright().start()
         browser = pw.chromium.launch(executable_path=path, headless=True)
     how = "in-process" if args.direct else "through the server"
-    print(f"# playground training view, moons ({how}"
-          f"{', drawn in Chromium' if browser else ''}; {os.cpu_count()} cores, load "
-          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())})")
-    print("| network | engine | steps/s | frames/s sent | frames/s drawn | KB a frame | Pause "
-          "answers in | time to 100% | steps | accuracy |")
+    print(
+        f"# playground training view, moons ({how}"
+        f"{', drawn in Chromium' if browser else ''}; {os.cpu_count()} cores, load "
+        f"{', '.join(f'{x:.2f}' for x in os.getloadavg())})"
+    )
+    print(
+        "| network | engine | steps/s | frames/s sent | frames/s drawn | KB a frame | Pause "
+        "answers in | time to 100% | steps | accuracy |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     try:
         for name, settings, shown in SIZES:
             for use_jit in (True, False):
                 if shown and not use_jit:
                     continue  # the eager engine draws the same; its speed is the row above's
-                run = (Direct(use_jit, settings, shown) if args.direct
-                       else Served(use_jit, settings, shown, browser))
+                run = (
+                    Direct(use_jit, settings, shown)
+                    if args.direct
+                    else Served(use_jit, settings, shown, browser)
+                )
                 try:
                     r = watch(run, args.seconds if use_jit else args.eager_seconds)
                 finally:
@@ -323,9 +349,12 @@ def main(argv: list[str] | None = None) -> int:
                 to100 = "not within the run" if r["to 100%"] is None else f"{r['to 100%']:.2f} s"
                 acc = "-" if r["accuracy"] is None else f"{100 * r['accuracy']:.1f}%"
                 drawn = "-" if r["drawn/s"] is None else f"{r['drawn/s']:.1f}"
-                print(f"| {name} | {'jit' if use_jit else 'eager'} | {r['steps/s']:,.0f} | "
-                      f"{r['frames/s']:.1f} | {drawn} | {r['KB/frame']:.0f} | "
-                      f"{r['pause ms']:.0f} ms | {to100} | {r['steps']} | {acc} |", flush=True)
+                print(
+                    f"| {name} | {'jit' if use_jit else 'eager'} | {r['steps/s']:,.0f} | "
+                    f"{r['frames/s']:.1f} | {drawn} | {r['KB/frame']:.0f} | "
+                    f"{r['pause ms']:.0f} ms | {to100} | {r['steps']} | {acc} |",
+                    flush=True,
+                )
     except KeyboardInterrupt:
         print("bench_playground: stopped (Ctrl-C)", file=sys.stderr)
         return 130

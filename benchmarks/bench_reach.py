@@ -30,12 +30,17 @@ def widget_run(browser: Any, folder: pathlib.Path, seconds: float) -> dict[str, 
     from tests.jupyterlab import jupyterlab
 
     with jupyterlab(folder) as lab:
-        name = lab.notebook("bench.ipynb", [
-            "from micrograd.engine import Value\nfrom micrograd.widgets import explore, train\n"
-            "a = Value(2.0, label='a'); b = Value(-3.0, label='b'); c = Value(10.0, label='c')\n"
-            "f = Value(-2.0, label='f'); L = (a*b + c)*f; L.label = 'L'\nexplore(L)",
-            "train(dataset='moons')",
-        ])  # fmt: skip
+        name = lab.notebook(
+            "bench.ipynb",
+            [
+                "from micrograd.engine import Value\n"
+                "from micrograd.widgets import explore, train\n"
+                "a = Value(2.0, label='a'); b = Value(-3.0, label='b')\n"
+                "c = Value(10.0, label='c')\n"
+                "f = Value(-2.0, label='f'); L = (a*b + c)*f; L.label = 'L'\nexplore(L)",
+                "train(dataset='moons')",
+            ],
+        )
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.set_default_timeout(120_000)
         lab.open_and_run(page, name)
@@ -43,12 +48,16 @@ def widget_run(browser: Any, folder: pathlib.Path, seconds: float) -> dict[str, 
         page.wait_for_function("""() => { const w = document.querySelectorAll('.micrograd-widget');
             return w.length === 2 && [...w].every(x => x.dataset.ready === '1'); }""")
         ready = time.perf_counter() - t0
-        explorer, trainer = page.locator(".micrograd-widget").nth(0), page.locator(
-            ".micrograd-widget").nth(1)  # fmt: skip
+        explorer, trainer = (
+            page.locator(".micrograd-widget").nth(0),
+            page.locator(".micrograd-widget").nth(1),
+        )
         t0 = time.perf_counter()
         explorer.get_by_role("button", name="Backward pass").click()
-        page.wait_for_function("(w) => w.shadowRoot.querySelector('#status').textContent"
-                               ".includes('done')", arg=explorer.element_handle())  # fmt: skip
+        page.wait_for_function(
+            "(w) => w.shadowRoot.querySelector('#status').textContent.includes('done')",
+            arg=explorer.element_handle(),
+        )
         backward = time.perf_counter() - t0
         trainer.scroll_into_view_if_needed()
         r = play(page, trainer, seconds)
@@ -81,9 +90,10 @@ def proxy_runs(browser: Any, folder: pathlib.Path, seconds: float) -> dict[str, 
 
     out = {}
     with serve(port=0) as pg, jupyterlab(folder) as lab:
-        for how, url in (("direct", f"{pg.url}train"),
-                         ("through jupyter-server-proxy",
-                          f"{lab.url}proxy/{pg.port}/train?token={lab.token}")):  # fmt: skip
+        for how, url in (
+            ("direct", f"{pg.url}train"),
+            ("through jupyter-server-proxy", f"{lab.url}proxy/{pg.port}/train?token={lab.token}"),
+        ):
             page = browser.new_page(viewport={"width": 1280, "height": 800})
             page.set_default_timeout(120_000)
             page.goto(url)
@@ -104,17 +114,23 @@ def main(argv: list[str] | None = None) -> int:
     path = chromium_path()
     if path is None:
         p.error("no Chromium found: run scripts/ensure-chromium")
-    print(f"# the playground in a notebook and behind Jupyter's proxy, in Chromium "
-          f"({os.cpu_count()} cores, load {', '.join(f'{x:.2f}' for x in os.getloadavg())})")
+    print(
+        f"# the playground in a notebook and behind Jupyter's proxy, in Chromium "
+        f"({os.cpu_count()} cores, load {', '.join(f'{x:.2f}' for x in os.getloadavg())})"
+    )
     with sync_playwright() as pw, tempfile.TemporaryDirectory() as tmp:
         browser = pw.chromium.launch(executable_path=path, headless=True)
         try:
             w = widget_run(browser, pathlib.Path(tmp) / "widget", args.seconds)
-            print("| in JupyterLab | widgets drawn after Run All | Backward pass shown | "
-                  "train(): Play to 100% | frames drawn/s |")
+            print(
+                "| in JupyterLab | widgets drawn after Run All | Backward pass shown | "
+                "train(): Play to 100% | frames drawn/s |"
+            )
             print("|---|---|---|---|---|")
-            print(f"| explore(L), train() | {w['ready']:.1f} s | {1000 * w['backward']:.0f} ms |"
-                  f" {w['to 100%']:.2f} s | {w['drawn/s']:.1f} |")
+            print(
+                f"| explore(L), train() | {w['ready']:.1f} s | {1000 * w['backward']:.0f} ms |"
+                f" {w['to 100%']:.2f} s | {w['drawn/s']:.1f} |"
+            )
             runs = proxy_runs(browser, pathlib.Path(tmp) / "proxy", args.seconds)
             print()
             print("| the Train page, 2-8-8-1 tanh on moons | Play to 100% | frames drawn/s |")

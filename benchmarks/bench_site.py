@@ -48,6 +48,7 @@ def weights(settings: dict) -> int:
     sizes = [s.nin, *s.hidden, s.outputs]
     return sum((a + 1) * b for a, b in zip(sizes, sizes[1:]))
 
+
 # The moments a page's first picture is in it (the explorer's graph, the Train view's untrained
 # network: drawn from the site's snapshot, before Python is ready) and it is interactive (its
 # <body data-ready>: Python answered), in the page's own clock (ms since the navigation started),
@@ -85,8 +86,11 @@ def served_site() -> Any:
         report = build_site(os.path.join(root, "s"), log=lambda line: print(line, file=sys.stderr))
         server = subprocess.Popen(
             [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"],
-            cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        )  # fmt: skip
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         try:
             port = re.search(r"port (\d+)", server.stdout.readline())
             if port is None:
@@ -97,8 +101,9 @@ def served_site() -> Any:
             server.wait(timeout=10)
 
 
-def first_graph(browser: Any, base: str, visits: int, path: str = "") -> tuple[list[dict],
-                                                                               list[dict]]:
+def first_graph(
+    browser: Any, base: str, visits: int, path: str = ""
+) -> tuple[list[dict], list[dict]]:
     """When each start-up phase ended, the first picture was drawn and the page became
     interactive, in seconds from the navigation, opening `path` (the explorer, or train.html):
     first visits (a fresh context each, nothing cached) and visits again (the same context,
@@ -111,11 +116,15 @@ def first_graph(browser: Any, base: str, visits: int, path: str = "") -> tuple[l
         page = context.new_page()
         for times in (cold, warm):
             page.goto(base + path)
-            page.wait_for_function("() => window.firstGraphMs !== undefined && "
-                                   "window.readyMs !== undefined", timeout=300_000)  # fmt: skip
+            page.wait_for_function(
+                "() => window.firstGraphMs !== undefined && window.readyMs !== undefined",
+                timeout=300_000,
+            )
             log = page.evaluate("() => window.bootLog")
-            got = {"first graph": page.evaluate("() => window.firstGraphMs") / 1000,
-                   "interactive": page.evaluate("() => window.readyMs") / 1000}  # fmt: skip
+            got = {
+                "first graph": page.evaluate("() => window.firstGraphMs") / 1000,
+                "interactive": page.evaluate("() => window.readyMs") / 1000,
+            }
             for name, said in PHASES:
                 got[name] = next(t for t, text in log if text.startswith(said)) / 1000
             times.append(got)
@@ -129,8 +138,9 @@ def _phases(runs: list[dict]) -> str:
 
 
 def query(settings: dict) -> str:
-    return "&".join(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}"
-                    for k, v in settings.items())  # fmt: skip
+    return "&".join(
+        f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in settings.items()
+    )
 
 
 def train(browser: Any, base: str, settings: dict, seconds: float) -> dict[str, Any]:
@@ -139,10 +149,13 @@ def train(browser: Any, base: str, settings: dict, seconds: float) -> dict[str, 
     page = context.new_page()
     try:
         page.goto(f"{base}train.html?{query(settings)}")
-        page.wait_for_function("() => window.trainView && window.trainView.frame()",
-                               timeout=300_000)  # fmt: skip
-        read = "() => [window.trainView.frame().step, window.trainView.drawn() || 0, " \
-               "window.trainView.frame().accuracy]"
+        page.wait_for_function(
+            "() => window.trainView && window.trainView.frame()", timeout=300_000
+        )
+        read = (
+            "() => [window.trainView.frame().step, window.trainView.drawn() || 0, "
+            "window.trainView.frame().accuracy]"
+        )
         step0, drawn0, _ = page.evaluate(read)
         t0 = time.perf_counter()
         page.get_by_role("button", name="Play").click()
@@ -156,11 +169,15 @@ def train(browser: Any, base: str, settings: dict, seconds: float) -> dict[str, 
         elapsed = time.perf_counter() - t0
         # Pause: from the click until the page shows the run paused, in the page's own clock
         pause_ms = page.evaluate(_PAUSE)
-        side = page.evaluate("() => window.trainView.call('state')"
-                             ".then((a) => a.meta.grid)")  # fmt: skip
-        return {"steps/s": (step - step0) / elapsed, "drawn/s": (drawn - drawn0) / elapsed,
-                "to 100%": to100, "steps": step - step0, "pause ms": pause_ms,
-                "side": side}  # fmt: skip
+        side = page.evaluate("() => window.trainView.call('state').then((a) => a.meta.grid)")
+        return {
+            "steps/s": (step - step0) / elapsed,
+            "drawn/s": (drawn - drawn0) / elapsed,
+            "to 100%": to100,
+            "steps": step - step0,
+            "pause ms": pause_ms,
+            "side": side,
+        }
     finally:
         context.close()
 
@@ -191,30 +208,39 @@ def main(argv: list[str] | None = None) -> int:
         with served_site() as (base, report), sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=path, headless=True)
             version = browser.version
-            print(f"# the static site in Chromium {version} ({os.cpu_count()} cores, load "
-                  f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}); the folder: "
-                  f"{report.files} files, {report.size / 1e6:.1f} MB")
+            print(
+                f"# the static site in Chromium {version} ({os.cpu_count()} cores, load "
+                f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}); the folder: "
+                f"{report.files} files, {report.size / 1e6:.1f} MB"
+            )
             for title, path in (("the explorer", ""), ("the Train view", "train.html")):
                 cold, warm = first_graph(browser, base, args.visits, path)
                 firsts = ", ".join(f"{r['first graph']:.2f}" for r in cold)
-                print(f"\nopening {title} (medians of {args.visits}, seconds from navigation; "
-                      f"first graph: from the site's snapshot):\n"
-                      f"- first visit: {_phases(cold)} (first graph: {firsts})\n"
-                      f"- again, cached: {_phases(warm)}", flush=True)
+                print(
+                    f"\nopening {title} (medians of {args.visits}, seconds from navigation; "
+                    f"first graph: from the site's snapshot):\n"
+                    f"- first visit: {_phases(cold)} (first graph: {firsts})\n"
+                    f"- again, cached: {_phases(warm)}",
+                    flush=True,
+                )
             if args.open_only:
                 browser.close()
                 return 0
             print()
-            print("| network (moons, 100 points) | weights | steps/s | frames/s drawn | "
-                  "Pause answers | picture | time to 100% |")
+            print(
+                "| network (moons, 100 points) | weights | steps/s | frames/s drawn | "
+                "Pause answers | picture | time to 100% |"
+            )
             print("|---|---|---|---|---|---|---|")
             for name, settings in NETWORKS:
                 r = train(browser, base, settings, args.seconds)
-                to100 = ("not within the run" if r["to 100%"] is None
-                         else f"{r['to 100%']:.1f} s")  # fmt: skip
-                print(f"| {name} | {weights(settings):,} | {r['steps/s']:,.0f} | "
-                      f"{r['drawn/s']:.1f} | {r['pause ms']:.0f} ms | {r['side']}×{r['side']} | "
-                      f"{to100} |", flush=True)
+                to100 = "not within the run" if r["to 100%"] is None else f"{r['to 100%']:.1f} s"
+                print(
+                    f"| {name} | {weights(settings):,} | {r['steps/s']:,.0f} | "
+                    f"{r['drawn/s']:.1f} | {r['pause ms']:.0f} ms | {r['side']}×{r['side']} | "
+                    f"{to100} |",
+                    flush=True,
+                )
             browser.close()
     except KeyboardInterrupt:
         print("bench_site: stopped (Ctrl-C)", file=sys.stderr)

@@ -35,8 +35,12 @@ from typing import Any
 
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 PROGRAM = "a = 2.0\nb = -3.0\nc = a * b + 1.0\nd = tanh(c)"
-SETTINGS = [{"hidden": [4], "dataset": "xor"}, {"hidden": [8, 8]}, {"hidden": [16, 16],
-            "dataset": "moons", "activation": "relu"}, {"hidden": [3], "dataset": "circles"}]
+SETTINGS = [
+    {"hidden": [4], "dataset": "xor"},
+    {"hidden": [8, 8]},
+    {"hidden": [16, 16], "dataset": "moons", "activation": "relu"},
+    {"hidden": [3], "dataset": "circles"},
+]
 
 
 class Stats:
@@ -59,8 +63,11 @@ class Client:
     def call(self, path: str, body: Any = None) -> tuple[int, Any]:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(
-            self.url + path, data=data, method="GET" if body is None else "POST",
-            headers={"Content-Type": "application/json", "X-Session": self.session})
+            self.url + path,
+            data=data,
+            method="GET" if body is None else "POST",
+            headers={"Content-Type": "application/json", "X-Session": self.session},
+        )
         try:
             with urllib.request.urlopen(req, timeout=60) as r:
                 status, answer = r.status, json.loads(r.read())
@@ -74,8 +81,10 @@ class Client:
 
     def aborted_stream(self) -> None:
         s = socket.create_connection(("127.0.0.1", self.port))
-        s.sendall(f"GET /api/train/stream?session={self.session} HTTP/1.1\r\n"
-                  f"Host: 127.0.0.1\r\n\r\n".encode())
+        s.sendall(
+            f"GET /api/train/stream?session={self.session} HTTP/1.1\r\n"
+            f"Host: 127.0.0.1\r\n\r\n".encode()
+        )
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         s.close()  # RST before the first byte
 
@@ -155,12 +164,14 @@ class ExplorerTab(Client):
         leaves = [k for k, v in answer["values"].items() if v["data"] in (2.0, -3.0)]
         while not self.stop.is_set():
             self.pause(0.3, 1.5)
-            action = self.rng.choice(["step", "step", "forward", "backward", "reset", "set",
-                                      "state"])  # fmt: skip
+            action = self.rng.choice(
+                ["step", "step", "forward", "backward", "reset", "set", "state"]
+            )
             if action == "set":
                 value = round(self.rng.uniform(-3, 3), 2) or 0.5
-                status, answer = self.call("/api/explorer/set",
-                                           {"node": self.rng.choice(leaves), "value": value})
+                status, answer = self.call(
+                    "/api/explorer/set", {"node": self.rng.choice(leaves), "value": value}
+                )
                 if status == 200:
                     self.program = answer["program"]
             elif action == "state":
@@ -180,15 +191,17 @@ def evictor(url: str, stop: threading.Event, seed: int, counts: dict[str, int]) 
     rng = random.Random(seed)
     while not stop.wait(rng.uniform(5.0, 15.0)):
         for _ in range(rng.randint(3, 8)):
-            req = urllib.request.Request(url + "/api/explorer/examples",
-                                         headers={"X-Session": uuid.uuid4().hex})
+            req = urllib.request.Request(
+                url + "/api/explorer/examples", headers={"X-Session": uuid.uuid4().hex}
+            )
             try:
                 with urllib.request.urlopen(req, timeout=60) as r:
                     r.read()
                 counts["new tabs"] += 1
             except urllib.error.HTTPError as e:
-                counts[f"new tab answered {e.code}"] = counts.get(f"new tab answered {e.code}",
-                                                                  0) + 1
+                counts[f"new tab answered {e.code}"] = (
+                    counts.get(f"new tab answered {e.code}", 0) + 1
+                )
 
 
 def proc_stats(pid: int) -> tuple[float, float]:
@@ -212,9 +225,22 @@ def main() -> int:
         ap.error("--tabs from 2 to 64, --minutes at most 30 (the harness is bounded)")
     env = {**os.environ, "PYTHONPATH": REPO, "PYTHONUNBUFFERED": "1"}
     server = subprocess.Popen(
-        [sys.executable, "-m", "micrograd", "playground", "--no-browser", "--port", "0",
-         "--max-sessions", str(args.max_sessions)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        [
+            sys.executable,
+            "-m",
+            "micrograd",
+            "playground",
+            "--no-browser",
+            "--port",
+            "0",
+            "--max-sessions",
+            str(args.max_sessions),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     assert server.stdout is not None
     line = server.stdout.readline()
     if "serving " not in line:
@@ -228,12 +254,20 @@ def main() -> int:
     tabs: list[Client] = []
     for i in range(args.tabs):
         kind = TrainTab if i % 2 == 0 else ExplorerTab
-        tabs.append(kind(url, port, Stats(f"{kind.__name__[:-3].lower()} {i:02d}"), stop,
-                         args.seed * 1000 + i))
+        tabs.append(
+            kind(
+                url,
+                port,
+                Stats(f"{kind.__name__[:-3].lower()} {i:02d}"),
+                stop,
+                args.seed * 1000 + i,
+            )
+        )
     counts = {"new tabs": 0}
     threads = [threading.Thread(target=t.run, daemon=True) for t in tabs]
-    threads.append(threading.Thread(target=evictor, args=(url, stop, args.seed, counts),
-                                    daemon=True))
+    threads.append(
+        threading.Thread(target=evictor, args=(url, stop, args.seed, counts), daemon=True)
+    )
     memory: list[tuple[float, float]] = []
     start = time.monotonic()
     for t in threads:
@@ -254,9 +288,16 @@ def main() -> int:
             server.kill()
 
 
-def report(args: argparse.Namespace, server: subprocess.Popen, tabs: list[Client],
-           threads: list[threading.Thread], memory: list[tuple[float, float]],
-           counts: dict[str, int], elapsed: float, start: float) -> int:
+def report(
+    args: argparse.Namespace,
+    server: subprocess.Popen,
+    tabs: list[Client],
+    threads: list[threading.Thread],
+    memory: list[tuple[float, float]],
+    counts: dict[str, int],
+    elapsed: float,
+    start: float,
+) -> int:
     """Let the clients go, measure the idle server, print the figures."""
     for t in threads:
         t.join(timeout=60)
@@ -269,33 +310,43 @@ def report(args: argparse.Namespace, server: subprocess.Popen, tabs: list[Client
     server.terminate()
     _, err = server.communicate(timeout=30)
 
-    print(f"load and fault harness: {args.tabs} tabs for {elapsed / 60:.1f} min, "
-          f"--max-sessions {args.max_sessions}, {os.cpu_count()} cores (shared; load average "
-          f"{os.getloadavg()[1]:.1f} over the last 5 min)")
+    print(
+        f"load and fault harness: {args.tabs} tabs for {elapsed / 60:.1f} min, "
+        f"--max-sessions {args.max_sessions}, {os.cpu_count()} cores (shared; load average "
+        f"{os.getloadavg()[1]:.1f} over the last 5 min)"
+    )
     print(f"{'tab':<13} {'steps/s':>8} {'frames/s':>9} {'>=500':>6} {'lost':>5} {'4xx':>5}")
     for t in tabs:
         s = t.stats
-        print(f"{s.name:<13} {s.steps / elapsed:8.1f} {s.frames / elapsed:9.2f} "
-              f"{len(s.errors_5xx):6d} {len(s.lost):5d} {s.other_4xx:5d}")
+        print(
+            f"{s.name:<13} {s.steps / elapsed:8.1f} {s.frames / elapsed:9.2f} "
+            f"{len(s.errors_5xx):6d} {len(s.lost):5d} {s.other_4xx:5d}"
+        )
     import statistics
 
     trains = [t.stats for t in tabs if isinstance(t, TrainTab)]
     explorers = [t.stats for t in tabs if isinstance(t, ExplorerTab)]
     if trains and explorers:
-        print(f"medians: a training tab {statistics.median(s.steps for s in trains) / elapsed:.1f} "
-              f"steps/s and {statistics.median(s.frames for s in trains) / elapsed:.2f} frames/s "
-              f"(all {sum(s.steps for s in trains) / elapsed:.0f} steps/s); an explorer tab "
-              f"{statistics.median(s.steps for s in explorers) / elapsed:.2f} actions/s")
+        print(
+            f"medians: a training tab {statistics.median(s.steps for s in trains) / elapsed:.1f} "
+            f"steps/s and {statistics.median(s.frames for s in trains) / elapsed:.2f} frames/s "
+            f"(all {sum(s.steps for s in trains) / elapsed:.0f} steps/s); an explorer tab "
+            f"{statistics.median(s.steps for s in explorers) / elapsed:.2f} actions/s"
+        )
     total_5xx = sum(len(t.stats.errors_5xx) for t in tabs)
     total_lost = sum(len(t.stats.lost) for t in tabs)
     print(f"answers >= 500: {total_5xx}; state lost: {total_lost}; evicting bursts: {counts}")
     for t in tabs:
         for e in (t.stats.errors_5xx + t.stats.lost)[:3]:
             print(f"  {t.stats.name}: {e}")
-    print("server memory (MiB) over time: " + ", ".join(f"{m:.0f} at {s / 60:.1f} min"
-                                                         for s, m in memory))
-    print(f"server memory once idle: {rss_idle:.0f} MiB; its CPU once every client had gone "
-          f"(20 s, after 20 s): {100 * idle_cpu:.1f}% of a core")
+    print(
+        "server memory (MiB) over time: "
+        + ", ".join(f"{m:.0f} at {s / 60:.1f} min" for s, m in memory)
+    )
+    print(
+        f"server memory once idle: {rss_idle:.0f} MiB; its CPU once every client had gone "
+        f"(20 s, after 20 s): {100 * idle_cpu:.1f}% of a core"
+    )
     lines = [x for x in err.splitlines() if x.strip()]
     print(f"server's stderr: {len(lines)} line(s)" + "".join(f"\n  {x}" for x in lines[:10]))
     return 0 if total_5xx == 0 and total_lost == 0 else 1

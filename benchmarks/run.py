@@ -91,49 +91,134 @@ def core_rows(quick: bool = False) -> list[Row]:
     data = ("numpy", "sklearn")
     torch_ = ("torch",)
     rows = [
-        Row(MOONS, "ours: micrograd.nn.MLP (fused neurons)", "workloads:moons",
-            {"steps": 10 if quick else 100}, needs=data),
-        Row(MOONS, "ours, gc.freeze() after the imports", "workloads:moons",
-            {"steps": 10 if quick else 100, "gc_mode": "freeze"}, needs=data),
-        Row(MOONS, "karpathy's micrograd 0.1.0", "workloads:moons",
-            {"steps": 2 if quick else 4}, impl="karpathy", needs=data),
-        Row(MOONS, "PyTorch CPU, float64 tensors, 1 thread", "workloads:moons_torch",
-            {"steps": 10 if quick else 100}, impl="torch", needs=data + torch_),
+        Row(
+            MOONS,
+            "ours: micrograd.nn.MLP (fused neurons)",
+            "workloads:moons",
+            {"steps": 10 if quick else 100},
+            needs=data,
+        ),
+        Row(
+            MOONS,
+            "ours, gc.freeze() after the imports",
+            "workloads:moons",
+            {"steps": 10 if quick else 100, "gc_mode": "freeze"},
+            needs=data,
+        ),
+        Row(
+            MOONS,
+            "karpathy's micrograd 0.1.0",
+            "workloads:moons",
+            {"steps": 2 if quick else 4},
+            impl="karpathy",
+            needs=data,
+        ),
+        Row(
+            MOONS,
+            "PyTorch CPU, float64 tensors, 1 thread",
+            "workloads:moons_torch",
+            {"steps": 10 if quick else 100},
+            impl="torch",
+            needs=data + torch_,
+        ),
     ]
-    rows += [Row(CHAIN, f"ours, {n:,} nodes", "workloads:chain", {"nodes": n})
-             for n in (501, 1_001, 10_001, 100_001, big)]
     rows += [
-        Row(CHAIN, f"ours, {n:,} nodes, gc.disable()", "workloads:chain",
-            {"nodes": n, "gc_mode": "disable"})
+        Row(CHAIN, f"ours, {n:,} nodes", "workloads:chain", {"nodes": n})
+        for n in (501, 1_001, 10_001, 100_001, big)
+    ]
+    rows += [
+        Row(
+            CHAIN,
+            f"ours, {n:,} nodes, gc.disable()",
+            "workloads:chain",
+            {"nodes": n, "gc_mode": "disable"},
+        )
         for n in (1_001, big)
     ]
     rows += [
-        Row(CHAIN, "karpathy, 501 nodes (his limit is ~1,000; per node, extrapolate)",
-            "workloads:chain", {"nodes": 501}, impl="karpathy"),
+        Row(
+            CHAIN,
+            "karpathy, 501 nodes (his limit is ~1,000; per node, extrapolate)",
+            "workloads:chain",
+            {"nodes": 501},
+            impl="karpathy",
+        ),
         Row(CHAIN, "karpathy, 1,001 nodes", "workloads:chain", {"nodes": 1_001}, impl="karpathy"),
-        Row(CHAIN, "PyTorch, 1,001 nodes", "workloads:chain_torch", {"nodes": 1_001},
-            impl="torch", needs=torch_),
-        Row(CHAIN, "PyTorch, 100,001 nodes", "workloads:chain_torch", {"nodes": 100_001},
-            impl="torch", needs=torch_),
+        Row(
+            CHAIN,
+            "PyTorch, 1,001 nodes",
+            "workloads:chain_torch",
+            {"nodes": 1_001},
+            impl="torch",
+            needs=torch_,
+        ),
+        Row(
+            CHAIN,
+            "PyTorch, 100,001 nodes",
+            "workloads:chain_torch",
+            {"nodes": 100_001},
+            impl="torch",
+            needs=torch_,
+        ),
         Row(WIDE, f"ours, Python sum() of {wide:,}", "workloads:wide_sum", {"terms": wide}),
-        Row(WIDE, f"ours, Value.sum() of {wide:,}", "workloads:wide_sum",
-            {"terms": wide, "how": "Value.sum"}),
-        Row(WIDE, "karpathy, Python sum() of 500 (per term, extrapolate)", "workloads:wide_sum",
-            {"terms": 500}, impl="karpathy"),
-        Row(WIDE, f"karpathy, Python sum() of {wide:,}", "workloads:wide_sum", {"terms": wide},
-            impl="karpathy"),
-        Row(WIDE, f"PyTorch, Python sum() of {wide:,}", "workloads:wide_sum_torch",
-            {"terms": wide}, impl="torch", needs=torch_),
-        Row(WIDE, f"PyTorch, torch.stack(...).sum() of {wide:,}", "workloads:wide_sum_torch",
-            {"terms": wide, "how": "stack"}, impl="torch", needs=torch_),
+        Row(
+            WIDE,
+            f"ours, Value.sum() of {wide:,}",
+            "workloads:wide_sum",
+            {"terms": wide, "how": "Value.sum"},
+        ),
+        Row(
+            WIDE,
+            "karpathy, Python sum() of 500 (per term, extrapolate)",
+            "workloads:wide_sum",
+            {"terms": 500},
+            impl="karpathy",
+        ),
+        Row(
+            WIDE,
+            f"karpathy, Python sum() of {wide:,}",
+            "workloads:wide_sum",
+            {"terms": wide},
+            impl="karpathy",
+        ),
+        Row(
+            WIDE,
+            f"PyTorch, Python sum() of {wide:,}",
+            "workloads:wide_sum_torch",
+            {"terms": wide},
+            impl="torch",
+            needs=torch_,
+        ),
+        Row(
+            WIDE,
+            f"PyTorch, torch.stack(...).sum() of {wide:,}",
+            "workloads:wide_sum_torch",
+            {"terms": wide, "how": "stack"},
+            impl="torch",
+            needs=torch_,
+        ),
         Row(MEMORY, "ours, 1,001 nodes", "workloads:chain_memory", {"nodes": 1_001}),
         Row(MEMORY, f"ours, {big:,} nodes", "workloads:chain_memory", {"nodes": big}),
-        Row(MEMORY, "karpathy, 501 nodes (as deep as he goes)", "workloads:chain_memory",
-            {"nodes": 501}, impl="karpathy"),
-        Row(DEPTH, "ours (tried up to 1,000,001)", "workloads:deepest_chain",
-            {"limit": 100_001 if quick else 1_000_001}),
-        Row(DEPTH, "karpathy (recursion limit as-is)", "workloads:deepest_chain",
-            {"limit": 100_001}, impl="karpathy"),
+        Row(
+            MEMORY,
+            "karpathy, 501 nodes (as deep as he goes)",
+            "workloads:chain_memory",
+            {"nodes": 501},
+            impl="karpathy",
+        ),
+        Row(
+            DEPTH,
+            "ours (tried up to 1,000,001)",
+            "workloads:deepest_chain",
+            {"limit": 100_001 if quick else 1_000_001},
+        ),
+        Row(
+            DEPTH,
+            "karpathy (recursion limit as-is)",
+            "workloads:deepest_chain",
+            {"limit": 100_001},
+            impl="karpathy",
+        ),
     ]
     return rows
 
@@ -162,8 +247,17 @@ def ensure_peer() -> str | None:
     if (PEER / "micrograd" / "engine.py").exists():
         return None
     print(f"installing {PEER_REQUIREMENT} into {PEER.relative_to(ROOT)} ...", file=sys.stderr)
-    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(PEER),
-           PEER_REQUIREMENT]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--no-deps",
+        "--target",
+        str(PEER),
+        PEER_REQUIREMENT,
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         return f"pip install {PEER_REQUIREMENT} failed: {done.stderr.strip().splitlines()[-1:]}"
@@ -174,10 +268,20 @@ def ensure_jax() -> str | None:
     """Install JAX for the CPU into benchmarks/.peers/jax once; None, or why it failed."""
     if (JAX_PEER / "jax" / "__init__.py").exists() and (JAX_PEER / "jaxlib").exists():
         return None
-    print(f"installing {' '.join(JAX_REQUIREMENTS)} into {JAX_PEER.relative_to(ROOT)} ...",
-          file=sys.stderr)  # fmt: skip
-    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--target", str(JAX_PEER),
-           *JAX_REQUIREMENTS]  # fmt: skip
+    print(
+        f"installing {' '.join(JAX_REQUIREMENTS)} into {JAX_PEER.relative_to(ROOT)} ...",
+        file=sys.stderr,
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--target",
+        str(JAX_PEER),
+        *JAX_REQUIREMENTS,
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         why = (done.stderr.strip().splitlines() or ["no message"])[-1]
@@ -293,7 +397,7 @@ def write_results(text: str, info: dict, seconds: float, path: Path) -> None:
         "# Benchmark results",
         "",
         f"Measured {now} with `{COMMAND}` (took {seconds:.0f} s). Every figure is a cost, lower",
-        "is better; \"karpathy ÷ this\" is how many times cheaper than karpathy's micrograd 0.1.0",
+        'is better; "karpathy ÷ this" is how many times cheaper than karpathy\'s micrograd 0.1.0',
         "(his first measured row in the section). Each row ran in its own process. Times are CPU",
         "time of that process (`time.process_time`), so other load on the machine barely moves",
         "them; they include Python's garbage collector as it runs by default, except in rows that",

@@ -345,8 +345,10 @@ def wide_sum_torch(terms: int, how: str = "sum", threads: int = 1) -> dict:
     torch.set_num_threads(threads)
     rng = random.Random(0)
     xs = [torch.tensor(rng.uniform(-1, 1), dtype=torch.float64, requires_grad=True)]
-    xs += [torch.tensor(rng.uniform(-1, 1), dtype=torch.float64, requires_grad=True)
-           for _ in range(terms - 1)]
+    xs += [
+        torch.tensor(rng.uniform(-1, 1), dtype=torch.float64, requires_grad=True)
+        for _ in range(terms - 1)
+    ]
     times = []
     for _ in range(_repeats(terms)):
         t0 = clock()

@@ -40,13 +40,24 @@ def add_course_command(subparsers: Any) -> argparse.ArgumentParser:
             "folded) into DIR, keeping any file already there, then open JupyterLab on DIR."
         ),
     )
-    p.add_argument("dir", nargs="?", default=DEFAULT_DIR, metavar="DIR",
-                   help=f"where the copies go (default ./{DEFAULT_DIR})")
-    p.add_argument("--no-solutions", action="store_true",
-                   help="copies without the folded solutions (for a teacher to hand out)")
+    p.add_argument(
+        "dir",
+        nargs="?",
+        default=DEFAULT_DIR,
+        metavar="DIR",
+        help=f"where the copies go (default ./{DEFAULT_DIR})",
+    )
+    p.add_argument(
+        "--no-solutions",
+        action="store_true",
+        help="copies without the folded solutions (for a teacher to hand out)",
+    )
     p.add_argument("--no-lab", action="store_true", help="write the copies, do not open JupyterLab")
-    p.add_argument("--no-browser", action="store_true",
-                   help="start JupyterLab without opening a browser (it prints its address)")
+    p.add_argument(
+        "--no-browser",
+        action="store_true",
+        help="start JupyterLab without opening a browser (it prints its address)",
+    )
     p.add_argument("--port", type=int, metavar="N", help="JupyterLab's port (default: its own)")
     p.set_defaults(run=run)
     return p
@@ -55,17 +66,20 @@ def add_course_command(subparsers: Any) -> argparse.ArgumentParser:
 def notebooks() -> dict[str, str]:
     """The course's notebooks in the installed package: file name -> its JSON text."""
     folder = importlib.resources.files("micrograd") / "notebooks"
-    return {e.name: e.read_text(encoding="utf-8")
-            for e in sorted(folder.iterdir(), key=lambda e: e.name)
-            if e.name.endswith(".ipynb") and e.name[:2].isdigit()}
+    return {
+        e.name: e.read_text(encoding="utf-8")
+        for e in sorted(folder.iterdir(), key=lambda e: e.name)
+        if e.name.endswith(".ipynb") and e.name[:2].isdigit()
+    }
 
 
 def without_solutions(text: str) -> str:
     """The notebook (JSON text) without its folded solution cells (tagged "solution")."""
     nb = json.loads(text)
     out = copy.deepcopy(nb)
-    out["cells"] = [c for c in nb["cells"]
-                    if "solution" not in c.get("metadata", {}).get("tags", [])]
+    out["cells"] = [
+        c for c in nb["cells"] if "solution" not in c.get("metadata", {}).get("tags", [])
+    ]
     return json.dumps(out, indent=1, ensure_ascii=False) + "\n"
 
 
@@ -94,13 +108,18 @@ def run(args: argparse.Namespace) -> int:
     if written:
         print(f"micrograd course: wrote {len(written)} notebooks into {folder} ({what})")
     if kept:
-        print(f"micrograd course: kept {len(kept)} already in {folder}, never overwritten (your "
-              f"work stays; delete a file to get a fresh copy): {', '.join(kept)}")
+        print(
+            f"micrograd course: kept {len(kept)} already in {folder}, never overwritten (your "
+            f"work stays; delete a file to get a fresh copy): {', '.join(kept)}"
+        )
     if args.no_lab:
         return 0
     if importlib.util.find_spec("jupyterlab") is None:
-        print("micrograd course: JupyterLab is not installed here: pip install "
-              "'micrograd-plus[course]' (or open the copies in any Jupyter)", file=sys.stderr)
+        print(
+            "micrograd course: JupyterLab is not installed here: pip install "
+            "'micrograd-plus[course]' (or open the copies in any Jupyter)",
+            file=sys.stderr,
+        )
         return 1
     cmd = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={folder.resolve()}"]
     if args.no_browser:

@@ -59,9 +59,7 @@ def _sklearn(what: str, required: bool = False) -> Any:  # sklearn.datasets, or 
         import sklearn.datasets
     except ImportError:
         if required:
-            raise ImportError(
-                f'{what} needs scikit-learn: pip install -e ".[data]"'
-            ) from None
+            raise ImportError(f'{what} needs scikit-learn: pip install -e ".[data]"') from None
         return None
     return sklearn.datasets
 
@@ -122,28 +120,33 @@ def circles(
 def _generate(shape: Callable, n_out: int, n_in: int, noise: float, seed: int | None) -> Dataset:
     """scikit-learn's recipe: points from `shape`, labels 0 then 1, shuffled, plus Gaussian noise
     drawn row by row, all from one legacy RandomState(seed); labels mapped to -1/+1."""
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
-                             or not 0 <= seed < 2**32):
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32
+    ):
         raise ValueError(f"seed must be an integer in [0, 2**32 - 1] or None, got {seed!r}")
     n = n_out + n_in
     try:
         import numpy as np
     except ImportError:
         rs = _LegacyRandomState(seed)
-        xs, ys = shape(_linspace, lambda a: [math.cos(v) for v in a],
-                       lambda a: [math.sin(v) for v in a])
+        xs, ys = shape(
+            _linspace, lambda a: [math.cos(v) for v in a], lambda a: [math.sin(v) for v in a]
+        )
         order = list(range(n))
         rs.shuffle(order)
         return (
             # numpy's normal(loc=0, scale) is 0.0 + scale * gauss: kept, for -0.0's sake
-            [[xs[i] + (0.0 + noise * rs.gauss()), ys[i] + (0.0 + noise * rs.gauss())]
-             for i in order],
+            [
+                [xs[i] + (0.0 + noise * rs.gauss()), ys[i] + (0.0 + noise * rs.gauss())]
+                for i in order
+            ],
             [-1 if i < n_out else 1 for i in order],
         )
     rng = np.random.RandomState(seed)
     xs, ys = shape(
         lambda a, b, k, end: np.linspace(a, b, k, endpoint=end),
-        lambda a: list(np.cos(a)), lambda a: list(np.sin(a)),
+        lambda a: list(np.cos(a)),
+        lambda a: list(np.sin(a)),
     )
     X = np.vstack([np.array(xs, dtype=float), np.array(ys, dtype=float)]).T
     y = np.hstack([np.zeros(n_out, dtype=np.intp), np.ones(n_in, dtype=np.intp)])
@@ -247,8 +250,12 @@ def spiral(
         for i in range(n):
             r = (i + 1) / n  # radius grows from near 0 to 1 along the arm
             theta = 2 * math.pi * turns * r + math.pi * arm
-            X.append([r * math.cos(theta) + rng.gauss(0.0, noise * r),
-                      r * math.sin(theta) + rng.gauss(0.0, noise * r)])
+            X.append(
+                [
+                    r * math.cos(theta) + rng.gauss(0.0, noise * r),
+                    r * math.sin(theta) + rng.gauss(0.0, noise * r),
+                ]
+            )
             y.append(1 if arm else -1)
     return _shuffle_noise(X, y, 0.0, rng)
 
@@ -297,8 +304,9 @@ TARGETS: dict[str, Callable[[float, float], float]] = {
 }
 
 
-def regression(name: str, n_samples: int = 100, noise: float = 0.1,
-               seed: int | None = 1337) -> Dataset:  # fmt: skip
+def regression(
+    name: str, n_samples: int = 100, noise: float = 0.1, seed: int | None = 1337
+) -> Dataset:
     """Points uniform on [-1, 1]², each labelled with its target `TARGETS[name](x₁, x₂)` plus
     Gaussian noise of standard deviation noise/2, kept within TARGET_RANGE."""
     if name not in TARGETS:
@@ -365,8 +373,9 @@ class DataSet:
         outputs = "per class" if self.classes > 2 else "one"
         return [name for name, loss in LOSSES.items() if loss.outputs == outputs]
 
-    def load(self, n_samples: int | None = None, noise: float | None = None,
-             seed: int | None = None) -> Dataset:  # fmt: skip
+    def load(
+        self, n_samples: int | None = None, noise: float | None = None, seed: int | None = None
+    ) -> Dataset:
         """Its samples and labels; a fixed set ignores the size, noise and seed, and a size or
         noise left out (None) is the generator's default."""
         if self.size is not None:
@@ -375,25 +384,45 @@ class DataSet:
         return self.make(**{k: v for k, v in given.items() if v is not None}, seed=seed)
 
 
-DATASETS: dict[str, DataSet] = {d.name: d for d in (
-    DataSet("moons", "Moons", moons, classes=2, demo={}),
-    DataSet("circles", "Circles", circles, classes=2, demo={}),
-    DataSet("xor", "XOR", xor, classes=2, demo={}),
-    DataSet("gauss", "Gaussian clusters", gauss, classes=2),
-    DataSet("spiral", "Spiral, 2 classes", spiral, classes=2,
-            demo={"n_samples": 200, "steps": 300}),
-    DataSet("spiral3", "Spiral, 3 classes", spiral3, classes=3),
-    DataSet("lecture", "The lecture's 4 points (3-D)", lecture, classes=2, dims=3, size=4),
-    DataSet("plane", "Regression: a plane", plane, classes=0),
-    DataSet("bumps", "Regression: Gaussian bumps", bumps, classes=0),
-    # Sized for the jit engine: seed 1337 gives 96.9% test accuracy (seeds 1 and 2: 98.3%,
-    # 97.5%); (32,) hidden units and 1000 steps gave 96.4% (96.4%, 97.2%).
-    DataSet("digits", "8x8 handwritten digits", digits, classes=10, dims=64, size=1797,
-            imports=("sklearn.datasets",), train_view=False, demo={
-                "hidden": (64,), "loss": "cross_entropy", "alpha": 0.0, "optimizer": "adam",
-                "lr": 0.01, "steps": 2000, "batch_size": 32, "test_size": 0.2, "eval_every": 200,
-            }),
-)}  # fmt: skip
+DATASETS: dict[str, DataSet] = {
+    d.name: d
+    for d in (
+        DataSet("moons", "Moons", moons, classes=2, demo={}),
+        DataSet("circles", "Circles", circles, classes=2, demo={}),
+        DataSet("xor", "XOR", xor, classes=2, demo={}),
+        DataSet("gauss", "Gaussian clusters", gauss, classes=2),
+        DataSet(
+            "spiral", "Spiral, 2 classes", spiral, classes=2, demo={"n_samples": 200, "steps": 300}
+        ),
+        DataSet("spiral3", "Spiral, 3 classes", spiral3, classes=3),
+        DataSet("lecture", "The lecture's 4 points (3-D)", lecture, classes=2, dims=3, size=4),
+        DataSet("plane", "Regression: a plane", plane, classes=0),
+        DataSet("bumps", "Regression: Gaussian bumps", bumps, classes=0),
+        # Sized for the jit engine: seed 1337 gives 96.9% test accuracy (seeds 1 and 2: 98.3%,
+        # 97.5%); (32,) hidden units and 1000 steps gave 96.4% (96.4%, 97.2%).
+        DataSet(
+            "digits",
+            "8x8 handwritten digits",
+            digits,
+            classes=10,
+            dims=64,
+            size=1797,
+            imports=("sklearn.datasets",),
+            train_view=False,
+            demo={
+                "hidden": (64,),
+                "loss": "cross_entropy",
+                "alpha": 0.0,
+                "optimizer": "adam",
+                "lr": 0.01,
+                "steps": 2000,
+                "batch_size": 32,
+                "test_size": 0.2,
+                "eval_every": 200,
+            },
+        ),
+    )
+}
 
 
 def _check_xy(X: Sequence, y: Sequence, what: str) -> None:

@@ -198,9 +198,16 @@ def run_demo(cfg: DemoConfig, out: IO[str] | None = None) -> dict[str, Any]:
     result: dict[str, Any] = {"model": model, "files": [], "diverged": None}
     try:
         history = fit(
-            model, X_train, y_train,
-            optimizer=opt, scheduler=sched, steps=cfg.steps, batch_size=cfg.batch_size,
-            progress=cfg.progress, seed=cfg.seed, callback=callback,
+            model,
+            X_train,
+            y_train,
+            optimizer=opt,
+            scheduler=sched,
+            steps=cfg.steps,
+            batch_size=cfg.batch_size,
+            progress=cfg.progress,
+            seed=cfg.seed,
+            callback=callback,
             step_fn=make_step_fn(model, cfg.loss, cfg.alpha, jit),
         )
     except Diverged as e:
@@ -289,5 +296,8 @@ def _summary(cfg: DemoConfig, result: dict, n_train: int, n_test: int, out: IO[s
     print(line, file=out)
     first = history.loss[0] if history.loss else math.nan
     if history.final_loss > EXPLODED * first:  # finite, but training made it much worse
-        print(f"warning: the loss rose from {first:.4g} to {history.final_loss:.4g}; "
-              f"try a lower --lr than {cfg.lr:g}", file=out)
+        print(
+            f"warning: the loss rose from {first:.4g} to {history.final_loss:.4g}; "
+            f"try a lower --lr than {cfg.lr:g}",
+            file=out,
+        )

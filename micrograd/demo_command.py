@@ -75,28 +75,48 @@ def add_demo_command(subparsers: Any) -> argparse.ArgumentParser:
             "(predictions.png for digits). Without options: karpathy's moons demo, exactly."
         ),
     )
-    p.add_argument("dataset", nargs="?", default="moons", choices=DATASETS,
-                   help="data set (default: moons)")
-    p.add_argument("--steps", type=_int_option("--steps", 1),
-                   help="optimisation steps (moons: 100)")
+    p.add_argument(
+        "dataset", nargs="?", default="moons", choices=DATASETS, help="data set (default: moons)"
+    )
+    p.add_argument(
+        "--steps", type=_int_option("--steps", 1), help="optimisation steps (moons: 100)"
+    )
     p.add_argument("--lr", type=_lr, help="initial learning rate, decays linearly to lr/10")
-    p.add_argument("--seed", type=_int_option("--seed", 0, SEED_MAX),
-                   help=f"random seed for weights and data, 0 to {SEED_MAX} (default 1337)")
+    p.add_argument(
+        "--seed",
+        type=_int_option("--seed", 0, SEED_MAX),
+        help=f"random seed for weights and data, 0 to {SEED_MAX} (default 1337)",
+    )
     p.add_argument("--hidden", type=_hidden, help='hidden layer sizes, e.g. "16,16"')
-    p.add_argument("--activation", choices=[a for a in ACTIVATIONS if a != "linear"],
-                   help="hidden-layer activation (default relu; abs and softplus may need a "
-                   "lower --lr)")
-    p.add_argument("--optimizer", choices=OPTIMIZERS,
-                   help="sgd (moons' default), adam (digits' default) or adamw")
-    p.add_argument("--batch-size", type=_int_option("--batch-size", 1),
-                   help="minibatch size (moons: full batch)")
-    p.add_argument("--max-params", type=_int_option("--max-params", 1),
-                   help=f"refuse models with more parameters than this (default {MAX_PARAMS:,})")
-    p.add_argument("--out", default="micrograd-demo",
-                   help="output directory (default ./micrograd-demo/)")
+    p.add_argument(
+        "--activation",
+        choices=[a for a in ACTIVATIONS if a != "linear"],
+        help="hidden-layer activation (default relu; abs and softplus may need a lower --lr)",
+    )
+    p.add_argument(
+        "--optimizer",
+        choices=OPTIMIZERS,
+        help="sgd (moons' default), adam (digits' default) or adamw",
+    )
+    p.add_argument(
+        "--batch-size",
+        type=_int_option("--batch-size", 1),
+        help="minibatch size (moons: full batch)",
+    )
+    p.add_argument(
+        "--max-params",
+        type=_int_option("--max-params", 1),
+        help=f"refuse models with more parameters than this (default {MAX_PARAMS:,})",
+    )
+    p.add_argument(
+        "--out", default="micrograd-demo", help="output directory (default ./micrograd-demo/)"
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--no-jit", action="store_true",
-                   help="train with the eager engine (default: micrograd.jit when numpy is there)")
+    p.add_argument(
+        "--no-jit",
+        action="store_true",
+        help="train with the eager engine (default: micrograd.jit when numpy is there)",
+    )
     p.set_defaults(run=run)
     return p
 
@@ -110,9 +130,16 @@ def run(args: argparse.Namespace) -> int:
     """`micrograd demo`: returns the exit status."""
     cfg = config_for(
         args.dataset,
-        steps=args.steps, lr=args.lr, seed=args.seed, hidden=args.hidden,
-        activation=args.activation, optimizer=args.optimizer, batch_size=args.batch_size,
-        max_params=args.max_params, out=args.out, progress=not args.no_progress,
+        steps=args.steps,
+        lr=args.lr,
+        seed=args.seed,
+        hidden=args.hidden,
+        activation=args.activation,
+        optimizer=args.optimizer,
+        batch_size=args.batch_size,
+        max_params=args.max_params,
+        out=args.out,
+        progress=not args.no_progress,
         jit=not args.no_jit,
     )
     try:  # before training, so a bad size or --out costs nothing
@@ -128,8 +155,11 @@ def run(args: argparse.Namespace) -> int:
         result = demo.run_demo(cfg)  # looked up on the module: tests replace it
     except KeyboardInterrupt as e:  # Interrupted: during the run; else before training
         if isinstance(e, Interrupted) and e.written:
-            return _error(f"interrupted while writing the results (wrote {', '.join(e.written)}; "
-                          f"the rest of {cfg.out} is as it was)", 130)
+            return _error(
+                f"interrupted while writing the results (wrote {', '.join(e.written)}; "
+                f"the rest of {cfg.out} is as it was)",
+                130,
+            )
         if created:
             remove_if_empty(cfg.out)
         when = f"at step {e.step}/{e.steps}" if isinstance(e, Interrupted) else "before training"
@@ -142,8 +172,11 @@ def run(args: argparse.Namespace) -> int:
     if diverged is not None:
         curves = f"; wrote the curves up to it: {result['files'][0]}" if result["files"] else ""
         older = older_files(cfg, result["files"])
-        return _error(f"{diverged} (try a lower --lr than {cfg.lr:g}){curves}"
-                      + (f" ({older})" if older else ""), 1)
+        return _error(
+            f"{diverged} (try a lower --lr than {cfg.lr:g}){curves}"
+            + (f" ({older})" if older else ""),
+            1,
+        )
     return 0
 
 

@@ -27,8 +27,17 @@ from .registry import OPS, OpInfo, explain_local, op_kind, part_of_an_op, torch_
 from .registry import op as _op
 from .walk import backward_step, chain_rule, local_derivatives, topological_order
 
-__all__ = ["Value", "grad", "Operand", "OPS", "OpInfo", "op_kind", "explain_local",
-           "topological_order", "backward_step"]  # the public names (README's API table)
+__all__ = [
+    "Value",
+    "grad",
+    "Operand",
+    "OPS",
+    "OpInfo",
+    "op_kind",
+    "explain_local",
+    "topological_order",
+    "backward_step",
+]  # the public names (README's API table)
 
 Number = Union[int, float, Fraction]
 Operand = Union["Value", int, float, Fraction]
@@ -45,8 +54,14 @@ class Value:
     __array_ufunc__ = None  # numpy scalars on the left defer to our reflected ops
     _kind = ""  # the op's registry key, where `_op` is not it (see op_kind)
 
-    def __init__(self, data: Number, _children: Iterable[Value] = (), _op: str = "",
-                 label: str = "", _local: Sequence[float] = ()) -> None:  # fmt: skip
+    def __init__(
+        self,
+        data: Number,
+        _children: Iterable[Value] = (),
+        _op: str = "",
+        label: str = "",
+        _local: Sequence[float] = (),
+    ) -> None:
         self.data: float = data if type(data) is float else as_float(data)
         self.grad: float = 0.0
         self.label = label
@@ -81,12 +96,23 @@ class Value:
             check_finite(what, out, self.data, other.data)
         return Value(out, (self, other), "*", "", (other.data, self.data))
 
-    @_op("**p", 1, forward=lambda xp, a, p: xp.power(a, p),  # x ** a number: its _op is '**2'
-         local=lambda xp, out, a, p: (_power_slope(xp, a, p),),
-         make=lambda children, p: children[0] ** p, param="_p")
-    @_op("**", 2, forward=lambda xp, a, b: xp.power(a, b),  # x ** a Value: d/db = a**b ln a
-         local=lambda xp, out, a, b: (_power_slope(xp, a, b), xp.where(
-             a > 0, out * xp.log(a), xp.where(a == 0, 0.0, float("nan")))))  # (as PyTorch)
+    @_op(
+        "**p",
+        1,
+        forward=lambda xp, a, p: xp.power(a, p),  # x ** a number: its _op is '**2'
+        local=lambda xp, out, a, p: (_power_slope(xp, a, p),),
+        make=lambda children, p: children[0] ** p,
+        param="_p",
+    )
+    @_op(
+        "**",
+        2,
+        forward=lambda xp, a, b: xp.power(a, b),  # x ** a Value: d/db = a**b ln a
+        local=lambda xp, out, a, b: (
+            _power_slope(xp, a, b),
+            xp.where(a > 0, out * xp.log(a), xp.where(a == 0, 0.0, float("nan"))),
+        ),
+    )  # (as PyTorch)
     def __pow__(self, other: Operand) -> Value:
         a = self.data
         if isinstance(other, Value):
@@ -97,9 +123,15 @@ class Value:
         out = pow_forward(a, p)
         return _Power(out, (self,), f"**{other}", "", OPS["**p"].on_floats(out, a, p), p)
 
-    @_op("ReLU", 1, forward=lambda xp, a: xp.maximum(a, 0.0) + 0.0,  # (+ 0.0: no -0.0)
-         local=lambda xp, out, a: (xp.where(a <= 0, 0.0, 1.0),),  # NaN: slope 1, as PyTorch
-         activation="ReLU", equation="max(0, x)", torch=lambda torch: torch.nn.ReLU())
+    @_op(
+        "ReLU",
+        1,
+        forward=lambda xp, a: xp.maximum(a, 0.0) + 0.0,  # (+ 0.0: no -0.0)
+        local=lambda xp, out, a: (xp.where(a <= 0, 0.0, 1.0),),  # NaN: slope 1, as PyTorch
+        activation="ReLU",
+        equation="max(0, x)",
+        torch=lambda torch: torch.nn.ReLU(),
+    )
     def relu(self) -> Value:
         x = self.data  # its rule by hand, with tuples shared by every ReLU node: faster
         return Value(0.0 if x <= 0 else x, (self,), "ReLU", "", _ZERO if x <= 0 else _ONE)
@@ -114,39 +146,71 @@ class Value:
             raise ValueError(f"log is defined for positive numbers only, got log({self.data!r})")
         return _node("log", self)
 
-    @_op("tanh", 1, forward=lambda xp, x: xp.tanh(x),  # correctly rounded; ±1 past ±19.1
-         local=lambda xp, t, x: (1.0 - t * t,),
-         activation="Tanh", equation="(e²ˣ − 1)/(e²ˣ + 1)", torch=lambda torch: torch.nn.Tanh())
+    @_op(
+        "tanh",
+        1,
+        forward=lambda xp, x: xp.tanh(x),  # correctly rounded; ±1 past ±19.1
+        local=lambda xp, t, x: (1.0 - t * t,),
+        activation="Tanh",
+        equation="(e²ˣ − 1)/(e²ˣ + 1)",
+        torch=lambda torch: torch.nn.Tanh(),
+    )
     def tanh(self) -> Value:
         return _node("tanh", self)
 
-    @_op("sigmoid", 1, forward=_sigmoid, local=lambda xp, out, a: (out * (1.0 - out),),
-         activation="Sigmoid", equation="1/(1 + e⁻ˣ)", torch=lambda torch: torch.nn.Sigmoid())
+    @_op(
+        "sigmoid",
+        1,
+        forward=_sigmoid,
+        local=lambda xp, out, a: (out * (1.0 - out),),
+        activation="Sigmoid",
+        equation="1/(1 + e⁻ˣ)",
+        torch=lambda torch: torch.nn.Sigmoid(),
+    )
     def sigmoid(self) -> Value:
         return _node("sigmoid", self)
 
-    @_op("abs", 1, forward=lambda xp, a: xp.abs(a),  # slope 0 at 0 (and NaN), as PyTorch
-         local=lambda xp, out, a: (xp.where(a > 0, 1.0, xp.where(a < 0, -1.0, 0.0)),),
-         activation="Abs", equation="|x|", torch=lambda t: torch_module(t, "Abs", t.abs))
+    @_op(
+        "abs",
+        1,
+        forward=lambda xp, a: xp.abs(a),  # slope 0 at 0 (and NaN), as PyTorch
+        local=lambda xp, out, a: (xp.where(a > 0, 1.0, xp.where(a < 0, -1.0, 0.0)),),
+        activation="Abs",
+        equation="|x|",
+        torch=lambda t: torch_module(t, "Abs", t.abs),
+    )
     def abs(self) -> Value:
         return _node("abs", self)
 
-    @_op("softplus", 1,  # log(1 + e^a), never e^a of a large a: exact at ±1e308
-         forward=lambda xp, a: xp.log1p(xp.exp(-xp.abs(a))) + xp.maximum(a, 0.0),
-         local=lambda xp, out, a: (xp.sigmoid(a),), activation="Softplus",
-         equation="log(1 + eˣ)", torch=lambda t: t.nn.Softplus(threshold=40.0))  # x past 40
+    @_op(
+        "softplus",
+        1,  # log(1 + e^a), never e^a of a large a: exact at ±1e308
+        forward=lambda xp, a: xp.log1p(xp.exp(-xp.abs(a))) + xp.maximum(a, 0.0),
+        local=lambda xp, out, a: (xp.sigmoid(a),),
+        activation="Softplus",
+        equation="log(1 + eˣ)",
+        torch=lambda t: t.nn.Softplus(threshold=40.0),
+    )  # x past 40
     def softplus(self) -> Value:
         return _node("softplus", self)
 
     # maximum and minimum follow PyTorch: the winner takes the gradient, a tie (a == b) splits it
     # ½ and ½, and a NaN (which the result carries on) passes it to both.
-    @_op("maximum", 2, forward=lambda xp, a, b: xp.maximum(a, b),
-         local=lambda xp, out, a, b: (_winner(xp, a, b), _winner(xp, b, a)))
+    @_op(
+        "maximum",
+        2,
+        forward=lambda xp, a, b: xp.maximum(a, b),
+        local=lambda xp, out, a, b: (_winner(xp, a, b), _winner(xp, b, a)),
+    )
     def maximum(self, other: Operand) -> Value:
         return _node("maximum", self, _lift(other, "maximum", self))
 
-    @_op("minimum", 2, forward=lambda xp, a, b: xp.minimum(a, b),
-         local=lambda xp, out, a, b: (_winner(xp, b, a), _winner(xp, a, b)))
+    @_op(
+        "minimum",
+        2,
+        forward=lambda xp, a, b: xp.minimum(a, b),
+        local=lambda xp, out, a, b: (_winner(xp, b, a), _winner(xp, a, b)),
+    )
     def minimum(self, other: Operand) -> Value:
         return _node("minimum", self, _lift(other, "minimum", self))
 
@@ -154,10 +218,15 @@ class Value:
     # Same maths as chains of * and +, as one node: the level at which an op lives is a choice.
 
     @staticmethod
-    @_op("dot", None,  # children are (*w, *x, b): d/dw_i = x_i, d/dx_i = w_i, d/db = 1
-         local=lambda xp, out, *c: (*c[len(c) // 2 : -1], *c[: len(c) // 2], 1.0),
-         formula="d/dw_i = x_i, d/dx_i = w_i, d/db = 1", caption="w·x+b", kernel="weighted sum",
-         make=lambda c, p: Value.dot(c[: len(c) // 2], c[len(c) // 2 : -1], c[-1]))
+    @_op(
+        "dot",
+        None,  # children are (*w, *x, b): d/dw_i = x_i, d/dx_i = w_i, d/db = 1
+        local=lambda xp, out, *c: (*c[len(c) // 2 : -1], *c[: len(c) // 2], 1.0),
+        formula="d/dw_i = x_i, d/dx_i = w_i, d/db = 1",
+        caption="w·x+b",
+        kernel="weighted sum",
+        make=lambda c, p: Value.dot(c[: len(c) // 2], c[len(c) // 2 : -1], c[-1]),
+    )
     def dot(w: Sequence[Operand], x: Sequence[Operand], b: Operand = 0.0) -> Value:
         """b + w[0]*x[0] + w[1]*x[1] + ..., one node (a neuron's pre-activation). Adds in the
         order ``sum((wi*xi for wi, xi in zip(w, x)), b)`` does: the same bits as that graph."""
@@ -178,8 +247,15 @@ class Value:
         return Value(out, (*w, *x, b), "dot", "", (*xd, *wd, 1.0))
 
     @staticmethod
-    @_op("sum", None, local=lambda xp, out, *c: (1.0,) * len(c), formula="d/da_i = 1",
-         caption="Σ", make=lambda children, p: Value.sum(children), kernel="sum")
+    @_op(
+        "sum",
+        None,
+        local=lambda xp, out, *c: (1.0,) * len(c),
+        formula="d/da_i = 1",
+        caption="Σ",
+        make=lambda children, p: Value.sum(children),
+        kernel="sum",
+    )
     def sum(values: Iterable[Operand]) -> Value:
         """values[0] + values[1] + ..., one node with every term as a child."""
         vs = _lift_all(values, "sum", "sum")
@@ -264,8 +340,9 @@ class _Power(Value):
     __slots__ = ("_p",)
     _kind = "**p"
 
-    def __init__(self, data: float, _children: tuple, _op: str, label: str, _local: tuple,
-                 p: float) -> None:  # fmt: skip
+    def __init__(
+        self, data: float, _children: tuple, _op: str, label: str, _local: tuple, p: float
+    ) -> None:
         super().__init__(data, _children, _op, label, _local)
         self._p = p
 
@@ -339,8 +416,10 @@ def grad(
             if create_graph and op_kind(v) in OPS:
                 local = OPS[op_kind(v)].on_values(v)  # the op's rule, on Values
             elif create_graph or callable(v._local):
-                raise NotImplementedError(f"grad: node {v!r} (op {v._op!r}) has no registered "
-                                          f"rule; use .backward() for it")
+                raise NotImplementedError(
+                    f"grad: node {v!r} (op {v._op!r}) has no registered "
+                    f"rule; use .backward() for it"
+                )
             else:
                 local = local_derivatives(v)
             for child, d in zip(v._prev, local):
@@ -351,4 +430,3 @@ def grad(
     zero = Value(0.0) if create_graph else 0.0
     result = tuple(grads.get(x, zero) for x in xs)
     return result[0] if single else result
-

@@ -49,8 +49,11 @@ class _Functions(Mapping):
     an op registered later is a function of the language too."""
 
     def _all(self) -> dict[str, OpInfo]:
-        return {info.method.__name__: info for info in OPS.values()
-                if info.arity and not info.param and not info.method.__name__.startswith("_")}
+        return {
+            info.method.__name__: info
+            for info in OPS.values()
+            if info.arity and not info.param and not info.method.__name__.startswith("_")
+        }
 
     def __getitem__(self, name: str) -> Callable[..., Value]:
         return self._all()[name].method
@@ -173,7 +176,7 @@ def _where(node: ast.AST, text: str) -> tuple[str, str]:
 
 
 def _refuse(node: ast.AST, text: str, what: str) -> ProgramError:
-    """"line 2: attribute access is not allowed: `a.b`" (and its own hint after "; ", if any)."""
+    """ "line 2: attribute access is not allowed: `a.b`" (and its own hint after "; ", if any)."""
     at, snippet = _where(node, text)
     what, _, instead = what.partition("; ")
     message = f"{at}{what} is not allowed{':' + snippet if snippet else ''}"
@@ -308,8 +311,10 @@ def _evaluate(
             spans.append(None if isinstance(x, Value) else where(node))  # -3.0 is one number
         else:
             n = len(node.args)
-            args = [a if isinstance(a, Value) else constant(a, a_at)
-                    for a, a_at in zip(results[-n:], spans[-n:])]  # fmt: skip
+            args = [
+                a if isinstance(a, Value) else constant(a, a_at)
+                for a, a_at in zip(results[-n:], spans[-n:])
+            ]
             del results[-n:], spans[-n:]
             results.append(FUNCTIONS[node.func.id](*args))
             spans.append(None)
@@ -405,8 +410,10 @@ def parse_program(
                 roles[value] = (role, (at.span(target)[0], at.span(end)[1]))
         elif role is not None:
             at_line, snippet = _where(stmt, text)
-            raise ProgramError(f"{at_line}only a name given a number can be marked `{role}` "
-                               f"(`{name}: {role} = 2.0`), not{snippet}")  # fmt: skip
+            raise ProgramError(
+                f"{at_line}only a name given a number can be marked `{role}` "
+                f"(`{name}: {role} = 2.0`), not{snippet}"
+            )
         if not value.label:
             value.label = _version(name, assigned.get(name, 0))
         assigned[name] = assigned.get(name, 0) + 1
@@ -425,10 +432,12 @@ def _role(stmt: ast.stmt, text: str) -> str | None:
     at, snippet = _where(stmt, text)
     marker = stmt.annotation
     if not isinstance(marker, ast.Name) or marker.id not in ROLES or not stmt.simple:
-        raise ProgramError(f"{at}a name is marked `param` or `data` (`w: param = 1.0`), "
-                           f"nothing else:{snippet}")  # fmt: skip
+        raise ProgramError(
+            f"{at}a name is marked `param` or `data` (`w: param = 1.0`), nothing else:{snippet}"
+        )
     if stmt.value is None:
         name = _segment(text, stmt.target)
-        raise ProgramError(f"{at}`{name}: {marker.id}` needs a number: write "
-                           f"`{name}: {marker.id} = 1.0`")  # fmt: skip
+        raise ProgramError(
+            f"{at}`{name}: {marker.id}` needs a number: write `{name}: {marker.id} = 1.0`"
+        )
     return marker.id

@@ -96,8 +96,7 @@ def pow_forward(a: float, p: float) -> float:
         return ieee_pow(a, p)
     if a < 0 and not p.is_integer() and p == p:  # (NaN is no integer, but propagates)
         raise ValueError(
-            f"pow: {a!r} ** {p!r} is not a real number (a negative base needs an integer "
-            f"exponent)"
+            f"pow: {a!r} ** {p!r} is not a real number (a negative base needs an integer exponent)"
         )
     if a == 0 and p < 0:
         raise ZeroDivisionError(f"pow: {a!r} ** {p!r} (zero to a negative power) is undefined")
@@ -208,8 +207,10 @@ def tables() -> tuple[list[float], list[float]]:
             h2 = p + (e + (h * _ROOT_LO + lo * _ROOT_HI))
             h, lo = h2, (e + (h * _ROOT_LO + lo * _ROOT_HI)) - (h2 - p)
         last = int(2 * _LAST * _INV_LN2_256 + 1.5)  # 2^(k/256) = 2^m 2^(j/256), exactly
-        _TABLES = ([his[k % 256] * 2.0 ** (k // 256) for k in range(last)],
-                   [los[k % 256] * 2.0 ** (k // 256) for k in range(last)])  # fmt: skip
+        _TABLES = (
+            [his[k % 256] * 2.0 ** (k // 256) for k in range(last)],
+            [los[k % 256] * 2.0 ** (k // 256) for k in range(last)],
+        )
     return _TABLES
 
 
@@ -250,9 +251,9 @@ def tanh(xp: Any, x: Any) -> Any:
     # (E - 1)/(E + 1), E >= 1: numerator and denominator as hi + lo, then one division whose
     # remainder is computed exactly (Dekker's product q * dh)
     nh = fh - 1.0
-    nl = ((-1.0 - (nh - fh)) + fl)
+    nl = (-1.0 - (nh - fh)) + fl
     dh = fh + 1.0
-    dl = ((1.0 - (dh - fh)) + fl)
+    dl = (1.0 - (dh - fh)) + fl
     q = nh / dh
     a = q * dh
     t = _SPLIT * q

@@ -78,7 +78,8 @@ def require() -> tuple[Any, Any]:
     except ImportError as exc:
         raise ImportError(
             f"micrograd grade needs nbclient, nbformat and ipykernel ({exc.name} is missing): "
-            f"pip install 'micrograd-plus[grade]'") from None
+            f"pip install 'micrograd-plus[grade]'"
+        ) from None
     return nbclient, nbformat
 
 
@@ -96,8 +97,11 @@ def read(path: str | os.PathLike) -> Any:
 
 def exercises(nb: Any) -> dict[str, int]:
     """Exercise name -> its cell's index, in notebook order."""
-    return {c.metadata["exercise"]: i for i, c in enumerate(nb.cells)
-            if c.cell_type == "code" and "exercise" in c.metadata}
+    return {
+        c.metadata["exercise"]: i
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code" and "exercise" in c.metadata
+    }
 
 
 def notebook_id(nb: Any, path: str) -> str:
@@ -124,8 +128,9 @@ def shared_file(nb: Any, exercise: str) -> tuple[str, str] | None:
 
 def has_placeholder(source: str) -> bool:
     """Whether code still holds a `...` the learner was to replace (IPython magics skipped)."""
-    code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line
-                     for line in source.splitlines())
+    code = "\n".join(
+        "" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()
+    )
     try:
         tree = ast.parse(code)
     except SyntaxError:
@@ -148,8 +153,9 @@ def course() -> dict[str, Any]:
         if entry.name.endswith(".ipynb") and entry.name[:2].isdigit():
             found[entry.name[:2]] = nbformat.reads(entry.read_text(encoding="utf-8"), as_version=4)
     if not found:
-        raise FileNotFoundError(f"the course's notebooks are missing from {folder}: reinstall "
-                                f"micrograd-plus")
+        raise FileNotFoundError(
+            f"the course's notebooks are missing from {folder}: reinstall micrograd-plus"
+        )
     return found
 
 
@@ -215,13 +221,26 @@ def compose(submission: Any, original: Any) -> tuple[Any, list[Role]]:
         at = len(out)
         for before in reversed(original.cells[:j]):
             bm = before.get("metadata", {})
-            key = (Role("exercise", str(bm["exercise"]), -1) if "exercise" in bm and
-                   before.cell_type == "code" else None)
-            hits = [n for n, r in enumerate(roles) if r.kind != "slot" and (
-                (key is not None and r.kind == "exercise" and r.name == key.name) or
-                (r.kind == "other" and before.get("id") and r.name == before.get("id")) or
-                (r.kind == "check" and out[n] is not None and out[n].get("id") == before.get("id")
-                 and before.get("id")))]
+            key = (
+                Role("exercise", str(bm["exercise"]), -1)
+                if "exercise" in bm and before.cell_type == "code"
+                else None
+            )
+            hits = [
+                n
+                for n, r in enumerate(roles)
+                if r.kind != "slot"
+                and (
+                    (key is not None and r.kind == "exercise" and r.name == key.name)
+                    or (r.kind == "other" and before.get("id") and r.name == before.get("id"))
+                    or (
+                        r.kind == "check"
+                        and out[n] is not None
+                        and out[n].get("id") == before.get("id")
+                        and before.get("id")
+                    )
+                )
+            ]
             if hits:
                 at = hits[-1] + 1
                 break
@@ -236,24 +255,32 @@ def compose(submission: Any, original: Any) -> tuple[Any, list[Role]]:
     return nb, [roles[n] for n in keep]
 
 
-def _cells(outcomes: dict[int, dict[str, Any]], end: str, nb: Any,
-           timeout: float) -> list[_Cell]:
+def _cells(outcomes: dict[int, dict[str, Any]], end: str, nb: Any, timeout: float) -> list[_Cell]:
     """What became of each cell, from the runner's lines and how its run ended."""
     cells = [_Cell() if c.cell_type == "code" else _Cell("ok") for c in nb.cells]
     if -1 in outcomes:  # the kernel never started
         return [_Cell("dead", outcomes[-1].get("line", "the kernel failed")) for _ in nb.cells]
     for i, o in outcomes.items():
         if 0 <= i < len(cells):
-            cells[i] = _Cell(str(o.get("state", "error")), str(o.get("line", "")),
-                             bool(o.get("assertion")), str(o.get("text", "")))
+            cells[i] = _Cell(
+                str(o.get("state", "error")),
+                str(o.get("line", "")),
+                bool(o.get("assertion")),
+                str(o.get("text", "")),
+            )
     last = max((i for i in outcomes if 0 <= i < len(cells)), default=-1)
     stopped = cells[last].state if last >= 0 else ""
-    later = [c for c, nbc in zip(cells[last + 1:], nb.cells[last + 1:]) if nbc.cell_type == "code"]
+    later = [
+        c for c, nbc in zip(cells[last + 1 :], nb.cells[last + 1 :]) if nbc.cell_type == "code"
+    ]
     if end == "done" or stopped == "timeout":
         return cells
     if stopped == "dead" or end == "killed":
-        line = ("not run: the kernel died before it" if stopped == "dead" else
-                "the notebook's run was killed (by its own code?) before this cell ended")
+        line = (
+            "not run: the kernel died before it"
+            if stopped == "dead"
+            else "the notebook's run was killed (by its own code?) before this cell ended"
+        )
         for c in later:
             c.state, c.line = "dead", line
         return cells
@@ -262,8 +289,15 @@ def _cells(outcomes: dict[int, dict[str, Any]], end: str, nb: Any,
     return cells
 
 
-def judge(nb: Any, roles: list[Role], cells: list[_Cell], original: Any, submission: str,
-          timeout: float, learner: str = "") -> list[Row]:
+def judge(
+    nb: Any,
+    roles: list[Role],
+    cells: list[_Cell],
+    original: Any,
+    submission: str,
+    timeout: float,
+    learner: str = "",
+) -> list[Row]:
     """Each of the course's exercises' result, from what became of its cell, the cells checking
     it and the learner's own cells before it."""
     notebook = notebook_id(original, submission)
@@ -283,14 +317,24 @@ def judge(nb: Any, roles: list[Role], cells: list[_Cell], original: Any, submiss
             steps[r.name].append(n)
     for name in exercises(original):
         if name not in seen_exercise:
-            rows.append(Row(submission, notebook, name, "not attempted",
-                            "the exercise's cell is not in the notebook", learner))
+            rows.append(
+                Row(
+                    submission,
+                    notebook,
+                    name,
+                    "not attempted",
+                    "the exercise's cell is not in the notebook",
+                    learner,
+                )
+            )
             continue
         index = seen_exercise[name]
         result, detail = _result(cells, roles, steps[name], index, timeout)
         if result not in ("passed", "skipped") and has_placeholder(nb.cells[index].source):
-            result, detail = "not attempted", "`...` left in the exercise" + (
-                f"; {detail}" if detail else "")
+            result, detail = (
+                "not attempted",
+                "`...` left in the exercise" + (f"; {detail}" if detail else ""),
+            )
         elif result == "passed" and not any(roles[i].kind == "check" for i in steps[name]):
             result, detail = "error", "no cell checks this exercise"
         rows.append(Row(submission, notebook, name, result, detail, learner))
@@ -299,9 +343,16 @@ def judge(nb: Any, roles: list[Role], cells: list[_Cell], original: Any, submiss
         if any(r.result not in ("passed", "skipped") for r in rows):
             break
         if c.state == "error":
-            rows.append(Row(submission, notebook, "", "error",
-                            f"{_where(roles[n])} (after the last exercise) raised {c.line}",
-                            learner))
+            rows.append(
+                Row(
+                    submission,
+                    notebook,
+                    "",
+                    "error",
+                    f"{_where(roles[n])} (after the last exercise) raised {c.line}",
+                    learner,
+                )
+            )
             break
     return rows
 
@@ -310,8 +361,9 @@ def _where(role: Role) -> str:
     return f"cell {role.index + 1}"
 
 
-def _result(cells: list[_Cell], roles: list[Role], steps: list[int], index: int,
-            timeout: float) -> tuple[str, str]:
+def _result(
+    cells: list[_Cell], roles: list[Role], steps: list[int], index: int, timeout: float
+) -> tuple[str, str]:
     for i in steps:
         c, role = cells[i], roles[i]
         if c.state == "ok":
@@ -338,8 +390,11 @@ def learner_files(folder: str | os.PathLike) -> dict[str, bytes]:
     root = pathlib.Path(folder)
     found: dict[str, bytes] = {}
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")
-                       and not os.path.islink(os.path.join(dirpath, d))]
+        dirnames[:] = [
+            d
+            for d in dirnames
+            if not d.startswith(".") and not os.path.islink(os.path.join(dirpath, d))
+        ]
         for name in filenames:
             path = pathlib.Path(dirpath) / name
             if name.startswith(".") or name.endswith(".ipynb") or path.is_symlink():
@@ -349,10 +404,17 @@ def learner_files(folder: str | os.PathLike) -> dict[str, bytes]:
     return found
 
 
-def grade(path: str | os.PathLike, timeout: float = DEFAULT_TIMEOUT,
-          shared: Iterable[tuple[str, str]] = (), label: str | None = None, *,
-          learner: str = "", sandbox: bool = True, slot: int = 0,
-          own_folder: bool = False) -> list[Row]:
+def grade(
+    path: str | os.PathLike,
+    timeout: float = DEFAULT_TIMEOUT,
+    shared: Iterable[tuple[str, str]] = (),
+    label: str | None = None,
+    *,
+    learner: str = "",
+    sandbox: bool = True,
+    slot: int = 0,
+    own_folder: bool = False,
+) -> list[Row]:
     """Grade one submission: its rows, one per exercise of the course notebook it is a copy of
     (one row saying why, if it cannot be read or is none of the course's). It runs in a fresh
     folder holding the files of its own folder when that is its learner's alone (`own_folder`:
@@ -366,8 +428,16 @@ def grade(path: str | os.PathLike, timeout: float = DEFAULT_TIMEOUT,
         return [Row(label, "", "", "error", str(exc), learner)]
     found = course_notebook(nb, label)
     if found is None:
-        return [Row(label, notebook_id(nb, label), "", "error",
-                    "not one of the course's notebooks (no exercise of theirs in it)", learner)]
+        return [
+            Row(
+                label,
+                notebook_id(nb, label),
+                "",
+                "error",
+                "not one of the course's notebooks (no exercise of theirs in it)",
+                learner,
+            )
+        ]
     key, original = found
     if not exercises(original):
         return [Row(label, key, "", "passed", "no exercises to grade", learner)]
@@ -376,8 +446,11 @@ def grade(path: str | os.PathLike, timeout: float = DEFAULT_TIMEOUT,
     if own_folder:
         files = learner_files(here)
     else:  # a folder of many learners' (or the teacher's) files: none of them but my_value.py
-        files = {name: (here / name).read_bytes() for name in SHARED_FILES.values()
-                 if (here / name).is_file() and not (here / name).is_symlink()}
+        files = {
+            name: (here / name).read_bytes()
+            for name in SHARED_FILES.values()
+            if (here / name).is_file() and not (here / name).is_symlink()
+        }
     for name, text in shared:
         files.setdefault(name, text.encode())
     use_bwrap = sandbox and grade_sandbox.bwrap() is not None
@@ -393,8 +466,9 @@ def grade(path: str | os.PathLike, timeout: float = DEFAULT_TIMEOUT,
                 os.chown(dirpath, uid, uid)
                 for name in filenames:
                     os.chown(os.path.join(dirpath, name), uid, uid)
-        outcomes, end = grade_sandbox.run(dict(runnable), folder, timeout,
-                                          use_bwrap=use_bwrap, uid=uid)
+        outcomes, end = grade_sandbox.run(
+            dict(runnable), folder, timeout, use_bwrap=use_bwrap, uid=uid
+        )
     finally:
         shutil.rmtree(folder)
     cells = _cells(outcomes, end, runnable, timeout)

@@ -38,7 +38,8 @@ def _seconds(text: str) -> float:
         x = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"--timeout needs a number of seconds, got {text!r}") from None
+            f"--timeout needs a number of seconds, got {text!r}"
+        ) from None
     if not 0 < x < math.inf:
         raise argparse.ArgumentTypeError(f"--timeout must be a positive number, got {text}")
     return x
@@ -68,23 +69,48 @@ def add_grade_command(subparsers: Any) -> argparse.ArgumentParser:
             "nothing failed, raised an error or timed out."
         ),
     )
-    p.add_argument("submissions", nargs="+", metavar="CLASS_DIR|NOTEBOOK.ipynb",
-                   help="a class folder (a folder per learner) or learners' notebooks")
-    p.add_argument("--csv", metavar="FILE",
-                   help="also write the rows as CSV: " + ",".join(grade_report.COLUMNS))
-    p.add_argument("--summary", metavar="FILE",
-                   help="also write one CSV row per learner: " + ",".join(grade_report.SUMMARY))
-    p.add_argument("--html", metavar="FILE",
-                   help="also write one offline page, learners x exercises (click a result "
-                        "for its cause, a heading to sort)")
-    p.add_argument("--timeout", type=_seconds, default=grade.DEFAULT_TIMEOUT, metavar="S",
-                   help=f"seconds per notebook (default {grade.DEFAULT_TIMEOUT:g})")
-    p.add_argument("--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
-                   help="notebooks graded at once (default: the number of cores, "
-                        f"{os.cpu_count() or 1} here)")
-    p.add_argument("--no-sandbox", action="store_true",
-                   help="run the submissions without bubblewrap, with your permissions (only "
-                        "resource limits apply)")
+    p.add_argument(
+        "submissions",
+        nargs="+",
+        metavar="CLASS_DIR|NOTEBOOK.ipynb",
+        help="a class folder (a folder per learner) or learners' notebooks",
+    )
+    p.add_argument(
+        "--csv",
+        metavar="FILE",
+        help="also write the rows as CSV: " + ",".join(grade_report.COLUMNS),
+    )
+    p.add_argument(
+        "--summary",
+        metavar="FILE",
+        help="also write one CSV row per learner: " + ",".join(grade_report.SUMMARY),
+    )
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write one offline page, learners x exercises (click a result "
+        "for its cause, a heading to sort)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=grade.DEFAULT_TIMEOUT,
+        metavar="S",
+        help=f"seconds per notebook (default {grade.DEFAULT_TIMEOUT:g})",
+    )
+    p.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help=f"notebooks graded at once (default: the number of cores, {os.cpu_count() or 1} here)",
+    )
+    p.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run the submissions without bubblewrap, with your permissions (only "
+        "resource limits apply)",
+    )
     p.set_defaults(run=run)
     return p
 
@@ -97,8 +123,11 @@ def _notebooks_under(folder: pathlib.Path) -> list[pathlib.Path]:
     found = []
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        found += [pathlib.Path(dirpath, f) for f in sorted(filenames)
-                  if f.endswith(".ipynb") and not f.startswith(".")]
+        found += [
+            pathlib.Path(dirpath, f)
+            for f in sorted(filenames)
+            if f.endswith(".ipynb") and not f.startswith(".")
+        ]
     return found
 
 
@@ -122,8 +151,9 @@ def submissions(paths: list[str]) -> list[tuple[str, str, str, bool]]:
     return found
 
 
-def _shared(subs: list[tuple[str, str, str, bool]],
-            ) -> tuple[dict[str, list[tuple[str, str]]], str]:
+def _shared(
+    subs: list[tuple[str, str, str, bool]],
+) -> tuple[dict[str, list[tuple[str, str]]], str]:
     """Per learner's folder, the file a learner's notebook writes for another (my_value.py from
     notebook 2's last exercise); and the one line refusing a folder where two notebooks would
     write it for a third ("" if none)."""
@@ -138,17 +168,20 @@ def _shared(subs: list[tuple[str, str, str, bool]],
             written = grade.shared_file(nb, exercise)
             if written is not None:
                 writers.setdefault(folder, []).append((path, written))
-            elif any(name.removesuffix(".py") in c.source for c in nb.cells
-                     if c.cell_type == "code"):
+            elif any(
+                name.removesuffix(".py") in c.source for c in nb.cells if c.cell_type == "code"
+            ):
                 readers.setdefault(folder, []).append(path)
     for folder, found in writers.items():
         if len(found) > 1 and readers.get(folder):
             names = ", ".join(os.path.basename(p) for p, _ in found)
             name = found[0][1][0]
-            return {}, (f"{len(found)} notebooks in {folder} write {name} ({names}), which "
-                        f"{os.path.basename(readers[folder][0])} imports: grading it would mix "
-                        f"learners' work; give each learner a folder of their own "
-                        f"(CLASS_DIR/LEARNER/..., GitHub Classroom's layout)")
+            return {}, (
+                f"{len(found)} notebooks in {folder} write {name} ({names}), which "
+                f"{os.path.basename(readers[folder][0])} imports: grading it would mix "
+                f"learners' work; give each learner a folder of their own "
+                f"(CLASS_DIR/LEARNER/..., GitHub Classroom's layout)"
+            )
     return {folder: [w for _, w in found[:1]] for folder, found in writers.items()}, ""
 
 
@@ -161,8 +194,10 @@ def table(rows: list[grade.Row]) -> str:
     subs = len(dict.fromkeys(r.submission for r in rows))
     parts = [f"{counts[k]} {k}" for k in grade.RESULTS if counts[k]]
     total = sum(counts.values())
-    lines.append(f"{subs} submission{'s' * (subs != 1)}, {total} exercise"
-                 f"{'s' * (total != 1)}: {', '.join(parts) or 'none'}")
+    lines.append(
+        f"{subs} submission{'s' * (subs != 1)}, {total} exercise"
+        f"{'s' * (total != 1)}: {', '.join(parts) or 'none'}"
+    )
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
@@ -204,8 +239,15 @@ def run(args: argparse.Namespace) -> int:
     def one(path: str, learner: str, folder: str, own: bool) -> list[grade.Row]:
         slot = slots.get()
         try:
-            return grade.grade(path, args.timeout, shared.get(folder, ()), learner=learner,
-                               sandbox=not args.no_sandbox, slot=slot, own_folder=own)
+            return grade.grade(
+                path,
+                args.timeout,
+                shared.get(folder, ()),
+                learner=learner,
+                sandbox=not args.no_sandbox,
+                slot=slot,
+                own_folder=own,
+            )
         finally:
             slots.put(slot)
 
@@ -218,24 +260,36 @@ def run(args: argparse.Namespace) -> int:
             n = futures[future]
             results[n] = future.result()
             got = Counter(r.result for r in results[n])
-            print(f"micrograd grade: [{len(results)}/{len(subs)}] {subs[n][0]}: "
-                  + ", ".join(f"{got[k]} {k}" for k in grade.RESULTS if got[k]), file=sys.stderr)
+            print(
+                f"micrograd grade: [{len(results)}/{len(subs)}] {subs[n][0]}: "
+                + ", ".join(f"{got[k]} {k}" for k in grade.RESULTS if got[k]),
+                file=sys.stderr,
+            )
     except KeyboardInterrupt:
         pool.shutdown(wait=False, cancel_futures=True)
         grade_sandbox.CHILDREN.kill_all()
-        print(f"micrograd grade: interrupted after {len(results)} of {len(subs)} "
-              f"submissions; nothing written", file=sys.stderr)
+        print(
+            f"micrograd grade: interrupted after {len(results)} of {len(subs)} "
+            f"submissions; nothing written",
+            file=sys.stderr,
+        )
         return 130
     pool.shutdown()
-    print(f"micrograd grade: {len(subs)} notebook{'s' * (len(subs) != 1)} in "
-          f"{time.perf_counter() - start:.0f} s, {jobs} at once (CPU time of the kernels: "
-          f"{grade_sandbox.CPU.seconds - cpu:.0f} s)", file=sys.stderr)
+    print(
+        f"micrograd grade: {len(subs)} notebook{'s' * (len(subs) != 1)} in "
+        f"{time.perf_counter() - start:.0f} s, {jobs} at once (CPU time of the kernels: "
+        f"{grade_sandbox.CPU.seconds - cpu:.0f} s)",
+        file=sys.stderr,
+    )
     rows = [r for n in range(len(subs)) for r in results[n]]
     sys.stdout.write(table(rows))
     # Every notebook's processes are gone by now (grade() returns only then): nothing a
     # submission started can touch these files after they are written.
-    reports = ((args.csv, grade_report.to_csv), (args.summary, grade_report.to_summary),
-               (args.html, grade_report.to_html))
+    reports = (
+        (args.csv, grade_report.to_csv),
+        (args.summary, grade_report.to_summary),
+        (args.html, grade_report.to_html),
+    )
     for path, make in reports:
         if path:
             try:

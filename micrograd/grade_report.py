@@ -18,8 +18,14 @@ from .grade import RESULTS, Row
 
 COLUMNS = ("learner", "submission", "notebook", "exercise", "result", "detail")
 SUMMARY = ("learner", *RESULTS)
-COLOURS = {"passed": "#2da44e", "failed": "#cf222e", "error": "#8250df", "timeout": "#bf8700",
-           "not attempted": "#afb8c1", "skipped": "#54aeff"}
+COLOURS = {
+    "passed": "#2da44e",
+    "failed": "#cf222e",
+    "error": "#8250df",
+    "timeout": "#bf8700",
+    "not attempted": "#afb8c1",
+    "skipped": "#54aeff",
+}
 
 
 def cell(text: str) -> str:
@@ -36,8 +42,10 @@ def _csv(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
 
 
 def to_csv(rows: list[Row]) -> str:
-    return _csv(COLUMNS, [(r.learner, r.submission, r.notebook, r.exercise, r.result, r.detail)
-                          for r in rows])
+    return _csv(
+        COLUMNS,
+        [(r.learner, r.submission, r.notebook, r.exercise, r.result, r.detail) for r in rows],
+    )
 
 
 def counts(rows: list[Row]) -> dict[str, Counter]:
@@ -49,8 +57,7 @@ def counts(rows: list[Row]) -> dict[str, Counter]:
 
 
 def to_summary(rows: list[Row]) -> str:
-    return _csv(SUMMARY, [(who, *(str(c[k]) for k in RESULTS))
-                          for who, c in counts(rows).items()])
+    return _csv(SUMMARY, [(who, *(str(c[k]) for k in RESULTS)) for who, c in counts(rows).items()])
 
 
 def _column(r: Row) -> str:
@@ -68,9 +75,11 @@ def to_html(rows: list[Row], title: str = "micrograd grade") -> str:
     head = "".join(f"<th scope=col>{html.escape(c)}</th>" for c in ("learner", "passed", *columns))
     body = []
     for who, results in table.items():
-        tds = [f"<th scope=row>{html.escape(who or '(no folder)')}</th>",
-               f"<td data-sort={per[who]['passed']}>{per[who]['passed']}/"
-               f"{sum(per[who].values())}</td>"]
+        tds = [
+            f"<th scope=row>{html.escape(who or '(no folder)')}</th>",
+            f"<td data-sort={per[who]['passed']}>{per[who]['passed']}/"
+            f"{sum(per[who].values())}</td>",
+        ]
         for c in columns:
             r = results.get(c)
             if r is None:
@@ -81,11 +90,13 @@ def to_html(rows: list[Row], title: str = "micrograd grade") -> str:
                 f"<td class=r data-sort={RESULTS.index(r.result)} "
                 f"style='background:{COLOURS[r.result]}' tabindex=0 "
                 f"data-cause='{html.escape(f'{who} · {c} · {r.submission}: {cause}', quote=True)}'"
-                f" title='{html.escape(r.result, quote=True)}'>{html.escape(r.result)}</td>")
+                f" title='{html.escape(r.result, quote=True)}'>{html.escape(r.result)}</td>"
+            )
         body.append("<tr>" + "".join(tds) + "</tr>")
     data = json.dumps([r.__dict__ for r in rows]).replace("<", "\\u003c")
-    legend = " ".join(f"<span class=key style='background:{COLOURS[k]}'>{html.escape(k)}</span>"
-                      for k in RESULTS)
+    legend = " ".join(
+        f"<span class=key style='background:{COLOURS[k]}'>{html.escape(k)}</span>" for k in RESULTS
+    )
     return f"""<!doctype html>
 <html lang=en><head><meta charset=utf-8>
 <meta name=viewport content="width=device-width, initial-scale=1">

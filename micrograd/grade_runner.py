@@ -79,8 +79,12 @@ def run(sources: list[str | None], timeout: float, emit: Any) -> None:
 
     deadline = time.monotonic() + timeout
     try:
-        km, kc = start_new_kernel(kernel_name="python3", startup_timeout=max(1.0, timeout),
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        km, kc = start_new_kernel(
+            kernel_name="python3",
+            startup_timeout=max(1.0, timeout),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     except RuntimeError as exc:  # it died or did not answer in time
         emit(-1, {"state": "dead", "line": f"the kernel failed: {_one_line(str(exc))}"})
         return
@@ -124,8 +128,12 @@ def _execute(km: Any, kc: Any, source: str, deadline: float) -> dict[str, Any]:
     if error is not None:
         name = str(error.get("ename", "Error"))
         line = f"{name}: {_one_line(str(error.get('evalue', '')))}".rstrip(": ")
-        return {"state": "error", "line": line, "assertion": name == "AssertionError",
-                "text": printed}
+        return {
+            "state": "error",
+            "line": line,
+            "assertion": name == "AssertionError",
+            "text": printed,
+        }
     return {"state": "ok", "text": printed}
 
 
@@ -135,8 +143,13 @@ def _cpu() -> float:
         import resource
     except ImportError:
         return 0.0
-    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
-                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
+    return sum(
+        u.ru_utime + u.ru_stime
+        for u in (
+            resource.getrusage(resource.RUSAGE_SELF),
+            resource.getrusage(resource.RUSAGE_CHILDREN),
+        )
+    )
 
 
 def main() -> int:
@@ -159,12 +172,19 @@ def main() -> int:
             become(int(job["uid"]))
         _undumpable()
         os.makedirs(os.environ.get("HOME", "/tmp/home"), exist_ok=True)
-        sources = [c["source"] if c.get("cell_type") == "code" else None
-                   for c in job["notebook"]["cells"]]
+        sources = [
+            c["source"] if c.get("cell_type") == "code" else None for c in job["notebook"]["cells"]
+        ]
         sources = [("".join(s) if isinstance(s, list) else s) for s in sources]
     except Exception as exc:  # the grader's fault, not the learner's: said as such
-        emit(-1, {"state": "dead", "line": f"the grader could not start the notebook: "
-                                           f"{type(exc).__name__}: {_one_line(str(exc))}"})
+        emit(
+            -1,
+            {
+                "state": "dead",
+                "line": f"the grader could not start the notebook: "
+                f"{type(exc).__name__}: {_one_line(str(exc))}",
+            },
+        )
         return 1
     run(sources, float(job["timeout"]), emit)
     out.write(json.dumps({"done": True, "cpu": _cpu()}) + "\n")

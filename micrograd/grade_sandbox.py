@@ -37,8 +37,10 @@ PROCESSES = 256  # a kernel and its threads use a few dozen
 FILE_SIZE = 64 << 20  # bytes: the course writes a few kilobytes
 CPU_SLACK = 30  # CPU seconds beyond the notebook's time limit (per process)
 UID_BASE = 64100  # root's runs become uid UID_BASE + job slot (no user of that uid needed)
-INSTALL = ("install bubblewrap for the sandbox (Debian/Ubuntu: sudo apt install bubblewrap; "
-           "Fedora: sudo dnf install bubblewrap)")
+INSTALL = (
+    "install bubblewrap for the sandbox (Debian/Ubuntu: sudo apt install bubblewrap; "
+    "Fedora: sudo dnf install bubblewrap)"
+)
 
 
 def bwrap() -> str | None:
@@ -51,34 +53,53 @@ def bwrap() -> str | None:
 def unconfined_note(no_sandbox: bool) -> str | None:
     """The one line the grader says when submissions run without the sandbox (None if not)."""
     if no_sandbox:
-        return ("--no-sandbox: the submissions run with your permissions (they can read and "
-                "write your files, and use the network); only resource limits apply")
+        return (
+            "--no-sandbox: the submissions run with your permissions (they can read and "
+            "write your files, and use the network); only resource limits apply"
+        )
     if bwrap() is None:
-        where = ("on Linux, " + INSTALL) if sys.platform.startswith("linux") else (
-            "the sandbox needs Linux and bubblewrap")
-        return (f"no sandbox: the submissions run with your permissions (they can read and write "
-                f"your files); {where}")
+        where = (
+            ("on Linux, " + INSTALL)
+            if sys.platform.startswith("linux")
+            else ("the sandbox needs Linux and bubblewrap")
+        )
+        return (
+            f"no sandbox: the submissions run with your permissions (they can read and write "
+            f"your files); {where}"
+        )
     return None
 
 
 def limits(timeout: float) -> dict[str, int]:
-    return {"RLIMIT_AS": MEMORY, "RLIMIT_NPROC": PROCESSES, "RLIMIT_FSIZE": FILE_SIZE,
-            "RLIMIT_CPU": int(timeout) + CPU_SLACK, "RLIMIT_CORE": 0}
+    return {
+        "RLIMIT_AS": MEMORY,
+        "RLIMIT_NPROC": PROCESSES,
+        "RLIMIT_FSIZE": FILE_SIZE,
+        "RLIMIT_CPU": int(timeout) + CPU_SLACK,
+        "RLIMIT_CORE": 0,
+    }
 
 
 def _readable_roots() -> list[str]:
     """What the child needs to see, read-only: the Python it runs on and its packages."""
     import micrograd
 
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages(),
-             str(pathlib.Path(micrograd.__file__).resolve().parent),
-             str(pathlib.Path(sys.executable).resolve().parent.parent)}
+    paths = {
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        *site.getsitepackages(),
+        str(pathlib.Path(micrograd.__file__).resolve().parent),
+        str(pathlib.Path(sys.executable).resolve().parent.parent),
+    }
     paths.update(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
     paths.update(p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p)
     if site.ENABLE_USER_SITE and site.USER_SITE:
         paths.add(site.USER_SITE)
-    real = sorted({os.path.realpath(p) for p in paths if os.path.isdir(p)} |
-                  {os.path.abspath(p) for p in paths if os.path.isdir(p)})
+    real = sorted(
+        {os.path.realpath(p) for p in paths if os.path.isdir(p)}
+        | {os.path.abspath(p) for p in paths if os.path.isdir(p)}
+    )
     system = ("/usr", "/etc", "/opt")
     return [p for p in real if not any(p == s or p.startswith(s + "/") for s in system)]
 
@@ -88,9 +109,18 @@ def command(folder: str, use_bwrap: bool) -> list[str]:
     runner = [sys.executable, "-m", "micrograd.grade_runner"]
     if not use_bwrap:
         return runner
-    cmd = [bwrap() or "bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc",
-           "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
-           "--hostname", "grader"]
+    cmd = [
+        bwrap() or "bwrap",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        "--hostname",
+        "grader",
+    ]
     for top in ("/usr", "/etc", "/opt"):
         if os.path.isdir(top):
             cmd += ["--ro-bind", top, top]
@@ -101,16 +131,33 @@ def command(folder: str, use_bwrap: bool) -> list[str]:
             cmd += ["--ro-bind", top, top]
     # Its own /tmp first: a Python that lives under /tmp (a clone there, its .venv) is bound on
     # top of it below, not hidden by it (bwrap mounts in the order given).
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
-            "--perms", "1777", "--tmpfs", "/tmp"]
+    cmd += [
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--perms",
+        "1777",
+        "--tmpfs",
+        "/dev/shm",
+        "--perms",
+        "1777",
+        "--tmpfs",
+        "/tmp",
+    ]
     roots = _readable_roots()
     made: set[str] = {"/tmp"}  # a folder of its own, writable by all: never made again
     for path in roots:
         # bwrap makes the folders on the way to a bound one private to root: open them
         for parent in reversed(pathlib.PurePosixPath(path).parents):
             anc = str(parent)
-            if anc == "/" or anc in made or any(anc == r or anc.startswith(r + "/")
-                                                 for r in (*roots, "/usr", "/etc", "/opt")):
+            if (
+                anc == "/"
+                or anc in made
+                or any(
+                    anc == r or anc.startswith(r + "/") for r in (*roots, "/usr", "/etc", "/opt")
+                )
+            ):
                 continue
             made.add(anc)
             cmd += ["--perms", "0755", "--dir", anc]
@@ -125,13 +172,24 @@ def environment(use_bwrap: bool) -> dict[str, str]:
     env = {k: os.environ[k] for k in keep if k in os.environ}
     env.update(MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
     if use_bwrap:
-        env.update(HOME="/tmp/home", JUPYTER_RUNTIME_DIR="/tmp/jupyter",
-                   JUPYTER_CONFIG_DIR="/tmp/jupyter-config", JUPYTER_DATA_DIR="/tmp/jupyter-data",
-                   IPYTHONDIR="/tmp/ipython", MPLCONFIGDIR="/tmp/matplotlib",
-                   TMPDIR="/tmp", JUPYTER_PLATFORM_DIRS="0")
+        env.update(
+            HOME="/tmp/home",
+            JUPYTER_RUNTIME_DIR="/tmp/jupyter",
+            JUPYTER_CONFIG_DIR="/tmp/jupyter-config",
+            JUPYTER_DATA_DIR="/tmp/jupyter-data",
+            IPYTHONDIR="/tmp/ipython",
+            MPLCONFIGDIR="/tmp/matplotlib",
+            TMPDIR="/tmp",
+            JUPYTER_PLATFORM_DIRS="0",
+        )
     else:
-        env.update({k: os.environ[k] for k in ("HOME", "USERPROFILE", "TMPDIR", "TEMP", "TMP")
-                    if k in os.environ})
+        env.update(
+            {
+                k: os.environ[k]
+                for k in ("HOME", "USERPROFILE", "TMPDIR", "TEMP", "TMP")
+                if k in os.environ
+            }
+        )
     return env
 
 
@@ -188,20 +246,31 @@ def kill(p: subprocess.Popen) -> None:
         p.kill()
 
 
-def run(notebook: dict[str, Any], folder: str, timeout: float, *, use_bwrap: bool,
-        uid: int | None) -> tuple[dict[int, dict[str, Any]], str]:
+def run(
+    notebook: dict[str, Any], folder: str, timeout: float, *, use_bwrap: bool, uid: int | None
+) -> tuple[dict[int, dict[str, Any]], str]:
     """Run the notebook (nbformat's dict) in `folder`: each cell's outcome by index, and how the
     run ended: "done", "expired" (killed when its time was up) or "killed" (the child died: the
     learner's code took it down). Returns only once the child, and with the sandbox everything
     it started, is gone."""
-    job = {"notebook": notebook, "timeout": timeout, "limits": limits(timeout),
-           "uid": uid if use_bwrap else None}
+    job = {
+        "notebook": notebook,
+        "timeout": timeout,
+        "limits": limits(timeout),
+        "uid": uid if use_bwrap else None,
+    }
     # The child's stderr says why it could not start (bwrap's own errors); once started, the
     # runner sends its stderr nowhere.
     said = tempfile.TemporaryFile()
-    p = subprocess.Popen(command(folder, use_bwrap), stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=said, cwd=folder,
-                         env=environment(use_bwrap), start_new_session=True)
+    p = subprocess.Popen(
+        command(folder, use_bwrap),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=said,
+        cwd=folder,
+        env=environment(use_bwrap),
+        start_new_session=True,
+    )
     CHILDREN.add(p)
     outcomes: dict[int, dict[str, Any]] = {}
     end = "killed"
@@ -234,8 +303,11 @@ def run(notebook: dict[str, Any], folder: str, timeout: float, *, use_bwrap: boo
         p.wait()
         CHILDREN.discard(p)
         said.seek(0)
-        why = [line.strip() for line in said.read(65536).decode(errors="replace").splitlines()
-               if line.strip()]
+        why = [
+            line.strip()
+            for line in said.read(65536).decode(errors="replace").splitlines()
+            if line.strip()
+        ]
         said.close()
     if not outcomes and end == "killed" and not expired.is_set() and why:
         where = "the sandbox" if use_bwrap else "the notebook's runner"

@@ -131,8 +131,10 @@ def run_graph(args: argparse.Namespace) -> int:
                     max_nodes=args.max_nodes or viz.DEFAULT_MAX_NODES,
                 )
             if kind == "dot" and graph.source is None:
-                raise ImportError(f"writing {args.output!r} needs the graphviz Python package: "
-                                  f"pip install graphviz")
+                raise ImportError(
+                    f"writing {args.output!r} needs the graphviz Python package: "
+                    f"pip install graphviz"
+                )
             data = graph.source.encode() if kind == "dot" else graph.pipe(format=kind)
     except ValueError:  # too many nodes: the only ValueError left once the options are checked
         limit = args.max_nodes or viz.DEFAULT_MAX_NODES

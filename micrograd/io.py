@@ -67,12 +67,18 @@ def load(path: str | os.PathLike) -> MLP:
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size  # a regular file's size: refused before reading it
         if size > MAX_FILE_BYTES:
-            raise bad_file(path, f"it is {size:,} bytes; a model file is at most "
-                                 f"{MAX_FILE_BYTES:,} (micrograd.io.MAX_FILE_BYTES)")  # fmt: skip
+            raise bad_file(
+                path,
+                f"it is {size:,} bytes; a model file is at most "
+                f"{MAX_FILE_BYTES:,} (micrograd.io.MAX_FILE_BYTES)",
+            )
         raw = f.read(MAX_FILE_BYTES + 1)  # a pipe or a device has no size: read no more
     if len(raw) > MAX_FILE_BYTES:
-        raise bad_file(path, f"it is more than {MAX_FILE_BYTES:,} bytes, the most a model file "
-                             f"may be (micrograd.io.MAX_FILE_BYTES)")  # fmt: skip
+        raise bad_file(
+            path,
+            f"it is more than {MAX_FILE_BYTES:,} bytes, the most a model file "
+            f"may be (micrograd.io.MAX_FILE_BYTES)",
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -153,8 +153,7 @@ class Jitted:
             raise type(e)(f"{e} (jit: batch sample 0)") from e
         if not isinstance(tr.out, Value):
             raise TypeError(
-                f"jit: fn must return one Value per sample, got {type(tr.out).__name__} "
-                f"{tr.out!r}"
+                f"jit: fn must return one Value per sample, got {type(tr.out).__name__} {tr.out!r}"
             )
         self.traces += 1
         return Program(Graph(tr))

@@ -83,6 +83,7 @@ def _sum_chains(
         if v in created:
             for c in v._prev:
                 uses[c] = uses.get(c, 0) + 1
+
     def is_plus(v: Value) -> bool:  # an engine + node made inside fn
         return v in created and op_kind(v) == "+" and type(v._local) is tuple
 
@@ -149,16 +150,20 @@ class Graph:
         self.n_inputs = len(tr.placeholders)
         # (the guard without its nodes, so the traced graph can be freed; a's ref; b's ref)
         self.guards = [
-            (Guard(g.kind, None, None, g.expected, g.where, g.text), of(g.a),
-             None if g.b is None else of(g.b) if isinstance(g.b, Value) else constant(g.b))
+            (
+                Guard(g.kind, None, None, g.expected, g.where, g.text),
+                of(g.a),
+                None if g.b is None else of(g.b) if isinstance(g.b, Value) else constant(g.b),
+            )
             for g in tr.guards
-        ]  # fmt: skip
+        ]
         # per node: does a gradient flow from it to a captured Value? (not from a node of inputs
         # and constants alone, such as -y: its backward step would be wasted work)
         self.wants: list[bool] = []
         for _, _, refs in self.nodes:
-            self.wants.append(any(r.kind == "captured" or r.kind == "node" and self.wants[r.index]
-                                  for r in refs))
+            self.wants.append(
+                any(r.kind == "captured" or r.kind == "node" and self.wants[r.index] for r in refs)
+            )
         self.prelude = self._split_off_the_same_for_every_sample()
 
     def _split_off_the_same_for_every_sample(self) -> Graph | None:
@@ -169,8 +174,12 @@ class Graph:
         no such nodes."""
         same: list[bool] = []  # children first, so a child's answer is known
         for _, _, refs in self.nodes:
-            same.append(all(r.kind in ("captured", "constant") or r.kind == "node" and same[r.index]
-                             for r in refs))
+            same.append(
+                all(
+                    r.kind in ("captured", "constant") or r.kind == "node" and same[r.index]
+                    for r in refs
+                )
+            )
         if not any(same):
             return None
         new: dict[int, Ref] = {}  # old node index -> ('u', i) or ('n', j)
@@ -196,8 +205,10 @@ class Graph:
                 new[j] = Ref("node", len(kept) - 1)
         self.nodes = kept
         self.out = moved(self.out, False)
-        self.guards = [(guard, moved(a, False), None if b is None else moved(b, False))
-                       for guard, a, b in self.guards]  # fmt: skip
+        self.guards = [
+            (guard, moved(a, False), None if b is None else moved(b, False))
+            for guard, a, b in self.guards
+        ]
         return pre
 
 
@@ -330,5 +341,3 @@ class Layout:
 
     def nodes(self, members: list[int]) -> slice:
         return slice(self.row[Ref("node", members[0])], self.row[Ref("node", members[-1])] + 1)
-
-

@@ -37,8 +37,16 @@ from typing import Any
 from . import floats
 from .registry import FUNCTIONS, OPS, by_method
 
-__all__ = ["JS", "JsModule", "program_source", "graph_source", "mlp_source", "step_source",
-           "runner_source", "NodeHost"]
+__all__ = [
+    "JS",
+    "JsModule",
+    "program_source",
+    "graph_source",
+    "mlp_source",
+    "step_source",
+    "runner_source",
+    "NodeHost",
+]
 
 
 # ------------------------------------------------------------------------- the array module
@@ -183,10 +191,21 @@ function $temp(i, B) {
 }
 """
 
-_MATH = {"exp": "Math.exp", "log": "Math.log", "log1p": "Math.log1p", "sqrt": "Math.sqrt",
-         "floor": "Math.floor", "abs": "Math.abs", "sin": "Math.sin", "cos": "Math.cos",
-         "power": "$pow", "maximum": "$max", "minimum": "$min", "copysign": "$copysign",
-         "sign": "$sign"}  # fmt: skip
+_MATH = {
+    "exp": "Math.exp",
+    "log": "Math.log",
+    "log1p": "Math.log1p",
+    "sqrt": "Math.sqrt",
+    "floor": "Math.floor",
+    "abs": "Math.abs",
+    "sin": "Math.sin",
+    "cos": "Math.cos",
+    "power": "$pow",
+    "maximum": "$max",
+    "minimum": "$min",
+    "copysign": "$copysign",
+    "sign": "$sign",
+}
 
 
 class JsModule:
@@ -234,8 +253,10 @@ def _table(table: list[float]) -> str:
     times powers of two, as it is built (exact: the same doubles), rather than 14,000 numbers."""
     base = table[:256]
     if all(x == base[k % 256] * 2.0 ** (k // 256) for k, x in enumerate(table)):
-        return (f"((t) => Float64Array.from({{length: {len(table)}}}, (_, k) => "
-                f"t[k % 256] * 2 ** Math.floor(k / 256)))([{','.join(map(literal, base))}])")
+        return (
+            f"((t) => Float64Array.from({{length: {len(table)}}}, (_, k) => "
+            f"t[k % 256] * 2 ** Math.floor(k / 256)))([{','.join(map(literal, base))}])"
+        )
     return f"Float64Array.from([{','.join(map(literal, table))}])"
 
 
@@ -267,11 +288,13 @@ class _Emitter:
         if graph.guards:
             raise NotImplementedError(
                 "jit's JavaScript target replays graphs without Python decisions on the data "
-                "(guards); this fn has some: run it with jit's numpy target")  # fmt: skip
+                "(guards); this fn has some: run it with jit's numpy target"
+            )
         if graph.prelude is not None:
             raise NotImplementedError(
                 "jit's JavaScript target: fn computes numbers that read no input (a prelude); "
-                "run it with jit's numpy target")  # fmt: skip
+                "run it with jit's numpy target"
+            )
         self.g = graph
         self.is_scalar = is_scalar
         self.groups = group_nodes(graph)
@@ -317,10 +340,11 @@ class _Emitter:
         args = [JS(f"a{i}", lines) for i in range(len(ops))]
         out = info.forward(xp, *args, *extra)  # type: ignore[misc]
         body = lines.take()
-        head = [f"const a{i} = S[{name}[j]];" if scalar else f"const r{i} = {name}[j] * B;"
-                for i, (scalar, name, _) in enumerate(ops)]  # fmt: skip
-        reads = [f"const a{i} = V[r{i} + b];" for i, (scalar, _, _) in enumerate(ops)
-                 if not scalar]  # fmt: skip
+        head = [
+            f"const a{i} = S[{name}[j]];" if scalar else f"const r{i} = {name}[j] * B;"
+            for i, (scalar, name, _) in enumerate(ops)
+        ]
+        reads = [f"const a{i} = V[r{i} + b];" for i, (scalar, _, _) in enumerate(ops) if not scalar]
         self.forward.append(
             f"for (let j = 0; j < {K}; j++) {{ {' '.join(head)} const o = ({o0} + j) * B;\n"
             f"  for (let b = 0; b < B; b++) {{ {' '.join(reads)}\n    {' '.join(body)}\n"
@@ -354,8 +378,11 @@ class _Emitter:
     def _matrix_product(self, step: Any, refs_of: list, o0: int, K: int) -> None:
         n, x = step.size, step.inputs
         at = self.at
-        ws = [at.scalar(r) for refs in refs_of
-              for r in (refs[:n] if refs[n:2 * n] == x else refs[n:2 * n])]  # fmt: skip
+        ws = [
+            at.scalar(r)
+            for refs in refs_of
+            for r in (refs[:n] if refs[n : 2 * n] == x else refs[n : 2 * n])
+        ]
         W = self.const(ws)
         Bi = self.const([at.scalar(refs[-1]) for refs in refs_of])
         X = self.const([at.row_of(r) for r in x])
@@ -386,7 +413,7 @@ class _Emitter:
     def _weighted_sums(self, n: int, refs_of: list, o0: int, K: int) -> None:
         cols = list(zip(*refs_of))
         w = self.operand([r for c in zip(*cols[:n]) for r in c], False)
-        x = self.operand([r for c in zip(*cols[n:2 * n]) for r in c], False)
+        x = self.operand([r for c in zip(*cols[n : 2 * n]) for r in c], False)
         bias = self.operand(cols[-1], False)
         Wn, Xn, Bn = w[1], x[1], bias[1]
         self.forward.append(
@@ -410,8 +437,10 @@ class _Emitter:
                 f"    for (let b = 0; b < B; b++) {{ const g = G[o + b]; {' '.join(adds)} }} }} }}"
             )
         if bias[2]:
-            back += (f"\nfor (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B, "
-                     f"c = {Bn}[k] * B; for (let b = 0; b < B; b++) G[c + b] += G[o + b]; }}")
+            back += (
+                f"\nfor (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B, "
+                f"c = {Bn}[k] * B; for (let b = 0; b < B; b++) G[c + b] += G[o + b]; }}"
+            )
         if back:
             self.backward.append(back)
 
@@ -459,7 +488,7 @@ def graph_source(graph: Any) -> str:
         f"nCaptured: {len(graph.captured)}, "
         f"consts: Float64Array.from([{','.join(map(literal, graph.consts))}]), "
         f"outRow: {out_row}, forward, backward, psum: $psum}};\n"
-    )  # fmt: skip
+    )
 
 
 def program_source(fn: Callable[..., Any], sample: Sequence[Any]) -> tuple[str, list[Any]]:
@@ -506,9 +535,10 @@ def mlp_source(model: Any) -> str:
         offset += width * (nin + 1)
         nin = width
     sizes = [len(model.layers[0].neurons[0].w)] + [len(la.neurons) for la in model.layers]
-    return (f"const SIZES = [{','.join(map(str, sizes))}];\n"
-            f"function layers(P, X, N) {{ const outs = [];\n" + "\n".join(parts)
-            + "\nreturn outs; }\n")  # fmt: skip
+    return (
+        f"const SIZES = [{','.join(map(str, sizes))}];\n"
+        f"function layers(P, X, N) {{ const outs = [];\n" + "\n".join(parts) + "\nreturn outs; }\n"
+    )
 
 
 def runtime_source() -> str:
@@ -519,15 +549,19 @@ def runtime_source() -> str:
 def runner_source(program: str) -> str:
     """The body of a JavaScript function that returns the program alone (jit_runtime.js's
     `makeRunner`: its outputs and captured gradients over a batch), for tests."""
-    return (f"const program = (function () {{\n{program}}})();\n{runtime_source()}\n"
-            f"return makeRunner(program);\n")  # fmt: skip
+    return (
+        f"const program = (function () {{\n{program}}})();\n{runtime_source()}\n"
+        f"return makeRunner(program);\n"
+    )
 
 
 def step_source(program: str, mlp: str) -> str:
     """The body of a JavaScript function that returns a training step (jit_runtime.js's
     `makeStep`) for this program (`graph_source`) and this MLP (`mlp_source`)."""
-    return (f"const program = (function () {{\n{program}}})();\n{mlp}\n{runtime_source()}\n"
-            f"return makeStep(program, layers, SIZES);\n")  # fmt: skip
+    return (
+        f"const program = (function () {{\n{program}}})();\n{mlp}\n{runtime_source()}\n"
+        f"return makeStep(program, layers, SIZES);\n"
+    )
 
 
 # ------------------------------------------------------------------------- Node.js
@@ -570,9 +604,12 @@ rl.on('line', (line) => {
         with self._lock:
             if self._proc is None or self._proc.poll() is not None:
                 self._proc = subprocess.Popen(
-                    [self.node, "-e", self._SERVER], stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE, text=True, env={**os.environ, "NODE_OPTIONS": ""},
-                )  # fmt: skip
+                    [self.node, "-e", self._SERVER],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                    env={**os.environ, "NODE_OPTIONS": ""},
+                )
             stdin, stdout = self._proc.stdin, self._proc.stdout  # (pipes: never None here)
             stdin.write(json.dumps(msg, allow_nan=False) + "\n")  # type: ignore[union-attr]
             stdin.flush()  # type: ignore[union-attr]
@@ -586,8 +623,7 @@ rl.on('line', (line) => {
 
     def compile(self, source: str) -> Any:
         handle = self._ask({"source": source})
-        return lambda method, arg=None: self._ask({"handle": handle, "method": method,
-                                                   "arg": arg})  # fmt: skip
+        return lambda method, arg=None: self._ask({"handle": handle, "method": method, "arg": arg})
 
     def close(self) -> None:
         with self._lock:

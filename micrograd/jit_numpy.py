@@ -94,17 +94,17 @@ def _nonfinite_samples(values: Any) -> list[int]:
     return np.flatnonzero(~np.isfinite(values).all(0)).tolist()
 
 
-def _build_step(
-    g: Graph, step: Step, members: list[int], at: Layout
-) -> tuple[Callable, Callable]:
+def _build_step(g: Graph, step: Step, members: list[int], at: Layout) -> tuple[Callable, Callable]:
     """The forward and backward numpy functions of one group of nodes."""
     o = at.nodes(members)
     refs_of = [g.nodes[j][2] for j in members]
     n = step.size
     if step.kernel == "matrix product":
         x = step.inputs
-        ws = [[at.scalar(r) for r in (refs[:n] if refs[n : 2 * n] == x else refs[n : 2 * n])]
-              for refs in refs_of]  # fmt: skip
+        ws = [
+            [at.scalar(r) for r in (refs[:n] if refs[n : 2 * n] == x else refs[n : 2 * n])]
+            for refs in refs_of
+        ]
         bs = [at.scalar(refs[-1]) for refs in refs_of]
         return _dot_steps(o, np.array(ws, dtype=np.intp), bs, _operand(at, x, False))
     if step.kernel == "weighted sums":
@@ -138,8 +138,12 @@ class Diverged(Exception):
 
 
 _GUARD_VALUE: dict[str, Callable[[Any, Any], Any]] = {
-    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
     "bool": lambda a, b: a != 0,  # NaN is true, as in Python
     "int": lambda a, b: np.trunc(a),  # int(nan) and int(inf) raise: no sample can match them
     "floor": lambda a, b: np.floor(a),
@@ -147,9 +151,10 @@ _GUARD_VALUE: dict[str, Callable[[Any, Any], Any]] = {
     "round": lambda a, b: np.rint(a),  # half to even, as Python's round
     "is_integer": lambda a, b: np.isfinite(a) & (np.floor(a) == a),
     # the same text: equal, the same sign of zero, or both NaN
-    "same": lambda a, b: ((a == b) & (np.signbit(a) == np.signbit(b)))
-    | (np.isnan(a) & np.isnan(b)),
-}  # fmt: skip
+    "same": lambda a, b: (
+        ((a == b) & (np.signbit(a) == np.signbit(b))) | (np.isnan(a) & np.isnan(b))
+    ),
+}
 
 
 def _build_check(g: Graph, at: Layout) -> Callable[[Any], None]:
@@ -285,9 +290,7 @@ class Program:
                 pre.backward_once(scalars, scalar_grads, scalar_grads[K:])
         return outs, scalar_grads[:C].copy()
 
-    def forward_once(
-        self, scalars: Any, on_nonfinite: Callable[[list[int]], None] | None
-    ) -> Any:
+    def forward_once(self, scalars: Any, on_nonfinite: Callable[[list[int]], None] | None) -> Any:
         """The prelude's forward pass on a batch of one, reading and writing the caller's scalars;
         returns its nodes' values. A NaN or inf made here is made by every sample: sample 0
         says whether the engine raises."""
@@ -512,5 +515,3 @@ def _sum_steps(o: slice, n: int, c: _Operand) -> tuple[Callable, Callable]:
         ac(grads, scalar_grads, np.repeat(grads[o], n, axis=0))
 
     return forward, (_nothing if ac is None else backward)
-
-

@@ -91,8 +91,15 @@ class JitStep(Step):
     whose children are the parameters; the outputs for the accuracy come from `ModelOutputs`.
     """
 
-    def __init__(self, model: Module, loss: str = "hinge", alpha: float = 0.0,
-                 l1: float = 0.0, zero_grad: bool = True, score: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: Module,
+        loss: str = "hinge",
+        alpha: float = 0.0,
+        l1: float = 0.0,
+        zero_grad: bool = True,
+        score: bool = True,
+    ) -> None:
         from .jit import jit
 
         if loss not in losses.LOSSES:

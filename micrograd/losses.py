@@ -79,8 +79,10 @@ def check_target(loss: str, t: object, n_classes: int | None = None) -> float | 
     """One target for `loss` as the loss uses it (a float, or an int class index), else the
     error every path raises; a Value (e.g. a placeholder being traced) is used as it is."""
     if loss == "cross_entropy":
-        if isinstance(t, bool) or not isinstance(t, numbers.Integral) or not (
-            n_classes is None or 0 <= t < n_classes
+        if (
+            isinstance(t, bool)
+            or not isinstance(t, numbers.Integral)
+            or not (n_classes is None or 0 <= t < n_classes)
         ):
             raise ValueError(
                 f"cross_entropy: target must be a class index in [0, {n_classes}), got {t!r}"
@@ -134,8 +136,6 @@ def cross_entropy_term(logits: Sequence[Operand], target: int | Sequence[Operand
     if isinstance(target, Sequence):
         return logsumexp(zs) - Value.dot(zs, target)
     return logsumexp(zs) - zs[target]
-
-
 
 
 # ---------------------------------------------------------------- batch losses
@@ -299,19 +299,50 @@ def _plus_minus(t: Any) -> int:
 
 
 LOSSES: dict[str, Loss] = {
-    "hinge": Loss("hinge", "Hinge (SVM)", "L = 1/N Σᵢ max(0, 1 − yᵢ·sᵢ)", "yᵢ = ±1", "one",
-                  hinge_term, hinge, lambda c, k: 2.0 * c - 1.0, _plus_minus),
-    "bce": Loss("bce", "Binary cross-entropy",
-                "L = 1/N Σᵢ −[tᵢ·log σ(sᵢ) + (1 − tᵢ)·log(1 − σ(sᵢ))]", "tᵢ ∈ {0, 1}", "one",
-                bce_term, binary_cross_entropy_with_logits, lambda c, k: float(c),
-                lambda t: 1 if float(t) > 0.5 else 0),
-    "mse": Loss("mse", "Mean squared error", "L = 1/N Σᵢ (sᵢ − yᵢ)²", "yᵢ = ±1", "one",
-                mse_term, mse, lambda c, k: 2.0 * c - 1.0, _plus_minus),
+    "hinge": Loss(
+        "hinge",
+        "Hinge (SVM)",
+        "L = 1/N Σᵢ max(0, 1 − yᵢ·sᵢ)",
+        "yᵢ = ±1",
+        "one",
+        hinge_term,
+        hinge,
+        lambda c, k: 2.0 * c - 1.0,
+        _plus_minus,
+    ),
+    "bce": Loss(
+        "bce",
+        "Binary cross-entropy",
+        "L = 1/N Σᵢ −[tᵢ·log σ(sᵢ) + (1 − tᵢ)·log(1 − σ(sᵢ))]",
+        "tᵢ ∈ {0, 1}",
+        "one",
+        bce_term,
+        binary_cross_entropy_with_logits,
+        lambda c, k: float(c),
+        lambda t: 1 if float(t) > 0.5 else 0,
+    ),
+    "mse": Loss(
+        "mse",
+        "Mean squared error",
+        "L = 1/N Σᵢ (sᵢ − yᵢ)²",
+        "yᵢ = ±1",
+        "one",
+        mse_term,
+        mse,
+        lambda c, k: 2.0 * c - 1.0,
+        _plus_minus,
+    ),
     "cross_entropy": Loss(
-        "cross_entropy", "Cross-entropy (softmax)",
-        "L = 1/N Σᵢ −log softmax(zᵢ)[cᵢ] = 1/N Σᵢ (log Σₖ e^zᵢₖ − zᵢ,cᵢ)", "cᵢ: the class",
-        "per class", cross_entropy_term, cross_entropy, lambda c, k: c,
-        lambda t: t if isinstance(t, numbers.Integral) else argmax(t)),
-}  # fmt: skip
+        "cross_entropy",
+        "Cross-entropy (softmax)",
+        "L = 1/N Σᵢ −log softmax(zᵢ)[cᵢ] = 1/N Σᵢ (log Σₖ e^zᵢₖ − zᵢ,cᵢ)",
+        "cᵢ: the class",
+        "per class",
+        cross_entropy_term,
+        cross_entropy,
+        lambda c, k: c,
+        lambda t: t if isinstance(t, numbers.Integral) else argmax(t),
+    ),
+}
 
 TERMS = {name: loss.term for name, loss in LOSSES.items()}  # each loss's per-sample term

@@ -18,9 +18,13 @@ from .floats import ieee_pow
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 _NEGATED = {"<": "≥", "≤": ">", ">": "≤", "≥": "<", "=": "≠", "≠": "="}
 _COMPARE = {
-    "<": lambda a, b: a < b, "≤": lambda a, b: a <= b, ">": lambda a, b: a > b,
-    "≥": lambda a, b: a >= b, "=": lambda a, b: a == b, "≠": lambda a, b: a != b,
-}  # fmt: skip
+    "<": lambda a, b: a < b,
+    "≤": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    "≥": lambda a, b: a >= b,
+    "=": lambda a, b: a == b,
+    "≠": lambda a, b: a != b,
+}
 
 
 def floats_text(x: float) -> str:
@@ -66,8 +70,12 @@ class _Name:
     def _with(self, other: Any, text: str, level: int, value: Callable[[Any, Any], Any]) -> _Name:
         o = _Name.of(other)
         known = self.value is not None and o.value is not None
-        return _Name(text, level, _ieee(value, self.value, o.value) if known else None,
-                     self.cases + tuple(c for c in o.cases if c not in self.cases))  # fmt: skip
+        return _Name(
+            text,
+            level,
+            _ieee(value, self.value, o.value) if known else None,
+            self.cases + tuple(c for c in o.cases if c not in self.cases),
+        )
 
     def __add__(self, o: Any) -> _Name:
         n = _Name.of(o)
@@ -107,8 +115,13 @@ class _Name:
 
     def _compare(self, symbol: str, o: Any) -> _Condition:
         n = _Name.of(o)
-        return _Condition(f"{self.at(1)} {symbol} {n.at(1)}", symbol, self.value, n.value,
-                          f"{self.at(1)} {_NEGATED[symbol]} {n.at(1)}")  # fmt: skip
+        return _Condition(
+            f"{self.at(1)} {symbol} {n.at(1)}",
+            symbol,
+            self.value,
+            n.value,
+            f"{self.at(1)} {_NEGATED[symbol]} {n.at(1)}",
+        )
 
     def __lt__(self, o: Any) -> _Condition:
         return self._compare("<", o)
@@ -176,8 +189,12 @@ class _OnNames:
         a = _Name.of(a)
         if isinstance(q, _Name):  # a name as the exponent: b (a Value), or p in words
             known = a.value is not None and q.value is not None
-            return _Name(f"{a.at(4)}^{q.at(4)}", 3,
-                         ieee_pow(a.value, q.value) if known else None, a.cases + q.cases)
+            return _Name(
+                f"{a.at(4)}^{q.at(4)}",
+                3,
+                ieee_pow(a.value, q.value) if known else None,
+                a.cases + q.cases,
+            )
         if q == 0:
             return _Name("1", 4, 1.0)
         if q == 1:
@@ -212,8 +229,14 @@ def formula(local: Callable[..., tuple], arity: int, param: bool) -> str:
     return ", ".join(f"d/d{c} = {t}" for c, t in zip("ab", texts))
 
 
-def explain(local: Callable[..., tuple], node: Any, labels: Sequence[str], out_name: str,
-            params: tuple, values: Any) -> tuple[str, ...]:  # fmt: skip
+def explain(
+    local: Callable[..., tuple],
+    node: Any,
+    labels: Sequence[str],
+    out_name: str,
+    params: tuple,
+    values: Any,
+) -> tuple[str, ...]:
     """The rule `local` run on the names of `node` and its children, each with its number (by
     the float module `values`), so a `where` picks and shows the case the node is in."""
     children = [_Name(n, 4, c.data) for n, c in zip(labels, node._prev)]

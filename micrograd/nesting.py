@@ -64,9 +64,11 @@ def too_deep(text: str, budget: int | None = None) -> str | None:
             elif tok.string not in _NOT_NESTING:
                 ops += 1
             if ops + BRACKET_COST * (deepest + indent) > budget:
-                return (f"line {tok.start[0]}: an expression is nested too deeply for Python in "
-                        f"a browser (about {budget} terms in one chain, or "
-                        f"{budget // BRACKET_COST} brackets); split it over several assignments")
+                return (
+                    f"line {tok.start[0]}: an expression is nested too deeply for Python in "
+                    f"a browser (about {budget} terms in one chain, or "
+                    f"{budget // BRACKET_COST} brackets); split it over several assignments"
+                )
     except (tokenize.TokenError, SyntaxError):
         return None
     return None

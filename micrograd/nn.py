@@ -67,9 +67,11 @@ class _Activations(Mapping):
     `activation` title is one (an op registered later too), and 'linear' is the identity."""
 
     def _all(self) -> dict[str, Activation]:
-        acts = {info.method.__name__: Activation(info.method.__name__, info.activation,
-                                                 info.method)
-                for info in OPS.values() if info.activation}  # fmt: skip
+        acts = {
+            info.method.__name__: Activation(info.method.__name__, info.activation, info.method)
+            for info in OPS.values()
+            if info.activation
+        }
         acts["linear"] = Activation("linear", "Linear", None)
         return acts
 
@@ -217,7 +219,11 @@ class MLP(Module):
             raise TypeError(f"MLP: fused must be True or False, got {fused!r}")
         hidden, last = _activation(activation), _activation(out_activation)
         self._config: dict[str, Any] = {
-            "nin": nin, "nouts": nouts, "activation": hidden, "out_activation": last, "fused": fused
+            "nin": nin,
+            "nouts": nouts,
+            "activation": hidden,
+            "out_activation": last,
+            "fused": fused,
         }
         sz = [nin] + nouts
         self.layers = [
@@ -251,9 +257,13 @@ class MLP(Module):
         sizes = [c["nin"], *c["nouts"]]
         for i, layer in enumerate(self.layers if len(self.layers) == len(c["nouts"]) else [None]):
             act = c["out_activation"] if i == len(c["nouts"]) - 1 else c["activation"]
-            if layer is None or len(layer.neurons) != sizes[i + 1] or any(
-                len(n.w) != sizes[i] or n.activation != act or n.fused is not c["fused"]
-                for n in layer.neurons
+            if (
+                layer is None
+                or len(layer.neurons) != sizes[i + 1]
+                or any(
+                    len(n.w) != sizes[i] or n.activation != act or n.fused is not c["fused"]
+                    for n in layer.neurons
+                )
             ):
                 raise ValueError(
                     "this MLP is no longer described by its constructor arguments "

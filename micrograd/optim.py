@@ -106,10 +106,10 @@ class SGD(Optimizer):
 class Adam(Optimizer):
     """Adam (Kingma & Ba), PyTorch's rule, per parameter at step t:
 
-        g = grad + weight_decay * p          (L2 penalty; see AdamW for decoupled decay)
-        m = beta1 * m + (1 - beta1) * g      first moment (running mean of g)
-        v = beta2 * v + (1 - beta2) * g*g    second moment (running mean of g²)
-        p -= lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
+    g = grad + weight_decay * p          (L2 penalty; see AdamW for decoupled decay)
+    m = beta1 * m + (1 - beta1) * g      first moment (running mean of g)
+    v = beta2 * v + (1 - beta2) * g*g    second moment (running mean of g²)
+    p -= lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
     """
 
     _decoupled = False

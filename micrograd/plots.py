@@ -89,8 +89,7 @@ def training_curves(history: Any, path: str | os.PathLike, title: str = "trainin
     ax1.set_ylabel("loss" if shown == list(history.loss) else f"loss (clipped at ±{CLIP:g})")
     ax1.set_title(f"{title}: loss")
     ax1.grid(True, alpha=0.3)
-    ax2.plot(steps, [100 * a for a in history.accuracy], color="tab:green",
-             label="training batch")
+    ax2.plot(steps, [100 * a for a in history.accuracy], color="tab:green", label="training batch")
     test = getattr(history, "test_accuracy", None)
     if test:
         ax2.plot(*zip(*[(k, 100 * a) for k, a in test]), "o-", color="tab:red", label="test")
@@ -139,8 +138,11 @@ def digit_predictions(
         ax = fig.add_subplot(rows, cols, k + 1)
         ax.imshow(Xa[i].reshape(8, 8), cmap="gray_r", interpolation="nearest")
         wrong = guesses[i] != y[i]
-        ax.set_title(f"{guesses[i]}≠{y[i]}" if wrong else str(guesses[i]),
-                     color="red" if wrong else "black", fontsize=10)
+        ax.set_title(
+            f"{guesses[i]}≠{y[i]}" if wrong else str(guesses[i]),
+            color="red" if wrong else "black",
+            fontsize=10,
+        )
         ax.set_axis_off()
     fig.suptitle(
         f"{which} digits: {len(y) - n_wrong} of {len(y)} right; the model's guess above each "

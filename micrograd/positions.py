@@ -28,7 +28,7 @@ class Offsets:
     def __init__(self, text: str) -> None:
         self.text = text
         self.lines = _LINE.findall(text)
-        rest = text[sum(map(len, self.lines)):]
+        rest = text[sum(map(len, self.lines)) :]
         if rest:
             self.lines.append(rest)
         self.ascii = [line.isascii() for line in self.lines]
@@ -46,8 +46,10 @@ class Offsets:
         return self.lines[line - 1].encode()
 
     def span(self, node: ast.AST) -> Span:
-        return (self._at(node.lineno, node.col_offset),  # type: ignore[attr-defined]
-                self._at(node.end_lineno, node.end_col_offset))  # type: ignore[attr-defined]
+        return (
+            self._at(node.lineno, node.col_offset),  # type: ignore[attr-defined]
+            self._at(node.end_lineno, node.end_col_offset),
+        )  # type: ignore[attr-defined]
 
     def segment(self, node: ast.AST) -> str:
         """The source of `node` ('' if it has no position): ast.get_source_segment, which

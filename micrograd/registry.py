@@ -126,8 +126,21 @@ def op(
 
     def register(method: Callable) -> Callable:
         fn = method.__func__ if isinstance(method, staticmethod) else method
-        OPS[name] = OpInfo(name, arity, fn, forward, local, formula, caption, activation, torch,
-                           equation, make, param, kernel)  # fmt: skip
+        OPS[name] = OpInfo(
+            name,
+            arity,
+            fn,
+            forward,
+            local,
+            formula,
+            caption,
+            activation,
+            torch,
+            equation,
+            make,
+            param,
+            kernel,
+        )
         return method
 
     return register
@@ -264,6 +277,7 @@ class _IEEE(float):
 
 
 for _name in ("add", "sub", "mul"):  # the rest of the arithmetic keeps _IEEE floats
+
     def _arith(name: str) -> tuple[Callable, Callable]:
         f = getattr(float, f"__{name}__")
         rf = getattr(float, f"__r{name}__")

@@ -73,14 +73,20 @@ def run_site(args: argparse.Namespace) -> int:
 
     started = time.monotonic()
     try:
-        report = build_site(args.out_dir, args.cache, log=lambda line: print(line, flush=True),
-                            course=None if args.no_course else add_course)  # fmt: skip
+        report = build_site(
+            args.out_dir,
+            args.cache,
+            log=lambda line: print(line, flush=True),
+            course=None if args.no_course else add_course,
+        )
     except (SiteError, ValueError, OSError) as exc:
         print(f"micrograd site: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("micrograd site: interrupted (the files written so far are whole; run it again)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "micrograd site: interrupted (the files written so far are whole; run it again)",
+            file=sys.stderr,
+        )
         return 130
     print(
         f"wrote {report.files} files, {report.size / 1e6:.1f} MB, to {report.folder} in "

@@ -51,9 +51,13 @@ class TraceError(ValueError):
 
 
 COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
-    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-    "==": operator.eq, "!=": operator.ne,
-}  # fmt: skip
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
 UNARY = ("bool", "int", "floor", "ceil", "round", "is_integer", "same")
 
 
@@ -220,10 +224,15 @@ for _name, _what, _op in [
 ]:
     setattr(TracedNumber, _name, _number(_what, _op, binary=False))
 for _name, _sym, _op in [
-    ("add", "+", operator.add), ("sub", "-", operator.sub), ("mul", "*", operator.mul),
-    ("truediv", "/", operator.truediv), ("floordiv", "//", operator.floordiv),
-    ("mod", "%", operator.mod), ("divmod", "divmod", divmod), ("pow", "**", operator.pow),
-]:  # fmt: skip
+    ("add", "+", operator.add),
+    ("sub", "-", operator.sub),
+    ("mul", "*", operator.mul),
+    ("truediv", "/", operator.truediv),
+    ("floordiv", "//", operator.floordiv),
+    ("mod", "%", operator.mod),
+    ("divmod", "divmod", divmod),
+    ("pow", "**", operator.pow),
+]:
     _what = f"arithmetic on x.data ({_sym})"
     setattr(TracedNumber, f"__{_name}__", _number(_what, _op, binary=True))
     setattr(TracedNumber, f"__r{_name}__", _number(_what, _op, binary=True, reflected=True))

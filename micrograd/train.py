@@ -81,9 +81,14 @@ def _resolve_loss(loss: str | LossFn) -> tuple[LossFn, str | None]:
     return L.LOSSES[loss].batch, loss
 
 
-def backprop(model: Module, loss: Value, alpha: float = 0.0,
-             params: Sequence[Value] | None = None, zero_grad: bool = True,
-             l1: float = 0.0) -> Value:
+def backprop(
+    model: Module,
+    loss: Value,
+    alpha: float = 0.0,
+    params: Sequence[Value] | None = None,
+    zero_grad: bool = True,
+    l1: float = 0.0,
+) -> Value:
     """The part every training step shares, eager or jit, here or in the playground: the batch
     `loss` plus ``alpha * sum(p*p)`` when alpha > 0 (and ``l1 * sum(|p|)`` when l1 > 0), the
     grads zeroed, backward(). Returns the loss it differentiated; the update (an optimizer's
@@ -110,9 +115,16 @@ class Step:
     ``(outputs, targets) -> Value`` (then `accuracy`, default: the sign rule, says how to score).
     """
 
-    def __init__(self, model: Module, loss: str | LossFn = "hinge", alpha: float = 0.0,
-                 accuracy: Callable[[list, Sequence], float] | None = None, l1: float = 0.0,
-                 zero_grad: bool = True, score: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: Module,
+        loss: str | LossFn = "hinge",
+        alpha: float = 0.0,
+        accuracy: Callable[[list, Sequence], float] | None = None,
+        l1: float = 0.0,
+        zero_grad: bool = True,
+        score: bool = True,
+    ) -> None:
         self.loss_fn, self.loss = _resolve_loss(loss)
         self.model, self.alpha, self.l1, self.zero_grad = model, alpha, l1, zero_grad
         if accuracy is None:

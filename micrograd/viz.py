@@ -290,8 +290,11 @@ def _say_once(no_package: bool) -> None:
         return
     _SAID.append(True)
     package = ", and pip install graphviz" if no_package else ""
-    print(f"draw_dot: drawn with micrograd's built-in layout; for Graphviz's layout, "
-          f"{INSTALL_DOT}{package}", file=sys.stderr)
+    print(
+        f"draw_dot: drawn with micrograd's built-in layout; for Graphviz's layout, "
+        f"{INSTALL_DOT}{package}",
+        file=sys.stderr,
+    )
 
 
 class GraphPicture:
@@ -322,8 +325,10 @@ def _svg(nodes: list[Value]) -> str:
 
     ids = {v: f"v{i}" for i, v in enumerate(nodes)}
     names = display_names(nodes)
-    fields = {v: (names[v], f"data {format_number(v.data)}", f"grad {format_number(v.grad)}")
-              for v in nodes}
+    fields = {
+        v: (names[v], f"data {format_number(v.data)}", f"grad {format_number(v.grad)}")
+        for v in nodes
+    }
     widths = {v: [len(t) * CHAR_W + 2 * PAD for t in fields[v]] for v in nodes}
     boxes, edges, ops = [], [], {}
     for v in nodes:
@@ -336,32 +341,42 @@ def _svg(nodes: list[Value]) -> str:
         for child in v._prev:
             edges.append((ids[child], ids[v] + "op" if v._op else ids[v]))
     placed = layered(boxes, edges)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{placed.width:.0f}" '
-           f'height="{placed.height:.0f}" viewBox="0 0 {placed.width:.1f} {placed.height:.1f}" '
-           f'font-family="monospace" font-size="{FONT}">',
-           '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
-           'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z"/></marker></defs>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{placed.width:.0f}" '
+        f'height="{placed.height:.0f}" viewBox="0 0 {placed.width:.1f} {placed.height:.1f}" '
+        f'font-family="monospace" font-size="{FONT}">',
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
+        'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z"/></marker></defs>',
+    ]
     for d in placed.paths:
         out.append(f'<path d="{d}" fill="none" stroke="#555" marker-end="url(#arrow)"/>')
     for v in nodes:
         cx, cy = placed.centers[ids[v]]
         x = cx - sum(widths[v]) / 2
         colour = "black" if v.label else "#555"
-        out.append(f'<rect x="{x:.1f}" y="{cy - RECORD_H / 2:.1f}" width="{sum(widths[v]):.1f}" '
-                   f'height="{RECORD_H}" fill="white" stroke="black"/>')
+        out.append(
+            f'<rect x="{x:.1f}" y="{cy - RECORD_H / 2:.1f}" width="{sum(widths[v]):.1f}" '
+            f'height="{RECORD_H}" fill="white" stroke="black"/>'
+        )
         for i, (text, w) in enumerate(zip(fields[v], widths[v])):
             if i:
-                out.append(f'<line x1="{x:.1f}" y1="{cy - RECORD_H / 2:.1f}" x2="{x:.1f}" '
-                           f'y2="{cy + RECORD_H / 2:.1f}" stroke="black"/>')
-            out.append(f'<text x="{x + w / 2:.1f}" y="{cy + 4:.1f}" text-anchor="middle" '
-                       f'fill="{colour if i == 0 else "black"}">{html.escape(text)}</text>')
+                out.append(
+                    f'<line x1="{x:.1f}" y1="{cy - RECORD_H / 2:.1f}" x2="{x:.1f}" '
+                    f'y2="{cy + RECORD_H / 2:.1f}" stroke="black"/>'
+                )
+            out.append(
+                f'<text x="{x + w / 2:.1f}" y="{cy + 4:.1f}" text-anchor="middle" '
+                f'fill="{colour if i == 0 else "black"}">{html.escape(text)}</text>'
+            )
             x += w
         if v in ops:
             ox, oy = placed.centers[ids[v] + "op"]
             w = max(30.0, len(ops[v]) * CHAR_W + 14)
-            out.append(f'<ellipse cx="{ox:.1f}" cy="{oy:.1f}" rx="{w / 2:.1f}" ry="{OP_H / 2}" '
-                       f'fill="white" stroke="black"/><text x="{ox:.1f}" y="{oy + 4:.1f}" '
-                       f'text-anchor="middle" font-size="11">{html.escape(ops[v])}</text>')
+            out.append(
+                f'<ellipse cx="{ox:.1f}" cy="{oy:.1f}" rx="{w / 2:.1f}" ry="{OP_H / 2}" '
+                f'fill="white" stroke="black"/><text x="{ox:.1f}" y="{oy + 4:.1f}" '
+                f'text-anchor="middle" font-size="11">{html.escape(ops[v])}</text>'
+            )
     out.append("</svg>")
     return "\n".join(out)
 

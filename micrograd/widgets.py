@@ -55,7 +55,7 @@ def _static(name: str) -> str:
 def _markup(page: str) -> str:
     """The view's part of the page (its <main>): the same markup the page has."""
     html = _static(page)
-    return html[html.index("<main"):html.index("</main>") + len("</main>")]
+    return html[html.index("<main") : html.index("</main>") + len("</main>")]
 
 
 # A static module's imports of the modules beside it, and the `export` before a declaration.
@@ -136,8 +136,9 @@ class PlaygroundWidget(anywidget.AnyWidget):
     def _run(self, trainer: Any) -> None:
         """The Train view made its trainer: it trains on the kernel's training thread while it
         plays and somebody looks."""
-        _shared_runner().add(trainer, on_frame=self._push,
-                             watched=lambda: self.host.watched(WATCH_SECONDS))  # fmt: skip
+        _shared_runner().add(
+            trainer, on_frame=self._push, watched=lambda: self.host.watched(WATCH_SECONDS)
+        )
 
     def _push(self) -> None:
         """A new frame (on the training thread): to the view, if it wants frames."""
@@ -175,8 +176,12 @@ def explore(
     tab = Tab()
     name = getattr(root, "label", "") or "the output"
     try:
-        tab.explorer.show(root, title=title or f"the graph of {name}, built in this notebook",
-                          params=params, layout=layout)  # fmt: skip
+        tab.explorer.show(
+            root,
+            title=title or f"the graph of {name}, built in this notebook",
+            params=params,
+            layout=layout,
+        )
     except ViewError as exc:  # what the page would say, as the notebook's one line
         raise ValueError(f"explore: {exc.message}") from None
     if not isinstance(predict, bool):

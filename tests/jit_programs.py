@@ -79,8 +79,9 @@ def random_program(seed: int) -> tuple[Callable, list[Value], list[np.ndarray]]:
             elif step[0] == "dot":
                 _, ws, xs, b = step
                 w = [pool[i] if isinstance(i, int) else i for i in ws]
-                pool.append(Value.dot(w, [pool[i] for i in xs], pool[b] if isinstance(b, int)
-                                      else b))  # fmt: skip
+                pool.append(
+                    Value.dot(w, [pool[i] for i in xs], pool[b] if isinstance(b, int) else b)
+                )
             elif step[0] == "sum":
                 pool.append(Value.sum(pool[i] for i in step[1]))
             elif step[0] == "pysum":  # optionally a partial sum kept for later steps too
@@ -138,8 +139,9 @@ def check(seed: int) -> str:
     return "same" if result == second == "same" else "refused"
 
 
-def _compare(seed: int, f: Callable, fn: Callable, params: list[Value], X: np.ndarray,
-             y: np.ndarray) -> str:  # fmt: skip
+def _compare(
+    seed: int, f: Callable, fn: Callable, params: list[Value], X: np.ndarray, y: np.ndarray
+) -> str:
     B = len(y)
     paths, outs, grads = [], [], []
     for i in range(B):

@@ -35,10 +35,19 @@ class Lab:
 
     def notebook(self, name: str, cells: Sequence[str]) -> str:
         nb = {
-            "cells": [{"cell_type": "code", "metadata": {}, "source": c, "outputs": [],
-                       "execution_count": None} for c in cells],  # fmt: skip
-            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                        "language": "python"}},  # fmt: skip
+            "cells": [
+                {
+                    "cell_type": "code",
+                    "metadata": {},
+                    "source": c,
+                    "outputs": [],
+                    "execution_count": None,
+                }
+                for c in cells
+            ],
+            "metadata": {
+                "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+            },
             "nbformat": 4,
             "nbformat_minor": 5,
         }
@@ -49,10 +58,13 @@ class Lab:
         # The notebook's kernel, started first through the REST API: the page then finds it
         # running (rather than maybe asking which kernel to start).
         req = urllib.request.Request(
-            f"{self.url}api/sessions?token={self.token}", method="POST",
-            data=json.dumps({"path": name, "type": "notebook", "name": name,
-                             "kernel": {"name": "python3"}}).encode(),
-            headers={"Content-Type": "application/json"})  # fmt: skip
+            f"{self.url}api/sessions?token={self.token}",
+            method="POST",
+            data=json.dumps(
+                {"path": name, "type": "notebook", "name": name, "kernel": {"name": "python3"}}
+            ).encode(),
+            headers={"Content-Type": "application/json"},
+        )
         urllib.request.urlopen(req, timeout=60).close()
         # A workspace of its own: JupyterLab reopens nothing of an earlier test's notebooks
         # (their widgets and kernel indicators would be on the page too).
@@ -87,8 +99,9 @@ def hide_jupyterlite_kernel(data: pathlib.Path) -> None:
     instead, and JupyterLab skips it."""
     stub = data / "labextensions" / "@jupyterlite" / "pyodide-kernel-extension"
     stub.mkdir(parents=True, exist_ok=True)
-    (stub / "package.json").write_text('{"name": "@jupyterlite/pyodide-kernel-extension", '
-                                       '"version": "0.0.0", "jupyterlab": {}}')  # fmt: skip
+    (stub / "package.json").write_text(
+        '{"name": "@jupyterlite/pyodide-kernel-extension", "version": "0.0.0", "jupyterlab": {}}'
+    )
 
 
 @contextmanager
@@ -123,24 +136,39 @@ def jupyterlab(folder: pathlib.Path, extra_args: Sequence[str] = ()) -> Iterator
     }
     log = open(folder / "jupyterlab.log", "w")  # noqa: SIM115  (closed below)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
-         f"--ServerApp.port={port}", "--ServerApp.port_retries=0", "--ServerApp.ip=127.0.0.1",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", *extra_args],
-        env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--allow-root",
+            f"--ServerApp.port={port}",
+            "--ServerApp.port_retries=0",
+            "--ServerApp.ip=127.0.0.1",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            *extra_args,
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         deadline = time.monotonic() + 120
         while True:
             try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}",
-                                       timeout=5)  # fmt: skip
+                urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/api/status?token={token}", timeout=5
+                )
                 break
             except (urllib.error.URLError, ConnectionError):
                 if proc.poll() is not None or time.monotonic() > deadline:
                     log.flush()
-                    raise RuntimeError("JupyterLab did not start: "
-                                       + (folder / "jupyterlab.log").read_text()[-2000:]) from None
+                    raise RuntimeError(
+                        "JupyterLab did not start: "
+                        + (folder / "jupyterlab.log").read_text()[-2000:]
+                    ) from None
                 time.sleep(0.25)
         yield Lab(root, port, token)
     finally:

@@ -17,29 +17,29 @@ Each string holds the source exactly, after a first newline.
 # ruff: noqa: E501, W291, W293
 
 FIRST_HALF = [
-r"""
+    r"""
 import math
 import numpy as np
 import matplotlib.pyplot as plt
 """,
-r"""
+    r"""
 def f(x):
   return 3*x**2 - 4*x + 5
 """,
-r"""
+    r"""
 f(3.0)
 """,
-r"""
+    r"""
 xs = np.arange(-5, 5, 0.25)
 ys = f(xs)
 plt.plot(xs, ys)
 """,
-r"""
+    r"""
 h = 0.000001
 x = 2/3
 (f(x + h) - f(x))/h
 """,
-r"""
+    r"""
 # les get more complex
 a = 2.0
 b = -3.0
@@ -47,7 +47,7 @@ c = 10.0
 d = a*b + c
 print(d)
 """,
-r"""
+    r"""
 h = 0.0001
 
 # inputs
@@ -63,7 +63,7 @@ print('d1', d1)
 print('d2', d2)
 print('slope', (d2 - d1)/h)
 """,
-r"""
+    r"""
 a = Value(2.0, label='a')
 b = Value(-3.0, label='b')
 c = Value(10.0, label='c')
@@ -73,7 +73,7 @@ f = Value(-2.0, label='f')
 L = d * f; L.label = 'L'
 L
 """,
-r"""
+    r"""
 from graphviz import Digraph
 
 def trace(root):
@@ -108,10 +108,10 @@ def draw_dot(root):
 
   return dot
 """,
-r"""
+    r"""
 draw_dot(L)
 """,
-r"""
+    r"""
 a.data += 0.01 * a.grad
 b.data += 0.01 * b.grad
 c.data += 0.01 * c.grad
@@ -123,7 +123,7 @@ L = d * f
 
 print(L.data)
 """,
-r"""
+    r"""
 def lol():
   
   h = 0.001
@@ -151,10 +151,10 @@ def lol():
   
 lol()
 """,
-r"""
+    r"""
 plt.plot(np.arange(-5,5,0.2), np.tanh(np.arange(-5,5,0.2))); plt.grid();
 """,
-r"""
+    r"""
 # inputs x1,x2
 x1 = Value(2.0, label='x1')
 x2 = Value(0.0, label='x2')
@@ -170,13 +170,13 @@ x1w1x2w2 = x1w1 + x2w2; x1w1x2w2.label = 'x1*w1 + x2*w2'
 n = x1w1x2w2 + b; n.label = 'n'
 o = n.tanh(); o.label = 'o'
 """,
-r"""
+    r"""
 draw_dot(o)
 """,
-r"""
+    r"""
 o.backward()
 """,
-r"""
+    r"""
 topo = []
 visited = set()
 def build_topo(v):
@@ -188,61 +188,61 @@ def build_topo(v):
 build_topo(o)
 topo
 """,
-r"""
+    r"""
 o.grad = 1.0
 """,
-r"""
+    r"""
 o._backward()
 """,
-r"""
+    r"""
 n._backward()
 """,
-r"""
+    r"""
 b._backward()
 """,
-r"""
+    r"""
 x1w1x2w2._backward()
 """,
-r"""
+    r"""
 x2w2._backward()
 x1w1._backward()
 """,
-r"""
+    r"""
 x1.grad = w1.data * x1w1.grad
 w1.grad = x1.data * x1w1.grad
 """,
-r"""
+    r"""
 x2.grad = w2.data * x2w2.grad
 w2.grad = x2.data * x2w2.grad
 """,
-r"""
+    r"""
 x1w1.grad = 0.5
 x2w2.grad = 0.5
 """,
-r"""
+    r"""
 x1w1x2w2.grad = 0.5
 b.grad = 0.5
 """,
-r"""
+    r"""
 n.grad = 0.5
 """,
-r"""
+    r"""
 o.grad = 1.0
 """,
-r"""
+    r"""
 1 - o.data**2
 """,
-r"""
+    r"""
 # o = tanh(n)
 # do/dn = 1 - o**2
 """,
-r"""
+    r"""
 a = Value(3.0, label='a')
 b = a + a   ; b.label = 'b'
 b.backward()
 draw_dot(b)
 """,
-r"""
+    r"""
 a = Value(-2.0, label='a')
 b = Value(3.0, label='b')
 d = a * b    ; d.label = 'd'
@@ -253,36 +253,36 @@ f.backward()
 
 draw_dot(f)
 """,
-r"""
+    r"""
 
 """,
 ]
 
 SECOND_HALF = [
-r"""
+    r"""
 import math
 import random
 import numpy as np
 import matplotlib.pyplot as plt
 """,
-r"""
+    r"""
 def f(x):
   return 3*x**2 - 4*x + 5
 """,
-r"""
+    r"""
 f(3.0)
 """,
-r"""
+    r"""
 xs = np.arange(-5, 5, 0.25)
 ys = f(xs)
 plt.plot(xs, ys)
 """,
-r"""
+    r"""
 h = 0.000001
 x = 2/3
 (f(x + h) - f(x))/h
 """,
-r"""
+    r"""
 # les get more complex
 a = 2.0
 b = -3.0
@@ -290,7 +290,7 @@ c = 10.0
 d = a*b + c
 print(d)
 """,
-r"""
+    r"""
 h = 0.0001
 
 # inputs
@@ -306,10 +306,10 @@ print('d1', d1)
 print('d2', d2)
 print('slope', (d2 - d1)/h)
 """,
-r"""
+    r"""
 
 """,
-r"""
+    r"""
 from graphviz import Digraph
 
 def trace(root):
@@ -344,7 +344,7 @@ def draw_dot(root):
 
   return dot
 """,
-r"""
+    r"""
 # inputs x1,x2
 x1 = Value(2.0, label='x1')
 x2 = Value(0.0, label='x2')
@@ -361,10 +361,10 @@ n = x1w1x2w2 + b; n.label = 'n'
 o = n.tanh(); o.label = 'o'
 o.backward()
 """,
-r"""
+    r"""
 draw_dot(o)
 """,
-r"""
+    r"""
 # inputs x1,x2
 x1 = Value(2.0, label='x1')
 x2 = Value(0.0, label='x2')
@@ -386,10 +386,10 @@ o.label = 'o'
 o.backward()
 draw_dot(o)
 """,
-r"""
+    r"""
 import torch
 """,
-r"""
+    r"""
 x1 = torch.Tensor([2.0]).double()                ; x1.requires_grad = True
 x2 = torch.Tensor([0.0]).double()                ; x2.requires_grad = True
 w1 = torch.Tensor([-3.0]).double()               ; w1.requires_grad = True
@@ -407,7 +407,7 @@ print('w2', w2.grad.item())
 print('x1', x1.grad.item())
 print('w1', w1.grad.item())
 """,
-r"""
+    r"""
 class Neuron:
   
   def __init__(self, nin):
@@ -449,12 +449,12 @@ class MLP:
   def parameters(self):
     return [p for layer in self.layers for p in layer.parameters()]
 """,
-r"""
+    r"""
 x = [2.0, 3.0, -1.0]
 n = MLP(3, [4, 4, 1])
 n(x)
 """,
-r"""
+    r"""
 xs = [
   [2.0, 3.0, -1.0],
   [3.0, -1.0, 0.5],
@@ -463,7 +463,7 @@ xs = [
 ]
 ys = [1.0, -1.0, -1.0, 1.0] # desired targets
 """,
-r"""
+    r"""
 for k in range(20):
   
   # forward pass
@@ -482,10 +482,10 @@ for k in range(20):
   print(k, loss.data)
   
 """,
-r"""
+    r"""
 ypred
 """,
-r"""
+    r"""
 
 """,
 ]
@@ -591,20 +591,20 @@ class Value:
 """
 
 DEMO = [
-r"""
+    r"""
 import random
 import numpy as np
 import matplotlib.pyplot as plt
 """,
-r"""
+    r"""
 from micrograd.engine import Value
 from micrograd.nn import Neuron, Layer, MLP
 """,
-r"""
+    r"""
 np.random.seed(1337)
 random.seed(1337)
 """,
-r"""
+    r"""
 # make up a dataset
 
 from sklearn.datasets import make_moons, make_blobs
@@ -615,13 +615,13 @@ y = y*2 - 1 # make y be -1 or 1
 plt.figure(figsize=(5,5))
 plt.scatter(X[:,0], X[:,1], c=y, s=20, cmap='jet')
 """,
-r"""
+    r"""
 # initialize a model 
 model = MLP(2, [16, 16, 1]) # 2-layer neural network
 print(model)
 print("number of parameters", len(model.parameters()))
 """,
-r"""
+    r"""
 # loss function
 def loss(batch_size=None):
     
@@ -651,7 +651,7 @@ def loss(batch_size=None):
 total_loss, acc = loss()
 print(total_loss, acc)
 """,
-r"""
+    r"""
 # optimization
 for k in range(100):
     
@@ -671,7 +671,7 @@ for k in range(100):
         print(f"step {k} loss {total_loss.data}, accuracy {acc*100}%")
 
 """,
-r"""
+    r"""
 # visualize decision boundary
 
 h = 0.25
@@ -692,7 +692,7 @@ plt.xlim(xx.min(), xx.max())
 plt.ylim(yy.min(), yy.max())
 
 """,
-r"""
+    r"""
 
 """,
 ]
@@ -801,15 +801,15 @@ step 99 loss 0.010978370135492717, accuracy 100.0%
 """
 
 TRACE_GRAPH = [
-r"""
+    r"""
 # brew install graphviz
 # pip install graphviz
 from graphviz import Digraph
 """,
-r"""
+    r"""
 from micrograd.engine import Value
 """,
-r'''
+    r'''
 def trace(root):
     nodes, edges = set(), set()
     def build(v):
@@ -841,14 +841,14 @@ def draw_dot(root, format='svg', rankdir='LR'):
     
     return dot
 ''',
-r"""
+    r"""
 # a very simple example
 x = Value(1.0)
 y = (x * 2 + 1).relu()
 y.backward()
 draw_dot(y)
 """,
-r"""
+    r"""
 # a simple 2D neuron
 import random
 from micrograd import nn
@@ -862,7 +862,7 @@ y.backward()
 dot = draw_dot(y)
 dot
 """,
-r"""
+    r"""
 dot.render('gout')
 """,
 ]

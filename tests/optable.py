@@ -35,6 +35,7 @@ def _t():
 
     return torch
 
+
 def _pairs(*xs: float) -> tuple[tuple[float, float], ...]:
     """Two-input edge points: ties at each x (a == b), and each x against its neighbours."""
     ties = tuple((x, x) for x in xs)

@@ -62,8 +62,9 @@ def next_step(scope: Any, page: Any) -> None:
     expect(scope.locator("#predict-form")).to_be_visible(timeout=WAIT)
 
 
-def predict_lecture(scope: Any, page: Any, checkbox: bool = True,
-                    shoot: Any = None) -> dict[str, float]:
+def predict_lecture(
+    scope: Any, page: Any, checkbox: bool = True, shoot: Any = None
+) -> dict[str, float]:
     """Backpropagate the lecture's L by typing each grad: the four mistakes at a.grad and the
     two hints at c.grad on the way. Returns the grads the graph shows at the end, by name."""
     ref = lecture_reference()
@@ -115,7 +116,8 @@ def predict_lecture(scope: Any, page: Any, checkbox: bool = True,
             scope.get_by_role("button", name="Hint", exact=True).click()
             expect(hints).to_have_count(2, timeout=WAIT)
             assert hints.nth(1).text_content() == (
-                f"∂d/∂c = {fmt(1.0)}; d.grad = {fmt(ref['d'].grad)}; c.grad so far = {fmt(0.0)}")
+                f"∂d/∂c = {fmt(1.0)}; d.grad = {fmt(ref['d'].grad)}; c.grad so far = {fmt(0.0)}"
+            )
             scope.get_by_label("your c.grad").focus()
         said = answer(scope, node.grad)
         assert said == f"Right: {name}.grad = {fmt(node.grad)}.", said
@@ -125,13 +127,16 @@ def predict_lecture(scope: Any, page: Any, checkbox: bool = True,
             next_step(scope, page)
     assert seen == ["L", "d", "f", "e", "c", "a", "b"], seen
     expect(scope.locator("#predict-score")).to_have_text(
-        "Right at the first try: 6 of 7 grads", timeout=WAIT)  # a.grad took five tries
+        "Right at the first try: 6 of 7 grads", timeout=WAIT
+    )  # a.grad took five tries
     grads = scope.locator("g.node.value").evaluate_all(
-        "els => Object.fromEntries(els.map(g => [g.dataset.name, Number(g.dataset.grad)]))")
+        "els => Object.fromEntries(els.map(g => [g.dataset.name, Number(g.dataset.grad)]))"
+    )
     assert grads == {k: ref[k].grad for k in "abcdefL"}, grads
     # the chain-rule lines are shown, as without the mode
-    assert "a.grad = 0.0000 + (-3.0000) × (-2.0000) = 6.0000" in \
-        scope.locator("#log").text_content()  # fmt: skip
+    assert (
+        "a.grad = 0.0000 + (-3.0000) × (-2.0000) = 6.0000" in scope.locator("#log").text_content()
+    )
 
     # Show me: the step asked is applied, its line shown
     scope.get_by_role("button", name="Reset", exact=True).click()
@@ -142,7 +147,8 @@ def predict_lecture(scope: Any, page: Any, checkbox: bool = True,
     expect(scope.locator("#log li")).to_have_count(1, timeout=WAIT)
     assert scope.locator("#log li").first.text_content().startswith("L.grad = 1.0000")
     expect(scope.locator("#predict-score")).to_have_text(
-        "Right at the first try: 0 of 1 grad (1 shown)", timeout=WAIT)
+        "Right at the first try: 0 of 1 grad (1 shown)", timeout=WAIT
+    )
     # Backward pass reveals the rest
     scope.get_by_role("button", name="Backward step", exact=True).click()
     expect(scope.locator("#predict-label")).to_have_text("your d.grad", timeout=WAIT)
@@ -151,7 +157,8 @@ def predict_lecture(scope: Any, page: Any, checkbox: bool = True,
     expect(scope.locator("#log li")).to_have_count(4, timeout=WAIT)
     # every grad the pass wrote is in the score: those shown count as not right
     expect(scope.locator("#predict-score")).to_have_text(
-        "Right at the first try: 0 of 7 grads (7 shown)", timeout=WAIT)
+        "Right at the first try: 0 of 7 grads (7 shown)", timeout=WAIT
+    )
     return grads
 
 
@@ -165,4 +172,3 @@ def predict_a_plus_a(scope: Any) -> None:
     said = answer(scope, 1.0)
     assert said == "a is used twice: b = a + a adds a grad along each path (+=, once per use)"
     assert answer(scope, 2.0) == "Right: a.grad = 2.0000."
-

@@ -116,8 +116,14 @@ def test_plot_failing_half_way_keeps_the_old_png(tmp_path, monkeypatch) -> None:
 
 
 METHODS = {"write_bytes", "write_text", "render"}  # pathlib's writers; graphviz's render
-MODULE_CALLS = {("os", "replace"), ("os", "rename"), ("shutil", "copy"), ("shutil", "copyfile"),
-                ("shutil", "copy2"), ("shutil", "move")}
+MODULE_CALLS = {
+    ("os", "replace"),
+    ("os", "rename"),
+    ("shutil", "copy"),
+    ("shutil", "copyfile"),
+    ("shutil", "copy2"),
+    ("shutil", "move"),
+}
 
 
 def _writes(call: ast.Call) -> bool:
@@ -136,8 +142,9 @@ def _writes(call: ast.Call) -> bool:
         if target == "os.devnull" or target.startswith("os.dup("):
             return False  # nowhere, or a copy of an open stream (stdout): no file is written
         modes = call.args[1:2] + [k.value for k in call.keywords if k.arg == "mode"]
-        return any(not isinstance(m, ast.Constant) or set(str(m.value)) & set("wax+")
-                   for m in modes)
+        return any(
+            not isinstance(m, ast.Constant) or set(str(m.value)) & set("wax+") for m in modes
+        )
     return False
 
 

@@ -50,8 +50,19 @@ def test_the_lecture_implementation_passes() -> None:
     assert report.ok, str(report)
     assert report.problems == []
     passed = "\n".join(report.passed)
-    for expr in ("a + b", "a * b", "a ** 2", "a / b", "2.0 - a", "a.tanh()", "a.exp()",
-                 "a.relu()", "b = a + a", "b = a * a", "L = (a*b + c) * f"):
+    for expr in (
+        "a + b",
+        "a * b",
+        "a ** 2",
+        "a / b",
+        "2.0 - a",
+        "a.tanh()",
+        "a.exp()",
+        "a.relu()",
+        "b = a + a",
+        "b = a * a",
+        "L = (a*b + c) * f",
+    ):
         assert expr in passed
     # The lecture's engine counts the intermediate x*x twice on a second backward(): 72, not 54.
     assert any("27 → 72" in n for n in report.notes)
@@ -94,8 +105,10 @@ def test_a_bare_value_lists_what_is_not_implemented_yet() -> None:
     assert sum(m.startswith("not implemented yet: ") for m in report.missing) == 1
     assert "tanh (a.tanh())" in missing and "__rmul__ (3.0 * a)" in missing
     # The lecture's first __add__ reads other.data: numbers are "not yet", with the fix.
-    assert ("a + 2.0, a * 3.0: not implemented yet — a plain number has no .data: wrap it first"
-            in missing)
+    assert (
+        "a + 2.0, a * 3.0: not implemented yet — a plain number has no .data: wrap it first"
+        in missing
+    )
 
 
 # ----------------------------------------------------------------------------- classic bugs
@@ -146,8 +159,9 @@ def test_a_problems_evidence_is_one_attribute_away() -> None:
     assert len(lines) >= 3, detail  # the row's point and the others tried
     for line in lines:  # each point's numbers, worked out here with math.tanh
         a = float(line.split("a = ")[1].split(",")[0])  # as printed: 10 significant digits
-        got, want = (float(x) for x in re.fullmatch(
-            r".*a\.grad (\S+) \(expected (\S+)\)", line).groups())
+        got, want = (
+            float(x) for x in re.fullmatch(r".*a\.grad (\S+) \(expected (\S+)\)", line).groups()
+        )
         t = math.tanh(a)
         assert got == pytest.approx(1 - t * t, rel=1e-8), line  # the bug: no × out.grad
         assert want == pytest.approx(2.5 * (1 - t * t), rel=1e-8), line
@@ -211,8 +225,9 @@ def test_backward_without_topological_order() -> None:
         self.grad = 1.0
         for node in order:
             node._backward()"""
-    V = variant(("self._prev = set(_children)", "self._prev = tuple(_children)"),
-                (BACKWARD_LOOP, bfs))
+    V = variant(
+        ("self._prev = set(_children)", "self._prev = tuple(_children)"), (BACKWARD_LOOP, bfs)
+    )
     assert only(check(V["Value"])) == (
         "backward(): for b = a*2; c = b*3; out = b + c with a = 1.5, a.grad is 2.0, expected 8.0 "
         "— grads depend on the order nodes were visited — is the graph walked in topological "
@@ -226,18 +241,23 @@ def test_build_topo_without_visited_set_is_stopped_not_hung() -> None:
             topo.append(v)"""
     report = check(variant((BUILD_TOPO, no_visited))["Value"], time_limit=0.5)
     problem = only(report)
-    assert problem.startswith("backward(): for y = y*0.25 + y*0.75, 200 times from x = 1.5 "
-                              "(2^200 paths to x, 803 nodes), backward() did not finish within "
-                              "0.5 s (stopped)")
+    assert problem.startswith(
+        "backward(): for y = y*0.25 + y*0.75, 200 times from x = 1.5 "
+        "(2^200 paths to x, 803 nodes), backward() did not finish within "
+        "0.5 s (stopped)"
+    )
     assert "does it visit each node once (a visited set)?" in problem
 
 
 def test_missing_reflected_op() -> None:
-    V = variant(("    def __rmul__(self, other):  # other * self\n        return self * other\n",
-                 ""))
+    V = variant(
+        ("    def __rmul__(self, other):  # other * self\n        return self * other\n", "")
+    )
     report = check(V["Value"])
-    assert ("*: 3.0 * a not implemented yet — define __rmul__ (Python calls a.__rmul__(3.0) when "
-            "the number is on the left)") in report.missing
+    assert (
+        "*: 3.0 * a not implemented yet — define __rmul__ (Python calls a.__rmul__(3.0) when "
+        "the number is on the left)"
+    ) in report.missing
     # 2.0 / a is other * self**-1 in the lecture: the crash names the method it needs.
     assert only(report) == (
         "/: for out = 2.0 / a with a = 0.5, it crashed: TypeError: unsupported operand type(s) "
@@ -277,8 +297,12 @@ def test_time_limit_without_signals_in_another_thread() -> None:
 
 
 def test_a_crash_is_reported_with_the_tracebacks_last_line() -> None:
-    V = variant(("        out = Value(math.exp(x), (self,), \"exp\")",
-                 "        out = Value(math.exp(x), (self,), \"exp\", labl='e')"))
+    V = variant(
+        (
+            '        out = Value(math.exp(x), (self,), "exp")',
+            "        out = Value(math.exp(x), (self,), \"exp\", labl='e')",
+        )
+    )
     problem = only(check(V["Value"]))
     assert problem.startswith("exp: for out = a.exp() with a = -1.5, it crashed: TypeError: ")
     assert "unexpected keyword argument 'labl'" in problem
@@ -307,8 +331,7 @@ def test_the_lecture_nn_passes_and_is_named() -> None:
 
 
 def test_karpathys_own_nn_passes() -> None:
-    report = check(NeuronClass=micrograd.Neuron, LayerClass=micrograd.Layer,
-                   MLPClass=micrograd.MLP)
+    report = check(NeuronClass=micrograd.Neuron, LayerClass=micrograd.Layer, MLPClass=micrograd.MLP)
     assert report.ok and not report.missing, str(report)
     assert any("ReLU hidden, linear output" in p for p in report.passed)
 
@@ -339,8 +362,12 @@ def test_a_neuron_without_its_bias() -> None:
 
 
 def test_an_mlp_that_forgets_a_layer_in_parameters() -> None:
-    ns = variant(("        return [p for layer in self.layers for p in layer.parameters()]",
-                  "        return [p for layer in self.layers[1:] for p in layer.parameters()]"))
+    ns = variant(
+        (
+            "        return [p for layer in self.layers for p in layer.parameters()]",
+            "        return [p for layer in self.layers[1:] for p in layer.parameters()]",
+        )
+    )
     assert only(check(MLPClass=ns["MLP"])) == (
         "MLP(3, [4, 4, 1]).parameters() has 25 entries, expected 41 (3·4+4 + 4·4+4 + 4+1)"
     )
@@ -421,13 +448,19 @@ def test_rows_made_from_the_registry_check_like_the_spelled_out_ones() -> None:
     checker = ValueChecker(V["Value"], Runner(2.0), report)
     assert checker.basics()
     checker.row(rows["a.tanh()"])
-    assert only(report).startswith("tanh: for out = a.tanh() with a = -1.5 and out.grad = 2.5, "
-                                   "out._backward() gives a.grad = -3.125, expected 0.4517665973")
+    assert only(report).startswith(
+        "tanh: for out = a.tanh() with a = -1.5 and out.grad = 2.5, "
+        "out._backward() gives a.grad = -3.125, expected 0.4517665973"
+    )
 
 
 def test_backward_that_never_seeds_the_output_gradient() -> None:
-    V = variant(("        self.grad = 1.0\n        for node in reversed(topo):",
-                 "        for node in reversed(topo):"))
+    V = variant(
+        (
+            "        self.grad = 1.0\n        for node in reversed(topo):",
+            "        for node in reversed(topo):",
+        )
+    )
     assert only(check(V["Value"])) == (
         "+: for out = a + b with a = 2.0, b = -3.0, after out.backward() a.grad is 0.0, expected "
         "1.0 — out._backward() alone is right, so look at backward(): does it set self.grad = "
@@ -437,8 +470,12 @@ def test_backward_that_never_seeds_the_output_gradient() -> None:
 
 
 def test_an_op_that_returns_a_plain_number() -> None:
-    V = variant(("        out = Value(self.data * other.data, (self, other), \"*\")\n",
-                 "        return self.data * other.data\n"))
+    V = variant(
+        (
+            '        out = Value(self.data * other.data, (self, other), "*")\n',
+            "        return self.data * other.data\n",
+        )
+    )
     report = check(V["Value"])
     assert report.problems[0] == (
         "*: for out = a * b with a = 2.0, b = -3.0, it returned -6.0 (float), not a Value with "
@@ -584,15 +621,19 @@ def test_own_sub_and_div_ops_are_correct_code() -> None:
 @pytest.mark.parametrize(
     "op, right, wrong",
     [
-        ("**", "self.grad += other * (self.data ** (other - 1)) * out.grad",
-         "self.grad = other * (self.data ** (other - 1)) * out.grad"),
+        (
+            "**",
+            "self.grad += other * (self.data ** (other - 1)) * out.grad",
+            "self.grad = other * (self.data ** (other - 1)) * out.grad",
+        ),
         ("tanh", "self.grad += (1 - t**2) * out.grad", "self.grad = (1 - t**2) * out.grad"),
         ("exp", "self.grad += out.data * out.grad", "self.grad = out.data * out.grad"),
         ("relu", "self.grad += (out.data > 0) * out.grad", "self.grad = (out.data > 0) * out.grad"),
     ],
 )
-def test_assigning_instead_of_accumulating_in_a_one_input_op(op: str, right: str,
-                                                              wrong: str) -> None:
+def test_assigning_instead_of_accumulating_in_a_one_input_op(
+    op: str, right: str, wrong: str
+) -> None:
     # `x**2 + x`: the op's = overwrites the share that + gave x. The op alone looks right.
     report = check(variant((right, wrong))["Value"])
     problem = only(report)
@@ -619,8 +660,9 @@ def test_a_learners_prints_are_captured_not_shown(capsys) -> None:
 # ------------------------------------------------------------------------- the training step
 
 
-def lecture_step(model, xs, ys, lr, *, sign=-1.0, zero="before", use_lr=True, mean=False,
-                 touch_inputs=False):
+def lecture_step(
+    model, xs, ys, lr, *, sign=-1.0, zero="before", use_lr=True, mean=False, touch_inputs=False
+):
     """The lecture's training step, with one knob per classic mistake."""
     ypred = [model(x) for x in xs]
     loss = sum((yout - ygt) ** 2 for ygt, yout in zip(ys, ypred))
@@ -694,16 +736,24 @@ def test_a_cause_is_named_only_when_every_point_agrees() -> None:
 
 
 def test_grads_that_start_as_none_are_one_line_not_twelve() -> None:
-    V = variant(("        self.grad = 0.0\n        self._backward", "        self.grad = None\n"
-                 "        self._backward"))
+    V = variant(
+        (
+            "        self.grad = 0.0\n        self._backward",
+            "        self.grad = None\n        self._backward",
+        )
+    )
     problem = only(check(V["Value"]))
     assert problem.startswith("Value(2.0).grad is None, expected 0.0: grads start at 0")
 
 
 def test_a_visited_set_kept_on_the_class_is_named_not_called_a_reset() -> None:
-    V = variant(("        topo = []\n        visited = set()\n",
-                 "        topo = []\n        visited = Value._visited\n"),
-                ("class Value:\n", "class Value:\n    _visited = set()\n"))
+    V = variant(
+        (
+            "        topo = []\n        visited = set()\n",
+            "        topo = []\n        visited = Value._visited\n",
+        ),
+        ("class Value:\n", "class Value:\n    _visited = set()\n"),
+    )
     report = check(V["Value"])
     assert "visited set or topo kept between calls" in only(report)
     assert not any("resets the grads" in n for n in report.notes)
@@ -722,13 +772,21 @@ def test_network_mistakes_are_named_in_words_a_learner_acts_on() -> None:
     src = inspect.getsource(learner)
     assert NEURON_CALL in src, "the lecture's Neuron.__call__ changed: update the snippets"
     cases = [
-        (("        act = sum((wi * xi for wi, xi in zip(self.w, x)), self.b)\n"
-          "        return act.tanh()",
-          "        return sum(((wi * xi).tanh() for wi, xi in zip(self.w, x)), self.b)"),
-         "tanh applied to each product"),
-        (("        act = sum((wi * xi for wi, xi in zip(self.w, x)), self.b)",
-          "        act = sum((wi * xi for wi, xi in zip(self.w, x)), Value(0.0))"),
-         "the bias never reaches the output"),
+        (
+            (
+                "        act = sum((wi * xi for wi, xi in zip(self.w, x)), self.b)\n"
+                "        return act.tanh()",
+                "        return sum(((wi * xi).tanh() for wi, xi in zip(self.w, x)), self.b)",
+            ),
+            "tanh applied to each product",
+        ),
+        (
+            (
+                "        act = sum((wi * xi for wi, xi in zip(self.w, x)), self.b)",
+                "        act = sum((wi * xi for wi, xi in zip(self.w, x)), Value(0.0))",
+            ),
+            "the bias never reaches the output",
+        ),
     ]
     for edit, words in cases:
         V = variant(edit)
@@ -868,10 +926,13 @@ def test_identical_problems_are_one_line_with_where_else_or_a_count() -> None:
     report.add("exp: forgets its child", same="forgets", where="a.exp()")
     report.add("backward() crashed: X")
     report.add("backward() crashed: X")
-    assert report.problems == ["tanh: forgets its child (the same in a.exp())",
-                               "backward() crashed: X (the same 1 more time)"]
-    assert report.headline == ("tanh: forgets its child (the same in a.exp()) (and 1 more "
-                               "problem, listed above)")
+    assert report.problems == [
+        "tanh: forgets its child (the same in a.exp())",
+        "backward() crashed: X (the same 1 more time)",
+    ]
+    assert report.headline == (
+        "tanh: forgets its child (the same in a.exp()) (and 1 more problem, listed above)"
+    )
     assert CheckReport("x").headline == "no problems"
 
 

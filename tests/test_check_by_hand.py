@@ -42,22 +42,31 @@ def test_the_lectures_closures_pass_by_hand() -> None:
         assert any(op in p for p in by_hand), (op, by_hand)
 
 
-@pytest.mark.parametrize(("line", "op", "expr"), [
-    ("      self.grad += 1.0 * out.grad", "+", "a + b"),
-    ("      other.grad += self.data * out.grad", "*", "a * b"),
-    ("      self.grad += (1 - t**2) * out.grad", "tanh", "a.tanh()"),
-    ("      self.grad += out.data * out.grad", "exp", "a.exp()"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("line", "op", "expr"),
+    [
+        ("      self.grad += 1.0 * out.grad", "+", "a + b"),
+        ("      other.grad += self.data * out.grad", "*", "a * b"),
+        ("      self.grad += (1 - t**2) * out.grad", "tanh", "a.tanh()"),
+        ("      self.grad += out.data * out.grad", "exp", "a.exp()"),
+    ],
+)
 def test_an_assigning_closure_is_named_without_backward(line: str, op: str, expr: str) -> None:
     report = check(_value(_assigning(line)))
     assert not report.ok
     ours = [p for p in report.problems if p.startswith(f"{op}: for out = {expr}")]
     assert len(ours) == 1, str(report)
-    assert re.search(r"— does _backward assign \(=\) instead of accumulating \(\+=\)\? A node used "
-                     r"twice, as in (\w) \+ \1, needs both contributions added$", ours[0]), ours[0]
+    assert re.search(
+        r"— does _backward assign \(=\) instead of accumulating \(\+=\)\? A node used "
+        r"twice, as in (\w) \+ \1, needs both contributions added$",
+        ours[0],
+    ), ours[0]
     # the numbers it quotes are the truth: START + local * UPSTREAM expected, local * UPSTREAM got
-    m = re.search(r"(\w)\.grad = ([-\d.e]+) and out\.grad = ([-\d.e]+) before out\._backward\(\): "
-                  r"\w\.grad is ([-\d.e]+) after it, expected ([-\d.e]+)", ours[0])  # fmt: skip
+    m = re.search(
+        r"(\w)\.grad = ([-\d.e]+) and out\.grad = ([-\d.e]+) before out\._backward\(\): "
+        r"\w\.grad is ([-\d.e]+) after it, expected ([-\d.e]+)",
+        ours[0],
+    )
     assert m, ours[0]
     start, upstream, got, want = map(float, m.groups()[1:])
     assert (start, upstream) == (START, UPSTREAM)
@@ -72,8 +81,9 @@ def test_before_this_check_an_assigning_add_was_all_good() -> None:
 
 
 def test_a_wrong_local_derivative_is_named_without_backward() -> None:
-    wrong = BEFORE_BACKWARD.replace("      other.grad += self.data * out.grad",
-                                    "      other.grad += other.data * out.grad")  # fmt: skip
+    wrong = BEFORE_BACKWARD.replace(
+        "      other.grad += self.data * out.grad", "      other.grad += other.data * out.grad"
+    )
     report = check(_value(wrong))
     problems = [p for p in report.problems if p.startswith("*: for out = a * b")]
     assert len(problems) == 1 and "out._backward() gives b.grad" in problems[0], str(report)

@@ -19,11 +19,14 @@ class Raises(BaseException):
     """A learner's own BaseException subclass."""
 
 
-@pytest.mark.parametrize("exc, words", [
-    (SystemExit(3), "SystemExit: 3"),
-    (KeyboardInterrupt(), "KeyboardInterrupt"),
-    (Raises("mine"), "Raises: mine"),
-])
+@pytest.mark.parametrize(
+    "exc, words",
+    [
+        (SystemExit(3), "SystemExit: 3"),
+        (KeyboardInterrupt(), "KeyboardInterrupt"),
+        (Raises("mine"), "Raises: mine"),
+    ],
+)
 def test_what_the_learners_code_raises_is_a_line_of_the_report(exc, words):
     class V(learner.Value):
         def exp(self):

@@ -370,10 +370,17 @@ def test_a_reassigned_name_labels_each_new_node_apart() -> None:
         ("y = f" + "()" * 401, True),
         ("y = " + "tanh(" * 99 + "1.0" + ")" * 99, False),  # 99 nested calls: brackets
         # each level of indentation costs what a bracket does
-        ("".join("    " * i + "if x:\n" for i in range(99)) + "    " * 99 + "y = " +
-         "+".join(["x"] * 10), True),  # fmt: skip
-        ("x = 1.0\n" + "".join(f"y{i} = " + "+".join(["x"] * 300) + "\n" for i in range(5)),
-         False),  # the budget is per statement, not per program  # fmt: skip
+        (
+            "".join("    " * i + "if x:\n" for i in range(99))
+            + "    " * 99
+            + "y = "
+            + "+".join(["x"] * 10),
+            True,
+        ),
+        (
+            "x = 1.0\n" + "".join(f"y{i} = " + "+".join(["x"] * 300) + "\n" for i in range(5)),
+            False,
+        ),  # the budget is per statement, not per program
         ("x = 1.0; y = " + "+".join(["x"] * 300) + "; z = " + "+".join(["x"] * 300), False),
     ],
 )

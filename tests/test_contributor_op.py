@@ -41,10 +41,15 @@ def sin_op(monkeypatch: pytest.MonkeyPatch) -> Iterator[Op]:
     """sin as a contributor adds it: the method with its @op declaration, cos as a function,
     and the op table's row. Everything is taken away again afterwards."""
 
-    @registry.op("sin", 1, forward=lambda xp, a: xp.sin(a),
-                 local=lambda xp, out, a: (xp.cos(a),),
-                 activation="Sin", equation="sin x",
-                 torch=lambda t: torch_module(t, "Sin", t.sin))  # fmt: skip
+    @registry.op(
+        "sin",
+        1,
+        forward=lambda xp, a: xp.sin(a),
+        local=lambda xp, out, a: (xp.cos(a),),
+        activation="Sin",
+        equation="sin x",
+        torch=lambda t: torch_module(t, "Sin", t.sin),
+    )
     def sin(self: Value) -> Value:
         x = self.data
         out = math.sin(x) if math.isfinite(x) else math.nan
@@ -154,8 +159,7 @@ def test_sin_neurons_train_as_pytorch_computes_them(sin_op: Op) -> None:
     t.sum().backward()
     assert out.data == pytest.approx(t.item(), rel=1e-13)
     first = next(net.parameters())
-    assert model.layers[0].neurons[0].w[0].grad == pytest.approx(first.grad[0, 0].item(),
-                                                                rel=1e-12)  # fmt: skip
+    assert model.layers[0].neurons[0].w[0].grad == pytest.approx(first.grad[0, 0].item(), rel=1e-12)
     numpy_out = ACTIVATIONS["sin"].numpy(np, np.array([0.25, -2.0]))  # the forward rule, on numpy
     assert numpy_out.tolist() == pytest.approx([math.sin(0.25), math.sin(-2.0)], rel=1e-15)
 

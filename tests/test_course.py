@@ -27,14 +27,16 @@ NAMES = sorted(p.name for p in NOTEBOOKS.glob("0*.ipynb"))
 
 
 def test_the_copies_are_the_courses_and_a_second_run_keeps_a_learners_work(
-        tmp_path: pathlib.Path, capsys: Any) -> None:
+    tmp_path: pathlib.Path, capsys: Any
+) -> None:
     folder = tmp_path / "course"
     assert main(["course", str(folder), "--no-lab"]) == 0
     assert sorted(p.name for p in folder.iterdir()) == NAMES and len(NAMES) == 6
     for name in NAMES:
         assert (folder / name).read_text() == (NOTEBOOKS / name).read_text()
     assert capsys.readouterr().out.splitlines() == [
-        f"micrograd course: wrote 6 notebooks into {folder} (solutions folded)"]
+        f"micrograd course: wrote 6 notebooks into {folder} (solutions folded)"
+    ]
     mine = folder / NAMES[0]
     mine.write_text(mine.read_text().replace("def slope(", "def my_slope("))
     (folder / NAMES[1]).unlink()
@@ -65,20 +67,38 @@ def test_a_folder_that_cannot_be_written_is_one_line(tmp_path: pathlib.Path, cap
     assert len(err) == 1 and err[0].startswith("micrograd course: error: ")
 
 
-def test_jupyterlab_opens_on_the_copies(tmp_path: pathlib.Path, browser: Any,
-                                         screenshot: Any) -> None:
+def test_jupyterlab_opens_on_the_copies(
+    tmp_path: pathlib.Path, browser: Any, screenshot: Any
+) -> None:
     pytest.importorskip("jupyterlab", reason="pip install -e '.[test]' installs it")
     folder = tmp_path / "micrograd-course"
     port, token = free_port(), secrets.token_hex(16)
-    env = {**os.environ, "JUPYTER_TOKEN": token, "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
-           "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
-           "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
-           "JUPYTER_PATH": str(tmp_path / "data")}  # with JupyterLite's kernel hidden
+    env = {
+        **os.environ,
+        "JUPYTER_TOKEN": token,
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
+        "JUPYTER_PATH": str(tmp_path / "data"),
+    }  # with JupyterLite's kernel hidden
     hide_jupyterlite_kernel(tmp_path / "data")
     log = open(tmp_path / "course.log", "w")  # noqa: SIM115  (closed below)
-    proc = subprocess.Popen([sys.executable, "-m", "micrograd", "course", str(folder),
-                             "--no-browser", "--port", str(port)], cwd=tmp_path, env=env,
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "micrograd",
+            "course",
+            str(folder),
+            "--no-browser",
+            "--port",
+            str(port),
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     context.set_default_timeout(60_000)
     page = context.new_page()
@@ -87,12 +107,14 @@ def test_jupyterlab_opens_on_the_copies(tmp_path: pathlib.Path, browser: Any,
         deadline = time.monotonic() + 120
         while True:
             try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}",
-                                       timeout=5).close()
+                urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/api/status?token={token}", timeout=5
+                ).close()
                 break
             except (urllib.error.URLError, ConnectionError):
                 assert proc.poll() is None and time.monotonic() < deadline, (
-                    (tmp_path / "course.log").read_text()[-2000:])
+                    tmp_path / "course.log"
+                ).read_text()[-2000:]
                 time.sleep(0.25)
         page.goto(f"http://127.0.0.1:{port}/lab/workspaces/course?token={token}")
         items = page.locator(".jp-DirListing-item .jp-DirListing-itemText")
@@ -118,7 +140,8 @@ def test_the_course_extra_brings_jupyterlab_and_the_first_cell_never_does() -> N
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     root = pathlib.Path(__file__).resolve().parents[1]
     extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
-        "optional-dependencies"]
+        "optional-dependencies"
+    ]
 
     def names(extra: str) -> set[str]:
         return {d.split(">")[0].split("=")[0].split("[")[0].strip() for d in extras[extra]}

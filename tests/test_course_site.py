@@ -87,8 +87,11 @@ def test_the_app_loads_micrograd_and_never_falls_back_to_pypi(built: pathlib.Pat
     assert kernel["pyodideUrl"] == "./static/pyodide/pyodide.mjs"
     assert {site.DIST_NAME, "anywidget"} <= set(kernel["loadPyodideOptions"]["packages"])
     names = sorted(e["name"] for e in config["federated_extensions"])
-    assert names == ["@jupyter-widgets/jupyterlab-manager", "@jupyterlite/pyodide-kernel-extension",
-                     "anywidget"]  # fmt: skip
+    assert names == [
+        "@jupyter-widgets/jupyterlab-manager",
+        "@jupyterlite/pyodide-kernel-extension",
+        "anywidget",
+    ]
     listed = json.loads((course / "api" / "contents" / "all.json").read_text())["content"]
     assert sorted(f["name"] for f in listed) == [f"{n}.ipynb" for n in course_site.NOTEBOOKS]
     for name in course_site.NOTEBOOKS:  # the learner's notebook, on the app's kernel
@@ -104,8 +107,10 @@ def test_the_app_loads_micrograd_and_never_falls_back_to_pypi(built: pathlib.Pat
 def test_the_pages_link_the_course(built: pathlib.Path) -> None:
     for page in ("index.html", "train.html"):
         html = (built / "s" / page).read_text()
-        assert ('<a href="course/lab/index.html" title="Learn: the course in your browser">Learn'
-                '<span class="course-more">: the course in your browser</span></a></nav>') in html
+        assert (
+            '<a href="course/lab/index.html" title="Learn: the course in your browser">Learn'
+            '<span class="course-more">: the course in your browser</span></a></nav>'
+        ) in html
         assert course_site.LINK_STYLE in html
 
 
@@ -121,8 +126,11 @@ def test_no_course_builds_the_site_alone(tmp_path: pathlib.Path) -> None:
 def test_missing_build_tools_are_one_line_and_the_site_is_still_written(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(course_site.importlib.util, "find_spec",
-                        lambda name: None if name == "jupyterlite_core" else True)  # fmt: skip
+    monkeypatch.setattr(
+        course_site.importlib.util,
+        "find_spec",
+        lambda name: None if name == "jupyterlite_core" else True,
+    )
     status, said, err = _build(tmp_path / "s")
     if status != 0 and "npm is needed" in err:
         _unavailable(err.strip())
@@ -151,8 +159,9 @@ def test_a_cached_wheel_that_does_not_match_is_fetched_again_and_checked(
     lines: list[str] = []
     with pytest.raises(site.SiteError, match=rf"PyPI's {re.escape(file_name)} is not the one"):
         course_site.wheel(name, tmp_path, lines.append)
-    assert lines == [f"{tmp_path / 'wheels' / file_name} does not match its sha256; fetching it "
-                     f"again"]  # fmt: skip
+    assert lines == [
+        f"{tmp_path / 'wheels' / file_name} does not match its sha256; fetching it again"
+    ]
     assert calls and calls[0][-1] == "six==1.17.0" and "--no-deps" in calls[0]
     assert (tmp_path / "wheels" / file_name).read_bytes() == b"not the wheel"  # not cached
 
@@ -164,8 +173,11 @@ def test_a_cached_wheel_that_does_not_match_is_fetched_again_and_checked(
 def course_url(built: pathlib.Path) -> Iterator[str]:
     server = subprocess.Popen(
         [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"],
-        cwd=built, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
+        cwd=built,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         line = server.stdout.readline()
         port = re.search(r"port (\d+)", line)
@@ -218,19 +230,22 @@ def _ten_lines() -> str:
 def _run_in_console(page: Any, code: str) -> str:
     """Type `code` into the REPL's prompt and run it, as Shift+Enter does; what it printed (and
     its error, if any)."""
-    return page.evaluate("""async (code) => {
+    return page.evaluate(
+        """async (code) => {
         const console_ = window.jupyterapp.shell.currentWidget.console;
         console_.promptCell.model.sharedModel.setSource(code);
         await console_.execute(true);
         const cell = console_.cells.get(console_.cells.length - 1);
         return cell.model.outputs.toJSON().map(o => o.output_type === 'error'
             ? o.ename + ': ' + o.evalue : [].concat(o.text || '').join('')).join('');
-    }""", code)  # fmt: skip
+    }""",
+        code,
+    )
 
 
 # A learner's Value at notebook 2's ops exercise: each op's _backward written, no backward() yet,
 # and + assigning its gradients (=) where it must add (+=).
-ASSIGNING_ADD = '''
+ASSIGNING_ADD = """
 class Value:
     def __init__(self, data, _children=(), _op=''):
         self.data, self.grad, self._prev, self._op = data, 0.0, set(_children), _op
@@ -251,30 +266,34 @@ class Value:
             other.grad += self.data * out.grad
         out._backward = _backward
         return out
-'''
+"""
 
 
-def test_the_repl_runs_the_ten_lines_explores_checks_and_trains(
-    app: App, screenshot: Any
-) -> None:
+def test_the_repl_runs_the_ten_lines_explores_checks_and_trains(app: App, screenshot: Any) -> None:
     code = _ten_lines()
     page = app.page
     page.goto(app.base + "course/repl/index.html?code=" + urllib.parse.quote(code))
     out = page.locator(".jp-OutputArea-output").filter(has_text="-8.0")
     out.first.wait_for(timeout=START_MS)
-    want = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True).stdout.strip()  # CPython's own answer  # fmt: skip
+    want = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()  # CPython's own answer
     assert want.split()[1] == "6.0"  # a.grad
     assert out.first.text_content().strip() == want
     screenshot(page, "course-repl")
 
     # explore(L) draws the graph; its Backward pass gives a.grad 6.0000 (from zero grads)
-    said = _run_in_console(page, "for v in (a, b, c, f): v.grad = 0.0\n"
-                                 "from micrograd.widgets import explore\nexplore(L)")  # fmt: skip
+    said = _run_in_console(
+        page,
+        "for v in (a, b, c, f): v.grad = 0.0\nfrom micrograd.widgets import explore\nexplore(L)",
+    )
     assert "Error" not in said, said
     widget = page.locator(".micrograd-widget")
-    page.wait_for_function("() => (document.querySelector('.micrograd-widget') || {dataset: {}})"
-                           ".dataset.ready === '1'", timeout=RUN_MS)  # fmt: skip
+    page.wait_for_function(
+        "() => (document.querySelector('.micrograd-widget') || {dataset: {}})"
+        ".dataset.ready === '1'",
+        timeout=RUN_MS,
+    )
     widget.get_by_role("button", name="Backward pass").click()
     page.wait_for_function("""() => document.querySelector('.micrograd-widget').shadowRoot
                               .querySelector('#status').textContent.includes('done')""")
@@ -283,8 +302,9 @@ def test_the_repl_runs_the_ten_lines_explores_checks_and_trains(
     screenshot(page, "course-repl-explore")
 
     # check() on a learner's Value whose + assigns: named, = for +=
-    said = _run_in_console(page, ASSIGNING_ADD + "\nfrom micrograd import check\n"
-                           "print(check(Value).problems[0])")  # fmt: skip
+    said = _run_in_console(
+        page, ASSIGNING_ADD + "\nfrom micrograd import check\nprint(check(Value).problems[0])"
+    )
     assert said.startswith("+: for out = a + b"), said
     assert "does _backward assign (=) instead of accumulating (+=)?" in said, said
 
@@ -292,9 +312,12 @@ def test_the_repl_runs_the_ten_lines_explores_checks_and_trains(
     said = _run_in_console(page, "from micrograd.widgets import train\ntrain(dataset='moons')")
     assert "Error" not in said, said
     trainer = widget.nth(1)
-    page.wait_for_function("() => document.querySelectorAll('.micrograd-widget').length === 2 && "
-                           "document.querySelectorAll('.micrograd-widget')[1].dataset.ready === "
-                           "'1'", timeout=RUN_MS)  # fmt: skip
+    page.wait_for_function(
+        "() => document.querySelectorAll('.micrograd-widget').length === 2 && "
+        "document.querySelectorAll('.micrograd-widget')[1].dataset.ready === "
+        "'1'",
+        timeout=RUN_MS,
+    )
     trainer.scroll_into_view_if_needed()
     trainer.get_by_role("button", name="Play").click()
     trainer.locator("#acc-text").filter(has_text="accuracy 100.0%").wait_for(timeout=RUN_MS)
@@ -356,8 +379,11 @@ def test_each_notebook_runs_in_the_app_with_its_solutions_typed_in(app: App) -> 
         assert not failed, f"{name}: cell {failed[0]['i']}: {failed[0]['errors']}"
         printed = "".join(r["text"] for r in ran)
         assert "Traceback" not in printed, name
-        n_code = sum(1 for c in json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())
-                     ["cells"] if c["cell_type"] == "code")  # fmt: skip
+        n_code = sum(
+            1
+            for c in json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())["cells"]
+            if c["cell_type"] == "code"
+        )
         assert len(ran) == n_code, name  # top to bottom
         if name == "04_moons_demo":  # karpathy's result, on micrograd.data's moons
             assert "step 99 loss 0.0109783701354" in printed, printed[-500:]

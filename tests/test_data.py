@@ -65,8 +65,12 @@ def _sklearn(name: str, n: int, noise: float, seed: int) -> tuple[list, list]:
     return X.tolist(), (y * 2 - 1).tolist()
 
 
-CASES = [(n, noise, seed) for n in (1, 2, 7, 100, 301) for noise in (0.0, 0.1, 0.35)
-         for seed in (0, 1337, 2**32 - 1)]
+CASES = [
+    (n, noise, seed)
+    for n in (1, 2, 7, 100, 301)
+    for noise in (0.0, 0.1, 0.35)
+    for seed in (0, 1337, 2**32 - 1)
+]
 
 
 @pytest.mark.parametrize("name", ["moons", "circles"])
@@ -85,8 +89,10 @@ def test_generating_moons_imports_no_sklearn() -> None:
     import subprocess
     import sys
 
-    code = "import sys; from micrograd import data; data.moons(); data.circles(); " \
-           "assert 'sklearn' not in sys.modules"
+    code = (
+        "import sys; from micrograd import data; data.moons(); data.circles(); "
+        "assert 'sklearn' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -59,8 +59,9 @@ def test_the_page_names_no_data_set() -> None:
 @pytest.mark.parametrize("name", [k for k, d in DATASETS.items() if d.train_view])
 def test_each_train_view_set_is_its_generators_points(name: str) -> None:
     d = DATASETS[name]
-    s = Settings.from_dict({"dataset": name, "loss": d.losses[0], "points": 30, "noise": 0.2,
-                            "data_seed": 7})  # fmt: skip
+    s = Settings.from_dict(
+        {"dataset": name, "loss": d.losses[0], "points": 30, "noise": 0.2, "data_seed": 7}
+    )
     X, labels = make_data(s)
     Xd, yd = d.make(30, 0.2, seed=7) if d.size is None else d.make()
     assert d.size in (None, len(Xd))
@@ -103,8 +104,8 @@ def test_the_new_generators_check_their_arguments() -> None:
 def recipe() -> tuple[str, str]:
     """CONTRIBUTING.md's new data set, as written there: its generator and its one entry."""
     text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    section = text[text.index("## Add a data set"):]
-    block = section[section.index("```python\n") + 10:section.index("```\n", 10)]
+    section = text[text.index("## Add a data set") :]
+    block = section[section.index("```python\n") + 10 : section.index("```\n", 10)]
     generator = block[: block.index("DATASETS")].strip() + "\n\n\n"
     (entry,) = [line + "\n" for line in block.splitlines() if line.strip().startswith("DataSet(")]
     return generator, entry
@@ -127,8 +128,9 @@ print(json.dumps({"menu": [d for d in options["datasets"] if d[0] == "wave"],
 def test_a_new_data_set_is_one_entry_seen_by_the_train_view_and_the_demo(
     tmp_path: pathlib.Path,
 ) -> None:
-    shutil.copytree(ROOT / "micrograd", tmp_path / "micrograd",
-                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    shutil.copytree(
+        ROOT / "micrograd", tmp_path / "micrograd", ignore=shutil.ignore_patterns("__pycache__")
+    )
     source = tmp_path / "micrograd" / "data.py"
     text = source.read_text()
     table = "DATASETS: dict[str, DataSet] = {d.name: d for d in (\n"
@@ -138,8 +140,9 @@ def test_a_new_data_set_is_one_entry_seen_by_the_train_view_and_the_demo(
     source.write_text(head + generator + table + entry + tail)
 
     def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, *args], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=300)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, *args], cwd=tmp_path, capture_output=True, text=True, timeout=300
+        )
 
     probe = run("-c", PROBE)
     assert probe.returncode == 0, probe.stderr
@@ -149,8 +152,9 @@ def test_a_new_data_set_is_one_entry_seen_by_the_train_view_and_the_demo(
     assert seen["points"]  # the view's points are the generator's
 
     assert "wave" in run("-m", "micrograd", "demo", "--help").stdout
-    trained = run("-m", "micrograd", "demo", "wave", "--steps", "3", "--no-progress",
-                  "--out", "out")  # fmt: skip
+    trained = run(
+        "-m", "micrograd", "demo", "wave", "--steps", "3", "--no-progress", "--out", "out"
+    )
     assert trained.returncode == 0, trained.stderr
     # the entry's recipe: hidden layers of 8, the rest karpathy's
     assert trained.stdout.startswith("wave: 100 training samples; MLP 2-8-8-1")

@@ -120,8 +120,10 @@ def test_a_graph_far_deeper_than_the_recursion_limit_copies_and_pickles(how):
     assert twin.note == "mine"
     twin.backward()  # a working graph: its own grads, not the original's
     leaves = [v for v in _find(twin) if v.label == "x"]
-    assert len(leaves) == 1 and leaves[0].grad == 2 * [v for v in _find(root)
-                                                        if v.label == "x"][0].grad
+    assert (
+        len(leaves) == 1
+        and leaves[0].grad == 2 * [v for v in _find(root) if v.label == "x"][0].grad
+    )
 
 
 def _find(v: Value) -> list[Value]:

@@ -41,7 +41,11 @@ def subprocess_demo(*args: str, cwd: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
     return subprocess.Popen(
         [sys.executable, "-m", "micrograd", "demo", *args],
-        cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -95,14 +99,18 @@ def test_default_demo_is_karpathys(capsys, tmp_path, engine) -> None:
 
 
 def test_smoke_subprocess_progress_and_default_out(tmp_path: Path) -> None:
-    p = subprocess_demo("xor", "--steps", "5", "--hidden", "4", "--activation", "tanh",
-                        cwd=tmp_path)
+    p = subprocess_demo(
+        "xor", "--steps", "5", "--hidden", "4", "--activation", "tanh", cwd=tmp_path
+    )
     out, err = p.communicate(timeout=300)
     assert p.returncode == 0, err
     assert "5/5" in err  # the progress bar
     final_line(out)
     assert sorted(os.listdir(tmp_path / "micrograd-demo")) == [
-        "decision_boundary.png", "model.json", "training.png"]
+        "decision_boundary.png",
+        "model.json",
+        "training.png",
+    ]
     model = load(tmp_path / "micrograd-demo" / "model.json")
     assert model.config()["activation"] == "tanh"
 
@@ -121,19 +129,23 @@ def test_smoke_ctrl_c_is_one_line_exit_130_and_no_file(tmp_path: Path) -> None:
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130
     last = (seen + err).replace("\r", "\n").strip().splitlines()[-1]
-    assert re.fullmatch(r"micrograd demo: error: interrupted at step \d+/1000000; nothing written",
-                        last), last
+    assert re.fullmatch(
+        r"micrograd demo: error: interrupted at step \d+/1000000; nothing written", last
+    ), last
     assert "Traceback" not in seen + err
     assert not (tmp_path / "o").exists()  # not even the folder the run made
 
 
 def test_smoke_moons_does_not_import_sklearn(tmp_path: Path) -> None:
-    code = ("import sys; from micrograd import cli, train; train.freeze_gc = lambda: None; "
-            "assert cli.main(['demo', '--steps', '1', '--no-progress', '--out', 'o']) == 0; "
-            "assert 'sklearn' not in sys.modules, 'sklearn imported'")
+    code = (
+        "import sys; from micrograd import cli, train; train.freeze_gc = lambda: None; "
+        "assert cli.main(['demo', '--steps', '1', '--no-progress', '--out', 'o']) == 0; "
+        "assert 'sklearn' not in sys.modules, 'sklearn imported'"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
-    subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, check=True, capture_output=True
+    )
 
 
 # ------------------------------------------------------------------ bad input: one line, first
@@ -156,9 +168,11 @@ def test_smoke_moons_does_not_import_sklearn(tmp_path: Path) -> None:
         (["--seed", "1.5"], "--seed needs a whole number"),
         (["--batch-size", "0"], "--batch-size must be at least 1"),
         (["--max-params", "0"], "--max-params must be at least 1"),
-        (["--hidden", "100000,100000"],
-         "MLP 2-100000-100000-1 has 10,000,500,001 parameters, more than the cap of 200,000 "
-         "(it would need about 7.7 TB of memory); pass --max-params 10000500001"),
+        (
+            ["--hidden", "100000,100000"],
+            "MLP 2-100000-100000-1 has 10,000,500,001 parameters, more than the cap of 200,000 "
+            "(it would need about 7.7 TB of memory); pass --max-params 10000500001",
+        ),
         (["digits", "--hidden", "4000"], "MLP 64-4000-10 has 300,010 parameters"),
         (["--hidden", "300,300", "--max-params", "1000"], "more than the cap of 1,000"),
     ],
@@ -174,8 +188,9 @@ def test_bad_options_exit_2_with_one_line(capsys, tmp_path, monkeypatch, args, m
 
 
 def test_the_size_cap_has_an_override(capsys, tmp_path) -> None:
-    status, out, err = run(capsys, "--hidden", "30", "--max-params", "121", "--steps", "1",
-                           "--out", str(tmp_path))
+    status, out, err = run(
+        capsys, "--hidden", "30", "--max-params", "121", "--steps", "1", "--out", str(tmp_path)
+    )
     assert status == 0, err
     assert "MLP 2-30-1 (121 parameters" in out
 
@@ -191,16 +206,26 @@ def test_memory_estimate_grows_with_the_model() -> None:
     "setup, out, message",
     [
         (lambda d: (d / "f").write_text("x"), "f", "--out f is a file, not a folder"),
-        (lambda d: (d / "f").write_text("x"), "f/sub",
-         "cannot create the folder 'f/sub': Not a directory"),
-        (lambda d: (d / "o" / "model.json").mkdir(parents=True), "o",
-         "cannot write o/model.json: it is a folder"),
-        (lambda d: (d / "o" / "training.png").mkdir(parents=True), "o",
-         "cannot write o/training.png: it is a folder"),
+        (
+            lambda d: (d / "f").write_text("x"),
+            "f/sub",
+            "cannot create the folder 'f/sub': Not a directory",
+        ),
+        (
+            lambda d: (d / "o" / "model.json").mkdir(parents=True),
+            "o",
+            "cannot write o/model.json: it is a folder",
+        ),
+        (
+            lambda d: (d / "o" / "training.png").mkdir(parents=True),
+            "o",
+            "cannot write o/training.png: it is a folder",
+        ),
     ],
 )
-def test_unwritable_out_is_found_before_training(capsys, tmp_path, monkeypatch, setup, out,
-                                                 message) -> None:
+def test_unwritable_out_is_found_before_training(
+    capsys, tmp_path, monkeypatch, setup, out, message
+) -> None:
     monkeypatch.chdir(tmp_path)
     setup(tmp_path)
     monkeypatch.setattr(demo, "run_demo", lambda cfg: pytest.fail("trained anyway"))
@@ -216,8 +241,10 @@ def test_a_write_failing_after_training_names_the_file(capsys, tmp_path, monkeyp
     monkeypatch.setattr(plots, "training_curves", full_disk)
     status, out, err = run(capsys, "--steps", "2", "--out", str(tmp_path))
     assert status == 1
-    assert err == f"micrograd demo: error: cannot write {tmp_path}/training.png: " \
-                  "No space left on device\n"
+    assert (
+        err == f"micrograd demo: error: cannot write {tmp_path}/training.png: "
+        "No space left on device\n"
+    )
     assert ".tmp" not in err
 
 
@@ -234,7 +261,9 @@ def test_divergence_stops_at_its_step_with_one_line(capsys, tmp_path, args) -> N
     assert status == 1
     m = re.fullmatch(
         r"micrograd demo: error: training diverged at step (\d+): (.*) \(try a lower --lr than "
-        r"\S+\); wrote the curves up to it: (.*)\n", err)
+        r"\S+\); wrote the curves up to it: (.*)\n",
+        err,
+    )
     assert m, err
     assert m.group(3) == str(tmp_path / "training.png")
     assert_png(tmp_path / "training.png")
@@ -243,8 +272,9 @@ def test_divergence_stops_at_its_step_with_one_line(capsys, tmp_path, args) -> N
 
 
 def test_divergence_keeps_the_history_up_to_its_step(tmp_path) -> None:
-    result = demo.run_demo(DemoConfig(lr=1e10, progress=False, out=str(tmp_path)),
-                           out=open(os.devnull, "w"))
+    result = demo.run_demo(
+        DemoConfig(lr=1e10, progress=False, out=str(tmp_path)), out=open(os.devnull, "w")
+    )
     e = result["diverged"]
     assert isinstance(e, train.Diverged)
     assert len(e.history.loss) == e.step  # the steps before it, all finite
@@ -274,8 +304,9 @@ def test_ctrl_c_during_training(capsys, tmp_path, monkeypatch) -> None:
 
 def test_out_errors_name_the_folder_and_why(capsys, tmp_path) -> None:
     status, out, err = run(capsys, "--out", "")
-    assert status == 2 and err == ("micrograd demo: error: --out is empty; name a folder, "
-                                   "e.g. --out runs/moons\n")
+    assert status == 2 and err == (
+        "micrograd demo: error: --out is empty; name a folder, e.g. --out runs/moons\n"
+    )
     blocked = tmp_path / "ro"
     blocked.mkdir(mode=0o500)
     if os.access(blocked, os.W_OK):  # root may write anywhere: a file in the way instead
@@ -295,8 +326,10 @@ def test_ctrl_c_while_writing_leaves_whole_files(capsys, tmp_path, monkeypatch) 
     monkeypatch.setattr(plots, "training_curves", interrupt)
     status, out, err = run(capsys, "--steps", "3", "--out", str(tmp_path))
     assert status == 130
-    assert err == ("micrograd demo: error: interrupted while writing the results (wrote "
-                   f"{tmp_path}/model.json; the rest of {tmp_path} is as it was)\n")
+    assert err == (
+        "micrograd demo: error: interrupted while writing the results (wrote "
+        f"{tmp_path}/model.json; the rest of {tmp_path} is as it was)\n"
+    )
     assert os.listdir(tmp_path) == ["model.json"]
     load(tmp_path / "model.json")  # whole
 
@@ -315,8 +348,9 @@ def test_accuracy_is_on_the_whole_training_set(capsys, tmp_path) -> None:
 
 
 def test_digits_reports_training_and_test_accuracy(capsys, tmp_path) -> None:
-    status, out, err = run(capsys, "digits", "--steps", "3", "--hidden", "4", "--out",
-                           str(tmp_path))
+    status, out, err = run(
+        capsys, "digits", "--steps", "3", "--hidden", "4", "--out", str(tmp_path)
+    )
     assert status == 0, err
     m = final_line(out)
     X, y = data.digits()
@@ -331,8 +365,9 @@ def test_digits_reports_training_and_test_accuracy(capsys, tmp_path) -> None:
 
 @pytest.mark.parametrize("name", ["sgd", "adam", "adamw"])
 def test_optimizer_option(capsys, tmp_path, name) -> None:
-    status, out, err = run(capsys, "--optimizer", name, "--lr", "0.05", "--steps", "3",
-                           "--out", str(tmp_path))
+    status, out, err = run(
+        capsys, "--optimizer", name, "--lr", "0.05", "--steps", "3", "--out", str(tmp_path)
+    )
     assert status == 0, err
     assert f"hinge loss, {name} lr 0.05" in out
     opt, _ = demo.make_optimizer(DemoConfig(optimizer=name), MLP(2, [1]))
@@ -342,8 +377,11 @@ def test_optimizer_option(capsys, tmp_path, name) -> None:
 def test_plot_titles_name_the_network(capsys, tmp_path, monkeypatch) -> None:
     titles = []
     real = plots.training_curves
-    monkeypatch.setattr(plots, "training_curves",
-                        lambda h, p, title: (titles.append(title), real(h, p, title=title)))
+    monkeypatch.setattr(
+        plots,
+        "training_curves",
+        lambda h, p, title: (titles.append(title), real(h, p, title=title)),
+    )
     assert run(capsys, "xor", "--hidden", "4", "--steps", "2", "--out", str(tmp_path))[0] == 0
     assert titles == ["xor: MLP 2-4-1"]
     assert demo.shape_name([64, 64, 10]) == "MLP 64-64-10"
@@ -353,8 +391,10 @@ def test_a_reused_out_folder_is_explained(capsys, tmp_path) -> None:
     (tmp_path / "predictions.png").write_bytes(PNG_SIGNATURE)  # as an earlier digits run left
     status, out, err = run(capsys, "--steps", "1", "--out", str(tmp_path))
     assert status == 0
-    assert f"wrote {tmp_path}/model.json, {tmp_path}/training.png, " \
-           f"{tmp_path}/decision_boundary.png\n" in out
+    assert (
+        f"wrote {tmp_path}/model.json, {tmp_path}/training.png, "
+        f"{tmp_path}/decision_boundary.png\n" in out
+    )
     assert f"note: predictions.png in {tmp_path} is from an earlier run, not this one" in out
 
 

@@ -25,8 +25,9 @@ def test_digits_with_and_without_jit_agree(tmp_path, monkeypatch) -> None:
 
     runs = {}
     for jit in (True, False):
-        cfg = demo.config_for("digits", steps=4, hidden=(8,), progress=False, jit=jit,
-                              out=str(tmp_path / str(jit)))
+        cfg = demo.config_for(
+            "digits", steps=4, hidden=(8,), progress=False, jit=jit, out=str(tmp_path / str(jit))
+        )
         runs[jit] = demo.run_demo(cfg, out=io.StringIO())
     assert runs[True]["loss"] == pytest.approx(runs[False]["loss"], **TOL)
     assert runs[True]["accuracy"] == runs[False]["accuracy"]

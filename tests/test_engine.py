@@ -129,8 +129,9 @@ def programs(draw: st.DrawFn) -> tuple[list[float], list[tuple[Op, list[int]]]]:
     steps = []
     for i in range(draw(st.integers(1, 12))):
         op = draw(st.sampled_from(OPS))
-        args = draw(st.lists(st.integers(0, n_leaves + i - 1), min_size=op.arity,
-                             max_size=op.arity))  # fmt: skip
+        args = draw(
+            st.lists(st.integers(0, n_leaves + i - 1), min_size=op.arity, max_size=op.arity)
+        )
         steps.append((op, args))
     return leaves, steps
 
@@ -462,7 +463,10 @@ def test_registry_apply_builds_the_op_from_its_declaration() -> None:
         again = info.apply(*(Value(c.data + 1.0) for c in node._prev), p=info.parameter(node))
         assert op_kind(again) == op_kind(node) and again._op == node._op
     assert (again.data, ENGINE_OPS["**p"].parameter(x**2.5), ENGINE_OPS["*"].parameter(x)) == (
-        4.0 * -1.0 + 2.0, 2.5, None)
+        4.0 * -1.0 + 2.0,
+        2.5,
+        None,
+    )
     assert ENGINE_OPS["*"].formula == "d/da = b, d/db = a"
     assert ENGINE_OPS["tanh"].formula == "d/da = 1 - out²"
 
@@ -504,8 +508,9 @@ def test_a_rule_calling_a_function_values_lack_says_what_to_declare() -> None:
         return Value(abs(self.data), (self,), "sgn", "", local)
 
     try:
-        registry.op("sgn", 1, forward=lambda xp, a: xp.abs(a),
-                    local=lambda xp, out, a: (xp.sign(a),))(sgn)  # fmt: skip
+        registry.op(
+            "sgn", 1, forward=lambda xp, a: xp.abs(a), local=lambda xp, out, a: (xp.sign(a),)
+        )(sgn)
         x = Value(-2.0)
         assert sgn(x)._local == (-1.0,)  # floats have it (numpy's name)
         assert explain_local(sgn(x), ["x"], "y") == ("sign(x)",)

@@ -68,12 +68,30 @@ def test_a_chain_rule_line_visibly_holds(a: float, b: float) -> None:
 
 def _numbers() -> list[float]:
     rng = random.Random(20261124)
-    xs = [0.0, -0.0, 1.03125, -1.03125, 0.1, 0.01, 0.001, 1e-4, 1e12, 9.99996e-5, 0.099999,
-          0.0099999, 5e-324, 1.7976931348623157e308, -2.5, 0.5, 0.00125, 1e-4 * (1 - 2**-52)]
+    xs = [
+        0.0,
+        -0.0,
+        1.03125,
+        -1.03125,
+        0.1,
+        0.01,
+        0.001,
+        1e-4,
+        1e12,
+        9.99996e-5,
+        0.099999,
+        0.0099999,
+        5e-324,
+        1.7976931348623157e308,
+        -2.5,
+        0.5,
+        0.00125,
+        1e-4 * (1 - 2**-52),
+    ]
     for _ in range(300):  # spread over every size the formatter has a branch for
         xs.append(rng.choice([-1, 1]) * 10 ** rng.uniform(-8, 14))
     for _ in range(100):  # halfway cases: short binary fractions, exact ties at 4-7 decimals
-        xs.append(rng.randint(-10**6, 10**6) / 2 ** rng.randint(1, 12))
+        xs.append(rng.randint(-(10**6), 10**6) / 2 ** rng.randint(1, 12))
     for _ in range(100):  # any bit pattern that is a finite double
         (x,) = struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))
         if math.isfinite(x):
@@ -84,8 +102,9 @@ def _numbers() -> list[float]:
 def test_python_and_the_pages_javascript_format_alike(page: Any) -> None:
     page.set_content("<!doctype html><title>fmt</title>")
     # common.js is an ES module: its own text, run as one, hands its fmt to the page
-    page.add_script_tag(content=COMMON_JS.read_text(encoding="utf-8") + "\nwindow.fmt = fmt;\n",
-                        type="module")  # fmt: skip
+    page.add_script_tag(
+        content=COMMON_JS.read_text(encoding="utf-8") + "\nwindow.fmt = fmt;\n", type="module"
+    )
     page.wait_for_function("typeof window.fmt === 'function'")
     xs = _numbers()
     # JSON has no NaN or infinities: those go as the strings the server sends, and as numbers

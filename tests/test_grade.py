@@ -118,12 +118,15 @@ def _hostile(root: pathlib.Path, port: int) -> dict[str, str]:
 def _tampered() -> Any:
     """A wrong engine whose copy lost its checks: slope's deleted, value's replaced by `pass`,
     step1's asserts gone; and a cell of the learner's own raising before step 4."""
-    nb = _filled(N1, _with(
+    nb = _filled(
         N1,
-        slope="def slope(f, x, h=0.0001):\n    return (f(x + h) - f(x)) / (2 * h)",
-        value=FILLS[N1]["value"].replace("self.data * other.data", "self.data + other.data"),
-        step1="L.grad = 2",
-    ))
+        _with(
+            N1,
+            slope="def slope(f, x, h=0.0001):\n    return (f(x + h) - f(x)) / (2 * h)",
+            value=FILLS[N1]["value"].replace("self.data * other.data", "self.data + other.data"),
+            step1="L.grad = 2",
+        ),
+    )
     cells = []
     for c in nb.cells:
         checks = c.metadata.get("checks")
@@ -132,8 +135,14 @@ def _tampered() -> Any:
         if checks == "value":
             c.source = "pass"
         if checks == "step1":
-            c.source = "\n".join(line for line in c.source.splitlines()
-                                  if "assert" not in line and "compare" not in line) or "pass"
+            c.source = (
+                "\n".join(
+                    line
+                    for line in c.source.splitlines()
+                    if "assert" not in line and "compare" not in line
+                )
+                or "pass"
+            )
         if c.metadata.get("exercise") == "step4":
             cells.append(nbformat.v4.new_code_cell("raise ValueError('my own cell')"))
         cells.append(c)
@@ -155,19 +164,26 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, list[dic
     _write(root / "ada" / "01.ipynb", N1, FILLS[N1])
     _write(root / "ada" / "02.ipynb", N2, FILLS[N2])  # her my_value.py is what 03 imports
     _write(root / "ada" / "03.ipynb", N3, FILLS[N3])
-    _write(root / "bob" / "01.ipynb", N1, _with(
+    _write(
+        root / "bob" / "01.ipynb",
         N1,
-        slope="def slope(f, x, h=0.0001):\n    return (f(x + h) - f(x)) / (2 * h)",   # half
-        value=FILLS[N1]["value"].replace("self.data * other.data", "self.data + other.data"),
-        step1="L.grad = 1 / 0",                                                     # crashes
-        step2="d.grad = d.data\nf.grad = 4.0",                                      # wrong
-        step3="e.grad = ...\nc.grad = ...",                                         # left
-    ))
+        _with(
+            N1,
+            slope="def slope(f, x, h=0.0001):\n    return (f(x + h) - f(x)) / (2 * h)",  # half
+            value=FILLS[N1]["value"].replace("self.data * other.data", "self.data + other.data"),
+            step1="L.grad = 1 / 0",  # crashes
+            step2="d.grad = d.data\nf.grad = 4.0",  # wrong
+            step3="e.grad = ...\nc.grad = ...",  # left
+        ),
+    )
     bad_step = FILLS[N3]["step"].replace("        p.grad = 0\n", "        pass\n")
     _write(root / "bob" / "03.ipynb", N3, _with(N3, step=bad_step))
     (root / "bob" / "my_value.py").write_text(MY_VALUE.split("\n", 1)[1])  # his, beside it
-    _write(root / "cy" / "01.ipynb", N1, _with(N1, slope="def slope(f, x, h=0.0001):\n"
-                                                         "    while True:\n        pass"))
+    _write(
+        root / "cy" / "01.ipynb",
+        N1,
+        _with(N1, slope="def slope(f, x, h=0.0001):\n    while True:\n        pass"),
+    )
     _write(root / "dee" / "01.ipynb", N1, _with(N1, value="import os\nos._exit(1)"))
     root.joinpath("eve").mkdir()
     nbformat.write(_nb(N1), root / "eve" / "01.ipynb")  # the learner's copy, untouched
@@ -184,9 +200,20 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, list[dic
     stdout = io.StringIO()
     try:
         with contextlib.redirect_stdout(stdout):
-            status = main(["grade", str(root), "--csv", str(out), "--timeout", "25",
-                           "--summary", str(root / "summary.csv"),
-                           "--html", str(root / "grades.html")])
+            status = main(
+                [
+                    "grade",
+                    str(root),
+                    "--csv",
+                    str(out),
+                    "--timeout",
+                    "25",
+                    "--summary",
+                    str(root / "summary.csv"),
+                    "--html",
+                    str(root / "grades.html"),
+                ]
+            )
     finally:
         listener.close()
     with open(out, newline="") as f:
@@ -195,8 +222,11 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, list[dic
 
 
 def _results(rows: list[dict], who: str, notebook: str) -> dict[str, tuple[str, str]]:
-    return {r["exercise"]: (r["result"], r["detail"]) for r in rows
-            if r["learner"] == who and r["notebook"] == notebook}
+    return {
+        r["exercise"]: (r["result"], r["detail"])
+        for r in rows
+        if r["learner"] == who and r["notebook"] == notebook
+    }
 
 
 def test_correct_notebooks_pass_every_exercise(graded) -> None:
@@ -212,14 +242,17 @@ def test_each_kind_of_bug_is_reported_with_its_cause(graded) -> None:
     bob = _results(rows, "bob", "01")
     assert bob["slope"][0] == "failed" and "should be close to 14" in bob["slope"][1]
     assert bob["value"] == ("failed", bob["value"][1])
-    assert bob["value"][1].startswith("*: for out = a * b with a = 2.0, b = -3.0, out.data is "
-                                      "-1.0, expected -6.0")
+    assert bob["value"][1].startswith(
+        "*: for out = a * b with a = 2.0, b = -3.0, out.data is -1.0, expected -6.0"
+    )
     assert bob["step1"] == ("error", "ZeroDivisionError: division by zero")
     assert bob["step2"] == ("failed", "d.grad = 9.0, but nudging d moves L by -2.000000 per unit")
     assert bob["step3"][0] == "not attempted" and "`...` left" in bob["step3"][1]
     # built on step 3's grads, still `...`: the exercise's own line crashes on them
-    assert bob["step4"] == ("error", "TypeError: unsupported operand type(s) for *: 'ellipsis' "
-                                     "and 'float'")
+    assert bob["step4"] == (
+        "error",
+        "TypeError: unsupported operand type(s) for *: 'ellipsis' and 'float'",
+    )
     step = _results(rows, "bob", "03")
     assert step["nn"] == ("passed", "")
     assert step["step"][0] == "failed" and "the grads are never zeroed" in step["step"][1]
@@ -249,8 +282,10 @@ def test_the_table_the_csv_and_the_exit_status(graded) -> None:
     assert lines[0].split() == ["submission", "notebook", "exercise", "result", "detail"]
     assert len(lines) == len(rows) + 2  # a line per row, then the summary
     counts = {k: sum(r["result"] == k for r in rows if r["exercise"]) for k in grade.RESULTS}
-    assert lines[-1] == (f"12 submissions, {sum(counts.values())} exercises: " + ", ".join(
-        f"{n} {k}" for k, n in counts.items() if n))
+    assert lines[-1] == (
+        f"12 submissions, {sum(counts.values())} exercises: "
+        + ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+    )
     for row, line in zip(rows, lines[1:]):
         assert line.startswith(row["submission"]) and row["result"] in line
     # the learners' folders are read, never written: ada's my_value.py came from her notebook 2
@@ -267,8 +302,9 @@ def test_tampered_check_cells_change_nothing(graded) -> None:
     assert fay["value"][0] == "failed" and fay["value"][1].startswith("*: for out = a * b")
     assert fay["step1"][0] == "failed" and "L.grad = 2" in fay["step1"][1]
     assert fay["step4"][0] == "error"
-    assert re.fullmatch(r"cell \d+, before this exercise, raised ValueError: my own cell",
-                        fay["step4"][1]), fay["step4"]
+    assert re.fullmatch(
+        r"cell \d+, before this exercise, raised ValueError: my own cell", fay["step4"][1]
+    ), fay["step4"]
 
 
 def test_a_hostile_submission_harms_no_one(graded) -> None:
@@ -300,16 +336,38 @@ def test_the_summary_a_row_per_learner(graded) -> None:
     _, _, rows, root = graded
     with open(root / "summary.csv", newline="") as f:
         summary = list(csv.DictReader(f))
-    assert list(summary[0]) == ["learner", "passed", "failed", "error", "timeout",
-                                "not attempted", "skipped"]
-    assert [s["learner"] for s in summary] == ["ada", "bob", "cy", "dee", "eve", "fay", "hal",
-                                               "zed"]
+    assert list(summary[0]) == [
+        "learner",
+        "passed",
+        "failed",
+        "error",
+        "timeout",
+        "not attempted",
+        "skipped",
+    ]
+    assert [s["learner"] for s in summary] == [
+        "ada",
+        "bob",
+        "cy",
+        "dee",
+        "eve",
+        "fay",
+        "hal",
+        "zed",
+    ]
     for s in summary:
         mine = [r for r in rows if r["learner"] == s["learner"]]
         for k in grade.RESULTS:
             assert int(s[k]) == sum(r["result"] == k for r in mine), (s, k)
-    assert summary[0] == {"learner": "ada", "passed": "15", "failed": "0", "error": "0",
-                          "timeout": "0", "not attempted": "0", "skipped": "0"}
+    assert summary[0] == {
+        "learner": "ada",
+        "passed": "15",
+        "failed": "0",
+        "error": "0",
+        "timeout": "0",
+        "not attempted": "0",
+        "skipped": "0",
+    }
 
 
 def test_the_html_page_learners_by_exercises(graded) -> None:
@@ -322,8 +380,11 @@ def test_the_html_page_learners_by_exercises(graded) -> None:
     learners = [re.search(r"<th scope=row>(.*?)</th>", tr).group(1) for tr in trs[1:]]
     assert learners == ["ada", "bob", "cy", "dee", "eve", "fay", "hal", "zed"]
     bob = trs[1 + learners.index("bob")]
-    cells = re.findall(r"<td class=r [^>]*style='background:(#\w+)'[^>]*data-cause='([^']*)'"
-                       r"[^>]*>([^<]*)</td>", bob)
+    cells = re.findall(
+        r"<td class=r [^>]*style='background:(#\w+)'[^>]*data-cause='([^']*)'"
+        r"[^>]*>([^<]*)</td>",
+        bob,
+    )
     by = {cause.split(" · ")[1]: (colour, cause, result) for colour, cause, result in cells}
     assert by["01: slope"][2] == "failed" and by["01: slope"][0] == grade_report.COLOURS["failed"]
     assert "should be close to 14" in by["01: slope"][1]
@@ -364,9 +425,9 @@ def test_placeholders_are_found_by_reading_the_code() -> None:
     assert not grade.has_placeholder("x = 1  # ... a comment\ns = '...'")
 
 
-
 # ---------------------------------------------------------------------------------------------
 # Without a kernel: how a submission is put together, found, refused and reported.
+
 
 @pytest.mark.parametrize("key", sorted(grade.course()))
 def test_the_course_checks_run_where_the_course_has_them(key: str) -> None:
@@ -384,32 +445,41 @@ def test_the_course_checks_run_where_the_course_has_them(key: str) -> None:
         runnable, roles = grade.compose(copy, course)
         assert [c.source for c in runnable.cells if c.cell_type == "code"] == code, tamper
         assert sum(r.kind == "check" for r in roles) == sum(
-            "checks" in c.metadata for c in course.cells)
+            "checks" in c.metadata for c in course.cells
+        )
 
 
 def test_a_check_pytorch_would_run_is_skipped_not_an_error() -> None:
     course = grade.course()["05"]
     runnable, roles = grade.compose(course, course)
-    outcomes = {i: {"state": "ok", "text": grade.NO_TORCH if r.kind == "check" else ""}
-                for i, r in enumerate(roles) if runnable.cells[i].cell_type == "code"}
+    outcomes = {
+        i: {"state": "ok", "text": grade.NO_TORCH if r.kind == "check" else ""}
+        for i, r in enumerate(roles)
+        if runnable.cells[i].cell_type == "code"
+    }
     cells = grade._cells(outcomes, "done", runnable, 60)
     rows = grade.judge(runnable, roles, cells, course, "05.ipynb", 60)
     assert [(r.exercise, r.result) for r in rows] == [("torch_function", "skipped")]
 
 
 def _fake(results: dict[str, str]):
-    def fake(path, timeout, shared=(), label=None, *, learner="", sandbox=True, slot=0,
-             own_folder=False):
-        return [grade.Row(str(path), "01", ex, res, f"=HYPERLINK(\"http://x\",\"{ex}\")", learner)
-                for ex, res in results.items()]
+    def fake(
+        path, timeout, shared=(), label=None, *, learner="", sandbox=True, slot=0, own_folder=False
+    ):
+        return [
+            grade.Row(str(path), "01", ex, res, f'=HYPERLINK("http://x","{ex}")', learner)
+            for ex, res in results.items()
+        ]
+
     return fake
 
 
 def test_skipped_and_not_attempted_leave_the_exit_status_0(tmp_path, monkeypatch, capsys) -> None:
     (tmp_path / "ada").mkdir()
     (tmp_path / "ada" / "01.ipynb").write_text("{}")
-    monkeypatch.setattr(grade, "grade", _fake({"a": "passed", "b": "skipped",
-                                               "c": "not attempted"}))
+    monkeypatch.setattr(
+        grade, "grade", _fake({"a": "passed", "b": "skipped", "c": "not attempted"})
+    )
     assert main(["grade", str(tmp_path), "--no-sandbox"]) == 0
     monkeypatch.setattr(grade, "grade", _fake({"a": "passed", "b": "timeout"}))
     assert main(["grade", str(tmp_path), "--no-sandbox"]) == 1
@@ -428,24 +498,37 @@ def test_no_csv_cell_is_a_formula(tmp_path, monkeypatch) -> None:
     with open(out, newline="") as f:
         rows = list(csv.DictReader(f))
     assert rows[0]["learner"] == "'=cmd" and rows[0]["exercise"] == "'-2+3"
-    assert rows[1]["detail"] == "'=HYPERLINK(\"http://x\",\"@SUM(A1)\")"
+    assert rows[1]["detail"] == '\'=HYPERLINK("http://x","@SUM(A1)")'
 
 
 def test_learners_are_the_class_folders_and_a_list_is_by_folder(tmp_path) -> None:
     from micrograd.grade_command import submissions
 
-    for p in ("ada/01.ipynb", "ada/sub/02.ipynb", "ada/.ipynb_checkpoints/01-checkpoint.ipynb",
-              "bob/01.ipynb", "flat.ipynb", ".git/x.ipynb"):
+    for p in (
+        "ada/01.ipynb",
+        "ada/sub/02.ipynb",
+        "ada/.ipynb_checkpoints/01-checkpoint.ipynb",
+        "bob/01.ipynb",
+        "flat.ipynb",
+        ".git/x.ipynb",
+    ):
         (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / p).write_text("{}")
-    got = [(pathlib.Path(p).relative_to(tmp_path).as_posix(), who, own) for p, who, _, own in
-           submissions([str(tmp_path)])]
-    assert got == [("flat.ipynb", str(tmp_path), False), ("ada/01.ipynb", "ada", True),
-                   ("ada/sub/02.ipynb", "ada", True), ("bob/01.ipynb", "bob", True)]
+    got = [
+        (pathlib.Path(p).relative_to(tmp_path).as_posix(), who, own)
+        for p, who, _, own in submissions([str(tmp_path)])
+    ]
+    assert got == [
+        ("flat.ipynb", str(tmp_path), False),
+        ("ada/01.ipynb", "ada", True),
+        ("ada/sub/02.ipynb", "ada", True),
+        ("bob/01.ipynb", "bob", True),
+    ]
     listed = submissions([str(tmp_path / "ada" / "01.ipynb"), str(tmp_path / "flat.ipynb")])
     assert [(who, folder, own) for _, who, folder, own in listed] == [
         (str(tmp_path / "ada"), str(tmp_path / "ada"), False),
-        (str(tmp_path), str(tmp_path), False)]
+        (str(tmp_path), str(tmp_path), False),
+    ]
 
 
 def test_two_learners_sharing_my_value_is_refused_in_one_line(tmp_path, capsys) -> None:
@@ -476,10 +559,14 @@ def test_without_bubblewrap_one_line_says_so(tmp_path, monkeypatch, capsys) -> N
     monkeypatch.undo()
     monkeypatch.setattr(grade, "grade", _fake({"a": "passed"}))
     assert main(["grade", str(tmp_path), "--no-sandbox"]) == 0
-    err = [line for line in capsys.readouterr().err.splitlines()
-           if "[1/1]" not in line and "1 notebook in" not in line]
-    assert len(err) == 1 and err[0].startswith("micrograd grade: --no-sandbox: the submissions "
-                                               "run with your permissions")
+    err = [
+        line
+        for line in capsys.readouterr().err.splitlines()
+        if "[1/1]" not in line and "1 notebook in" not in line
+    ]
+    assert len(err) == 1 and err[0].startswith(
+        "micrograd grade: --no-sandbox: the submissions run with your permissions"
+    )
 
 
 def test_the_sandbox_shows_no_class_folder_and_no_network(tmp_path) -> None:
@@ -489,7 +576,7 @@ def test_the_sandbox_shows_no_class_folder_and_no_network(tmp_path) -> None:
     for flag in ("--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session"):
         assert flag in cmd
     binds = [cmd[i + 1] for i, a in enumerate(cmd) if a in ("--bind", "--ro-bind")]
-    assert cmd[cmd.index("--bind") + 1:cmd.index("--bind") + 3] == [str(tmp_path), "/submission"]
+    assert cmd[cmd.index("--bind") + 1 : cmd.index("--bind") + 3] == [str(tmp_path), "/submission"]
     # Besides the submission: the system's folders and the Python the grader runs on (its venv,
     # its packages), read-only; none of them holds the class folder or anything above it.
     python = set(grade_sandbox._readable_roots())
@@ -509,8 +596,10 @@ def test_the_html_page_sorts_and_shows_a_cause_in_a_browser(graded, browser, scr
     _, _, rows, root = graded
     from tests.conftest import watch_errors
 
-    for name, viewport in (("1280", {"width": 1280, "height": 800}),
-                           ("phone", {"width": 390, "height": 844})):
+    for name, viewport in (
+        ("1280", {"width": 1280, "height": 800}),
+        ("phone", {"width": 390, "height": 844}),
+    ):
         context = browser.new_context(viewport=viewport)
         context.set_default_timeout(10_000)
         page = context.new_page()
@@ -524,11 +613,13 @@ def test_the_html_page_sorts_and_shows_a_cause_in_a_browser(graded, browser, scr
             assert names == ["ada", "bob", "cy", "dee", "eve", "fay", "hal", "zed"]
             page.get_by_role("columnheader", name="passed").click()
             passed = page.locator("tbody tr td:nth-child(2)").evaluate_all(
-                "els => els.map(e => Number(e.dataset.sort))")
+                "els => els.map(e => Number(e.dataset.sort))"
+            )
             assert passed == sorted(passed) and passed[0] < passed[-1]
             page.get_by_role("columnheader", name="passed").click()  # again: the other way
             again = page.locator("tbody tr td:nth-child(2)").evaluate_all(
-                "els => els.map(e => Number(e.dataset.sort))")
+                "els => els.map(e => Number(e.dataset.sort))"
+            )
             assert again == sorted(passed, reverse=True)
             bob = page.locator("tbody tr", has=page.locator("th", has_text="bob"))
             bob.locator("td.r", has_text="failed").first.click()
@@ -545,10 +636,14 @@ def test_a_sandbox_that_cannot_start_says_why(tmp_path, monkeypatch) -> None:
     if grade_sandbox.bwrap() is None:
         pytest.skip("bubblewrap is not installed")
     real = grade_sandbox.command
-    monkeypatch.setattr(grade_sandbox, "command",  # as a bwrap refused by the system would
-                        lambda folder, use: [real(folder, use)[0], "--no-such-option"])
+    monkeypatch.setattr(
+        grade_sandbox,
+        "command",  # as a bwrap refused by the system would
+        lambda folder, use: [real(folder, use)[0], "--no-such-option"],
+    )
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")])
     outcomes, end = grade_sandbox.run(dict(nb), str(tmp_path), 30, use_bwrap=True, uid=None)
     assert end == "killed" and outcomes[-1]["line"] == (
         "the sandbox did not start: bwrap: Unknown option --no-such-option (micrograd grade "
-        "--no-sandbox runs without it)")
+        "--no-sandbox runs without it)"
+    )

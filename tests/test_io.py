@@ -54,7 +54,11 @@ def test_file_is_readable_json(tmp_path) -> None:
     d = json.loads((tmp_path / "m.json").read_text())
     assert d["format"] == "micrograd-mlp" and d["version"] == 1
     assert (d["nin"], d["nouts"], d["activation"], d["out_activation"], d["fused"]) == (
-        2, [3, 1], "relu", "linear", True,
+        2,
+        [3, 1],
+        "relu",
+        "linear",
+        True,
     )
     assert d["weights"] == [p.data for p in model.parameters()]
     assert len(d["weights"]) == 13
@@ -122,8 +126,12 @@ def test_save_errors_name_the_users_file(tmp_path) -> None:
 def good() -> dict:
     random.seed(2)
     model = MLP(2, [3, 1])
-    return {"format": "micrograd-mlp", "version": 1, **model.config(),
-            "weights": [p.data for p in model.parameters()]}
+    return {
+        "format": "micrograd-mlp",
+        "version": 1,
+        **model.config(),
+        "weights": [p.data for p in model.parameters()],
+    }
 
 
 def with_weight(text: str) -> str:
@@ -232,21 +240,24 @@ def test_constructor_checks_what_load_checks(args, kw, error, match) -> None:
 FIXTURE = [HealthCheck.function_scoped_fixture]  # tmp_path is reused: each example overwrites
 ACTS = st.sampled_from([*ACTIVATIONS, None])
 WEIGHT = st.floats(allow_nan=False, allow_infinity=False)
-MODEL = st.fixed_dictionaries({
-    "nin": st.integers(1, 4),
-    "nouts": st.lists(st.integers(1, 4), min_size=1, max_size=3),
-    "activation": ACTS,
-    "out_activation": ACTS,
-    "fused": st.booleans(),
-})
+MODEL = st.fixed_dictionaries(
+    {
+        "nin": st.integers(1, 4),
+        "nouts": st.lists(st.integers(1, 4), min_size=1, max_size=3),
+        "activation": ACTS,
+        "out_activation": ACTS,
+        "fused": st.booleans(),
+    }
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=FIXTURE)
 @given(kw=MODEL, data=st.data())
 def test_any_mlp_that_can_be_built_loads_back_bit_identical(tmp_path, kw, data) -> None:
     model = MLP(**kw)
-    weights = data.draw(st.lists(WEIGHT, min_size=len(model.parameters()),
-                                 max_size=len(model.parameters())))
+    weights = data.draw(
+        st.lists(WEIGHT, min_size=len(model.parameters()), max_size=len(model.parameters()))
+    )
     for p, w in zip(model.parameters(), weights):
         p.data = w
     path = tmp_path / "m.json"
@@ -268,15 +279,35 @@ def test_any_mlp_that_can_be_built_loads_back_bit_identical(tmp_path, kw, data) 
 
 
 ODD = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 5), st.floats(), st.text(max_size=3),
-    st.lists(st.integers(-1, 4), max_size=3), st.sampled_from(["relu", "tanh", "linear", "gelu"]),
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 5),
+    st.floats(),
+    st.text(max_size=3),
+    st.lists(st.integers(-1, 4), max_size=3),
+    st.sampled_from(["relu", "tanh", "linear", "gelu"]),
 )
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=FIXTURE)
-@given(field=st.sampled_from(["format", "version", "nin", "nouts", "activation",
-                              "out_activation", "fused", "weights", "extra", "drop"]),
-       value=ODD, weight=st.one_of(st.floats(), st.integers(), st.text(max_size=2)))
+@given(
+    field=st.sampled_from(
+        [
+            "format",
+            "version",
+            "nin",
+            "nouts",
+            "activation",
+            "out_activation",
+            "fused",
+            "weights",
+            "extra",
+            "drop",
+        ]
+    ),
+    value=ODD,
+    weight=st.one_of(st.floats(), st.integers(), st.text(max_size=2)),
+)
 def test_every_file_load_accepts_save_could_have_written(tmp_path, field, value, weight) -> None:
     d = good()
     if field == "drop":

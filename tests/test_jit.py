@@ -159,6 +159,7 @@ def test_a_partial_sum_used_twice_stays_a_node_of_its_own() -> None:
         partial = x[0] + p
         whole = partial + q + x[1]  # a chain of + that `partial` starts, and `partial` again:
         return whole * partial  # it must not be folded away into the chain
+
     X, y = moons_like(B=5)
     f = jit(fn, reduce="sum")
     assert_close(compiled(f, [X, y], [p, q]), eager(fn, [X, y], [p, q], "sum"), tol=1e-12)
@@ -476,7 +477,7 @@ def test_comparing_two_traced_numbers_and_sorting() -> None:
     [
         lambda x, p: x * p * x.data,  # a number taken from the data as a constant
         lambda x, p: x * Value(x.data),
-        lambda x, p: x ** x.data,
+        lambda x, p: x**x.data,
         lambda x, p: Value.dot([p], [x.data]),
         lambda x, p: Value.sum([x, x.data]),
         lambda x, p: x + (x.data * 2 > 1),  # the comparison is fine; x.data * 2 is not
@@ -615,6 +616,7 @@ def test_random_programs_agree_with_eager_or_are_refused() -> None:
     n = int(os.environ.get("JIT_PROGRAMS", "500"))
     results = [jit_programs.check(seed) for seed in range(n)]
     assert results.count("refused") > n // 10 and results.count("same") > n // 2
+
 
 # ------------------------------------------------------------------------- errors
 

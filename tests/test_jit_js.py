@@ -29,8 +29,22 @@ if shutil.which("node") is None and shutil.which("nodejs") is None:
 
 # rules that call the platform's exp, log or pow (numpy's power and Math.pow may differ in the
 # last bit even for x**3): equal to a few ulps, not to the bit
-MATH = {"pow2", "pow3", "pow-1", "pow0", "pow0.5", "pow1.5", "pow-value", "rpow", "exp", "log",
-        "sigmoid", "softplus", "div", "rdiv"}
+MATH = {
+    "pow2",
+    "pow3",
+    "pow-1",
+    "pow0",
+    "pow0.5",
+    "pow1.5",
+    "pow-value",
+    "rpow",
+    "exp",
+    "log",
+    "sigmoid",
+    "softplus",
+    "div",
+    "rdiv",
+}
 
 
 @pytest.fixture(scope="module")
@@ -45,10 +59,21 @@ def _both(fn: Any, X: Any, node: Any) -> tuple[list, list, list, list]:
     out = f(X)
     src, captured = jit_js.program_source(fn, [X[0].tolist()])
     run = node.compile(jit_js.runner_source(src))
-    got = run("run", {"B": len(X), "data": X.ravel().tolist(),
-                      "captured": [c.data for c in captured], "seed": 1.0})  # fmt: skip
-    return ([float(x) for x in got["outs"]], f.last_outputs.tolist(),
-            [float(x) for x in got["grads"]], list(out._local))  # fmt: skip
+    got = run(
+        "run",
+        {
+            "B": len(X),
+            "data": X.ravel().tolist(),
+            "captured": [c.data for c in captured],
+            "seed": 1.0,
+        },
+    )
+    return (
+        [float(x) for x in got["outs"]],
+        f.last_outputs.tolist(),
+        [float(x) for x in got["grads"]],
+        list(out._local),
+    )
 
 
 def _eager_ok(op: Any, x: float) -> bool:
@@ -100,8 +125,9 @@ def test_a_network_with_its_loss_in_javascript_is_numpys_jit(node: Any) -> None:
     out = f(X[:, :2], X[:, 2])
     src, captured = jit_js.program_source(fn, [X[0, :2].tolist(), float(X[0, 2])])
     got = node.compile(jit_js.runner_source(src))(
-        "run", {"B": 50, "data": X.ravel().tolist(), "captured": [c.data for c in captured],
-                "seed": 1.0})  # fmt: skip
+        "run",
+        {"B": 50, "data": X.ravel().tolist(), "captured": [c.data for c in captured], "seed": 1.0},
+    )
     assert [float(x) for x in got["outs"]] == pytest.approx(f.last_outputs.tolist(), rel=1e-13)
     assert [float(x) for x in got["grads"]] == pytest.approx(list(out._local), rel=1e-12)
     assert len(captured) == len(model.parameters())

@@ -59,7 +59,10 @@ def test_the_lectures_first_notebook_runs_with_our_value() -> None:
     assert printed == run(code.FIRST_HALF[:16], theirs)
     assert "slope 0.9999999999976694" in printed and "-3.9999999999995595" in printed
     assert (ours["o"].data, ours["x1"].grad, ours["w1"].grad) == (
-        0.7071067811865476, -1.4999999999999996, 0.9999999999999998)
+        0.7071067811865476,
+        -1.4999999999999996,
+        0.9999999999999998,
+    )
     # then building the topological order by hand and backpropagating node by node
     assert run(code.FIRST_HALF[16:], ours) == run(code.FIRST_HALF[16:], theirs)
     # every Value the cells left behind, data and grad, bit for bit as the lecture's own
@@ -86,8 +89,9 @@ def test_the_lectures_second_notebook_runs_with_our_value() -> None:
     for a, b in zip(map(float, NUMBER.findall(ours)), map(float, NUMBER.findall(theirs))):
         assert a == pytest.approx(b, rel=1e-12, abs=1e-15)
     assert len(ours.splitlines()) == 4 + 6 + 20  # slopes, the torch cell, 20 training steps
-    assert [v.data for v in ns["ypred"]] == pytest.approx([v.data for v in ns_theirs["ypred"]],
-                                                           rel=1e-12)  # fmt: skip
+    assert [v.data for v in ns["ypred"]] == pytest.approx(
+        [v.data for v in ns_theirs["ypred"]], rel=1e-12
+    )
 
 
 def test_karpathys_demo_notebook_prints_what_it_printed_for_him() -> None:
@@ -113,12 +117,14 @@ def test_karpathys_trace_graph_notebook_draws_our_graphs() -> None:
     source = namespace["draw_dot"](namespace["y"]).source
     assert "data 3.0000 | grad 1.0000" in source and "ReLU" in source
     run(code.TRACE_GRAPH[4:], namespace)  # a 2-D neuron, drawn and rendered to gout.svg
-    assert namespace["y"].data == max(0.0, sum(w.data * x.data for w, x in zip(
-        namespace["n"].w, namespace["x"])))  # fmt: skip
+    assert namespace["y"].data == max(
+        0.0, sum(w.data * x.data for w, x in zip(namespace["n"].w, namespace["x"]))
+    )
 
 
-def eureka(value_class: type | None, monkeypatch: pytest.MonkeyPatch,
-           steps: int = 100) -> tuple[str, dict]:  # fmt: skip
+def eureka(
+    value_class: type | None, monkeypatch: pytest.MonkeyPatch, steps: int = 100
+) -> tuple[str, dict]:
     utils = types.ModuleType("utils")
     exec(code.EUREKA_UTILS, utils.__dict__)  # noqa: S102
     monkeypatch.setitem(sys.modules, "utils", utils)

@@ -34,11 +34,46 @@ def test_ruff_is_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_ruff_format_is_the_style() -> None:
+    # The formatter is the style: no file it would change. `# fmt: skip` is for a table that
+    # reads better as typed, and says why on the line above.
+    try:
+        import ruff  # noqa: F401
+    except ImportError:
+        if shutil.which("ruff") is None:
+            pytest.skip("ruff is not installed (pip install -e '.[test]')")
+    dirs = ["micrograd", "tests", "benchmarks"]
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", *dirs],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    skips = [
+        (path, i)
+        for d in dirs
+        for path in (ROOT / d).rglob("*.py")
+        for i, line in enumerate(path.read_text().splitlines())
+        if line.rstrip().endswith("# fmt: skip")
+    ]
+    assert len(skips) <= 8, f"{len(skips)} `# fmt: skip`: a handful at most"
+    for path, i in skips:
+        above = path.read_text().splitlines()[i - 1].strip()
+        assert above.startswith("#"), f"{path}:{i + 1}: `# fmt: skip` without its reason above"
+
+
 def _eslint(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     if not ESLINT.exists():
         _unavailable("ESLint is not installed (make test installs it: scripts/ensure-eslint)")
-    return subprocess.run([str(ESLINT), "--max-warnings", "0", *args], cwd=ROOT, input=stdin,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [str(ESLINT), "--max-warnings", "0", *args],
+        cwd=ROOT,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_eslint_is_clean_over_the_static_javascript() -> None:
@@ -52,7 +87,12 @@ def test_eslint_is_clean_over_the_widgets_joined_module() -> None:
     # the pages' modules in one scope: a name two of them declare would stop the widget loading
     widgets = pytest.importorskip("micrograd.widgets", reason="the widget needs anywidget")
     # (what the widget does not call, the pages' transports, is left unused there)
-    result = _eslint("--rule", '{"no-unused-vars": "off"}', "--stdin", "--stdin-filename",
-                     "micrograd/playground/static/widget-module.js",
-                     stdin=widgets.PlaygroundWidget._esm)  # fmt: skip
+    result = _eslint(
+        "--rule",
+        '{"no-unused-vars": "off"}',
+        "--stdin",
+        "--stdin-filename",
+        "micrograd/playground/static/widget-module.js",
+        stdin=widgets.PlaygroundWidget._esm,
+    )
     assert result.returncode == 0, result.stdout + result.stderr

@@ -137,7 +137,7 @@ class Value:
             v._backward()
 '''
 
-NN = '''\
+NN = """\
 class Neuron:
     def __init__(self, nin):
         self.b = Value(random.uniform(-1, 1))          # the bias first
@@ -168,9 +168,9 @@ class MLP:
         return x
     def parameters(self):
         return [p for layer in self.layers for p in layer.parameters()]
-'''
+"""
 
-STEP = '''\
+STEP = """\
 def step(model, xs, ys, lr):
     loss = sum((model(x) - y)**2 for x, y in zip(xs, ys))
     params = model.parameters()
@@ -180,9 +180,9 @@ def step(model, xs, ys, lr):
     for p in params:
         p.data -= lr * p.grad
     return loss
-'''
+"""
 
-BACKWARD_OPS = '''\
+BACKWARD_OPS = """\
 class Value:
     def __init__(self, data, _children=(), _op='', label=''):
         self.data, self.grad, self._op, self.label = data, 0.0, _op, label
@@ -211,12 +211,12 @@ class Value:
             self.grad += (1 - out.data**2) * out.grad
         out._backward = _backward
         return out
-'''
+"""
 
 FILLS: dict[str, dict[str, str]] = {
     "01_derivatives_and_value": {
         "slope": "def slope(f, x, h=0.0001):\n    rise = f(x + h) - f(x)\n    return rise / h",
-        "value": textwrap.dedent('''\
+        "value": textwrap.dedent("""\
             class Value:
                 def __init__(self, data, _children=(), _op='', label=''):
                     self.data, self.grad, self.label = data, 0.0, label
@@ -225,23 +225,23 @@ FILLS: dict[str, dict[str, str]] = {
                     return Value(self.data + other.data, [self, other], '+')
                 def __mul__(self, other):
                     return Value(self.data * other.data, [self, other], '*')
-            '''),
+            """),
         "step1": "L.grad = 1",
         "step2": "d.grad = -2.0\nf.grad = 4.0",
         "step3": "e.grad = d.grad\nc.grad = d.grad * 1",
         "step4": "a.grad = e.grad * b.data\nb.grad = e.grad * a.data",
     },
     "02_backpropagation": {
-        "by_hand": textwrap.dedent('''\
+        "by_hand": textwrap.dedent("""\
             o.grad = 1.0
             n.grad = (1 - o.data) * (1 + o.data)
             x1w1x2w2.grad = b.grad = n.grad
             x1w1.grad = x2w2.grad = n.grad
             x1.grad, w1.grad = w1.data * n.grad, x1.data * n.grad
             x2.grad, w2.grad = w2.data * n.grad, x2.data * n.grad
-            '''),
+            """),
         "backward_ops": BACKWARD_OPS,
-        "backward": textwrap.dedent('''\
+        "backward": textwrap.dedent("""\
             def backward(self):
                 order, seen = [], set()
                 def visit(v):
@@ -257,9 +257,9 @@ FILLS: dict[str, dict[str, str]] = {
                     v._backward()
 
             Value.backward = backward
-            '''),
+            """),
         "prediction": "my_prediction = 2",
-        "assign_value": textwrap.dedent('''\
+        "assign_value": textwrap.dedent("""\
             class AssignValue(Value):
                 def __add__(self, other):
                     out = AssignValue(self.data + other.data, (self, other), '+')
@@ -268,12 +268,12 @@ FILLS: dict[str, dict[str, str]] = {
                         other.grad = out.grad
                     out._backward = _backward
                     return out
-            '''),
+            """),
         "my_value": MY_VALUE,
     },
     "03_neuron_to_mlp": {"nn": NN, "step": STEP, "predict_grad": "same_grad_both_times = True"},
     "04_moons_demo": {
-        "moons_parts": textwrap.dedent('''\
+        "moons_parts": textwrap.dedent("""\
             def hinge(yi, score):
                 return (1 - score * yi).relu()
 
@@ -282,10 +282,10 @@ FILLS: dict[str, dict[str, str]] = {
 
             def learning_rate(k):
                 return 1.0 - 0.009 * k
-            '''),
+            """),
     },
     "05_pytorch_side_by_side": {
-        "torch_function": textwrap.dedent('''\
+        "torch_function": textwrap.dedent("""\
             class Tanh(Function):
                 @staticmethod
                 def forward(ctx, x):
@@ -297,7 +297,7 @@ FILLS: dict[str, dict[str, str]] = {
                 def backward(ctx, grad_out):
                     t, = ctx.saved_tensors
                     return grad_out * (1 - t * t)
-            '''),
+            """),
     },
     "06_appendix_second_derivatives_and_jit": {},
 }
@@ -321,7 +321,10 @@ def _execute(nb, directory: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> No
     )
     monkeypatch.setenv("MPLBACKEND", "Agg")
     client = nbclient.NotebookClient(
-        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(directory)}},
+        nb,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(directory)}},
     )
     client.execute()  # raises CellExecutionError, with the failing cell, on any error
 
@@ -345,6 +348,7 @@ def _printed(cell) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # The files.
+
 
 def test_the_learning_path_is_all_there() -> None:
     assert [p.name[:2] for p in SOURCES] == ["01", "02", "03", "04", "05", "06"]
@@ -389,8 +393,9 @@ def test_every_exercise_has_a_folded_solution_that_never_runs(name: str) -> None
         assert _solution_code(nb, i).strip(), key
         # A template has something left for the learner: no exercise arrives solved.
         assert "..." in cell.source, f"{name}: exercise {key} has nothing to fill in"
-    assert all("solution" not in c.metadata.get("tags", []) or c.cell_type == "markdown"
-               for c in nb.cells)
+    assert all(
+        "solution" not in c.metadata.get("tags", []) or c.cell_type == "markdown" for c in nb.cells
+    )
     assert "from micrograd.check import exercise" not in "".join(c.source for c in nb.cells)
 
 
@@ -405,8 +410,13 @@ def test_the_first_cell_of_every_notebook_is_the_same_install_cell() -> None:
     assert cell.source == (HERE / "setup_cell.py").read_text().rstrip("\n")
 
 
-def _run_setup_cell(cwd: pathlib.Path, importable: bool, karpathys: bool,
-                    repo: str = "you/micrograd", pip_fails: bool = False) -> list[list[str]]:
+def _run_setup_cell(
+    cwd: pathlib.Path,
+    importable: bool,
+    karpathys: bool,
+    repo: str = "you/micrograd",
+    pip_fails: bool = False,
+) -> list[list[str]]:
     """The install cell in a Python of its own, with pip replaced by a recorder: the commands
     it would run (`repo`: what its REPO says; `pip_fails`: pip's answer is an error). Where the
     cell stops with a message of its own, the last item is that message."""
@@ -442,8 +452,14 @@ def _run_setup_cell(cwd: pathlib.Path, importable: bool, karpathys: bool,
     cell = pathlib.Path(f.name)
     env = dict(os.environ, PYTHONPATH=str(HERE.parent))
     try:
-        out = subprocess.run([sys.executable, "-c", script, str(cell)], cwd=cwd, env=env,
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", script, str(cell)],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     finally:
         cell.unlink()
     return json.loads(out.stdout.splitlines()[-1])
@@ -458,14 +474,28 @@ def test_the_install_cell_installs_from_the_clone_or_the_repository(tmp_path) ->
 
     # in a clone (notebooks/ the working folder): from the clone itself
     calls = _run_setup_cell(HERE, importable=False, karpathys=False)
-    assert calls == [[sys.executable, "-m", "pip", "install", "-q",
-                      f"micrograd-plus[lessons] @ {HERE.parent.as_uri()}"]]
+    assert calls == [
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            f"micrograd-plus[lessons] @ {HERE.parent.as_uri()}",
+        ]
+    ]
     # anywhere else (Colab): from the repository, after taking karpathy's 0.1.0 out if there
     calls = _run_setup_cell(tmp_path, importable=False, karpathys=True)
     assert calls == [
         [sys.executable, "-m", "pip", "uninstall", "-q", "-y", "micrograd"],
-        [sys.executable, "-m", "pip", "install", "-q",
-         "micrograd-plus[lessons] @ git+https://github.com/you/micrograd"],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "micrograd-plus[lessons] @ git+https://github.com/you/micrograd",
+        ],
     ]
 
 
@@ -480,10 +510,17 @@ def test_where_the_install_cannot_work_the_cell_says_so_in_one_line(tmp_path) ->
     # no network (pip fails): pip's last line, not a traceback
     calls = _run_setup_cell(tmp_path, importable=False, karpathys=False, pip_fails=True)
     assert calls == [
-        [sys.executable, "-m", "pip", "install", "-q",
-         "micrograd-plus[lessons] @ git+https://github.com/you/micrograd"],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "micrograd-plus[lessons] @ git+https://github.com/you/micrograd",
+        ],
         "could not install micrograd-plus from git+https://github.com/you/micrograd (no "
-        "network?): ERROR: No matching distribution"]
+        "network?): ERROR: No matching distribution",
+    ]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -499,9 +536,11 @@ def test_every_exercise_has_the_cells_that_check_it(name: str) -> None:
 # ---------------------------------------------------------------------------------------------
 # Played by a learner.
 
+
 @pytest.mark.parametrize("name", NAMES)
-def test_correct_answers_run_every_check_green(name: str, tmp_path: pathlib.Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_correct_answers_run_every_check_green(
+    name: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if name.startswith("03"):
         _learners_value(tmp_path)
     nb = _filled(name, FILLS[name])
@@ -510,8 +549,7 @@ def test_correct_answers_run_every_check_green(name: str, tmp_path: pathlib.Path
     text = "".join(printed.values())
     # Every ✗ is the one wanted: notebook 2's AssignValue, broken on purpose.
     bad = [out for source, out in printed.items() if "✗" in out or "skipped" in out]
-    assert all("check(AssignValue)" in source for source, out in printed.items()
-               if out in bad), bad
+    assert all("check(AssignValue)" in source for source, out in printed.items() if out in bad), bad
     if name.startswith("02"):
         # The learner's file is written, and it is what the notebook went on with.
         assert (tmp_path / "my_value.py").read_text() == MY_VALUE.split("\n", 1)[1]
@@ -526,8 +564,9 @@ def test_correct_answers_run_every_check_green(name: str, tmp_path: pathlib.Path
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if FILLS[n]])
-def test_the_folded_solutions_are_right_too(name: str, tmp_path: pathlib.Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_folded_solutions_are_right_too(
+    name: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if name.startswith("03"):
         nb2 = _nb("02_backpropagation")
         _learners_value(tmp_path, _solution_code(nb2, _exercises(nb2)["my_value"]))
@@ -538,40 +577,95 @@ def test_the_folded_solutions_are_right_too(name: str, tmp_path: pathlib.Path,
 
 BUGS = [
     # (notebook, exercise, what the bug does to the correct answer, what the notebook says)
-    ("01_derivatives_and_value", "value", ("self.data * other.data", "self.data + other.data"),
-     "*: for out = a * b with a = 2.0, b = -3.0, out.data is -1.0, expected -6.0"),
-    ("01_derivatives_and_value", "step2", ("d.grad = -2.0", "d.grad = d.data"),
-     "✗ d.grad = 4.0, but nudging d moves L by -2.000000 per unit"),
-    ("02_backpropagation", "by_hand", ("(1 - o.data) * (1 + o.data)", "1 - o.data"),
-     "✗ n.grad = 0.29289321881345"),
-    ("02_backpropagation", "backward_ops",
-     ("self.grad + out.grad\n            other.grad = other.grad + out.grad",
-      "out.grad\n            other.grad = out.grad"),
-     "does _backward assign (=) instead of accumulating (+=)?"),
-    ("02_backpropagation", "backward", ("order[::-1]", "order"),
-     "backward() calls the nodes' _backward children first: walk reversed(topo)"),
-    ("02_backpropagation", "my_value", ("return Value.wrap(other) - self", "return self - other"),
-     "a.__rsub__(2.0) for 2.0 - a: it must compute 2.0 - a, not the other way round"),
-    ("03_neuron_to_mlp", "nn", ("[Neuron(nin) for _ in range(nout)]", "[Neuron(nin)] * nout"),
-     "the same neuron repeated: [Neuron(nin)] * nout makes ONE neuron"),
-    ("03_neuron_to_mlp", "step", ("        p.grad = 0\n", "        pass\n"),
-     "the grads are never zeroed"),
-    ("03_neuron_to_mlp", "step", ("p.data -= lr * p.grad", "p.data += lr * p.grad"),
-     "every parameter moved up its gradient"),
-    ("04_moons_demo", "moons_parts", ("(1 - score * yi)", "(1 + score * yi)"),
-     "hinge(1, Value(0.3)) is Value(data=1.3"),
-    ("04_moons_demo", "moons_parts", ("(1 - score * yi).relu()", "max(0, 1 - score * yi)"),
-     ".relu() is max(0, x) as an op of the graph"),
-    ("05_pytorch_side_by_side", "torch_function", ("grad_out * (1 - t * t)", "grad_out * (1 - t)"),
-     "backward at x = -3.0 with grad_out 2.5"),
+    (
+        "01_derivatives_and_value",
+        "value",
+        ("self.data * other.data", "self.data + other.data"),
+        "*: for out = a * b with a = 2.0, b = -3.0, out.data is -1.0, expected -6.0",
+    ),
+    (
+        "01_derivatives_and_value",
+        "step2",
+        ("d.grad = -2.0", "d.grad = d.data"),
+        "✗ d.grad = 4.0, but nudging d moves L by -2.000000 per unit",
+    ),
+    (
+        "02_backpropagation",
+        "by_hand",
+        ("(1 - o.data) * (1 + o.data)", "1 - o.data"),
+        "✗ n.grad = 0.29289321881345",
+    ),
+    (
+        "02_backpropagation",
+        "backward_ops",
+        (
+            "self.grad + out.grad\n            other.grad = other.grad + out.grad",
+            "out.grad\n            other.grad = out.grad",
+        ),
+        "does _backward assign (=) instead of accumulating (+=)?",
+    ),
+    (
+        "02_backpropagation",
+        "backward",
+        ("order[::-1]", "order"),
+        "backward() calls the nodes' _backward children first: walk reversed(topo)",
+    ),
+    (
+        "02_backpropagation",
+        "my_value",
+        ("return Value.wrap(other) - self", "return self - other"),
+        "a.__rsub__(2.0) for 2.0 - a: it must compute 2.0 - a, not the other way round",
+    ),
+    (
+        "03_neuron_to_mlp",
+        "nn",
+        ("[Neuron(nin) for _ in range(nout)]", "[Neuron(nin)] * nout"),
+        "the same neuron repeated: [Neuron(nin)] * nout makes ONE neuron",
+    ),
+    (
+        "03_neuron_to_mlp",
+        "step",
+        ("        p.grad = 0\n", "        pass\n"),
+        "the grads are never zeroed",
+    ),
+    (
+        "03_neuron_to_mlp",
+        "step",
+        ("p.data -= lr * p.grad", "p.data += lr * p.grad"),
+        "every parameter moved up its gradient",
+    ),
+    (
+        "04_moons_demo",
+        "moons_parts",
+        ("(1 - score * yi)", "(1 + score * yi)"),
+        "hinge(1, Value(0.3)) is Value(data=1.3",
+    ),
+    (
+        "04_moons_demo",
+        "moons_parts",
+        ("(1 - score * yi).relu()", "max(0, 1 - score * yi)"),
+        ".relu() is max(0, x) as an op of the graph",
+    ),
+    (
+        "05_pytorch_side_by_side",
+        "torch_function",
+        ("grad_out * (1 - t * t)", "grad_out * (1 - t)"),
+        "backward at x = -3.0 with grad_out 2.5",
+    ),
 ]
 
 
-@pytest.mark.parametrize("name, key, change, said", BUGS,
-                         ids=[f"{b[0][:2]}-{b[1]}-{i}" for i, b in enumerate(BUGS)])
+@pytest.mark.parametrize(
+    "name, key, change, said", BUGS, ids=[f"{b[0][:2]}-{b[1]}-{i}" for i, b in enumerate(BUGS)]
+)
 def test_a_bug_stops_the_notebook_at_the_check_that_names_it(
-        name: str, key: str, change: tuple[str, str], said: str, tmp_path: pathlib.Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    name: str,
+    key: str,
+    change: tuple[str, str],
+    said: str,
+    tmp_path: pathlib.Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     answers = dict(FILLS[name])
     old, new = change
     assert answers[key].count(old) == 1, f"{key}: {old!r} is not in the answer once"
@@ -581,8 +675,11 @@ def test_a_bug_stops_the_notebook_at_the_check_that_names_it(
     nb = _filled(name, answers)
     with pytest.raises(nbclient.exceptions.CellExecutionError):
         _execute(nb, tmp_path, monkeypatch)
-    failed = next(i for i, c in enumerate(nb.cells)
-                  if any(o.output_type == "error" for o in c.get("outputs", [])))
+    failed = next(
+        i
+        for i, c in enumerate(nb.cells)
+        if any(o.output_type == "error" for o in c.get("outputs", []))
+    )
     assert failed > _exercises(nb)[key], "the notebook stopped before the exercise"
     shown = _printed(nb.cells[failed])
     assert said in shown, shown
@@ -590,8 +687,9 @@ def test_a_bug_stops_the_notebook_at_the_check_that_names_it(
 
 
 @pytest.mark.parametrize("seed", [3, 11])
-def test_notebook_3_holds_whatever_the_seed(seed: int, tmp_path: pathlib.Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_notebook_3_holds_whatever_the_seed(
+    seed: int, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Its checks judge behaviour, not one random draw: another seed (and a Neuron that draws its
     # bias first, as FILLS' does) passes them all.
     _learners_value(tmp_path)
@@ -600,26 +698,35 @@ def test_notebook_3_holds_whatever_the_seed(seed: int, tmp_path: pathlib.Path,
     for cell in nb.cells:
         if cell.cell_type == "code":
             new = cell.source.replace("random.seed(0)", f"random.seed({seed})").replace(
-                "seed=0", f"seed={seed}")
+                "seed=0", f"seed={seed}"
+            )
             changed += new != cell.source
             cell.source = new
     assert changed >= 3
     _execute(nb, tmp_path, monkeypatch)
 
 
-@pytest.mark.parametrize("name", ["02_backpropagation", "05_pytorch_side_by_side",
-                                  "06_appendix_second_derivatives_and_jit"])
+@pytest.mark.parametrize(
+    "name",
+    ["02_backpropagation", "05_pytorch_side_by_side", "06_appendix_second_derivatives_and_jit"],
+)
 def test_without_pytorch_each_comparison_says_so_in_one_line(
-        name: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    name: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     hidden = tmp_path / "no_torch" / "torch"
     hidden.mkdir(parents=True)
     (hidden / "__init__.py").write_text(
-        "raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n")
+        "raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n"
+    )
     monkeypatch.setenv("PYTHONPATH", str(hidden.parent))
     nb = _filled(name, FILLS[name])
     _execute(nb, tmp_path, monkeypatch)
-    lines = [line for c in nb.cells for line in _printed(c).splitlines()
-             if "PyTorch is not installed" in line]
+    lines = [
+        line
+        for c in nb.cells
+        for line in _printed(c).splitlines()
+        if "PyTorch is not installed" in line
+    ]
     assert lines and all(len(line) < 120 for line in lines), lines
     if name.startswith("05"):
         assert "skipped: PyTorch is not installed, so your Tanh cannot run" in lines
@@ -629,8 +736,11 @@ def test_notebook_2_by_hand_is_predicted_in_the_explorer_first() -> None:
     # the learner works each grad out in the explorer (Predict each grad) before the exercise
     nb = jupytext.read(HERE / "02_backpropagation.py")
     cells = ["".join(c.source) for c in nb.cells]
-    widget = next(i for i, c in enumerate(cells) if "explore(neuron(micrograd.engine.Value)[0], "
-                                                     "predict=True)" in c)  # fmt: skip
+    widget = next(
+        i
+        for i, c in enumerate(cells)
+        if "explore(neuron(micrograd.engine.Value)[0], predict=True)" in c
+    )
     exercise = next(i for i, c in enumerate(nb.cells) if c.metadata.get("exercise") == "by_hand")
     assert widget < exercise and "Predict each grad" in cells[widget - 1]
 

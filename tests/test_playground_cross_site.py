@@ -35,8 +35,11 @@ Promise.all(routes.map((r) => fetch(url + r + "?session=" + s, {{method: "POST",
 
 def _post(url: str, path: str, body: Any, session: str) -> Any:
     """A request as the playground's own page sends it (same origin: no Origin header)."""
-    req = urllib.request.Request(url + path, data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json", "X-Session": session})
+    req = urllib.request.Request(
+        url + path,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "X-Session": session},
+    )
     with urllib.request.urlopen(req, timeout=30) as r:
         return json.loads(r.read())
 
@@ -79,7 +82,8 @@ def test_a_page_from_another_origin_cannot_touch_the_session(
         for _ in range(5):
             learner.get_by_role("button", name="Step", exact=True).click()
         learner.wait_for_function(
-            "() => document.querySelector('#step-count').textContent.trim() === 'step 5'")
+            "() => document.querySelector('#step-count').textContent.trim() === 'step 5'"
+        )
         session = learner.evaluate("() => sessionStorage.getItem('micrograd-session')")
         # the explorer in the same session, with a graph (as the Explorer tab would make it)
         assert _post(playground, "api/explorer/load", {"program": "a = 2.0; b = a*a"}, session)
@@ -97,6 +101,7 @@ def test_a_page_from_another_origin_cannot_touch_the_session(
         # ... and its training goes on from step 5, not from a reset.
         learner.get_by_role("button", name="Step", exact=True).click()
         learner.wait_for_function(
-            "() => document.querySelector('#step-count').textContent.trim() === 'step 6'")
+            "() => document.querySelector('#step-count').textContent.trim() === 'step 6'"
+        )
     finally:
         context.close()

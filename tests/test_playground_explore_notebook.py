@@ -19,8 +19,12 @@ from tests.test_playground_foreign import learner
 
 def lecture_L(V: Any, a: float = 2.0) -> tuple[Any, dict[str, Any]]:
     """The lecture's L = (a*b + c)*f, on the Value class V; its output and nodes by name."""
-    n = {"a": V(a, label="a"), "b": V(-3.0, label="b"), "c": V(10.0, label="c"),
-         "f": V(-2.0, label="f")}  # fmt: skip
+    n = {
+        "a": V(a, label="a"),
+        "b": V(-3.0, label="b"),
+        "c": V(10.0, label="c"),
+        "f": V(-2.0, label="f"),
+    }
     n["e"] = n["a"] * n["b"]
     n["e"].label = "e"
     n["d"] = n["e"] + n["c"]
@@ -78,14 +82,19 @@ def test_the_forward_pass_computes_from_the_leaves_as_they_are_now(kind: str) ->
     state = tab.call("explorer", "forward", {})
     if kind == "micrograd":  # the engine's ops, run again: L = (3·-3 + 10)·-2 = -2
         assert {k: d for k, (d, _) in shown(state, ids).items()} == {
-            k: d for k, (d, _) in fresh(V, 3.0).items()}
+            k: d for k, (d, _) in fresh(V, 3.0).items()
+        }
         assert state["values"][ids["L"]]["data"] == -2.0 and L.data == -2.0
-        assert state["note"] == "Forward pass done: 3 node(s) have new data, from the leaves " \
-                                "as they are now."  # fmt: skip
+        assert (
+            state["note"] == "Forward pass done: 3 node(s) have new data, from the leaves "
+            "as they are now."
+        )
         state = tab.call("explorer", "backward", {})
         assert shown(state, ids) == fresh(V, 3.0)
     else:  # the learner's ops are their code, run when they built it: read as they are now
         assert state["values"][ids["a"]]["data"] == 3.0
         assert state["values"][ids["L"]]["data"] == -8.0 == L.data
-        assert state["note"] == "Forward pass: 1 node(s) hold new data since explore(), read " \
-                                "from your Values as they are now."  # fmt: skip
+        assert (
+            state["note"] == "Forward pass: 1 node(s) hold new data since explore(), read "
+            "from your Values as they are now."
+        )

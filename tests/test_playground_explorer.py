@@ -467,6 +467,7 @@ def test_readme_screenshot(page: Any, playground: str, screenshot: Any) -> None:
 
 def _contrast(fg: str, bg: str) -> float:
     """WCAG contrast ratio of two CSS rgb() colours."""
+
     def lum(css: str) -> float:
         r, g, b = (int(v) / 255 for v in re.findall(r"\d+", css)[:3])
         f = lambda c: c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4  # noqa: E731
@@ -492,8 +493,9 @@ def test_faint_text_in_the_graph_still_meets_wcag_aa(page: Any, playground: str)
             assert _contrast(faint, bg) >= 4.5, (faint, bg)
 
 
-def test_a_backward_button_before_the_forward_pass_says_it_runs_it(page: Any,
-                                                                   playground: str) -> None:
+def test_a_backward_button_before_the_forward_pass_says_it_runs_it(
+    page: Any, playground: str
+) -> None:
     open_explorer(page, playground)
     build(page, "a = 2.0; b = a*3")
     assert "runs the forward pass first" in page.locator("#step").get_attribute("title")

@@ -122,8 +122,12 @@ def test_setting_a_leaf_runs_both_passes_and_the_nudge_matches(playground: str) 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e["title"] for e in EXAMPLES])
 def test_every_node_of_every_example_has_its_own_name(playground: str, example: dict) -> None:
     # Two boxes called `c`, or two constants called `1`, make the chain-rule lines unreadable.
-    status, state = post(playground, "/api/explorer/load", {"program": example["program"]},
-                         "api-names-" + str(EXAMPLES.index(example)))
+    status, state = post(
+        playground,
+        "/api/explorer/load",
+        {"program": example["program"]},
+        "api-names-" + str(EXAMPLES.index(example)),
+    )
     assert status == 200
     names = [n["name"] for n in state["drawing"]["nodes"] if "name" in n]
     assert names and len(names) == len(set(names)), names
@@ -197,8 +201,12 @@ def test_a_constant_the_op_made_itself_is_not_editable(playground: str) -> None:
     # a - b is a + (-1)·b: that -1 is written nowhere, so it cannot follow into the text.
     s = "api-rewrite-2"
     _, state = post(playground, "/api/explorer/load", {"program": "a = 2.0; b = 1.5; y = a - b"}, s)
-    leaves = {n["name"]: n for n in state["drawing"]["nodes"] if n.get("kind") == "value"
-              and not any(e["to"] == n["id"] for e in state["drawing"]["edges"])}
+    leaves = {
+        n["name"]: n
+        for n in state["drawing"]["nodes"]
+        if n.get("kind") == "value"
+        and not any(e["to"] == n["id"] for e in state["drawing"]["edges"])
+    }
     assert leaves["a"]["leaf"] and leaves["b"]["leaf"]
     (minus_one,) = [n for name, n in leaves.items() if name not in ("a", "b")]
     assert not minus_one["leaf"]  # drawn as a plain box: not clickable
@@ -227,8 +235,10 @@ def test_gradient_steps_move_every_input_against_its_gradient(playground: str) -
         assert state["descents"] == k and state["phase"] == "done"
         grads = {n: state["values"][_id(state, n)]["grad"] for n in "abcf"}  # of the new point
         assert grads["a"] == pytest.approx(b * f, rel=1e-12)
-        assert state["program"] == f"a = {a!r}; b = {b!r}; c = {c!r}\ne = a*b\nd = e + c\n" \
-                                   f"f = {f!r}\nL = d*f"
+        assert (
+            state["program"] == f"a = {a!r}; b = {b!r}; c = {c!r}\ne = a*b\nd = e + c\n"
+            f"f = {f!r}\nL = d*f"
+        )
     assert "L: " in state["log"][0]["lines"][-1] and "Gradient step 3" in state["note"]
     for bad in (0, "0.1", True, float("1e9"), None):
         status, answer = post(playground, "/api/explorer/descend", {"lr": bad}, s)
@@ -252,8 +262,9 @@ def test_each_chain_rule_step_carries_the_engines_own_code_for_its_op(playground
         src = entry["source"]
         assert src["file"] == "micrograd/engine.py"
         written = "\n".join(lines[src["first"] - 1 : src["last"]])
-        assert [ln.strip() for ln in written.splitlines()] == \
-            [ln.strip() for ln in src["code"].splitlines()]  # the file's own lines
+        assert [ln.strip() for ln in written.splitlines()] == [
+            ln.strip() for ln in src["code"].splitlines()
+        ]  # the file's own lines
         assert "@_op(" in src["code"] and "def " in src["code"]
         ops.add(src["code"].split('"')[1])  # the op's registered name: @_op("+", ...
     assert {"+", "*", "**p", "ReLU"} <= ops, ops
@@ -277,8 +288,14 @@ def test_the_train_views_point_opens_in_the_explorer(playground: str) -> None:
     train = get(playground, "/api/train/state", s)  # the tab's training, at its start
     pick = train["meta"]["pick"]
     point = train["meta"]["points"][pick]
-    model_text = urllib.request.urlopen(urllib.request.Request(
-        playground + "api/train/model", headers={"X-Session": s}), timeout=30).read().decode()
+    model_text = (
+        urllib.request.urlopen(
+            urllib.request.Request(playground + "api/train/model", headers={"X-Session": s}),
+            timeout=30,
+        )
+        .read()
+        .decode()
+    )
     payload = post(playground, "/api/train/point", {}, s)[1]  # what the Train page hands over
     status, state = post(playground, "/api/explorer/point", {"from": payload}, s)
     assert status == 200, state

@@ -42,8 +42,9 @@ def step_through(page: Any) -> list[str]:
     return page.locator("#log li > div").all_text_contents()
 
 
-def test_the_pages_chain_rule_lines_hold_and_are_the_views(page: Any, playground: str,
-                                                          screenshot: Any) -> None:
+def test_the_pages_chain_rule_lines_hold_and_are_the_views(
+    page: Any, playground: str, screenshot: Any
+) -> None:
     open_explorer(page, playground)
     tab = Tab()
     for example in (EXAMPLES[3], EXAMPLES[4], EXAMPLES[5]):  # each has a child used twice
@@ -54,8 +55,10 @@ def test_the_pages_chain_rule_lines_hold_and_are_the_views(page: Any, playground
         view = tab.call("explorer", "backward")
         assert lines == [line for entry in view["log"] for line in entry["lines"]]
         if example is EXAMPLES[4]:
-            assert "a.grad = -6.0000 + 3.0000 × 1.0000 = -3.0000   (∂d/∂a = b = 3.0000, " \
-                   "d.grad = 1.0000)" in lines  # fmt: skip
+            assert (
+                "a.grad = -6.0000 + 3.0000 × 1.0000 = -3.0000   (∂d/∂a = b = 3.0000, "
+                "d.grad = 1.0000)" in lines
+            )
             settle(page)
             screenshot(page, "explorer-used-twice")
 
@@ -92,8 +95,9 @@ def test_on_a_phone_the_node_and_its_line_are_in_view_after_every_tap(
         box = page.get_by_role("button", name=name, exact=True).bounding_box()
         assert box["y"] >= bar["y"] and box["x"] + box["width"] <= 390 and box["height"] >= 32
     page.get_by_role("button", name="Forward pass").tap()
-    page.wait_for_function("() => document.querySelector('#status').textContent"
-                           ".startsWith('Forward pass done')")  # fmt: skip
+    page.wait_for_function(
+        "() => document.querySelector('#status').textContent.startsWith('Forward pass done')"
+    )
     settle(page)
     output = page.evaluate("() => document.querySelector('#graph-svg g.node.value').dataset.id")
     assert in_view(page, f"#graph-svg g[data-id='{output}']")["inView"]  # o got its data
@@ -119,8 +123,9 @@ def test_on_a_phone_the_node_and_its_line_are_in_view_after_every_tap(
     # ... and Set keeps it there, with its nudge
     page.get_by_label("Value of x2").fill("0.5")
     page.get_by_role("button", name="Set", exact=True).tap()
-    page.wait_for_function("() => document.querySelector('#graph-svg g[data-name=\"x2\"]')"
-                           ".dataset.data === '0.5'")  # fmt: skip
+    page.wait_for_function(
+        "() => document.querySelector('#graph-svg g[data-name=\"x2\"]').dataset.data === '0.5'"
+    )
     assert in_view(page, "#graph-svg g.node.leaf[data-name='x2']")["inView"]
     # nothing of the page is hidden under the bar for good: the page ends below it
     page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight)")
@@ -134,8 +139,10 @@ def test_on_a_phone_the_node_and_its_line_are_in_view_after_every_tap(
 
 def tags(page: Any) -> dict[str, str]:
     return page.eval_on_selector_all(
-        "#graph-svg g.node.leaf", "els => Object.fromEntries(els.map(g => [g.dataset.name,"
-        " g.querySelector('text.role').textContent]))")  # fmt: skip
+        "#graph-svg g.node.leaf",
+        "els => Object.fromEntries(els.map(g => [g.dataset.name,"
+        " g.querySelector('text.role').textContent]))",
+    )
 
 
 def test_a_leaf_is_switched_on_the_page_and_a_gradient_step_moves_parameters_only(
@@ -148,8 +155,9 @@ def test_a_leaf_is_switched_on_the_page_and_a_gradient_step_moves_parameters_onl
     assert not switch.is_checked()
     switch.check()
     box = page.get_by_label("Expression", exact=True)
-    page.wait_for_function("() => document.querySelector('#program').value"
-                           ".startsWith('x1: param = 2.0')")  # fmt: skip
+    page.wait_for_function(
+        "() => document.querySelector('#program').value.startsWith('x1: param = 2.0')"
+    )
     assert tags(page)["x1"] == "param"
     assert "x1 is a parameter" in page.locator("#status").text_content()
     screenshot(page, "explorer-leaf-switch")
@@ -158,8 +166,9 @@ def test_a_leaf_is_switched_on_the_page_and_a_gradient_step_moves_parameters_onl
     page.wait_for_function("() => document.querySelector('#program').value.includes('w2: data')")
     before = {n["name"]: float(n["data"]) for n in page_nodes(page) if n["data"]}
     page.get_by_role("button", name="Gradient step", exact=True).click()
-    page.wait_for_function("() => document.querySelector('#status').textContent"
-                           ".startsWith('Gradient step 1')")  # fmt: skip
+    page.wait_for_function(
+        "() => document.querySelector('#status').textContent.startsWith('Gradient step 1')"
+    )
     after = {n["name"]: float(n["data"]) for n in page_nodes(page)}
     assert after["x2"] == before["x2"] and after["w2"] == before["w2"]  # data: never moved
     assert after["x1"] != before["x1"] and after["w1"] != before["w1"]
@@ -177,8 +186,9 @@ COMMON = "(await import('./static/common.js'))"
 
 
 def session_post(page: Any, action: str, body: dict[str, Any]) -> Any:
-    return page.evaluate(f"async ([a, b]) => {COMMON}.httpTransport().call('train', a, b)",
-                         [action, body])  # fmt: skip
+    return page.evaluate(
+        f"async ([a, b]) => {COMMON}.httpTransport().call('train', a, b)", [action, body]
+    )
 
 
 def test_a_point_whose_loss_is_0_says_why_and_opens_the_nearest_in_one_click(
@@ -191,11 +201,15 @@ def test_a_point_whose_loss_is_0_says_why_and_opens_the_nearest_in_one_click(
     model = session_post(page, "model", {})
     loss = hinge_losses(model, points)  # each point's loss, computed here
     zero = next(i for i, v in enumerate(loss) if v == 0.0)
-    near = min((i for i, v in enumerate(loss) if v != 0.0),
-               key=lambda i: math.dist(points[i][:-1], points[zero][:-1]))  # fmt: skip
+    near = min(
+        (i for i, v in enumerate(loss) if v != 0.0),
+        key=lambda i: math.dist(points[i][:-1], points[zero][:-1]),
+    )
     session_post(page, "pick", {"index": zero})
-    page.evaluate(f"async () => sessionStorage.setItem({COMMON}.POINT_KEY, JSON.stringify("
-                  f"await {COMMON}.httpTransport().call('train', 'point', {{}})))")  # fmt: skip
+    page.evaluate(
+        f"async () => sessionStorage.setItem({COMMON}.POINT_KEY, JSON.stringify("
+        f"await {COMMON}.httpTransport().call('train', 'point', {{}})))"
+    )
     page.goto(playground + "?from=train")
     page.wait_for_selector("body[data-ready='1']")
     notice = page.locator("#notice")
@@ -204,8 +218,11 @@ def test_a_point_whose_loss_is_0_says_why_and_opens_the_nearest_in_one_click(
     assert offer.is_visible()
     screenshot(page, "explorer-zero-loss")
     offer.click()
-    page.wait_for_function("(k) => document.querySelector('#program').value"
-                           ".startsWith(`# the Train view's point ${k} `)", arg=near)  # fmt: skip
+    page.wait_for_function(
+        "(k) => document.querySelector('#program').value"
+        ".startsWith(`# the Train view's point ${k} `)",
+        arg=near,
+    )
     assert notice.is_hidden()
     click(page, "Backward pass")
     page.wait_for_function("() => document.querySelector('#status').textContent.includes('done')")
@@ -223,19 +240,23 @@ def test_numbers_in_the_boxes_are_read_as_written(page: Any, playground: str) ->
     page.get_by_role("button", name=re.compile(r"^Edit a:")).click()
     value = page.get_by_label("Value of a")
     error = page.locator("#leaf-error")
-    for typed, words in (("1e400", "1e400 is too large"),
-                         ("0x10", "0x10 is a hexadecimal number (16 in decimal)"),
-                         ("0b11", "0b11 is a binary number (3 in decimal)"),
-                         ("Infinity", "must be a number")):  # fmt: skip
+    for typed, words in (
+        ("1e400", "1e400 is too large"),
+        ("0x10", "0x10 is a hexadecimal number (16 in decimal)"),
+        ("0b11", "0b11 is a binary number (3 in decimal)"),
+        ("Infinity", "must be a number"),
+    ):
         value.fill(typed)
         value.press("Enter")
-        page.wait_for_function("(w) => document.querySelector('#leaf-error').textContent"
-                               ".includes(w)", arg=words)  # fmt: skip
+        page.wait_for_function(
+            "(w) => document.querySelector('#leaf-error').textContent.includes(w)", arg=words
+        )
         assert page.locator("#graph-svg g[data-name='a']").get_attribute("data-data") == "2"
     value.fill("16")
     value.press("Enter")
-    page.wait_for_function("() => document.querySelector('#graph-svg g[data-name=\"a\"]')"
-                           ".dataset.data === '16'")  # fmt: skip
+    page.wait_for_function(
+        "() => document.querySelector('#graph-svg g[data-name=\"a\"]').dataset.data === '16'"
+    )
     assert error.is_hidden()
     page.get_by_label("Step size (lr)").fill("0x1")
     page.get_by_role("button", name="Gradient step", exact=True).click()
@@ -248,8 +269,9 @@ def test_numbers_in_the_boxes_are_read_as_written(page: Any, playground: str) ->
     assert "hexadecimal" in alert.text_content()
     page.get_by_label("Expression", exact=True).fill("a = 2.0; b = a.__class__")
     page.get_by_role("button", name="Build graph").click()
-    page.wait_for_function("() => document.querySelector('#program-error').textContent"
-                           ".includes('attribute access')")  # fmt: skip
+    page.wait_for_function(
+        "() => document.querySelector('#program-error').textContent.includes('attribute access')"
+    )
     lines = page.evaluate("""() => { const e = document.querySelector('#program-error');
         return e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).lineHeight); }""")
     assert lines <= 2.6, lines  # was 7 lines, with the language's hint said twice
@@ -258,8 +280,10 @@ def test_numbers_in_the_boxes_are_read_as_written(page: Any, playground: str) ->
 
 def test_the_keyboards_focus_never_drops_to_the_page(page: Any, playground: str) -> None:
     def focused() -> str:
-        return page.evaluate("() => { const e = document.activeElement;"
-                             " return e.getAttribute('aria-label') || e.textContent.trim(); }")
+        return page.evaluate(
+            "() => { const e = document.activeElement;"
+            " return e.getAttribute('aria-label') || e.textContent.trim(); }"
+        )
 
     open_explorer(page, playground)
     page.get_by_role("button", name="Backward pass").focus()
@@ -295,14 +319,17 @@ def test_the_keyboards_focus_never_drops_to_the_page(page: Any, playground: str)
     assert focused() == "More neurons in layer 1"
 
 
-def test_a_step_on_a_460_value_graph_changes_only_what_it_changed(page: Any,
-                                                                  playground: str) -> None:
+def test_a_step_on_a_460_value_graph_changes_only_what_it_changed(
+    page: Any, playground: str
+) -> None:
     # The page patches the nodes whose numbers changed, not all 460 (which took 0.93 s a step)
     open_explorer(page, playground)
     settings = {"hidden": [16, 16], "features": ["x1", "x2", "x1sq", "x2sq", "x1x2"]}
     session_post(page, "config", settings)
-    page.evaluate(f"async () => sessionStorage.setItem({COMMON}.POINT_KEY, JSON.stringify("
-                  f"await {COMMON}.httpTransport().call('train', 'point', {{}})))")  # fmt: skip
+    page.evaluate(
+        f"async () => sessionStorage.setItem({COMMON}.POINT_KEY, JSON.stringify("
+        f"await {COMMON}.httpTransport().call('train', 'point', {{}})))"
+    )
     page.goto(playground + "?from=train")
     page.wait_for_selector("body[data-ready='1']")
     values = len(page_nodes(page))
@@ -310,7 +337,8 @@ def test_a_step_on_a_460_value_graph_changes_only_what_it_changed(page: Any,
     click(page, "Forward pass")
     page.wait_for_function("() => document.querySelector('#forward').disabled")
     for k in range(1, 5):
-        changed = page.evaluate("""async (k) => {
+        changed = page.evaluate(
+            """async (k) => {
             const records = [];
             const obs = new MutationObserver((rs) => records.push(...rs));
             obs.observe(document.querySelector('#graph-svg'), {subtree: true, childList: true,
@@ -322,7 +350,9 @@ def test_a_step_on_a_460_value_graph_changes_only_what_it_changed(page: Any,
             obs.disconnect();
             return {records: records.length,
                     touched: document.querySelectorAll('#graph-svg .touched').length};
-        }""", k)
+        }""",
+            k,
+        )
         # a few records for each node that changed: the node, its op, its children, their edges
         assert changed["records"] <= 10 * (changed["touched"] + 2), changed
         assert changed["records"] < values, changed
@@ -337,7 +367,8 @@ def test_a_weights_error_goes_with_new_data(page: Any, playground: str) -> None:
     ends = page.eval_on_selector_all(
         "#net canvas:not(#net-links)",
         "els => els.slice(0, 3).map(c => { const r = c.getBoundingClientRect();"
-        " return [r.right, r.top + r.height / 2, r.left]; })")  # fmt: skip
+        " return [r.right, r.top + r.height / 2, r.left]; })",
+    )
     (x1, y1, _), _, (_, y2, x2) = ends
     page.mouse.click(x1 + 0.5 * (x2 - x1), y1 + 0.5 * (y2 - y1))
     weight = page.get_by_label("w (layer 1, neuron 1, input 1)")
@@ -354,8 +385,9 @@ def test_a_weights_error_goes_with_new_data(page: Any, playground: str) -> None:
     assert page.locator("#weight-form").is_hidden()
 
 
-def test_the_lectures_set_shows_its_own_four_points(page: Any, playground: str,
-                                                    screenshot: Any) -> None:
+def test_the_lectures_set_shows_its_own_four_points(
+    page: Any, playground: str, screenshot: Any
+) -> None:
     page.goto(playground + "train")
     page.wait_for_function("() => window.trainView && window.trainView.frame()")
     page.get_by_label("Dataset").select_option("lecture")
@@ -374,8 +406,11 @@ def test_the_lectures_set_shows_its_own_four_points(page: Any, playground: str,
 
 def test_the_model_file_of_the_point_route_is_json(playground: str) -> None:
     # the nearest point travels inside the Train view's point: the payload stays JSON
-    req = urllib.request.Request(playground + "api/train/point", data=b"{}", headers={
-        "Content-Type": "application/json", "X-Session": "learner-point-json"})  # fmt: skip
+    req = urllib.request.Request(
+        playground + "api/train/point",
+        data=b"{}",
+        headers={"Content-Type": "application/json", "X-Session": "learner-point-json"},
+    )
     with urllib.request.urlopen(req, timeout=30) as r:
         payload = json.loads(r.read())
     assert set(payload) >= {"model", "x", "target", "loss", "names", "nearest"}

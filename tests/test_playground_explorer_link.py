@@ -92,10 +92,10 @@ def test_a_link_with_a_typed_program_reopens_it(browser: Any, playground: str) -
         page.wait_for_function(f"(p) => {IN_LINK} === p", arg=edited)
 
         # another link's fragment in the same tab (typed in the address bar): its graph
-        other.evaluate("(p) => { location.hash = new URLSearchParams({program: p}).toString(); }",
-                       edited)  # fmt: skip
-        other.wait_for_function("(p) => document.getElementById('program').value === p",
-                                arg=edited)  # fmt: skip
+        other.evaluate(
+            "(p) => { location.hash = new URLSearchParams({program: p}).toString(); }", edited
+        )
+        other.wait_for_function("(p) => document.getElementById('program').value === p", arg=edited)
         built(other, edited)
         assert dict(nodes(other))["a"] == 5.0
         assert not errors and not other_errors, errors + other_errors

@@ -110,15 +110,20 @@ def test_the_train_views_point_steps_through_in_the_explorer(
     # The Train page is itself data-ready: wait for the explorer's address first, then its page.
     page.wait_for_url(re.compile(r"/\?from=train$"))
     page.wait_for_selector("body[data-ready='1']")
-    assert page.get_by_label("Expression", exact=True).input_value().startswith(
-        "# the Train view's point 0")
+    assert (
+        page.get_by_label("Expression", exact=True)
+        .input_value()
+        .startswith("# the Train view's point 0")
+    )
     names = {n["name"] for n in page_nodes(page)}
     assert {"x1", "x2", "w1.1.1", "a1.1", "h1.1", "s", "loss"} <= names
     click(page, "Backward pass")
     page.wait_for_function("() => document.querySelector('#status').textContent.includes('done')")
     lines = page.locator("#log li div").all_text_contents()
-    assert any(line.startswith("w1.1.1.grad = 0.0000 + ") and "(∂a1.1/∂w1.1.1 = x1 = " in line
-               for line in lines)
+    assert any(
+        line.startswith("w1.1.1.grad = 0.0000 + ") and "(∂a1.1/∂w1.1.1 = x1 = " in line
+        for line in lines
+    )
     screenshot(page, "explorer-train-point")
 
 

@@ -34,7 +34,9 @@ def wait(cond, timeout=20.0):
 def call(url, path, body=None, session=None, raw=None):
     data = raw if raw is not None else None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(
-        url.rstrip("/") + path, data=data, method="GET" if data is None else "POST",
+        url.rstrip("/") + path,
+        data=data,
+        method="GET" if data is None else "POST",
         headers={"Content-Type": "application/json", "X-Session": session or uuid.uuid4().hex},
     )
     try:
@@ -50,14 +52,23 @@ def call(url, path, body=None, session=None, raw=None):
 def test_a_stream_whose_first_write_fails_is_not_counted_as_a_watcher():
     sessions = Sessions(make_tab=lambda s: ViewTab())
     session = sessions.get("tab-aborted-1")
-    req = Request("GET", "/api/train/stream", {}, None, session, {}, types.SimpleNamespace(
-        is_set=lambda: False))
+    req = Request(
+        "GET",
+        "/api/train/stream",
+        {},
+        None,
+        session,
+        {},
+        types.SimpleNamespace(is_set=lambda: False),
+    )
 
     def reset(*args):
         raise ConnectionResetError("the client reset the connection")
 
-    handler = types.SimpleNamespace(send_response=reset, server=types.SimpleNamespace(
-        stopping=types.SimpleNamespace(is_set=lambda: False)))
+    handler = types.SimpleNamespace(
+        send_response=reset,
+        server=types.SimpleNamespace(stopping=types.SimpleNamespace(is_set=lambda: False)),
+    )
     for _ in range(5):  # connect, send, reset before the first byte: five times
         _Handler._stream(handler, train_stream(req))
     assert session.streams == 0
@@ -66,8 +77,9 @@ def test_a_stream_whose_first_write_fails_is_not_counted_as_a_watcher():
 
 def _aborted_stream(port: int, session: str) -> None:
     s = socket.create_connection(("127.0.0.1", port))
-    s.sendall(f"GET /api/train/stream?session={session} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-              .encode())
+    s.sendall(
+        f"GET /api/train/stream?session={session} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+    )
     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     s.close()  # RST
 
@@ -135,11 +147,14 @@ def test_a_body_that_unfolds_costs_no_more_than_its_size():
     assert peak < 20 * 1024 * 1024, f"{peak / 2**20:.0f} MiB to look at a 0.4 MB body"
 
 
-@pytest.mark.parametrize("body, words", [
-    (_nested(900, 10), "nested more than 32 deep"),
-    ([[0] * 1000] * 120, "more than 100,000 values"),
-    ({"program": "a = " + "[" * 100_000}, None),  # a string: its brackets do not count
-])
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        (_nested(900, 10), "nested more than 32 deep"),
+        ([[0] * 1000] * 120, "more than 100,000 values"),
+        ({"program": "a = " + "[" * 100_000}, None),  # a string: its brackets do not count
+    ],
+)
 def test_every_transport_measures_a_body_before_building_it(body, words):
     from micrograd.playground.messages import MessageHost
     from micrograd.playground.worker import Host
@@ -149,8 +164,13 @@ def test_every_transport_measures_a_body_before_building_it(body, words):
         status, answer = call(pg.url, "/api/explorer/load", raw=text.encode())
     host = MessageHost(ViewTab())
     [reply] = host.receive({"id": 1, "view": "explorer", "action": "load", "body": body})
-    [worker_reply] = json.loads(Host().receive(json.dumps(
-        {"id": 1, "view": "explorer", "action": "load", "body": body}, separators=(",", ":"))))
+    [worker_reply] = json.loads(
+        Host().receive(
+            json.dumps(
+                {"id": 1, "view": "explorer", "action": "load", "body": body}, separators=(",", ":")
+            )
+        )
+    )
     if words is None:  # not refused for its size: the program's own error
         assert status == 400 and "nested" not in answer["error"]
         return
@@ -167,8 +187,9 @@ def test_the_worker_refuses_deep_json_with_a_line_not_a_recursion_error():
     host = Host()
     [reply] = json.loads(host.receive("[" * 100_000 + "]" * 100_000))
     assert "nested more than 32 deep" in reply["error"]
-    [ok] = json.loads(host.receive(json.dumps({"id": 2, "view": "train", "action": "options",
-                                               "body": {}})))
+    [ok] = json.loads(
+        host.receive(json.dumps({"id": 2, "view": "train", "action": "options", "body": {}}))
+    )
     assert "answer" in ok  # and it goes on answering
 
 
@@ -215,8 +236,23 @@ def test_an_empty_token_off_loopback_is_refused_at_start():
     import sys
 
     done = subprocess.run(
-        [sys.executable, "-m", "micrograd", "playground", "--no-browser", "--port", "0",
-         "--host", "0.0.0.0", "--token", ""], capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "micrograd",
+            "playground",
+            "--no-browser",
+            "--port",
+            "0",
+            "--host",
+            "0.0.0.0",
+            "--token",
+            "",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1 and "serving" not in done.stdout
     assert "needs a token" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 

@@ -31,18 +31,29 @@ GRAPHS = {
     "exp": ("a = L(0.5, 'a'); out = a.exp()", "exp"),
     "relu+": ("a = L(2.0, 'a'); out = a.relu()", None),
     "relu-": ("a = L(-3.0, 'a'); out = a.relu()", None),
-    "neuron": ("x1 = L(2.0, 'x1'); x2 = L(0.0, 'x2'); w1 = L(-3.0, 'w1'); w2 = L(1.0, 'w2'); "
-               "b = L(6.8813735870195432, 'b'); out = (x1*w1 + x2*w2 + b).tanh()", None),
+    "neuron": (
+        "x1 = L(2.0, 'x1'); x2 = L(0.0, 'x2'); w1 = L(-3.0, 'w1'); w2 = L(1.0, 'w2'); "
+        "b = L(6.8813735870195432, 'b'); out = (x1*w1 + x2*w2 + b).tanh()",
+        None,
+    ),
 }
 
 
 # The corpus's engines with a wrong local rule, and the graph whose op node must be marked.
 RULE_BUGS = {
-    "+ assigns": "add reused", "* assigns": "mul reused", "tanh uses the input": "tanh",
-    "tanh without the chain rule": "tanh", "tanh forgets the square": "tanh",
-    "pow exponent": "pow", "pow factor": "pow", "exp uses x": "exp",
-    "relu slope is the output": "relu+", "relu slope 1 everywhere": "relu-",
-    "* its own input": "mul", "tanh assigns": "tanh", "relu assigns": "relu+",
+    "+ assigns": "add reused",
+    "* assigns": "mul reused",
+    "tanh uses the input": "tanh",
+    "tanh without the chain rule": "tanh",
+    "tanh forgets the square": "tanh",
+    "pow exponent": "pow",
+    "pow factor": "pow",
+    "exp uses x": "exp",
+    "relu slope is the output": "relu+",
+    "relu slope 1 everywhere": "relu-",
+    "* its own input": "mul",
+    "tanh assigns": "tanh",
+    "relu assigns": "relu+",
     "exp assigns": "exp",
 }
 
@@ -133,8 +144,9 @@ def test_a_wrong_rule_is_marked_at_its_node_with_the_numbers(bug):
 
 
 def test_the_lecture_graph_with_a_wrong_mul_is_marked_at_both_mul_nodes():
-    source = edit(LECTURE_VALUE, ("other.grad += self.data * out.grad",
-                                  "other.grad += other.data * out.grad"))
+    source = edit(
+        LECTURE_VALUE, ("other.grad += self.data * out.grad", "other.grad += other.data * out.grad")
+    )
     V = learner(source)["Value"]
     a, b, c, f = V(2.0, label="a"), V(-3.0, label="b"), V(10.0, label="c"), V(-2.0, label="f")
     e = a * b
@@ -147,18 +159,24 @@ def test_the_lecture_graph_with_a_wrong_mul_is_marked_at_both_mul_nodes():
     assert marked(ex) == ["*", "*"]
     problems = " ".join(n["problem"] for n in ex.drawing["nodes"] if "problem" in n)
     # said as the probe ran it (out.grad 3, the child's grad 10 before), with the likely cause
-    assert ("with L.grad = 3 and f.grad already 10, your * rule left f.grad at 4.0000: it should "
-            "be 22.0000") in problems  # 10 + (-2)·3 where 10 + d·3 = 10 + 4·3
+    assert (
+        "with L.grad = 3 and f.grad already 10, your * rule left f.grad at 4.0000: it should "
+        "be 22.0000"
+    ) in problems  # 10 + (-2)·3 where 10 + d·3 = 10 + 4·3
     assert "f's own data where the other factor, d, belongs?" in problems
-    assert ("with e.grad = 3 and b.grad already 10, your * rule left b.grad at 1.0000: it should "
-            "be 16.0000") in problems  # fmt: skip
+    assert (
+        "with e.grad = 3 and b.grad already 10, your * rule left b.grad at 1.0000: it should "
+        "be 16.0000"
+    ) in problems
     ex.backward()
     assert a.grad == ex.nodes[[ex.names[v] for v in ex.nodes].index("a")].grad  # their objects
 
 
 def test_a_node_that_forgot_its_input_and_what_only_micrograds_values_allow():
-    source = edit(LECTURE_VALUE, ('        out = Value(t, (self,), "tanh")',
-                                  '        out = Value(t, _op="tanh")'))
+    source = edit(
+        LECTURE_VALUE,
+        ('        out = Value(t, (self,), "tanh")', '        out = Value(t, _op="tanh")'),
+    )
     V = learner(source)["Value"]
     out = (V(2.0, label="a") * V(1.0, label="b")).tanh()
     ex = ForeignExplorer(out, "layered")
@@ -167,10 +185,10 @@ def test_a_node_that_forgot_its_input_and_what_only_micrograds_values_allow():
     y = x * x
     y._prev = {x, V(1.0, _op="tanh")}  # a leaf that says an op made it
     ex = ForeignExplorer(y, "layered")
-    assert any("no children: the op forgot its input" in n.get("problem", "")
-               for n in ex.drawing["nodes"])
-    for action in (lambda: ex.set_leaf("v1", 1.0), lambda: ex.descend(0.01),
-                   lambda: ex.leaf("v1")):
+    assert any(
+        "no children: the op forgot its input" in n.get("problem", "") for n in ex.drawing["nodes"]
+    )
+    for action in (lambda: ex.set_leaf("v1", 1.0), lambda: ex.descend(0.01), lambda: ex.leaf("v1")):
         with pytest.raises(ViewError, match="your own Value class"):
             action()
 
@@ -198,15 +216,19 @@ def test_a_rule_that_assigns_is_named_as_eq_for_plus_eq(graph):
         e.label = "e"
         out = e + c
         out.label = "d"
-        want = ("with d.grad = 3 and e.grad already 10, your + rule left e.grad at 3.0000: it "
-                "should be 13.0000")  # fmt: skip
+        want = (
+            "with d.grad = 3 and e.grad already 10, your + rule left e.grad at 3.0000: it "
+            "should be 13.0000"
+        )
         cause = "`=` where the lecture has `+=`?"
     else:
         a = V(3.0, label="a")
         out = a + a
         out.label = "b"
-        want = ("with b.grad = 3 and a.grad already 10, your + rule left a.grad at 3.0000: it "
-                "should be 16.0000")  # fmt: skip
+        want = (
+            "with b.grad = 3 and a.grad already 10, your + rule left a.grad at 3.0000: it "
+            "should be 16.0000"
+        )
         cause = "a is used 2 times here: each use adds its share"
     ex = ForeignExplorer(out, "layered")
     problems = " ".join(n["problem"] for n in ex.drawing["nodes"] if "problem" in n)

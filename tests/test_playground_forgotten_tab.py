@@ -27,16 +27,21 @@ def test_the_explorer_sends_its_program_again(page: Any) -> None:
         program = "a = 2.0\nb = -3.0\nc = a * b\nd = tanh(c)"
         page.get_by_label("Expression", exact=True).fill(program)
         page.get_by_role("button", name="Build graph").click()
-        page.wait_for_function("() => document.querySelectorAll('#graph-svg g.node.value')"
-                               ".length === 4")  # fmt: skip
+        page.wait_for_function(
+            "() => document.querySelectorAll('#graph-svg g.node.value').length === 4"
+        )
         forget(pg, page)
         page.get_by_role("button", name="Forward pass", exact=True).click()
-        page.wait_for_function("() => document.querySelector('#status').textContent"
-                               ".includes('Forward pass done')")  # fmt: skip
+        page.wait_for_function(
+            "() => document.querySelector('#status').textContent.includes('Forward pass done')"
+        )
         assert page.locator("#graph-svg g.node.value").count() == 4
-        assert pg.sessions.get(page.evaluate(
-            "() => sessionStorage.getItem('micrograd-session')")).tab.explorer.explorer.program \
+        assert (
+            pg.sessions.get(
+                page.evaluate("() => sessionStorage.getItem('micrograd-session')")
+            ).tab.explorer.explorer.program
             == program
+        )
 
 
 def test_the_train_view_sends_its_settings_again(page: Any) -> None:
@@ -49,8 +54,9 @@ def test_the_train_view_sends_its_settings_again(page: Any) -> None:
         # defaults: that is not the page's run, which the page still sends again
         sid = page.evaluate("() => sessionStorage.getItem('micrograd-session')")
         end = time.monotonic() + 30
-        while (sid not in pg.sessions._sessions or pg.sessions._sessions[sid].streams != 1) \
-                and time.monotonic() < end:
+        while (
+            sid not in pg.sessions._sessions or pg.sessions._sessions[sid].streams != 1
+        ) and time.monotonic() < end:
             time.sleep(0.05)
         assert pg.sessions.get(sid).streams == 1
         page.get_by_role("button", name="Step", exact=True).click()

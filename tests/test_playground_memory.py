@@ -55,12 +55,15 @@ print(json.dumps({"start": start, "busy": busy, "stopped": {"rss": rss(), "train
 """
 
 
-@pytest.mark.skipif(not pathlib.Path("/proc/self/statm").exists(),
-                    reason="resident memory is read from /proc (Linux)")
+@pytest.mark.skipif(
+    not pathlib.Path("/proc/self/statm").exists(),
+    reason="resident memory is read from /proc (Linux)",
+)
 def test_closed_tabs_give_their_memory_back() -> None:
     root = pathlib.Path(__file__).resolve().parents[1]
-    run = subprocess.run([sys.executable, "-c", SCRIPT], cwd=root, capture_output=True,
-                         text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-c", SCRIPT], cwd=root, capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     m = json.loads(run.stdout.strip().splitlines()[-1])
     # While running: at most the session cap of trainers, whatever came and went.

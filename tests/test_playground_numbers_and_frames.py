@@ -34,20 +34,31 @@ HUGE = "1e400"  # a JSON number that reads as inf
 # For each action, a body with the big number where that action reads a number (or an id, or
 # text), and once nested deep inside what it reads.
 BODIES: dict[str, list[dict[str, Any]]] = {
-    "explorer": [{"program": "a = 2.0", "layout": BIG}, {"node": "v0", "value": BIG},
-                 {"node": BIG, "role": "param"}, {"lr": BIG},
-                 {"from": {"x": [BIG, 0.0], "model": {"layers": [[BIG]]}}}],
-    "train": [{"lr": BIG}, {"action": "step", "steps": BIG}, {"added": [[BIG, 0.0, 1]]},
-              {"index": BIG}, {"layer": 0, "neuron": 0, "input": 0, "value": BIG},
-              {"settings": {"hidden": [BIG]}}],
-}  # fmt: skip
-ACTIONS = [("explorer", a) for a in ExplorerView.ACTIONS] + \
-    [("train", a) for a in TrainView.ACTIONS]  # fmt: skip
+    "explorer": [
+        {"program": "a = 2.0", "layout": BIG},
+        {"node": "v0", "value": BIG},
+        {"node": BIG, "role": "param"},
+        {"lr": BIG},
+        {"from": {"x": [BIG, 0.0], "model": {"layers": [[BIG]]}}},
+    ],
+    "train": [
+        {"lr": BIG},
+        {"action": "step", "steps": BIG},
+        {"added": [[BIG, 0.0, 1]]},
+        {"index": BIG},
+        {"layer": 0, "neuron": 0, "input": 0, "value": BIG},
+        {"settings": {"hidden": [BIG]}},
+    ],
+}
+ACTIONS = [("explorer", a) for a in ExplorerView.ACTIONS] + [
+    ("train", a) for a in TrainView.ACTIONS
+]
 
 
 def post_raw(url: str, path: str, raw: bytes, session: str) -> tuple[int, Any]:
-    req = urllib.request.Request(url + path, data=raw, headers={
-        "Content-Type": "application/json", "X-Session": session})  # fmt: skip
+    req = urllib.request.Request(
+        url + path, data=raw, headers={"Content-Type": "application/json", "X-Session": session}
+    )
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
             return r.status, json.loads(r.read())
@@ -63,8 +74,9 @@ def test_a_number_no_float_holds_is_a_400_with_its_reason_everywhere(
     # a graph first, so that no action is refused for coming too early (409) instead
     post_raw(playground, "api/explorer/load", b'{"program": "a = 2.0; b = a*a"}', session)
     for body in BODIES[view]:
-        status, answer = post_raw(playground, f"api/{view}/{action}", json.dumps(body).encode(),
-                                  session)  # fmt: skip
+        status, answer = post_raw(
+            playground, f"api/{view}/{action}", json.dumps(body).encode(), session
+        )
         assert status == 400, (body, answer)
         assert "digits, too large" in answer["error"] and "\n" not in answer["error"], answer
     raw = f'{{"value": {HUGE}, "lr": {HUGE}}}'.encode()
@@ -96,17 +108,26 @@ def test_pages_say_no_other_site_may_frame_them(playground: str) -> None:
 
 
 def test_another_site_cannot_frame_the_page_but_the_page_itself_can(
-    browser: Any, playground: str, other_origin: Any  # noqa: F811
+    browser: Any,
+    playground: str,
+    other_origin: Any,  # noqa: F811
 ) -> None:
     pages, origin = other_origin
-    pages["/frame.html"] = (f'<!doctype html><iframe id="f" src="{playground}train" '
-                            f'width="800" height="600"></iframe>')  # fmt: skip
+    pages["/frame.html"] = (
+        f'<!doctype html><iframe id="f" src="{playground}train" width="800" height="600"></iframe>'
+    )
     context = browser.new_context()
     refused: list[str] = []
     try:
         page = context.new_page()
-        page.on("console", lambda m: refused.append(m.text) if "frame-ancestors" in m.text
-                or "X-Frame-Options" in m.text else None)  # fmt: skip
+        page.on(
+            "console",
+            lambda m: (
+                refused.append(m.text)
+                if "frame-ancestors" in m.text or "X-Frame-Options" in m.text
+                else None
+            ),
+        )
         page.goto(origin + "/frame.html")
         page.wait_for_function("() => document.readyState === 'complete'")
         page.wait_for_timeout(500)
@@ -121,7 +142,8 @@ def test_another_site_cannot_frame_the_page_but_the_page_itself_can(
         own.evaluate("""() => { const f = document.createElement('iframe');
             f.id = 'self-frame'; f.src = 'train'; document.body.append(f); }""")
         own.frame_locator("#self-frame").locator("body[data-view='train']").wait_for(
-            state="attached")
+            state="attached"
+        )
     finally:
         context.close()
 
@@ -132,7 +154,9 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
 
 def test_a_page_on_a_static_host_declines_to_run_framed_by_another_site(
-    browser: Any, other_origin: Any, tmp_path: pathlib.Path  # noqa: F811
+    browser: Any,
+    other_origin: Any,  # noqa: F811  (the fixture imported above)
+    tmp_path: pathlib.Path,
 ) -> None:
     # A static host (as the static site's) sends no frame-ancestors: the page itself declines,
     # and says so. The folder as a site lays it out: the page, and static/ beside it.

@@ -65,8 +65,9 @@ def test_a_step_asks_before_it_writes_and_right_answers_give_backwards_grads() -
     assert tab.call("explorer", "step", {})["predict"]["ask"] == ask  # asked until answered
     state = backprop_by_answers(tab, {k: v.grad for k, v in ref.items()})
     names = {n["id"]: n["name"] for n in state_drawing(tab) if n["kind"] == "value"}
-    assert {names[i]: v["grad"] for i, v in state["values"].items()} == \
-        {k: v.grad for k, v in ref.items()}  # fmt: skip
+    assert {names[i]: v["grad"] for i, v in state["values"].items()} == {
+        k: v.grad for k, v in ref.items()
+    }
     assert state["predict"]["score"] == "Right at the first try: 7 of 7 grads"
     # the lines are those of the mode off, step for step
     plain = Tab()
@@ -107,11 +108,13 @@ def test_each_mistake_is_named_from_the_steps_numbers() -> None:
     assert line(tab, 1.0) == "that is ∂d/∂e alone: the chain rule multiplies it by d.grad"
     ask_for(tab, "a", ref)
     assert line(tab, b.data) == "that is ∂e/∂a alone: the chain rule multiplies it by e.grad"
-    assert line(tab, e.grad) == ("that is e.grad alone: the chain rule multiplies it by ∂e/∂a, "
-                                 "the local derivative")  # fmt: skip
+    assert line(tab, e.grad) == (
+        "that is e.grad alone: the chain rule multiplies it by ∂e/∂a, the local derivative"
+    )
     assert line(tab, a.data * e.grad) == "∂(a·b)/∂a is b, the other factor, not a itself"
-    assert line(tab, -a.grad) == ("the size is right but not the sign: look again at the signs "
-                                  "of ∂e/∂a and e.grad")  # fmt: skip
+    assert line(tab, -a.grad) == (
+        "the size is right but not the sign: look again at the signs of ∂e/∂a and e.grad"
+    )
     assert line(tab, a.grad * 1.001).startswith("close, but not to 4 decimals")
     assert line(tab, 17.0) == "not yet: try Hint"
     state = tab.call("explorer", "answer", {"value": round(a.grad, 4)})  # 4 decimals are right
@@ -123,8 +126,9 @@ def test_a_second_path_forgotten_is_named() -> None:
     tab.call("explorer", "step", {})
     tab.call("explorer", "answer", {"value": 1.0})
     assert tab.call("explorer", "step", {})["predict"]["ask"]["label"] == "your a.grad"
-    assert line(tab, 1.0) == ("a is used twice: b = a + a adds a grad along each path (+=, once "
-                              "per use)")  # fmt: skip
+    assert line(tab, 1.0) == (
+        "a is used twice: b = a + a adds a grad along each path (+=, once per use)"
+    )
     hint = tab.call("explorer", "hint", {})["predict"]["ask"]["hint"]
     assert hint == ["a.grad = a.grad + ∂b/∂a × b.grad, once along each of its 2 paths"]
     # a node reached from two different nodes (d = a*b; e = a + b): its second step adds onto
@@ -142,8 +146,11 @@ def test_a_second_path_forgotten_is_named() -> None:
             had = state["values"][ask["node"]]["grad"]
             if had != 0.0:  # the second of a's (and b's) steps: the grad the step adds to
                 said.append(line(tab, ref[ask["name"]].grad - had))
-            state = tab.call("explorer", "answer", {"value": ref[ask["name"]].grad}) if had \
-                else tab.call("explorer", "reveal", {})  # fmt: skip
+            state = (
+                tab.call("explorer", "answer", {"value": ref[ask["name"]].grad})
+                if had
+                else tab.call("explorer", "reveal", {})
+            )
     assert said and all(s.startswith(("a already has grad", "b already has grad")) for s in said)
 
 
@@ -154,8 +161,7 @@ def test_hint_show_me_backward_pass_and_the_mode_off() -> None:
     one = tab.call("explorer", "hint", {})["predict"]["ask"]["hint"]
     assert one == ["c.grad = c.grad + ∂d/∂c × d.grad"]
     two = tab.call("explorer", "hint", {})["predict"]["ask"]["hint"]
-    assert two == [one[0], f"∂d/∂c = 1.0000; d.grad = {fmt(ref['d'].grad)}; c.grad so far = "
-                           f"0.0000"]  # fmt: skip
+    assert two == [one[0], f"∂d/∂c = 1.0000; d.grad = {fmt(ref['d'].grad)}; c.grad so far = 0.0000"]
     state = tab.call("explorer", "reveal", {})  # Show me: the step at d is applied
     assert state["predict"]["ask"] is None and state["log"][-1]["lines"][1].startswith("c.grad")
     assert tab.call("explorer", "step", {})["predict"]["ask"]["name"] == "a"
@@ -192,8 +198,10 @@ def test_a_learners_own_value_their_backward_decides_what_is_right() -> None:
     ask_for(tab, "a", ref)
     assert line(tab, ref["b"].data) == "that is ∂e/∂a alone: the chain rule multiplies it by e.grad"
     # their _prev is a set: the product is written in its order
-    assert line(tab, 2.0 * -2.0) in ("∂(a·b)/∂a is b, the other factor, not a itself",
-                                     "∂(b·a)/∂a is b, the other factor, not a itself")
+    assert line(tab, 2.0 * -2.0) in (
+        "∂(a·b)/∂a is b, the other factor, not a itself",
+        "∂(b·a)/∂a is b, the other factor, not a itself",
+    )
     state = backprop_by_answers(tab, {k: v.grad for k, v in ref.items()})
     assert [x.grad for x in (a, b, c, f)] == [6.0, -4.0, -2.0, 4.0]  # their Values, their code
     assert state["predict"]["score"] == "Right at the first try: 6 of 7 grads"
@@ -220,16 +228,22 @@ def test_the_numbers_shown_give_a_right_answer() -> None:
     by_hand = round(had + local * out_grad, 4)
     assert abs(by_hand - x.grad) > 5e-5 * abs(x.grad)  # the case: 4 decimals would refuse it
     state = tab.call("explorer", "answer", {"value": by_hand})
-    assert state["predict"]["feedback"] == {"right": True,
-                                            "text": f"Right: x.grad = {fmt(x.grad)}."}
-    assert state["phase"] == "done" and state["predict"]["score"] == \
-        "Right at the first try: 4 of 4 grads"  # fmt: skip
+    assert state["predict"]["feedback"] == {
+        "right": True,
+        "text": f"Right: x.grad = {fmt(x.grad)}.",
+    }
+    assert (
+        state["phase"] == "done"
+        and state["predict"]["score"] == "Right at the first try: 4 of 4 grads"
+    )
     # the exact grad, to 4 decimals, is right too; a number near neither is not
     for value, right in ((round(x.grad, 4), True), (round(x.grad, 4) + 1e-3, False)):
         tab = predicting("x = 0.5; w = 7.0\nt = tanh(x)\nL = t*w")
         ask_for(tab, "x", ref)
-        assert tab.call("explorer", "answer", {"value": value})["predict"]["feedback"]["right"] \
-            is right  # fmt: skip
+        assert (
+            tab.call("explorer", "answer", {"value": value})["predict"]["feedback"]["right"]
+            is right
+        )
 
 
 def test_with_the_hints_used_up_the_line_points_to_them() -> None:
@@ -242,8 +256,9 @@ def test_with_the_hints_used_up_the_line_points_to_them() -> None:
     state = tab.call("explorer", "hint", {})
     assert len(state["predict"]["ask"]["hint"]) == 2  # Hint is used up (the page disables it)
     said = line(tab, 17.0)
-    assert "try Hint" not in said and said == ("not yet: the hints above give both factors: "
-                                               "∂d/∂c × d.grad, plus c.grad so far")  # fmt: skip
+    assert "try Hint" not in said and said == (
+        "not yet: the hints above give both factors: ∂d/∂c × d.grad, plus c.grad so far"
+    )
     tab = predicting(LECTURE_L["program"])  # the seed's hints, used up
     tab.call("explorer", "step", {})
     tab.call("explorer", "hint", {})
@@ -270,19 +285,24 @@ def test_a_grad_from_another_path_the_lines_name_this_paths_term() -> None:
     term = a.grad - had
     assert (had, term) == (-6.0, 3.0) and ref["d"].grad == 1.0
     # this path's term with its sign flipped: -9; the total's size is not 9
-    assert line(tab, had - term) == ("the size of this path's term is right but not its sign: "
-                                     "look again at the signs of ∂d/∂a and d.grad")  # fmt: skip
+    assert line(tab, had - term) == (
+        "the size of this path's term is right but not its sign: "
+        "look again at the signs of ∂d/∂a and d.grad"
+    )
     assert not line(tab, -a.grad).startswith("the size")  # 3: not this path's term flipped
     # grad so far + d.grad, the local derivative left out: not "d.grad alone"
-    assert line(tab, had + ref["d"].grad) == ("that is a.grad so far + d.grad: the chain rule "
-                                              "multiplies d.grad by ∂d/∂a, the local derivative, "
-                                              "before adding")  # fmt: skip
+    assert line(tab, had + ref["d"].grad) == (
+        "that is a.grad so far + d.grad: the chain rule "
+        "multiplies d.grad by ∂d/∂a, the local derivative, "
+        "before adding"
+    )
     assert line(tab, ref["d"].grad).startswith("that is d.grad alone")
     state = tab.call("explorer", "answer", {"value": a.grad})
     assert state["predict"]["ask"]["name"] == "b"
     had = state["values"][state["predict"]["ask"]["node"]]["grad"]
-    assert had == -6.0 and line(tab, had + ref["d"].grad).startswith("that is b.grad so far + "
-                                                                     "d.grad")  # fmt: skip
+    assert had == -6.0 and line(tab, had + ref["d"].grad).startswith(
+        "that is b.grad so far + d.grad"
+    )
     # no grad so far (a fresh child): the total's sign, as before
     tab = predicting(LECTURE_L["program"])
     ask_for(tab, "f", lecture())
@@ -301,8 +321,10 @@ def test_the_score_counts_every_grad_shown() -> None:
     state = tab.call("explorer", "answer", {"value": -2.0})  # e, right; c asked
     state = tab.call("explorer", "backward", {})  # c, then a and b
     filled = sum(v["grad"] != 0.0 for v in state["values"].values())
-    assert filled == 7 and state["predict"]["score"] == \
-        "Right at the first try: 1 of 7 grads (6 shown)"  # fmt: skip
+    assert (
+        filled == 7
+        and state["predict"]["score"] == "Right at the first try: 1 of 7 grads (6 shown)"
+    )
     # the mode off, Backward pass counts nothing: turned on later, the score starts from there
     tab = Tab()
     tab.call("explorer", "load", {"program": LECTURE_L["program"]})
@@ -328,8 +350,9 @@ def test_an_edit_or_a_gradient_step_asks_the_grads_again() -> None:
     ref["L"] = ref["d"] * ref["f"]
     ref["L"].backward()
     state = backprop_by_answers(tab, {k: v.grad for k, v in ref.items()})
-    assert {names[i]: v["grad"] for i, v in state["values"].items()} == \
-        {k: v.grad for k, v in ref.items()}  # fmt: skip
+    assert {names[i]: v["grad"] for i, v in state["values"].items()} == {
+        k: v.grad for k, v in ref.items()
+    }
     # a gradient step: the same, at the point it moves to
     state = tab.call("explorer", "descend", {"lr": 0.01})
     assert state["phase"] == "forward" and state["predict"]["ask"] is None
@@ -348,14 +371,16 @@ def test_an_edit_or_a_gradient_step_asks_the_grads_again() -> None:
 VALUES = "(n) => document.querySelectorAll('#graph-svg g.node.value').length === n"
 
 
-def test_predict_the_lectures_grads_on_the_page(page: Any, playground: str,
-                                                screenshot: Any) -> None:  # fmt: skip
+def test_predict_the_lectures_grads_on_the_page(
+    page: Any, playground: str, screenshot: Any
+) -> None:
     from tests.predict_browser import predict_a_plus_a, predict_lecture
 
     page.goto(playground)
     page.wait_for_selector("body[data-ready='1']")
     page.get_by_label("Examples").select_option(label=LECTURE_L["title"])
     page.wait_for_function(VALUES, arg=7)
+
     def shoot() -> None:
         path = screenshot(page, "predict-1280")
         if os.environ.get("MICROGRAD_UPDATE_DOCS"):
@@ -391,8 +416,11 @@ def test_on_a_phone_the_box_is_in_view(phone: Any, playground: str, screenshot: 
     phone.get_by_role("button", name="Hint", exact=True).click()
     expect(phone.locator("#predict-hints li")).to_have_count(1)
     # the box, its buttons and the node asked are all on the screen
-    for el in (phone.get_by_label("your f.grad"), phone.get_by_role("button", name="Show me"),
-               phone.locator("#predict-hints")):  # fmt: skip
+    for el in (
+        phone.get_by_label("your f.grad"),
+        phone.get_by_role("button", name="Show me"),
+        phone.locator("#predict-hints"),
+    ):
         r = el.bounding_box()
         assert r and 0 <= r["y"] and r["y"] + r["height"] <= 844 and r["x"] + r["width"] <= 390, r
     node = phone.locator("g.node.asked[data-name='f']").bounding_box()

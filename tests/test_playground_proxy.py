@@ -28,15 +28,18 @@ def proxied(tmp_path_factory: Any) -> Any:
     pg = serve(port=0)
     try:
         # micrograd's Jupyter extension (a wheel enables it; an editable install cannot)
-        with jupyterlab(tmp_path_factory.mktemp("proxy"), [
-                "--ServerApp.jpserver_extensions=micrograd.playground.jupyter=True"]) as lab:
+        with jupyterlab(
+            tmp_path_factory.mktemp("proxy"),
+            ["--ServerApp.jpserver_extensions=micrograd.playground.jupyter=True"],
+        ) as lab:
             yield lab, pg
     finally:
         pg.stop()
 
 
-def test_the_playground_works_under_jupyters_proxy(proxied: Any, browser: Any,
-                                                   screenshot: Any) -> None:
+def test_the_playground_works_under_jupyters_proxy(
+    proxied: Any, browser: Any, screenshot: Any
+) -> None:
     lab, pg = proxied
     base = f"{lab.url}proxy/{pg.port}/"
     context = browser.new_context(viewport={"width": 1280, "height": 800})
@@ -49,16 +52,23 @@ def test_the_playground_works_under_jupyters_proxy(proxied: Any, browser: Any,
         page.goto(f"{base}?token={lab.token}")  # Jupyter's token: its proxy needs the login
         page.wait_for_selector("body[data-ready='1']")
         page.get_by_role("button", name="Backward pass").click()
-        page.wait_for_function("() => document.querySelector('#status').textContent"
-                               ".includes('done')")  # fmt: skip
+        page.wait_for_function(
+            "() => document.querySelector('#status').textContent.includes('done')"
+        )
         grads = page.locator("#graph-svg g.node.value").evaluate_all(
-            "els => Object.fromEntries(els.map(g => [g.dataset.name, Number(g.dataset.grad)]))")
+            "els => Object.fromEntries(els.map(g => [g.dataset.name, Number(g.dataset.grad)]))"
+        )
         x1, x2 = Value(2.0), Value(0.0)
         w1, w2, b = Value(-3.0), Value(1.0), Value(6.8813735870195432)
         o = (x1 * w1 + x2 * w2 + b).tanh()
         o.backward()
         assert [grads[k] for k in ("x1", "w1", "x2", "w2", "o")] == [
-            x1.grad, w1.grad, x2.grad, w2.grad, 1.0]
+            x1.grad,
+            w1.grad,
+            x2.grad,
+            w2.grad,
+            1.0,
+        ]
         page.get_by_role("link", name="Train").click()
         page.wait_for_function("() => window.trainView && window.trainView.frame()")
         page.get_by_role("button", name="Play").click()
@@ -110,10 +120,17 @@ with serve(port=0) as pg:
 """
     root = os.path.dirname(os.path.dirname(__file__))
     for env, expected in (({"JUPYTERHUB_SERVICE_PREFIX": "/user/ada/"}, "200"), ({}, "403")):
-        run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                             cwd=root, timeout=60,
-                             env={**{k: v for k, v in os.environ.items()
-                                     if k != "JUPYTERHUB_SERVICE_PREFIX"}, **env})  # fmt: skip
+        run = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            cwd=root,
+            timeout=60,
+            env={
+                **{k: v for k, v in os.environ.items() if k != "JUPYTERHUB_SERVICE_PREFIX"},
+                **env,
+            },
+        )
         assert run.stdout.strip() == expected, (env, run.stdout, run.stderr[-500:])
 
 

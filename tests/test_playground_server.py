@@ -120,8 +120,9 @@ def test_the_real_route_table_joins_both_views() -> None:
     from micrograd.playground.views import READS, ExplorerView, TrainView
 
     routes = build_routes()
-    actions = [("explorer", a) for a in ExplorerView.ACTIONS] + [("train", a) for a in
-                                                                 TrainView.ACTIONS]
+    actions = [("explorer", a) for a in ExplorerView.ACTIONS] + [
+        ("train", a) for a in TrainView.ACTIONS
+    ]
     expected = {("POST", f"/api/{v}/{a}") for v, a in actions}
     expected |= {("GET", f"/api/{v}/{a}") for v, a in READS} | {("GET", "/api/train/stream")}
     assert set(routes) == expected
@@ -418,10 +419,29 @@ def test_no_view_module_imports_a_transport() -> None:
     from micrograd.playground import server, views
 
     views_dir = REPO / "micrograd" / "playground"
-    transports = {"web", "server", "runner", "command", "socket", "select", "http", "ctypes",
-                  "widgets", "anywidget", "ipywidgets", "micrograd.widgets"}  # fmt: skip
-    for name in ("views", "explorer", "trainer", "train_settings", "train_frames", "errors",
-                 "../layout"):  # fmt: skip
+    transports = {
+        "web",
+        "server",
+        "runner",
+        "command",
+        "socket",
+        "select",
+        "http",
+        "ctypes",
+        "widgets",
+        "anywidget",
+        "ipywidgets",
+        "micrograd.widgets",
+    }
+    for name in (
+        "views",
+        "explorer",
+        "trainer",
+        "train_settings",
+        "train_frames",
+        "errors",
+        "../layout",
+    ):
         tree = ast.parse((views_dir / f"{name}.py").read_text())
         imported = set()
         for node in ast.walk(tree):

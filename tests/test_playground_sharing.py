@@ -37,13 +37,29 @@ def get(url: str, session: str = "", headers: dict[str, str] | None = None) -> t
         return e.code, json.loads(e.read() or b"{}")
 
 
-def test_the_command_prints_the_urls_students_open_and_the_host_name_one_works(browser: Any,
-                                                                            screenshot: Any):
+def test_the_command_prints_the_urls_students_open_and_the_host_name_one_works(
+    browser: Any, screenshot: Any
+):
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "micrograd", "playground", "--no-browser", "--port", "0",
-         "--host", "0.0.0.0", "--token", "class-of-30-token"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "micrograd",
+            "playground",
+            "--no-browser",
+            "--port",
+            "0",
+            "--host",
+            "0.0.0.0",
+            "--token",
+            "class-of-30-token",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         assert proc.stdout is not None
         lines = [proc.stdout.readline() for _ in range(3)]
@@ -57,8 +73,9 @@ def test_the_command_prints_the_urls_students_open_and_the_host_name_one_works(b
         page.goto(name_url)  # by the machine's name, as a student's browser opens it
         page.wait_for_selector("body[data-ready='1']")
         page.get_by_role("button", name="Backward pass").click()
-        page.wait_for_function("() => document.querySelector('#status').textContent"
-                               ".includes('done')")  # fmt: skip
+        page.wait_for_function(
+            "() => document.querySelector('#status').textContent.includes('done')"
+        )
         screenshot(page, "shared-by-host-name")
         context.close()
         assert not errors, errors

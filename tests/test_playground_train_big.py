@@ -25,14 +25,23 @@ def test_the_largest_network_is_drawn_whole(page: Any, playground: str, screensh
     open_train(page, playground, LARGEST)
     assert page.evaluate("() => window.trainView.meta().sizes") == [2, 32, 32, 32, 32, 32, 32, 1]
     sizes = page.eval_on_selector_all(
-        "#net canvas:not(#net-links)", "els => els.map(c => c.getBoundingClientRect().width)")
+        "#net canvas:not(#net-links)", "els => els.map(c => c.getBoundingClientRect().width)"
+    )
     assert len(sizes) == 2 + 6 * 32 + 1 and min(sizes) >= 16, sizes
     box = page.get_by_label("Hidden layers")
     assert box.input_value() == "32,32,32,32,32,32"
     assert box.evaluate("el => el.scrollWidth <= el.clientWidth"), "the box cuts its text"
     panel = page.locator("#net").bounding_box()
     assert page.locator("#net .nlabel").all_text_contents() == [
-        "inputs", "layer 1", "layer 2", "layer 3", "layer 4", "layer 5", "layer 6", "output"]
+        "inputs",
+        "layer 1",
+        "layer 2",
+        "layer 3",
+        "layer 4",
+        "layer 5",
+        "layer 6",
+        "output",
+    ]
     for label in page.locator("#net .nlabel").all():
         b = label.bounding_box()
         assert panel["x"] - 1 <= b["x"] and b["x"] + b["width"] <= panel["x"] + panel["width"] + 1
@@ -41,8 +50,9 @@ def test_the_largest_network_is_drawn_whole(page: Any, playground: str, screensh
     page.get_by_role("button", name="Play").click()
     # an event to wait for (frames drawn), not a speed to meet: benchmarks/bench_playground.py
     # measures that, and a loaded machine must not turn this red
-    page.wait_for_function("(n) => window.trainView.drawn() >= n + 3 && "
-                           "window.trainView.frame().step > 0", arg=drawn)  # fmt: skip
+    page.wait_for_function(
+        "(n) => window.trainView.drawn() >= n + 3 && window.trainView.frame().step > 0", arg=drawn
+    )
     page.get_by_role("button", name="Pause").click()
     drawn = page.evaluate("() => window.trainView.drawn()")
     assert 1 <= drawn <= page.evaluate("() => window.trainView.frame().seq"), drawn
@@ -63,8 +73,10 @@ def test_a_links_tooltip_reads_its_weight(page: Any, playground: str) -> None:
     page.wait_for_function("() => /= -?\\d/.test(document.getElementById('net-tip').textContent)")
     model = io.loads(json.dumps(page.evaluate("() => window.trainView.call('model')")))
     w = model.layers[0].neurons[0].w[0]
-    assert tip.text_content() == \
-        f"w (layer 1, neuron 1, input 1) = {fmt(w.data)} · ∂L/∂w = {fmt(0.0)} (no step yet)"
+    assert (
+        tip.text_content()
+        == f"w (layer 1, neuron 1, input 1) = {fmt(w.data)} · ∂L/∂w = {fmt(0.0)} (no step yet)"
+    )
 
 
 def test_the_largest_network_on_a_phone(phone: Any, playground: str, screenshot: Any) -> None:
@@ -107,10 +119,12 @@ def test_on_a_phone_the_plot_is_near_play_and_the_graph_readable(
     plot = page.locator("#plot").bounding_box()
     assert plot["y"] - (play["y"] + play["height"]) < 844 / 2, (play, plot)  # half a screen
     sizes = page.eval_on_selector_all(
-        "#graph text", "els => els.slice(0, 20).map(t => t.getBoundingClientRect().height)")
+        "#graph text", "els => els.slice(0, 20).map(t => t.getBoundingClientRect().height)"
+    )
     font = page.eval_on_selector("#graph text", "t => parseFloat(getComputedStyle(t).fontSize)")
     scale = page.eval_on_selector(
-        "#graph", "s => s.getBoundingClientRect().width / s.viewBox.baseVal.width")
+        "#graph", "s => s.getBoundingClientRect().width / s.viewBox.baseVal.width"
+    )
     assert font * scale >= 11, (font, scale, sizes)
     screenshot(page, "train-phone-top")
 

@@ -64,8 +64,10 @@ def test_controls_that_cannot_act_at_a_limit_are_disabled(page, playground):
     page.keyboard.press("Enter")
     page.wait_for_function(f"{first} === {MAX_NEURONS}")
     assert button("More neurons in layer 1").is_disabled()
-    assert page.evaluate("() => document.activeElement.getAttribute('aria-label')") == \
-        "Fewer neurons in layer 1"
+    assert (
+        page.evaluate("() => document.activeElement.getAttribute('aria-label')")
+        == "Fewer neurons in layer 1"
+    )
     assert not page.locator("#train-error").is_visible()
 
     open_ready(page, playground + "train.html?hidden=" + ",".join(["2"] * MAX_LAYERS))

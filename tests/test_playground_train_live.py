@@ -65,8 +65,9 @@ def test_the_links_gradients_are_the_steps_against_torch(use_jit):
     # the links' look: sign(g)·(1 + log10(|g|/max|g|)/3), clipped at 0, one byte each
     top = max(abs(g) for g in grads)
     assert f["grad_max"] == pytest.approx(top, rel=1e-5)
-    expected = [math.copysign(max(0.0, 1 + math.log10(abs(g) / top) / TF.GRAD_DECADES), g)
-                for g in grads]  # fmt: skip
+    expected = [
+        math.copysign(max(0.0, 1 + math.log10(abs(g) / top) / TF.GRAD_DECADES), g) for g in grads
+    ]
     assert unbyte(f["grads"]) == pytest.approx(expected, abs=1 / 127)
     # reading one: the exact numbers, weight and bias alike
     n = tr.model.layers[1].neurons[2]
@@ -165,8 +166,10 @@ def test_a_regression_trains_with_the_mean_squared_error_against_torch(dataset, 
         assert values[cell] == pytest.approx(max(-1.0, min(1.0, s)), abs=1 / 127)
     meta = tr.meta()
     assert meta["classes"] == 0 and meta["output_kind"] == "value"
-    assert meta["loss_formula"].startswith("L = 1/N Σᵢ (sᵢ − yᵢ)²") and "target value" in \
-        meta["loss_formula"]  # fmt: skip
+    assert (
+        meta["loss_formula"].startswith("L = 1/N Σᵢ (sᵢ − yᵢ)²")
+        and "target value" in meta["loss_formula"]
+    )
     json.dumps(f, allow_nan=False)
 
 
@@ -185,8 +188,10 @@ def test_the_regression_targets_are_their_functions():
     assert y == pytest.approx([(a + b) / 2 for a, b in X], abs=1e-15)
     X, y = data.regression("bumps", 200, 0.0, seed=3)
     bumps = [(-0.5, -0.5, 1), (0.5, 0.5, 1), (-0.5, 0.5, -1), (0.5, -0.5, -1)]
-    truth = [sum(h * math.exp(-((a - u) ** 2 + (b - v) ** 2) / (2 * 0.35**2))
-                 for u, v, h in bumps) for a, b in X]  # fmt: skip
+    truth = [
+        sum(h * math.exp(-((a - u) ** 2 + (b - v) ** 2) / (2 * 0.35**2)) for u, v, h in bumps)
+        for a, b in X
+    ]
     assert y == pytest.approx(truth, abs=1e-15)
     _, noisy = data.regression("bumps", 200, 0.4, seed=3)
     assert noisy != y and all(-1 <= t <= 1 for t in noisy)
@@ -210,10 +215,14 @@ def test_gaussian_clusters_are_two_balanced_blobs():
     [
         ({"dataset": "plane"}, "Regression: a plane is a regression problem"),
         ({"dataset": "bumps", "loss": "cross_entropy"}, "choose Mean squared error"),
-        ({"dataset": "plane", "loss": "mse", "added": [[0, 0, 2]]},
-         "Added points must be a finite number ≥ -1 and ≤ 1, got 2.0"),
-        ({"dataset": "plane", "loss": "mse", "added": [[0, 0]]},
-         "an added point is [x, y, target value]"),
+        (
+            {"dataset": "plane", "loss": "mse", "added": [[0, 0, 2]]},
+            "Added points must be a finite number ≥ -1 and ≤ 1, got 2.0",
+        ),
+        (
+            {"dataset": "plane", "loss": "mse", "added": [[0, 0]]},
+            "an added point is [x, y, target value]",
+        ),
     ],
 )
 def test_regression_settings_are_checked(bad, words):
@@ -342,6 +351,7 @@ def test_frames_are_made_without_numpy():
     import subprocess
     import sys
 
-    run = subprocess.run([sys.executable, "-c", NO_NUMPY], capture_output=True, text=True,
-                         timeout=300)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-c", NO_NUMPY], capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]

@@ -94,12 +94,16 @@ def hover_tip(page: Any, layer: int, neuron: int, inp: int | None) -> str:
     """Hover a link (or a bias square: inp None) and read its tooltip once the numbers came."""
     at = page.evaluate(f"() => window.trainView.where({layer}, {neuron}, {json.dumps(inp)})")
     page.mouse.move(at["x"], at["y"])
-    name = (f"b (layer {layer + 1}, neuron {neuron + 1})" if inp is None
-            else f"w (layer {layer + 1}, neuron {neuron + 1}, input {inp + 1})")  # fmt: skip
+    name = (
+        f"b (layer {layer + 1}, neuron {neuron + 1})"
+        if inp is None
+        else f"w (layer {layer + 1}, neuron {neuron + 1}, input {inp + 1})"
+    )
     page.wait_for_function(
         "(name) => { const t = document.getElementById('net-tip');"
         " return !t.hidden && t.textContent.startsWith(name) && !t.textContent.includes('…'); }",
-        arg=name)  # fmt: skip
+        arg=name,
+    )
     return page.locator("#net-tip").text_content()
 
 
@@ -152,8 +156,9 @@ def test_gradients_on_the_links_read_and_drawn(page: Any, playground: str, scree
     screenshot(page, "train-gradients")
     # back to the weights: blue where w > 0, orange where w < 0
     page.get_by_label("links show ∂L/∂w, the gradient").uncheck()
-    page.wait_for_function("() => document.getElementById('net-legend').textContent"
-                           ".includes('the weight w')")  # fmt: skip
+    page.wait_for_function(
+        "() => document.getElementById('net-legend').textContent.includes('the weight w')"
+    )
     for layer, neuron, inp in items[:3]:
         at = page.evaluate(f"() => window.trainView.where({layer}, {neuron}, {inp})")
         r, g_, b, a = line_colour(page, at["x"], at["y"])
@@ -161,8 +166,9 @@ def test_gradients_on_the_links_read_and_drawn(page: Any, playground: str, scree
         assert (b > r) == (w >= 0), (layer, inp, w, (r, g_, b))
 
 
-def test_gradients_of_the_largest_network_on_a_phone(phone: Any, playground: str,
-                                                     screenshot: Any) -> None:  # fmt: skip
+def test_gradients_of_the_largest_network_on_a_phone(
+    phone: Any, playground: str, screenshot: Any
+) -> None:
     page = open_train(phone, playground, "?hidden=32,32,32,32,32,32&grads=1")
     assert page.get_by_label("links show ∂L/∂w, the gradient").is_checked()
     steps(page, 2)
@@ -226,7 +232,9 @@ def test_links_and_biases_by_keyboard(page: Any, playground: str) -> None:
     def reads(name: str, value: float) -> None:
         page.wait_for_function(
             "(name) => { const t = document.getElementById('net-tip').textContent;"
-            " return t.startsWith(name) && !t.includes('…'); }", arg=name)  # fmt: skip
+            " return t.startsWith(name) && !t.includes('…'); }",
+            arg=name,
+        )
         assert tip.text_content().startswith(f"{name} = {fmt(value)} · ")
 
     n11 = model.layers[0].neurons[0]
@@ -270,10 +278,17 @@ def test_a_regression_drawn_as_a_colour_field(page: Any, playground: str, screen
     assert page.locator("#acc-text").is_hidden()  # no classes, no accuracy
     legend = page.locator("#plot-legend").text_content()
     assert legend.startswith("the output s over the plane, and each point's target y")
-    assert [t.text_content() for t in page.locator("#plot-legend .lg-ticks span").all()] == \
-        ["−1", "−0.5", "0", "+0.5", "+1"]  # fmt: skip
-    page.evaluate("() => window.trainView.call('config', Object.assign("
-                  "window.trainView.meta().settings, {lr: 0.1}))")  # fmt: skip
+    assert [t.text_content() for t in page.locator("#plot-legend .lg-ticks span").all()] == [
+        "−1",
+        "−0.5",
+        "0",
+        "+0.5",
+        "+1",
+    ]
+    page.evaluate(
+        "() => window.trainView.call('config', Object.assign("
+        "window.trainView.meta().settings, {lr: 0.1}))"
+    )
     page.wait_for_function("() => window.trainView.meta().settings.lr === 0.1")
     steps(page, 400)
     meta = page.evaluate("() => window.trainView.meta()")
@@ -294,19 +309,27 @@ def test_a_regression_drawn_as_a_colour_field(page: Any, playground: str, screen
     page.locator("#plot").click(position={"x": 30, "y": 30})
     page.wait_for_function("(n) => window.trainView.meta().points.length === n + 1", arg=n)
     assert page.evaluate("() => window.trainView.meta().points.at(-1)[2]") == -0.4
-    assert page.locator("#add-hint").text_content().startswith(
-        "Click the plot to add a point (shift-click: the target's negative).")
+    assert (
+        page.locator("#add-hint")
+        .text_content()
+        .startswith("Click the plot to add a point (shift-click: the target's negative).")
+    )
     # the chosen point's caption names its target (a number, as the page writes numbers)
     x, y, t = page.evaluate("() => window.trainView.meta().points[window.trainView.meta().pick]")
-    assert page.locator("#graph-point").text_content() == \
-        f"(point {meta['pick']}: x = {fmt(x)}, {fmt(y)}, target {fmt(t)})"  # fmt: skip
+    assert (
+        page.locator("#graph-point").text_content()
+        == f"(point {meta['pick']}: x = {fmt(x)}, {fmt(y)}, target {fmt(t)})"
+    )
     screenshot(page, "train-regression")
     # on the classes' sets, a class
     page.get_by_label("Dataset").select_option("moons")
     page.wait_for_function("() => window.trainView.meta().settings.dataset === 'moons'")
     assert page.locator("#graph-point").text_content().endswith(", class 0)")
-    assert page.locator("#add-hint").text_content().startswith(
-        "Click the plot to add a point (shift-click: the other class).")
+    assert (
+        page.locator("#add-hint")
+        .text_content()
+        .startswith("Click the plot to add a point (shift-click: the other class).")
+    )
 
 
 def test_without_a_hidden_layer_the_formula_says_no_activation_is_used(
@@ -315,7 +338,8 @@ def test_without_a_hidden_layer_the_formula_says_no_activation_is_used(
     open_train(page, playground, "?hidden=")
     assert page.evaluate("() => window.trainView.meta().sizes") == [2, 1]
     assert page.locator("#act-formula").text_content() == (
-        "no hidden layer: the output is s = w·x + b, a line (no activation is used)")
+        "no hidden layer: the output is s = w·x + b, a line (no activation is used)"
+    )
 
 
 def test_a_regression_on_a_phone(phone: Any, playground: str, screenshot: Any) -> None:
@@ -344,24 +368,35 @@ def test_every_heat_map_has_a_legend_with_its_scale(page: Any, playground: str) 
     assert page.locator("#plot-legend .lg-title").text_content().startswith("the output s")
     assert ticks("#plot-legend") == ["−3", "−1", "0", "+1", "+3"]
     page.get_by_label("discretize output").check()
-    page.wait_for_function("() => document.getElementById('plot-legend').textContent"
-                           ".includes('the sign of the output')")  # fmt: skip
+    page.wait_for_function(
+        "() => document.getElementById('plot-legend').textContent"
+        ".includes('the sign of the output')"
+    )
     assert ticks("#plot-legend") == ["−1 (s < 0)", "+1 (s > 0)"]
     page.get_by_label("discretize output").uncheck()
     # a neuron on the plot: its own scale, the largest |h| over the plane
     name = "neuron h1.2: hover or focus to see its output on the plot"
     page.get_by_role("img", name=name).hover()
-    page.wait_for_function("() => document.getElementById('plot-legend').textContent"
-                           ".startsWith('neuron h1.2')")  # fmt: skip
+    page.wait_for_function(
+        "() => document.getElementById('plot-legend').textContent.startsWith('neuron h1.2')"
+    )
     meta = page.evaluate("() => window.trainView.meta()")
     model = model_of(page)
     x0, x1, y0, y1 = meta["extent"]
     side = meta["grid"]
-    m = max(abs(model.layers[0].outputs([x0 + (x1 - x0) * (c + 0.5) / side,
-                                         y1 - (y1 - y0) * (r + 0.5) / side])[1].data)
-            for r in range(side) for c in range(side))  # fmt: skip
-    page.wait_for_function("(m) => window.trainView.frame().shown &&"
-                           " window.trainView.frame().shown.neuron === 1", arg=m)  # fmt: skip
+    m = max(
+        abs(
+            model.layers[0]
+            .outputs([x0 + (x1 - x0) * (c + 0.5) / side, y1 - (y1 - y0) * (r + 0.5) / side])[1]
+            .data
+        )
+        for r in range(side)
+        for c in range(side)
+    )
+    page.wait_for_function(
+        "(m) => window.trainView.frame().shown && window.trainView.frame().shown.neuron === 1",
+        arg=m,
+    )
     assert ticks("#plot-legend") == [tick(-m), "0", tick(m, plus=True)]
     # the neuron squares and the links: a legend each, under the network
     assert ticks("#heat-legend") == ["−max", "0", "+max"]

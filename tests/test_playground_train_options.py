@@ -27,17 +27,22 @@ class Tab:
 
     def ok(self, path: str, body: object = None) -> Any:
         req = urllib.request.Request(
-            self.url + path, data=None if body is None else json.dumps(body).encode(),
+            self.url + path,
+            data=None if body is None else json.dumps(body).encode(),
             method="GET" if body is None else "POST",
-            headers={"Content-Type": "application/json", "X-Session": self.session})
+            headers={"Content-Type": "application/json", "X-Session": self.session},
+        )
         with urllib.request.urlopen(req, timeout=30) as r:
             return json.loads(r.read())
 
     def refused(self, path: str, body: object, words: str) -> None:
         """The request gets a 400 whose one line says `words`."""
         req = urllib.request.Request(
-            self.url + path, data=json.dumps(body).encode(), method="POST",
-            headers={"Content-Type": "application/json", "X-Session": self.session})
+            self.url + path,
+            data=json.dumps(body).encode(),
+            method="POST",
+            headers={"Content-Type": "application/json", "X-Session": self.session},
+        )
         with pytest.raises(urllib.error.HTTPError) as e:
             urllib.request.urlopen(req, timeout=30)
         assert e.value.code == 400 and words in json.loads(e.value.read())["error"], body
@@ -53,8 +58,12 @@ def torch_loss(model_json: dict, points: list, l2: float, l1: float) -> float:
     h = X
     for li, layer in enumerate(model.layers):
         n_in = len(layer.neurons[0].w)
-        W = torch.stack([torch.stack(params[k + j * (n_in + 1): k + j * (n_in + 1) + n_in])
-                         for j in range(len(layer.neurons))])
+        W = torch.stack(
+            [
+                torch.stack(params[k + j * (n_in + 1) : k + j * (n_in + 1) + n_in])
+                for j in range(len(layer.neurons))
+            ]
+        )
         b = torch.stack([params[k + j * (n_in + 1) + n_in] for j in range(len(layer.neurons))])
         k += len(layer.neurons) * (n_in + 1)
         h = h @ W.T + b
@@ -115,8 +124,10 @@ def test_the_run_bar_keeps_one_row_with_l1(browser: Any, playground: str) -> Non
     try:
         page.goto(playground + "train")
         page.wait_for_function("() => window.trainView && window.trainView.frame()")
-        tops = {round(page.get_by_label(name, exact=True).bounding_box()["y"])
-                for name in ("Speed", "Learning rate", "Momentum", "L2", "L1")}
+        tops = {
+            round(page.get_by_label(name, exact=True).bounding_box()["y"])
+            for name in ("Speed", "Learning rate", "Momentum", "L2", "L1")
+        }
         assert max(tops) - min(tops) <= 3, tops  # one row (a select sits a pixel lower)
         assert not errors, errors
     finally:
@@ -210,7 +221,8 @@ def test_hover_a_neuron_and_click_a_link(page: Any, playground: str, screenshot:
     ends = page.eval_on_selector_all(
         "#net canvas:not(#net-links)",
         "els => els.slice(0, 3).map(c => { const r = c.getBoundingClientRect();"
-        " return [r.right, r.top + r.height / 2, r.left]; })")
+        " return [r.right, r.top + r.height / 2, r.left]; })",
+    )
     (x1, y1, _), _, (_, y2, x2) = ends
     page.mouse.click(x1 + 0.5 * (x2 - x1), y1 + 0.5 * (y2 - y1))
     value = page.get_by_label("w (layer 1, neuron 1, input 1)")
@@ -228,8 +240,9 @@ def test_hover_a_neuron_and_click_a_link(page: Any, playground: str, screenshot:
 def test_input_features(playground: str) -> None:
     tab = Tab(playground)
     chosen = ["x1", "x2", "x1sq", "x2sq", "sinx1"]
-    answer = tab.ok("/api/train/config", {"dataset": "circles", "hidden": [4], "l2": 0.0,
-                                          "features": chosen})
+    answer = tab.ok(
+        "/api/train/config", {"dataset": "circles", "hidden": [4], "l2": 0.0, "features": chosen}
+    )
     meta = answer["meta"]
     assert meta["sizes"][0] == 5 and meta["features"] == ["x₁", "x₂", "x₁²", "x₂²", "sin x₁"]
     assert len(meta["inputs"]) == 5
@@ -239,10 +252,14 @@ def test_input_features(playground: str) -> None:
     featured = [[x, y, x * x, y * y, math.sin(x), c] for x, y, c in meta["points"]]  # by hand
     loss, _ = torch_terms(model, featured)
     assert frame["loss"] == pytest.approx(float(loss.mean()), rel=1e-5)
-    for body, words in [({"features": ["x3"]}, "unknown input 'x3'"),
-                        ({"features": []}, "at least one input"),
-                        ({"dataset": "lecture", "loss": "mse", "features": ["x1sq"]},
-                         "input features are for the 2-D data sets")]:
+    for body, words in [
+        ({"features": ["x3"]}, "unknown input 'x3'"),
+        ({"features": []}, "at least one input"),
+        (
+            {"dataset": "lecture", "loss": "mse", "features": ["x1sq"]},
+            "input features are for the 2-D data sets",
+        ),
+    ]:
         tab.refused("/api/train/config", body, words)
 
 
@@ -252,8 +269,9 @@ def test_input_features_in_the_page(page: Any, playground: str, screenshot: Any)
     page.get_by_label("x₁²").check()
     page.get_by_label("x₂²", exact=True).check()
     page.wait_for_function("() => window.trainView.meta().sizes[0] === 4")
-    inputs = page.eval_on_selector_all("#net canvas:not(#net-links)",
-                                       "els => els.map(c => c.title)")
+    inputs = page.eval_on_selector_all(
+        "#net canvas:not(#net-links)", "els => els.map(c => c.title)"
+    )
     assert inputs[:4] == ["input x₁", "input x₂", "input x₁²", "input x₂²"], inputs
     assert "features=x1%2Cx2%2Cx1sq%2Cx2sq" in page.url
     page.get_by_role("button", name="Play").click()

@@ -199,14 +199,18 @@ def test_the_chosen_points_graph_is_the_python_models(page, playground, tmp_path
         page.wait_for_function(f"() => window.trainView.frame().step === {k}")
     # the graph's numbers come while it is in sight
     page.locator("#graph-panel").scroll_into_view_if_needed()
-    page.wait_for_function("() => window.trainView.frame().graph && /data -?\\d/.test("
-                           "document.querySelector('#graph text.gdata').textContent)")
+    page.wait_for_function(
+        "() => window.trainView.frame().graph && /data -?\\d/.test("
+        "document.querySelector('#graph text.gdata').textContent)"
+    )
     shown = {}
     for g in page.locator("#graph g.gnode").all():
         label = g.get_attribute("data-label")
         if label:
-            shown[label] = (g.locator("text.gdata").text_content().split()[1],
-                            g.locator("text.ggrad").text_content().split()[1])
+            shown[label] = (
+                g.locator("text.gdata").text_content().split()[1],
+                g.locator("text.ggrad").text_content().split()[1],
+            )
     with page.expect_download() as dl:
         page.get_by_role("button", name="Download model").click()
     path = tmp_path / "model.json"
@@ -256,7 +260,11 @@ def test_the_readme_picture_and_a_phone(page, playground, screenshot):
     assert width <= 400  # nothing forces sideways scrolling of the page (the graph scrolls alone)
     screenshot(page, "train-phone", full_page=True)
     assert json.loads(json.dumps(page.evaluate("() => window.trainView.meta().sizes"))) == [
-        2, 6, 6, 1]
+        2,
+        6,
+        6,
+        1,
+    ]
 
 
 @pytest.mark.parametrize("width", [1280, 390])
@@ -269,12 +277,15 @@ def test_nothing_in_the_top_bar_moves_as_the_step_count_grows(page, playground, 
     def boxes():
         return page.evaluate(
             "ids => ids.map(id => { const r = document.getElementById(id)"
-            ".getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })", ids)
+            ".getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })",
+            ids,
+        )
 
     before = boxes()
     for n in (5_000, 150_000, 512_000, 9_999_999):
-        page.evaluate(f"() => {{ document.getElementById('step-count').textContent = "
-                      f"'step {n}'; }}")
+        page.evaluate(
+            f"() => {{ document.getElementById('step-count').textContent = 'step {n}'; }}"
+        )
         assert boxes() == before, n
 
 

@@ -45,8 +45,11 @@ def unbyte(b64):
         ({"hidden": "8,x"}, "hidden layer 2 needs 1 to 32 neurons, got 'x'"),
         ({"lr": float("nan")}, "Learning rate must be a finite number > 0 and ≤ 10, got nan"),
         ({"lr": "nan"}, "Learning rate must be a finite number > 0 and ≤ 10, got nan"),
-        ({"lr": " 1e400"}, "Learning rate must be a finite number > 0 and ≤ 10, got 1e400 (too "
-                           "large: no number beyond about ±1.8e308 exists here)"),  # fmt: skip
+        (
+            {"lr": " 1e400"},
+            "Learning rate must be a finite number > 0 and ≤ 10, got 1e400 (too "
+            "large: no number beyond about ±1.8e308 exists here)",
+        ),
         ({"lr": "-inf"}, "Learning rate must be a finite number > 0 and ≤ 10, got -inf"),
         ({"lr": 0}, "Learning rate must be a finite number > 0"),
         ({"lr": -0.1}, "got -0.1"),
@@ -66,8 +69,11 @@ def unbyte(b64):
         ({"noise": -1}, "Noise must be a finite number ≥ 0 and ≤ 1, got -1.0"),
         ({"batch": 2.5}, "Batch size must be a whole number from 0 to 800, got 2.5"),
         ({"colour": "red"}, "unknown setting(s) 'colour'; the settings are dataset, points, "),
-        ({"hiden": [8]}, "unknown setting(s) 'hiden' (did you mean 'hidden'?); the settings are "
-                         "dataset, points, noise, hidden, "),  # fmt: skip
+        (
+            {"hiden": [8]},
+            "unknown setting(s) 'hiden' (did you mean 'hidden'?); the settings are "
+            "dataset, points, noise, hidden, ",
+        ),
         ({"hidden": True}, "Hidden layers must be a list of neuron counts, got True"),
     ],
 )
@@ -84,8 +90,14 @@ def test_one_hidden_layer_may_be_written_as_its_size():
 
 def test_settings_round_trip_and_strings_from_a_url():
     s = Settings.from_dict(
-        {"dataset": "spiral3", "loss": "cross_entropy", "hidden": "16, 8", "lr": "0.03",
-         "points": "150", "added": [[0.5, -0.25, 2]]}
+        {
+            "dataset": "spiral3",
+            "loss": "cross_entropy",
+            "hidden": "16, 8",
+            "lr": "0.03",
+            "points": "150",
+            "added": [[0.5, -0.25, 2]],
+        }
     )
     assert s.hidden == (16, 8) and s.lr == 0.03 and s.points == 150 and s.outputs == 3
     assert Settings.from_dict(json.loads(json.dumps(s.to_dict()))) == s
@@ -136,8 +148,11 @@ def batch_loss(tr, model):
     if s.loss == "cross_entropy":
         loss = losses.cross_entropy(outs, tr.labels)
     else:
-        fn = {"hinge": losses.hinge, "mse": losses.mse,
-              "bce": losses.binary_cross_entropy_with_logits}[s.loss]
+        fn = {
+            "hinge": losses.hinge,
+            "mse": losses.mse,
+            "bce": losses.binary_cross_entropy_with_logits,
+        }[s.loss]
         loss = fn([o[0] for o in outs], tr.T)
     return loss + losses.l2(model.parameters(), s.l2)
 
@@ -199,8 +214,11 @@ def test_moons_reaches_100_percent_and_spiral3_above_90():
         if tr.accuracy == 1.0:
             break
     assert tr.accuracy == 1.0 and tr.step_no <= 400
-    tr = Trainer(Settings(dataset="spiral3", loss="cross_entropy", hidden=(16, 16),
-                          optimizer="adam", lr=0.03))
+    tr = Trainer(
+        Settings(
+            dataset="spiral3", loss="cross_entropy", hidden=(16, 16), optimizer="adam", lr=0.03
+        )
+    )
     tr.step(600)
     assert tr.accuracy > 0.9
 
@@ -225,8 +243,10 @@ def test_after_divergence_the_points_graph_says_why_it_has_no_numbers():
     with pytest.raises(OverflowError) as info:
         losses.mse([tr.model(tr.inputs[tr.pick])], [tr.T[tr.pick]], reduction="sum")
     assert graph["data"] == graph["grad"] == []
-    assert graph["note"] == (f"No numbers for this point: its forward pass fails ({info.value}), "
-                             f"as the weights diverged. Lower the Learning rate and press Reset.")
+    assert graph["note"] == (
+        f"No numbers for this point: its forward pass fails ({info.value}), "
+        f"as the weights diverged. Lower the Learning rate and press Reset."
+    )
     tr.reset()
     assert len(tr.frame()["graph"]["data"]) == len(tr.meta()["graph"]["nodes"])
 
@@ -475,8 +495,9 @@ def test_the_loss_curve_looks_the_same_at_any_length():
     assert len(steps) <= 64 and steps == list(range(0, 10_000, width))  # evenly spaced
     assert max(hi for _, _, hi, _ in curve.buckets) == 100.0  # the spike is kept
     spiked = next(b for b in curve.buckets if b[0] <= spike_at < b[0] + width)
-    assert spiked[2] == 100.0 and spiked[1] == min(1.0 / (k + 1) for k in
-                                                   range(spiked[0], spiked[0] + width))
+    assert spiked[2] == 100.0 and spiked[1] == min(
+        1.0 / (k + 1) for k in range(spiked[0], spiked[0] + width)
+    )
     assert curve.buckets[-1][3] == 9_999 / 10_000  # the accuracy at the last step
 
 

@@ -24,7 +24,9 @@ class Tab:
     def call(self, path: str, body: object = None) -> tuple[int, dict]:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(
-            self.url + path, data=data, method="GET" if body is None else "POST",
+            self.url + path,
+            data=data,
+            method="GET" if body is None else "POST",
             headers={"Content-Type": "application/json", "X-Session": self.session},
         )
         try:
@@ -54,8 +56,11 @@ def tab(playground):
         ("/api/train/config", {"lr": "nan"}, "Learning rate must be a finite number > 0"),
         ("/api/train/config", {"dataset": "imagenet"}, "unknown Dataset 'imagenet'"),
         ("/api/train/config", [1, 2], "the request body must be a JSON object"),
-        ("/api/train/points", {"added": [[0.1, 0.1, 0]] * 10_000},
-         "at most 300 added points, got 10000"),
+        (
+            "/api/train/points",
+            {"added": [[0.1, 0.1, 0]] * 10_000},
+            "at most 300 added points, got 10000",
+        ),
         ("/api/train/points", {"points": []}, 'send {"added"'),
         ("/api/train/pick", {"index": 100}, "point index must be a whole number from 0 to 99"),
         ("/api/train/control", {"action": "explode"}, "unknown action 'explode'"),
@@ -146,8 +151,7 @@ def test_a_closed_stream_of_a_paused_run_is_noticed_without_a_frame(tab, playgro
     # 10 s heartbeat fails to send.
     tab.ok("/api/train/config", {"hidden": [2]})
     tr = playground_server.sessions.get(tab.session)
-    stream = urllib.request.urlopen(f"{tab.url}/api/train/stream?session={tab.session}",
-                                    timeout=20)
+    stream = urllib.request.urlopen(f"{tab.url}/api/train/stream?session={tab.session}", timeout=20)
     stream.readline()
     assert wait(lambda: tr.streams == 1)
     stream.close()

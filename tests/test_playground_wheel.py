@@ -51,8 +51,9 @@ def test_an_installed_wheel_serves_the_playground(tmp_path: pathlib.Path) -> Non
     names = zipfile.ZipFile(wheel).namelist()
     # the course's notebooks, and the Jupyter config enabling micrograd's proxy redirect
     assert "micrograd/notebooks/01_derivatives_and_value.ipynb" in names
-    assert any(n.endswith(".data/data/etc/jupyter/jupyter_server_config.d/micrograd.json")
-               for n in names), names
+    assert any(
+        n.endswith(".data/data/etc/jupyter/jupyter_server_config.d/micrograd.json") for n in names
+    ), names
     for name in STATIC:
         assert f"micrograd/playground/static/{name}" in names, name
 

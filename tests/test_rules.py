@@ -74,8 +74,11 @@ def test_tanh_rule_is_written_once_and_editing_that_text_changes_all_four(
     assert sum(text.count("1.0 - t * t") for text in sources.values()) == 1
     shutil.copytree(ROOT / "micrograd", tmp_path / "micrograd")
     engine = tmp_path / "micrograd" / "engine.py"
-    engine.write_text(engine.read_text().replace(TANH_RULE, TANH_RULE.replace(
-        "(1.0 - t * t,)", "(2.0 * (1.0 - t * t),)")))  # fmt: skip
+    engine.write_text(
+        engine.read_text().replace(
+            TANH_RULE, TANH_RULE.replace("(1.0 - t * t,)", "(2.0 * (1.0 - t * t),)")
+        )
+    )
     code = """
 import math, numpy as np
 from micrograd import Value, grad, jit
@@ -88,8 +91,9 @@ t = math.tanh(0.4)
 print(x.grad / (1 - t * t), d.data / (1 - t * t), p.grad / (1 - t * t),
       explain_local(o, ['n'], 'o')[0])
 """
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                         text=True, check=True).stdout.split()  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout.split()
     assert [round(float(r), 12) for r in out[:3]] == [2.0, 2.0, 2.0]
     assert out[3:] == ["2·(1", "-", "o²)"]
 
@@ -140,10 +144,13 @@ def _tanh_60_digits(x: float) -> float:
 
 def _points(n: int, seed: int) -> list[float]:
     rng = random.Random(seed)
-    kinds = [lambda: rng.uniform(-1, 1), lambda: rng.uniform(-20, 20),
-             lambda: rng.uniform(-1e-3, 1e-3),
-             lambda: math.ldexp(rng.random(), -rng.randint(0, 40)) * rng.choice([-1, 1])]
-    return [rng.choice(kinds)() for _ in range(n)]  # fmt: skip
+    kinds = [
+        lambda: rng.uniform(-1, 1),
+        lambda: rng.uniform(-20, 20),
+        lambda: rng.uniform(-1e-3, 1e-3),
+        lambda: math.ldexp(rng.random(), -rng.randint(0, 40)) * rng.choice([-1, 1]),
+    ]
+    return [rng.choice(kinds)() for _ in range(n)]
 
 
 def test_tanh_is_correctly_rounded() -> None:
@@ -167,7 +174,8 @@ def test_tanh_tables_and_constants_are_exact() -> None:
     c = Context(prec=60)
     ln2_256 = c.divide(c.ln(Decimal(2)), 256)
     assert abs(Decimal(floats._LN2_256_HI) + Decimal(floats._LN2_256_LO) - ln2_256) < Decimal(
-        "1e-30")
+        "1e-30"
+    )
     assert (floats._LN2_256_HI * 2**46).is_integer()  # 38 bits: k * it is exact for k < 2**15
     his, los = floats.tables()
     assert len(his) == len(los) > 2 * 19.1 * 256 / math.log(2)  # every k tanh can reach
@@ -189,7 +197,11 @@ def test_the_lectures_neuron_is_correctly_rounded_in_every_backend() -> None:
     o.backward()
     assert (n.data, o.data) == (0.8813735870195432, 0.7071067811865476)
     assert (x1.grad, w1.grad, x2.grad, w2.grad) == (
-        -1.4999999999999996, 0.9999999999999998, 0.4999999999999999, 0.0)
+        -1.4999999999999996,
+        0.9999999999999998,
+        0.4999999999999999,
+        0.0,
+    )
     assert 1 - o.data**2 == 0.4999999999999999  # the lecture's cell prints this
     tn, ts = neuron(lambda x: torch.tensor(x, dtype=torch.float64, requires_grad=True))
     to = torch.tanh(tn)
@@ -221,11 +233,16 @@ def test_a_value_takes_attributes_of_your_own() -> None:
     p.m = 0
     p.v = 0
     setattr(p, "_vis_color", "lightgreen")  # noqa: B010 (as EurekaLabs' vis_color writes it)
-    assert (p.m, p.v, p._vis_color, getattr(p, "_vis_color", "white")) == (0, 0, "lightgreen",
-                                                                           "lightgreen")
+    assert (p.m, p.v, p._vis_color, getattr(p, "_vis_color", "white")) == (
+        0,
+        0,
+        "lightgreen",
+        "lightgreen",
+    )
     q = p * 2  # the attributes are the node's own, not its children's
     assert not hasattr(q, "_vis_color") and type(Value.__dict__["data"]).__name__ == (
-        "member_descriptor")  # the numbers stay in slots
+        "member_descriptor"
+    )  # the numbers stay in slots
 
 
 def test_backward_of_one_node_returns_nothing_as_in_the_lecture() -> None:

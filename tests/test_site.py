@@ -41,9 +41,11 @@ def test_the_wheel_is_the_installed_package_and_pip_installs_it(tmp_path: pathli
     installed = {
         f"micrograd/{p.relative_to(PACKAGE).as_posix()}"
         for p in PACKAGE.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith(".")
+        if p.is_file()
+        and "__pycache__" not in p.parts
+        and not p.name.startswith(".")
         and p.suffix != ".pyc"
-    }  # fmt: skip
+    }
     packaged = {n for n in z.namelist() if n.startswith("micrograd/")}
     assert packaged == installed
     for n in packaged:  # byte for byte what is installed
@@ -62,16 +64,36 @@ def test_the_wheel_is_the_installed_package_and_pip_installs_it(tmp_path: pathli
     wheel.write_bytes(data)
     target = tmp_path / "target"
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
-         "--target", str(target), str(wheel)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(target)}
-    code = ("import micrograd, micrograd.playground.views as v, importlib.metadata as m; "
-            "print(micrograd.__file__); print(m.version('micrograd-plus'))")  # fmt: skip
-    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         cwd=tmp_path, timeout=120)  # fmt: skip
+    code = (
+        "import micrograd, micrograd.playground.views as v, importlib.metadata as m; "
+        "print(micrograd.__file__); print(m.version('micrograd-plus'))"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert ran.returncode == 0, ran.stderr[-2000:]
     where, version = ran.stdout.split()
     assert where.startswith(str(target)) and version == micrograd.__version__
@@ -93,8 +115,10 @@ def _fake_archive() -> bytes:
 
 def test_integrity_is_npms_sha512() -> None:
     # npm's integrity of an empty file, as `npm` and the Subresource Integrity spec write it
-    assert site.integrity(b"") == ("sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXys"
-                                   "P+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==")  # fmt: skip
+    assert site.integrity(b"") == (
+        "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXys"
+        "P+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg=="
+    )
 
 
 def test_a_cached_archive_is_used_only_if_its_integrity_holds(
@@ -152,8 +176,9 @@ def test_the_command_says_in_one_line_why_it_cannot_write(
     assert err == f"micrograd site: OUT_DIR {a_file} is a file, not a folder\n"
 
 
-def test_ctrl_c_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                            tmp_path: pathlib.Path) -> None:  # fmt: skip
+def test_ctrl_c_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
     def interrupted(*args: Any, **kwargs: Any) -> None:
         raise KeyboardInterrupt
 
@@ -193,15 +218,21 @@ def say(host: Host, msg: Any) -> list[dict[str, Any]]:
 
 def test_the_host_answers_actions_as_the_views_do() -> None:
     host = Host()
-    (reply,) = say(host, {"id": 7, "view": "explorer", "action": "load",
-                          "body": {"program": "a = 2.0; b = -3.0; c = a*b"}})  # fmt: skip
+    (reply,) = say(
+        host,
+        {
+            "id": 7,
+            "view": "explorer",
+            "action": "load",
+            "body": {"program": "a = 2.0; b = -3.0; c = a*b"},
+        },
+    )
     assert reply["id"] == 7
     same = Tab(jit=False).call("explorer", "load", {"program": "a = 2.0; b = -3.0; c = a*b"})
     assert reply["answer"] == json.loads(json.dumps(same))
     (reply,) = say(host, {"id": 8, "view": "explorer", "action": "nope", "body": {}})
     assert reply == {"id": 8, "error": "the explorer view has no action 'nope'"}
-    (reply,) = say(host, {"id": 9, "view": "train", "action": "config",
-                          "body": {"hidden": [99]}})  # fmt: skip
+    (reply,) = say(host, {"id": 9, "view": "train", "action": "config", "body": {"hidden": [99]}})
     assert reply["id"] == 9 and reply["error"].startswith("hidden layer 1 needs 1 to 32 neurons")
     assert say(host, [1, 2]) == [{"error": "a message must be a JSON object, got list"}]
     assert json.loads(host.receive("{oops"))[0]["error"].startswith("a message that is not JSON")
@@ -218,8 +249,9 @@ def test_the_host_trains_only_when_advanced_and_sends_frames_to_a_page_that_want
     (first,) = say(host, {"frames": True})  # the frame the page has not had yet
     assert first["frame"]["step"] == 0 and first["frame"]["history_reset"]
     assert say(host, {"frames": True}) == []  # asked again (still shown): nothing new
-    reply, *now = say(host, {"id": 2, "view": "train", "action": "control",
-                             "body": {"action": "play"}})  # fmt: skip
+    reply, *now = say(
+        host, {"id": 2, "view": "train", "action": "control", "body": {"action": "play"}}
+    )
     assert reply["answer"]["frame"]["playing"] and host.due_in() == 0.0
     assert all(m["frame"]["playing"] and m["frame"]["step"] == 0 for m in now)  # if any
     frames = []
@@ -271,8 +303,15 @@ def test_the_site_trains_every_size_in_javascript_with_the_numbers_of_numpys_jit
         (reply,) = say(host, {"id": 1, "view": "train", "action": "config", "body": body})
         meta = reply["answer"]["meta"]
         assert meta["engine"] == "javascript" and not meta.get("size_note")
-        say(host, {"id": 2, "view": "train", "action": "control",
-                   "body": {"action": "step", "steps": steps}})  # fmt: skip
+        say(
+            host,
+            {
+                "id": 2,
+                "view": "train",
+                "action": "control",
+                "body": {"action": "step", "steps": steps},
+            },
+        )
         ours = host.tab.train.trainer
         ref = Trainer(ours.settings, use_jit="numpy")
         ref.step(steps)
@@ -305,5 +344,6 @@ def test_the_snapshot_bakes_the_calls_a_fresh_page_makes_first(
     said: list[str] = []
     baked = site.snapshot(log=said.append)
     assert [e["view"] for e in baked] == ["explorer", "explorer"]
-    assert said == ["no Node.js here: the Train view's first frame is not baked (it waits for "
-                    "Python)"]  # fmt: skip
+    assert said == [
+        "no Node.js here: the Train view's first frame is not baked (it waits for Python)"
+    ]

@@ -42,12 +42,19 @@ def site_url(tmp_path_factory: Any) -> Iterator[str]:
         _unavailable(err.getvalue().strip() + " (scripts/ensure-npm installs it)")
     assert status == 0, out.getvalue() + err.getvalue()
     said = out.getvalue()
-    assert re.search(r"^wrote \d+ files, \d+\.\d MB, to .* \(Pyodide (from the cache|fetched "
-                     r"from the npm registry)\)$", said, re.M), said  # fmt: skip
+    assert re.search(
+        r"^wrote \d+ files, \d+\.\d MB, to .* \(Pyodide (from the cache|fetched "
+        r"from the npm registry)\)$",
+        said,
+        re.M,
+    ), said
     server = subprocess.Popen(
         [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"],
-        cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         line = server.stdout.readline()  # "Serving HTTP on 127.0.0.1 port 41234 (...) ..."
         port = re.search(r"port (\d+)", line)
@@ -135,8 +142,9 @@ def choose_and_backprop(page: Any, example: dict[str, str], n: int) -> list[dict
         "(n) => document.querySelectorAll('#graph-svg g.node.value').length === n", arg=n
     )
     page.get_by_role("button", name="Backward pass", exact=True).click()
-    page.wait_for_function("() => /Backward pass done/.test(document.querySelector"
-                           "('#status').textContent)")  # fmt: skip
+    page.wait_for_function(
+        "() => /Backward pass done/.test(document.querySelector('#status').textContent)"
+    )
     return value_nodes(page)
 
 
@@ -158,15 +166,20 @@ def test_the_explorer_runs_micrograd_in_the_browser_with_cpythons_numbers(
     assert [float(n["grad"]) for n in nodes] == [v.grad for v in refs]
     assert [float(n["data"]) for n in nodes] == [v.data for v in refs]
     shown = {n["name"]: n["gradText"] for n in nodes}
-    assert [shown[k] for k in "abcf"] == ["grad 6.0000", "grad -4.0000", "grad -2.0000",
-                                          "grad 4.0000"]  # fmt: skip
+    assert [shown[k] for k in "abcf"] == [
+        "grad 6.0000",
+        "grad -4.0000",
+        "grad -2.0000",
+        "grad 4.0000",
+    ]
     settle(page)
     screenshot(page, "site-explorer-L")
 
     # Gradient step: the same step CPython's explorer takes, the output lower (L from -8).
     page.get_by_role("button", name="Gradient step").click()
-    page.wait_for_function("() => /-8\\.0000/.test(document.querySelector('#graph-svg')"
-                           ".textContent) === false")  # fmt: skip
+    page.wait_for_function(
+        "() => /-8\\.0000/.test(document.querySelector('#graph-svg').textContent) === false"
+    )
     tab = Tab(jit=False)
     tab.call("explorer", "load", {"program": LECTURE_L["program"]})
     tab.call("explorer", "backward", {})
@@ -211,12 +224,17 @@ def test_the_train_view_reaches_100_percent_on_moons_in_the_browser(
 # near the hinge's kinks: SGD reaches 6e-12 (step 42) and comes back to 1e-15; Adam divides
 # each gradient by its own size, and a few are ~1e-8, sums of larger terms that cancel, so its
 # weights differ by 1e-12 after one step and training carries it on (3e-5 at step 71).
-RUNS = [((8, 8), "sgd", 1e-12, 200), ((8, 8), "adam", 1e-12, 200),
-        ((32,) * 6, "sgd", 1e-11, 200), ((32,) * 6, "adam", 1e-12, 3)]  # fmt: skip
+RUNS = [
+    ((8, 8), "sgd", 1e-12, 200),
+    ((8, 8), "adam", 1e-12, 200),
+    ((32,) * 6, "sgd", 1e-11, 200),
+    ((32,) * 6, "adam", 1e-12, 3),
+]
 
 
-@pytest.mark.parametrize("hidden, optimizer, tol, exact", RUNS,
-                         ids=[f"{len(h)}x{h[0]}-{o}" for h, o, _, _ in RUNS])  # fmt: skip
+@pytest.mark.parametrize(
+    "hidden, optimizer, tol, exact", RUNS, ids=[f"{len(h)}x{h[0]}-{o}" for h, o, _, _ in RUNS]
+)
 def test_the_first_200_losses_of_moons_are_numpys_jit(
     visit: Visit, hidden: tuple, optimizer: str, tol: float, exact: int
 ) -> None:
@@ -238,8 +256,10 @@ def test_the_first_200_losses_of_moons_are_numpys_jit(
     ref.X = [p[:2] for p in meta["points"]]
     ref.inputs = featurize(ref.settings, ref.X)
     ref.engine.data_changed()
-    step = ("async () => (await window.trainView.call('control', {action: 'step', steps: 1}))"
-            ".frame.loss_exact")  # fmt: skip
+    step = (
+        "async () => (await window.trainView.call('control', {action: 'step', steps: 1}))"
+        ".frame.loss_exact"
+    )
     for k in range(200):
         ref.step()
         loss = page.evaluate(step)
@@ -281,8 +301,9 @@ def test_on_a_phone(browser: Any, site_url: str, screenshot: Any) -> None:
         page = v.open()
         v.ready()
         page.get_by_role("button", name="Backward pass", exact=True).click()
-        page.wait_for_function("() => /Backward pass done/.test(document.querySelector"
-                               "('#status').textContent)")  # fmt: skip
+        page.wait_for_function(
+            "() => /Backward pass done/.test(document.querySelector('#status').textContent)"
+        )
         settle(page)
         screenshot(page, "site-explorer-phone")
         page.get_by_role("link", name="Train").click()  # the same worker's page, next door
@@ -318,11 +339,14 @@ def test_a_file_missing_from_the_site_is_one_line_on_the_page(browser: Any, site
     try:
         page = v.open()
         line = page.locator("#boot")
-        page.wait_for_function("() => document.querySelector('#boot').classList.contains"
-                               "('error')", timeout=START_MS)  # fmt: skip
+        page.wait_for_function(
+            "() => document.querySelector('#boot').classList.contains('error')", timeout=START_MS
+        )
         text = line.text_content()
-        want = (r"micrograd could not start in this browser: wheels/micrograd_plus-[\d.]+-py3-"
-                r"none-any\.whl could not be loaded \(HTTP 404\)")
+        want = (
+            r"micrograd could not start in this browser: wheels/micrograd_plus-[\d.]+-py3-"
+            r"none-any\.whl could not be loaded \(HTTP 404\)"
+        )
         assert re.fullmatch(want, text), text
         assert line.get_attribute("role") == "alert" and line.is_visible()
         # the browser's own note of the 404 is expected; nothing else
@@ -344,11 +368,14 @@ def test_while_python_starts_the_page_is_inert_and_counts_the_seconds(
     v.page.route("**/*.whl", lambda route: held.append(route))
     try:
         page = v.open()
-        page.wait_for_function("() => /Installing micrograd/.test(document.querySelector('#boot')"
-                               ".textContent)", timeout=START_MS)  # fmt: skip
+        page.wait_for_function(
+            "() => /Installing micrograd/.test(document.querySelector('#boot').textContent)",
+            timeout=START_MS,
+        )
         assert page.locator("main").evaluate("el => el.inert")
-        page.wait_for_function("() => /\\d+ s$/.test(document.querySelector('#boot .elapsed')"
-                               ".textContent)")  # fmt: skip
+        page.wait_for_function(
+            "() => /\\d+ s$/.test(document.querySelector('#boot .elapsed').textContent)"
+        )
         # the seconds are not announced: a screen reader hears each step once
         assert page.locator("#boot .elapsed").get_attribute("aria-hidden") == "true"
         assert held, "the wheel was not asked for"
@@ -372,14 +399,20 @@ def test_an_expression_too_deep_for_the_browsers_stack_is_one_line_and_python_li
     error = page.locator("#program-error")
     # keywords nest as operators do, and so do chained calls and subscripts (900 `not`, 1,600
     # `[0]` and 2,400 `()` each stopped Python before they were measured)
-    deep = ["x = 1.0\na = " + "+".join(["x"] * 1200), "a = " + "(" * 199 + "1.0" + ")" * 199,
-            "a = " + "-" * 4990 + "1.0", "a = " + "not " * 900 + "1.0", "a = x" + "[0]" * 1600,
-            "a = f" + "()" * 2400]  # fmt: skip
+    deep = [
+        "x = 1.0\na = " + "+".join(["x"] * 1200),
+        "a = " + "(" * 199 + "1.0" + ")" * 199,
+        "a = " + "-" * 4990 + "1.0",
+        "a = " + "not " * 900 + "1.0",
+        "a = x" + "[0]" * 1600,
+        "a = f" + "()" * 2400,
+    ]
     for program in deep:
         expression.fill(program)
         page.get_by_role("button", name="Build graph").click()
-        page.wait_for_function("() => /nested too deeply/.test(document.querySelector"
-                               "('#program-error').textContent)")  # fmt: skip
+        page.wait_for_function(
+            "() => /nested too deeply/.test(document.querySelector('#program-error').textContent)"
+        )
         line = program.count("\n") + 1
         assert error.text_content() == (
             f"line {line}: an expression is nested too deeply for Python in a browser (about 400 "
@@ -390,8 +423,9 @@ def test_an_expression_too_deep_for_the_browsers_stack_is_one_line_and_python_li
     # a long chain within the budget is a graph
     expression.fill("x = 1.0\na = " + "+".join(["x"] * 300))
     page.get_by_role("button", name="Build graph").click()
-    page.wait_for_function("() => /Graph built/.test(document.querySelector('#status')"
-                           ".textContent)")  # fmt: skip
+    page.wait_for_function(
+        "() => /Graph built/.test(document.querySelector('#status').textContent)"
+    )
     assert error.is_hidden() or error.text_content() == ""
 
 
@@ -436,20 +470,24 @@ def test_predict_each_grad_on_the_static_site(visit: Visit, screenshot: Any) -> 
     page = visit.open()
     visit.ready()
     page.get_by_label("Examples").select_option(label=LECTURE_L["title"])
-    page.wait_for_function("() => document.querySelectorAll('#graph-svg g.node.value')"
-                           ".length === 7")  # fmt: skip
+    page.wait_for_function(
+        "() => document.querySelectorAll('#graph-svg g.node.value').length === 7"
+    )
     predict_lecture(page, page, shoot=lambda: screenshot(page, "site-predict"))
     twice = next(ex for ex in EXAMPLES if ex["program"] == "a = 3.0\nb = a + a")
     page.get_by_label("Examples").select_option(label=twice["title"])
-    page.wait_for_function("() => document.querySelectorAll('#graph-svg g.node.value')"
-                           ".length === 2")  # fmt: skip
+    page.wait_for_function(
+        "() => document.querySelectorAll('#graph-svg g.node.value').length === 2"
+    )
     predict_a_plus_a(page)
 
 
 # ------------------------------------------------------------------ open fast: the baked snapshot
 
-SNAPSHOT_CHECKED = "() => window.playgroundTransport.snapshot.length === {n} && " \
+SNAPSHOT_CHECKED = (
+    "() => window.playgroundTransport.snapshot.length === {n} && "
     "window.playgroundTransport.snapshot.every(r => r.same !== null)"
+)
 
 
 def held_back(browser: Any, site_url: str) -> tuple[Visit, list[Any]]:
@@ -462,8 +500,10 @@ def held_back(browser: Any, site_url: str) -> tuple[Visit, list[Any]]:
 
 def release(page: Any, held: list[Any]) -> None:
     """Let the held wheel through, once the worker has asked for it."""
-    page.wait_for_function("() => /Installing micrograd/.test(document.querySelector('#boot')"
-                           ".textContent)", timeout=START_MS)  # fmt: skip
+    page.wait_for_function(
+        "() => /Installing micrograd/.test(document.querySelector('#boot').textContent)",
+        timeout=START_MS,
+    )
     for _ in range(START_MS // 50):  # the request's handler runs while Playwright waits
         if held:
             break
@@ -478,8 +518,9 @@ def test_the_first_graph_is_drawn_from_the_snapshot_before_python_is_ready(
     v, held = held_back(browser, site_url)
     try:
         page = v.open()
-        page.wait_for_function("() => document.querySelectorAll('#graph-svg g.node.value')"
-                               ".length === 10")  # fmt: skip
+        page.wait_for_function(
+            "() => document.querySelectorAll('#graph-svg g.node.value').length === 10"
+        )
         # drawn while Python is not ready: the controls wait for it, the progress line says so
         assert page.locator("main").evaluate("el => el.inert")
         assert page.locator("#boot").is_visible()
@@ -496,11 +537,14 @@ def test_the_first_graph_is_drawn_from_the_snapshot_before_python_is_ready(
         v.ready()
         # Python reached the same state by the same calls, and answered them as baked
         page.wait_for_function(SNAPSHOT_CHECKED.format(n=2), timeout=START_MS)
-        assert page.evaluate("() => window.playgroundTransport.snapshot.map(r => r.same)") == [True,
-                                                                                              True]
+        assert page.evaluate("() => window.playgroundTransport.snapshot.map(r => r.same)") == [
+            True,
+            True,
+        ]
         page.get_by_role("button", name="Backward step").click()
-        page.wait_for_function("() => /grad 1\\.0000/.test(document.querySelector('#graph-svg')"
-                               ".textContent)")  # fmt: skip
+        page.wait_for_function(
+            "() => /grad 1\\.0000/.test(document.querySelector('#graph-svg').textContent)"
+        )
     finally:
         v.close()
 

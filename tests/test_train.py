@@ -50,8 +50,7 @@ def test_fit_moons_follows_karpathys_schedule() -> None:
     model = MLP(2, [16, 16, 1])
     opt = optim.SGD(model.parameters(), lr=1.0)
     sched = optim.LinearDecay(opt, 1.0, 0.1, 100)
-    h = train.fit(model, X, y, "hinge", opt, steps=3, alpha=1e-4, scheduler=sched,
-                  progress=False)
+    h = train.fit(model, X, y, "hinge", opt, steps=3, alpha=1e-4, scheduler=sched, progress=False)
     random.seed(1337)
     twin = MLP(2, [16, 16, 1])
     for k in range(3):
@@ -70,8 +69,9 @@ def _fit_with(step_fn, steps: int = 6):
     random.seed(0)
     model = MLP(3, [2, 1])
     opt = optim.SGD(model.parameters(), lr=0.01)
-    return model, lambda: train.fit(model, X, y, optimizer=opt, steps=steps, progress=False,
-                                    step_fn=step_fn)
+    return model, lambda: train.fit(
+        model, X, y, optimizer=opt, steps=steps, progress=False, step_fn=step_fn
+    )
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
@@ -140,10 +140,14 @@ def test_custom_loss_step_fn_and_callback() -> None:
     model = MLP(3, [4, 1])
     seen = []
     h = train.fit(
-        model, X, y,
+        model,
+        X,
+        y,
         loss=lambda out, t: losses.mse(out, t, reduction="sum"),
         optimizer=optim.SGD(model.parameters(), lr=0.01),
-        steps=3, progress=False, callback=lambda k, hist: seen.append((k, len(hist.loss))),
+        steps=3,
+        progress=False,
+        callback=lambda k, hist: seen.append((k, len(hist.loss))),
     )
     assert seen == [(0, 1), (1, 2), (2, 3)]
     calls = []
@@ -152,8 +156,16 @@ def test_custom_loss_step_fn_and_callback() -> None:
         calls.append(len(Xb))
         return 0.5, 1.0
 
-    h = train.fit(model, X, y, optimizer=optim.SGD(model.parameters(), lr=0.01), steps=2,
-                  batch_size=2, progress=False, step_fn=step_fn)
+    h = train.fit(
+        model,
+        X,
+        y,
+        optimizer=optim.SGD(model.parameters(), lr=0.01),
+        steps=2,
+        batch_size=2,
+        progress=False,
+        step_fn=step_fn,
+    )
     assert calls == [2, 2] and h.loss == [0.5, 0.5]
 
 
@@ -169,8 +181,9 @@ def test_progress_bar_and_plain_fallback(monkeypatch: pytest.MonkeyPatch) -> Non
     lines = buf.getvalue().splitlines()
     assert lines[0].startswith("step 1/5 loss") and lines[-1].startswith("step 5/5 loss")
     buf = io.StringIO()
-    train.fit(model, X, y, optimizer=optim.SGD(model.parameters()), steps=5, file=buf,
-              progress=False)
+    train.fit(
+        model, X, y, optimizer=optim.SGD(model.parameters()), steps=5, file=buf, progress=False
+    )
     assert buf.getvalue() == ""
 
 

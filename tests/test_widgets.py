@@ -60,8 +60,11 @@ class Wire:
 
     def call(self, view: str, action: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         self.next_id += 1
-        self.widget._on_message(self.widget, {"id": self.next_id, "view": view,
-                                              "action": action, "body": body or {}}, [])
+        self.widget._on_message(
+            self.widget,
+            {"id": self.next_id, "view": view, "action": action, "body": body or {}},
+            [],
+        )
         reply = next(m for m in self.sent if m.get("id") == self.next_id)
         if "error" in reply:
             raise AssertionError(reply["error"])
@@ -92,8 +95,11 @@ def test_explore_steps_through_the_notebooks_own_graph():
 
 def test_a_refused_action_is_one_line_and_a_bad_argument_is_refused_early():
     wire = Wire(explore(built(LECTURE_L)["L"]))
-    wire.widget._on_message(wire.widget, {"id": 99, "view": "explorer", "action": "set",
-                                          "body": {"node": "v0", "value": 1}}, [])
+    wire.widget._on_message(
+        wire.widget,
+        {"id": 99, "view": "explorer", "action": "set", "body": {"node": "v0", "value": 1}},
+        [],
+    )
     reply = wire.sent[-1]
     assert reply["id"] == 99 and "only a leaf" in reply["error"] and "\n" not in reply["error"]
     with pytest.raises(TypeError, match="expected a Value .*, got float"):
@@ -108,26 +114,31 @@ def test_explore_on_a_network_says_how_to_move_its_weights_and_how_big_a_graph_m
     model = MLP(3, [4, 4, 1])
     out = model([2.0, 3.0, -1.0])
     wire = Wire(explore(out))  # the network's weights are unnamed leaves: not parameters
-    wire.widget._on_message(wire.widget, {"id": 1, "view": "explorer", "action": "descend",
-                                          "body": {"lr": 0.01}}, [])  # fmt: skip
+    wire.widget._on_message(
+        wire.widget, {"id": 1, "view": "explorer", "action": "descend", "body": {"lr": 0.01}}, []
+    )
     assert wire.sent[-1]["error"] == (
         "this graph has no parameters to move: click a leaf and make it a parameter (or in the "
-        "notebook, explore(out, params=model.parameters()))")
+        "notebook, explore(out, params=model.parameters()))"
+    )
     # named as the message says, the weights move, and only they
     before = [p.data for p in model.parameters()]
     model.zero_grad()
     out.backward()
     grads = [p.grad for p in model.parameters()]  # the step follows these
     wire = Wire(explore(out, params=model.parameters()))
-    wire.widget._on_message(wire.widget, {"id": 2, "view": "explorer", "action": "descend",
-                                          "body": {"lr": 0.01}}, [])  # fmt: skip
+    wire.widget._on_message(
+        wire.widget, {"id": 2, "view": "explorer", "action": "descend", "body": {"lr": 0.01}}, []
+    )
     assert "error" not in wire.sent[-1]
     assert [p.data for p in model.parameters()] == [b - 0.01 * g for b, g in zip(before, grads)]
     big = sum((Value(float(i)) for i in range(300)), Value(0.0))  # 600 nodes
     with pytest.raises(ValueError) as info:
         explore(big)
-    assert str(info.value) == ("explore: the graph has more than 500 nodes; the explorer shows "
-                               "at most 500: explore a part of it (one neuron's output, say)")
+    assert str(info.value) == (
+        "explore: the graph has more than 500 nodes; the explorer shows "
+        "at most 500: explore a part of it (one neuron's output, say)"
+    )
 
 
 def test_train_widget_trains_on_the_kernels_thread_and_sends_frames():
@@ -159,34 +170,48 @@ def lab(tmp_path_factory: Any) -> Any:
 
 def widget_grads(widget: Any) -> dict[str, float]:
     return widget.locator("g.node.value").evaluate_all(
-        "els => Object.fromEntries(els.map(g => [g.dataset.name, Number(g.dataset.grad)]))")
+        "els => Object.fromEntries(els.map(g => [g.dataset.name, Number(g.dataset.grad)]))"
+    )
 
 
 def test_explore_and_train_in_jupyterlab(lab: Any, browser: Any, screenshot: Any) -> None:
-    name = lab.notebook("widgets.ipynb", [
-        "from micrograd.engine import Value\nfrom micrograd.widgets import explore, train",
-        LECTURE_L + "explore(L)",
-        NEURON + "explore(o, params=[w1, w2, b])",
-        "train(dataset='moons')",
-        # a learner's own Value whose * rule is wrong (other.grad uses other.data)
-        edit(LECTURE_VALUE, ("other.grad += self.data * out.grad",
-                             "other.grad += other.data * out.grad"))
-        + "\n" + LECTURE_L + "explore(L)",
-    ])
+    name = lab.notebook(
+        "widgets.ipynb",
+        [
+            "from micrograd.engine import Value\nfrom micrograd.widgets import explore, train",
+            LECTURE_L + "explore(L)",
+            NEURON + "explore(o, params=[w1, w2, b])",
+            "train(dataset='moons')",
+            # a learner's own Value whose * rule is wrong (other.grad uses other.data)
+            edit(
+                LECTURE_VALUE,
+                ("other.grad += self.data * out.grad", "other.grad += other.data * out.grad"),
+            )
+            + "\n"
+            + LECTURE_L
+            + "explore(L)",
+        ],
+    )
     # reduced motion: numbers appear at once (the pictures are of the numbers, not a fade-in)
-    context = browser.new_context(viewport={"width": 1280, "height": 1500},
-                                  reduced_motion="reduce")
+    context = browser.new_context(viewport={"width": 1280, "height": 1500}, reduced_motion="reduce")
     context.set_default_timeout(60_000)
     page = context.new_page()
     errors = watch_errors(page)
     outside: list[str] = []
-    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(lab.url)
-            and not r.url.startswith(("data:", "blob:")) else None)  # fmt: skip
+    page.on(
+        "request",
+        lambda r: (
+            outside.append(r.url)
+            if not r.url.startswith(lab.url) and not r.url.startswith(("data:", "blob:"))
+            else None
+        ),
+    )
     try:
         lab.open_and_run(page, name)
         widgets = page.locator(".micrograd-widget")
         page.wait_for_function(
-            "() => document.querySelectorAll('.micrograd-widget').length === 4", polling=200)
+            "() => document.querySelectorAll('.micrograd-widget').length === 4", polling=200
+        )
         lecture, neuron, trainer, own = (widgets.nth(i) for i in range(4))
         page.wait_for_function("""() => [...document.querySelectorAll('.micrograd-widget')]
                                   .every(w => w.dataset.ready === '1')""")
@@ -205,12 +230,18 @@ def test_explore_and_train_in_jupyterlab(lab: Any, browser: Any, screenshot: Any
         # a gradient step moves L as the page's explorer moves it, lr 0.01
         lecture.get_by_role("button", name="Gradient step").click()
         page_tab = Tab()
-        page_tab.call("explorer", "load", {"program": "a = 2.0; b = -3.0; c = 10.0\ne = a*b\n"
-                                           "d = e + c\nf = -2.0\nL = d*f"})  # fmt: skip
+        page_tab.call(
+            "explorer",
+            "load",
+            {"program": "a = 2.0; b = -3.0; c = 10.0\ne = a*b\nd = e + c\nf = -2.0\nL = d*f"},
+        )
         expected = page_tab.call("explorer", "descend", {"lr": 0.01})["note"]
         status = lecture.locator("#status")
-        page.wait_for_function("(w) => w.shadowRoot.querySelector('#status').textContent"
-                               ".startsWith('Gradient step 1')", arg=lecture.element_handle())
+        page.wait_for_function(
+            "(w) => w.shadowRoot.querySelector('#status').textContent"
+            ".startsWith('Gradient step 1')",
+            arg=lecture.element_handle(),
+        )
         assert status.text_content() == expected, (status.text_content(), expected)
         assert "-8.0000 to -8.7263" in expected
         # setting a leaf: both passes again, the numerical derivative beside its grad; and the
@@ -218,8 +249,10 @@ def test_explore_and_train_in_jupyterlab(lab: Any, browser: Any, screenshot: Any
         lecture.get_by_role("button", name=re.compile(r"^Edit a:")).click()
         lecture.get_by_label("Value of a").fill("3")
         lecture.get_by_role("button", name="Set", exact=True).click()
-        page.wait_for_function("(w) => w.shadowRoot.querySelector('g[data-name=\"a\"]')"
-                               ".dataset.data === '3'", arg=lecture.element_handle())
+        page.wait_for_function(
+            "(w) => w.shadowRoot.querySelector('g[data-name=\"a\"]').dataset.data === '3'",
+            arg=lecture.element_handle(),
+        )
         b, c, f = (ref[k].data - 0.01 * ref[k].grad for k in "bcf")  # after the gradient step
 
         def L(a: float) -> float:
@@ -240,8 +273,10 @@ def test_explore_and_train_in_jupyterlab(lab: Any, browser: Any, screenshot: Any
 
         # the neuron: x1 -1.5, w1 1.0, x2 0.5, w2 0.0 as backward() gives them
         neuron.get_by_role("button", name="Backward pass").click()
-        page.wait_for_function("(w) => w.shadowRoot.querySelector('#status').textContent"
-                               ".includes('done')", arg=neuron.element_handle())
+        page.wait_for_function(
+            "(w) => w.shadowRoot.querySelector('#status').textContent.includes('done')",
+            arg=neuron.element_handle(),
+        )
         ref = built(NEURON)
         ref["o"].backward()
         grads = widget_grads(neuron)
@@ -280,15 +315,17 @@ def test_after_a_kernel_restart_a_widget_says_so_in_one_line(
 ) -> None:
     # The widgets of the kernel before stay on the page; what they send has nowhere to go (the
     # widget's model says "Cannot send"). Each says so once, above its view, and rests.
-    name = lab.notebook("restart.ipynb", [
-        "from micrograd.engine import Value\nfrom micrograd.widgets import explore, train",
-        LECTURE_L + "explore(L)",
-        "train(dataset='moons')",
-        # a backward() in a cell after explore(L): the widget's pass is still backward()'s
-        "L.backward()",
-    ])
-    context = browser.new_context(viewport={"width": 1280, "height": 1200},
-                                  reduced_motion="reduce")  # fmt: skip
+    name = lab.notebook(
+        "restart.ipynb",
+        [
+            "from micrograd.engine import Value\nfrom micrograd.widgets import explore, train",
+            LECTURE_L + "explore(L)",
+            "train(dataset='moons')",
+            # a backward() in a cell after explore(L): the widget's pass is still backward()'s
+            "L.backward()",
+        ],
+    )
+    context = browser.new_context(viewport={"width": 1280, "height": 1200}, reduced_motion="reduce")
     context.set_default_timeout(60_000)
     page = context.new_page()
     errors = watch_errors(page)
@@ -299,8 +336,10 @@ def test_after_a_kernel_restart_a_widget_says_so_in_one_line(
         page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for()
         explorer, trainer = (page.locator(".micrograd-widget").nth(i) for i in range(2))
         explorer.get_by_role("button", name="Backward pass").click()
-        page.wait_for_function("(w) => w.shadowRoot.querySelector('#status').textContent"
-                               ".includes('done')", arg=explorer.element_handle())  # fmt: skip
+        page.wait_for_function(
+            "(w) => w.shadowRoot.querySelector('#status').textContent.includes('done')",
+            arg=explorer.element_handle(),
+        )
         ref = built(LECTURE_L)
         ref["L"].backward()  # once, from zero grads: not added onto the cell's backward()
         assert widget_grads(explorer) == {k: ref[k].grad for k in "abcfedL"}
@@ -314,8 +353,10 @@ def test_after_a_kernel_restart_a_widget_says_so_in_one_line(
         confirm.click()
         page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for()
         explorer.get_by_role("button", name="Reset").click()
-        want = re.compile(r"^this widget lost its kernel \(.+: restarted, or shut down\): run "
-                          r"its cell again$")  # fmt: skip
+        want = re.compile(
+            r"^this widget lost its kernel \(.+: restarted, or shut down\): run "
+            r"its cell again$"
+        )
         for widget in (explorer, trainer):  # the Train view finds out on its next keep-alive
             alert = widget.locator("p.boot.error[role=alert]")
             alert.wait_for(timeout=30_000)
@@ -344,8 +385,14 @@ def test_widget_files_are_the_pages_own() -> None:
 
     static = pathlib.Path(widgets.__file__).parent / "playground" / "static"
     modules = sorted(p.name for p in static.glob("*.js") if p.name not in ("page.js", "worker.js"))
-    assert {"common.js", "predict.js", "explorer.js", "train.js", "train-net.js",
-            "widget.js"} <= set(modules)  # fmt: skip
+    assert {
+        "common.js",
+        "predict.js",
+        "explorer.js",
+        "train.js",
+        "train-net.js",
+        "widget.js",
+    } <= set(modules)
     esm = PlaygroundWidget._esm
     for name in modules:
         text = (static / name).read_text()
@@ -361,13 +408,15 @@ def test_predict_each_grad_in_jupyterlab(lab: Any, browser: Any, screenshot: Any
     # explore(L, predict=True): the lecture's L backpropagated by typing each grad in the cell
     from tests.predict_browser import predict_a_plus_a, predict_lecture
 
-    name = lab.notebook("predict.ipynb", [
-        "from micrograd.engine import Value\nfrom micrograd.widgets import explore",
-        LECTURE_L + "explore(L, predict=True)",
-        "a = Value(3.0, label='a'); b = a + a; b.label = 'b'\nexplore(b, predict=True)",
-    ])
-    context = browser.new_context(viewport={"width": 1280, "height": 1200},
-                                  reduced_motion="reduce")  # fmt: skip
+    name = lab.notebook(
+        "predict.ipynb",
+        [
+            "from micrograd.engine import Value\nfrom micrograd.widgets import explore",
+            LECTURE_L + "explore(L, predict=True)",
+            "a = Value(3.0, label='a'); b = a + a; b.label = 'b'\nexplore(b, predict=True)",
+        ],
+    )
+    context = browser.new_context(viewport={"width": 1280, "height": 1200}, reduced_motion="reduce")
     context.set_default_timeout(60_000)
     page = context.new_page()
     errors = watch_errors(page)
@@ -393,10 +442,10 @@ def test_predict_each_grad_in_jupyterlab(lab: Any, browser: Any, screenshot: Any
 def test_the_train_widget_fits_a_cell(lab: Any, browser: Any, screenshot: Any) -> None:
     # train() in a cell: at most 1,000 px tall by default (it was about 2,570), and the chosen
     # point's graph in a box whose scrollbar shows (it was clipped with none in view)
-    name = lab.notebook("fits.ipynb", ["from micrograd.widgets import train\n"
-                                       "train(dataset='moons')"])
-    context = browser.new_context(viewport={"width": 1280, "height": 1200},
-                                  reduced_motion="reduce")  # fmt: skip
+    name = lab.notebook(
+        "fits.ipynb", ["from micrograd.widgets import train\ntrain(dataset='moons')"]
+    )
+    context = browser.new_context(viewport={"width": 1280, "height": 1200}, reduced_motion="reduce")
     context.set_default_timeout(60_000)
     page = context.new_page()
     errors = watch_errors(page)
@@ -424,16 +473,19 @@ def _luminance(css: str) -> float:
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
-def test_widgets_follow_jupyterlabs_light_and_dark_themes(lab: Any, browser: Any,
-                                                          screenshot: Any) -> None:  # fmt: skip
+def test_widgets_follow_jupyterlabs_light_and_dark_themes(
+    lab: Any, browser: Any, screenshot: Any
+) -> None:
     # In JupyterLab's dark theme the widgets were light cards whose unchecked checkboxes were
     # drawn dark: now the card follows the theme, and its controls the card's scheme.
-    name = lab.notebook("theme.ipynb", [
-        "from micrograd.engine import Value\nfrom micrograd.widgets import explore",
-        LECTURE_L + "explore(L)",
-    ])
-    context = browser.new_context(viewport={"width": 1280, "height": 1200},
-                                  reduced_motion="reduce")  # fmt: skip
+    name = lab.notebook(
+        "theme.ipynb",
+        [
+            "from micrograd.engine import Value\nfrom micrograd.widgets import explore",
+            LECTURE_L + "explore(L)",
+        ],
+    )
+    context = browser.new_context(viewport={"width": 1280, "height": 1200}, reduced_motion="reduce")
     context.set_default_timeout(60_000)
     page = context.new_page()
     errors = watch_errors(page)
@@ -441,8 +493,7 @@ def test_widgets_follow_jupyterlabs_light_and_dark_themes(lab: Any, browser: Any
     def theme(which: str) -> None:
         page.get_by_role("menuitem", name="Settings", exact=True).click()
         page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Theme$")).hover()
-        page.locator(".lm-Menu-itemLabel",
-                     has_text=re.compile(rf"^JupyterLab {which}$")).click()  # fmt: skip
+        page.locator(".lm-Menu-itemLabel", has_text=re.compile(rf"^JupyterLab {which}$")).click()
         light = "true" if which == "Light" else "false"
         page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'")
 
@@ -463,8 +514,9 @@ def test_widgets_follow_jupyterlabs_light_and_dark_themes(lab: Any, browser: Any
         assert not light["dark"] and light["scheme"] == "light", light
         assert _luminance(light["paper"]) > 0.8 and _luminance(light["ink"]) < 0.3, light
         theme("Dark")
-        page.wait_for_function("(w) => w.shadowRoot.querySelector('.mg-root.dark')",
-                               arg=widget.element_handle())  # fmt: skip
+        page.wait_for_function(
+            "(w) => w.shadowRoot.querySelector('.mg-root.dark')", arg=widget.element_handle()
+        )
         dark = colours()
         assert dark["scheme"] == "dark", dark  # the checkbox drawn for a dark card
         assert _luminance(dark["paper"]) < 0.25 and _luminance(dark["ink"]) > 0.6, dark
@@ -472,8 +524,9 @@ def test_widgets_follow_jupyterlabs_light_and_dark_themes(lab: Any, browser: Any
         widget.scroll_into_view_if_needed()
         screenshot(page, "widget-dark")
         theme("Light")
-        page.wait_for_function("(w) => !w.shadowRoot.querySelector('.mg-root.dark')",
-                               arg=widget.element_handle())  # fmt: skip
+        page.wait_for_function(
+            "(w) => !w.shadowRoot.querySelector('.mg-root.dark')", arg=widget.element_handle()
+        )
         assert colours() == light
     finally:
         context.close()

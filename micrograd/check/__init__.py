@@ -73,8 +73,12 @@ def check(
     each check in seconds. The random module's state is restored afterwards, so a seeded notebook
     gives the same numbers whether or not it calls `check`.
     """
-    given = {"ValueClass": ValueClass, "NeuronClass": NeuronClass, "LayerClass": LayerClass,
-             "MLPClass": MLPClass}
+    given = {
+        "ValueClass": ValueClass,
+        "NeuronClass": NeuronClass,
+        "LayerClass": LayerClass,
+        "MLPClass": MLPClass,
+    }
     for name, cls in given.items():
         if cls is not None and not isinstance(cls, type):
             raise TypeError(f"check: {name} must be a class, got {type(cls).__name__} {cls!r}")
@@ -84,14 +88,20 @@ def check(
         )
     if train_step is not None and not callable(train_step):
         raise TypeError(f"check: train_step must be a function, got {type(train_step).__name__}")
-    if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real) or not (
-        0 < time_limit <= 600
+    if (
+        isinstance(time_limit, bool)
+        or not isinstance(time_limit, numbers.Real)
+        or not (0 < time_limit <= 600)
     ):
-        raise ValueError(f"check: time_limit must be a number of seconds in (0, 600], got "
-                         f"{time_limit!r}")
+        raise ValueError(
+            f"check: time_limit must be a number of seconds in (0, 600], got {time_limit!r}"
+        )
 
-    args = [f"{k}={c.__name__}" if k != "ValueClass" else c.__name__
-            for k, c in given.items() if c is not None]
+    args = [
+        f"{k}={c.__name__}" if k != "ValueClass" else c.__name__
+        for k, c in given.items()
+        if c is not None
+    ]
     if train_step is not None:
         args.append(f"train_step={getattr(train_step, '__name__', 'fn')}")
     report = CheckReport(f"check({', '.join(args)})")
@@ -120,8 +130,12 @@ def check(
     return report
 
 
-def _run_checks(given: dict[str, type | None], train_step: Callable[..., Any] | None,
-                run: Runner, report: CheckReport) -> None:
+def _run_checks(
+    given: dict[str, type | None],
+    train_step: Callable[..., Any] | None,
+    run: Runner,
+    report: CheckReport,
+) -> None:
     try:
         if given["ValueClass"] is not None:
             ValueChecker(given["ValueClass"], run, report).all()
@@ -135,8 +149,10 @@ def _run_checks(given: dict[str, type | None], train_step: Callable[..., Any] | 
         if train_step is not None:
             check_train_step(train_step, run, report, given["ValueClass"], given["MLPClass"])
     except StopChecking:
-        report.add(f"stopped: {MAX_TIMEOUTS} checks ran out of time, so the rest were not run — "
-                   f"fix what never finishes (above), then check again")
+        report.add(
+            f"stopped: {MAX_TIMEOUTS} checks ran out of time, so the rest were not run — "
+            f"fix what never finishes (above), then check again"
+        )
 
 
 make_callable(__name__, "check")  # micrograd.check is this module, callable

@@ -24,8 +24,10 @@ from .table import NAMES, UPSTREAM
 
 START = 0.75  # the grad each input already has: what `_backward` must add to, not overwrite
 BACKWARD_MISSING = "backward(): not implemented yet — only forward values are checked"
-BY_HAND = ("backward(): not implemented yet — each op's _backward is checked by hand, as the "
-           "lecture does before backward() exists (out.grad = ...; out._backward())")  # fmt: skip
+BY_HAND = (
+    "backward(): not implemented yet — each op's _backward is checked by hand, as the "
+    "lecture does before backward() exists (out.grad = ...; out._backward())"
+)
 
 
 def check_by_hand(ops: Any, rows: Any) -> None:
@@ -49,8 +51,10 @@ def check_by_hand(ops: Any, rows: Any) -> None:
             judged += verdict == "ok"
         else:
             if judged:
-                ops.report.passed.append(f"{row.op}: {row.expr}, _backward by hand at {judged} "
-                                         f"points (it adds to the grads)")  # fmt: skip
+                ops.report.passed.append(
+                    f"{row.op}: {row.expr}, _backward by hand at {judged} "
+                    f"points (it adds to the grads)"
+                )
 
 
 def _one(ops: Any, row: Any, xs: tuple[float, ...]) -> str:
@@ -86,12 +90,16 @@ def _one(ops: Any, row: Any, xs: tuple[float, ...]) -> str:
             continue  # right, or a zero derivative (relu below 0): = and += agree there
         name = NAMES[i]
         if close(got, w):
-            cause = (f"does _backward assign (=) instead of accumulating (+=)? A node used twice, "
-                     f"as in {name} + {name}, needs both contributions added")  # fmt: skip
+            cause = (
+                f"does _backward assign (=) instead of accumulating (+=)? A node used twice, "
+                f"as in {name} + {name}, needs both contributions added"
+            )
         else:
             cause = f"_backward should add {fmt(w)} to {name}.grad"
-        ops.problem(f"{label}, {name}.grad = {fmt(START)} and out.grad = {fmt(UPSTREAM)} before "
-                    f"out._backward(): {name}.grad is {describe(attr(v, 'grad'))} after it, "
-                    f"expected {fmt(START + w)} — {cause}")  # fmt: skip
+        ops.problem(
+            f"{label}, {name}.grad = {fmt(START)} and out.grad = {fmt(UPSTREAM)} before "
+            f"out._backward(): {name}.grad is {describe(attr(v, 'grad'))} after it, "
+            f"expected {fmt(START + w)} — {cause}"
+        )
         return "wrong"
     return "ok"

@@ -15,7 +15,6 @@ from .table import NAMES, UPSTREAM, Row, crash_hint, forgets_cause
 
 
 class ComposeChecks(OpChecks):
-
     def kept_seed(self, row: Row, xs: tuple[float, ...]) -> float | None:
         """out.grad after backward() on a fresh `row` whose out.grad was set to UPSTREAM first:
         1 if backward() seeds it, UPSTREAM if it never does, 0 if the walk wipes it (None:
@@ -44,8 +43,9 @@ class ComposeChecks(OpChecks):
             return
         if self.assign_bug or self.walk_wrong or self.wrong_ops & {"+", "*"}:
             if self.checked_rows:
-                self.report.skipped.append("every op composed, op(a * 2), and with its input "
-                                           "used again, op(a) + a")
+                self.report.skipped.append(
+                    "every op composed, op(a * 2), and with its input used again, op(a) + a"
+                )
             return
         reused_wrong: list[str] = []
         for row in list(self.checked_rows):
@@ -58,8 +58,14 @@ class ComposeChecks(OpChecks):
                 self.wrong_ops.add(row.op)
         if reused_wrong:  # ops built from a wrong one (a / b from **) fail the same way
             also = ", ".join(dict.fromkeys(p.split(":")[0] for p in reused_wrong[1:]))
-            self.problem(reused_wrong[0] + (f" (the same with a reused input in {also}, likely "
-                                            f"built from it)" if also else ""))
+            self.problem(
+                reused_wrong[0]
+                + (
+                    f" (the same with a reused input in {also}, likely built from it)"
+                    if also
+                    else ""
+                )
+            )
 
     def composed(self, row: Row) -> bool:
         xs = row.points[0]
@@ -87,11 +93,15 @@ class ComposeChecks(OpChecks):
                 continue
             got = f"{NAMES[i]}.grad is {describe(attr(v, 'grad'))}, expected {fmt(w.grad)}"
             lost = self.forgotten(out, mids)
-            why = (forgets_cause(row, lost) if lost else
-                   "alone it is right, but its gradient does not flow on to what its input was "
-                   "computed from: does its _backward add to the input's own grad?")
-            self.problem(f"{label}, {got} — {why}", same=f"forgets {row.op}" if lost else "",
-                         where=row.expr)
+            why = (
+                forgets_cause(row, lost)
+                if lost
+                else "alone it is right, but its gradient does not flow on to what its input was "
+                "computed from: does its _backward add to the input's own grad?"
+            )
+            self.problem(
+                f"{label}, {got} — {why}", same=f"forgets {row.op}" if lost else "", where=row.expr
+            )
             return False
         self.report.passed.append(f"{row.op}: {expr}, its input computed by another op")
         return True
@@ -116,11 +126,15 @@ class ComposeChecks(OpChecks):
                 continue
             got = f"{NAMES[i]}.grad is {describe(attr(v, 'grad'))}, expected {fmt(w.grad)}"
             if self.assigns(row, xs):
-                why = (f"{row.op}'s _backward assigns (=) where it must accumulate (+=): a.grad "
-                       f"gets a share from each use of a")
+                why = (
+                    f"{row.op}'s _backward assigns (=) where it must accumulate (+=): a.grad "
+                    f"gets a share from each use of a"
+                )
             else:
-                why = ("a.grad should be the sum of a share from each use of a: one share is "
-                       "lost (does something reset a.grad, or skip a node used twice?)")
+                why = (
+                    "a.grad should be the sum of a share from each use of a: one share is "
+                    "lost (does something reset a.grad, or skip a node used twice?)"
+                )
             wrong.append(f"{label}, {got} — {why}")
             return False
         self.report.passed.append(f"{row.op}: {expr}")
@@ -150,5 +164,3 @@ class ComposeChecks(OpChecks):
             return False
         got = [self.grad(v) for v in ins]
         return any(close(g, s) and not close(g, 10.0 + s) for g, s in zip(got, share))
-
-

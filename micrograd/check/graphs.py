@@ -32,9 +32,16 @@ class ValueChecker(ComposeChecks):
 
     # graphs where nodes are reused or the order matters --------------------------------
 
-    def graph(self, op: str, expr: str, build: Callable[..., Any], xs: tuple[float, ...],
-              needs: str, hint: Callable[[float | None, float], str],
-              names: str = NAMES) -> bool | None:
+    def graph(
+        self,
+        op: str,
+        expr: str,
+        build: Callable[..., Any],
+        xs: tuple[float, ...],
+        needs: str,
+        hint: Callable[[float | None, float], str],
+        names: str = NAMES,
+    ) -> bool | None:
         """Build `expr` with both classes, backward() both, compare every leaf's grad.
 
         Returns None when the class cannot run it, else whether it passed (problems reported).
@@ -56,8 +63,10 @@ class ValueChecker(ComposeChecks):
         for i, (v, w) in enumerate(zip(ins, ref_in)):
             g = self.grad(v)
             if not close(g, w.grad):
-                self.problem(f"{label}, {names[i]}.grad is {describe(attr(v, 'grad'))}, "
-                             f"expected {fmt(w.grad)} — {hint(g, w.grad)}")
+                self.problem(
+                    f"{label}, {names[i]}.grad is {describe(attr(v, 'grad'))}, "
+                    f"expected {fmt(w.grad)} — {hint(g, w.grad)}"
+                )
                 return False
         self.report.passed.append(f"{op}: {expr}")
         return True
@@ -77,6 +86,7 @@ class ValueChecker(ComposeChecks):
         """Why b = a + a (or a * a) lost a share, from what its _backward does to an a.grad
         that already holds 10: overwritten is `=` for `+=`; 10 plus one share, with a once in
         out._prev, is a set of children walked to hand out the shares."""
+
         def probe() -> tuple[float | None, int]:
             a = self.V(3.0)
             out = build(self.V, a)[-1]
@@ -92,11 +102,15 @@ class ValueChecker(ComposeChecks):
         if g is not None and g < 10.0:
             return ASSIGN_HINT
         if close(g, 10.0 + share) and count == 1:
-            return ("a is both inputs, but out._prev holds it once (a set keeps one copy), and "
-                    "the shares are handed out per entry of _prev: keep _prev a tuple of both "
-                    "inputs, (self, other), or give each input its share by name")
-        return ("a.grad should get a share from each use of a: one is lost (does backward() "
-                "reset a grad, or skip a node used twice?)")
+            return (
+                "a is both inputs, but out._prev holds it once (a set keeps one copy), and "
+                "the shares are handed out per entry of _prev: keep _prev a tuple of both "
+                "inputs, (self, other), or give each input its share by name"
+            )
+        return (
+            "a.grad should get a share from each use of a: one is lost (does backward() "
+            "reset a grad, or skip a node used twice?)"
+        )
 
     def merges_equal_data(self) -> bool:
         """Whether two different nodes with equal data count as one in a set (an __eq__ and
@@ -107,11 +121,13 @@ class ValueChecker(ComposeChecks):
         merged = self.run(lambda: len({both[0], both[1]}) == 1)
         return merged is True
 
-    EQUAL_DATA = ("two different nodes with equal data count as one: your Value's __eq__ and "
-                  "__hash__ compare data (a float subclass's do), so the visited set skips a "
-                  "node whose value merely equals another's; nodes must compare by identity: "
-                  "no __eq__/__hash__ of your own (or __hash__ = object.__hash__ and __eq__ = "
-                  "object.__eq__), or keep id(v) in the visited set")
+    EQUAL_DATA = (
+        "two different nodes with equal data count as one: your Value's __eq__ and "
+        "__hash__ compare data (a float subclass's do), so the visited set skips a "
+        "node whose value merely equals another's; nodes must compare by identity: "
+        "no __eq__/__hash__ of your own (or __hash__ = object.__hash__ and __eq__ = "
+        "object.__eq__), or keep id(v) in the visited set"
+    )
 
     def shared(self) -> None:
         """A graph with 2^200 paths: built in milliseconds, walked forever unless nodes are
@@ -140,18 +156,25 @@ class ValueChecker(ComposeChecks):
         done = self.run(lambda: y.backward())
         if isinstance(done, Failed) and done.timeout:
             self.walk_wrong = True
-            self.problem(f"backward(): for {expr} (2^{levels} paths to x, {4 * levels + 3} "
-                         f"nodes), backward() {done.text} — does it visit each node once (a "
-                         f"visited set)? without one, a node used twice is walked once per path "
-                         f"to it: here 2^{levels} times")
+            self.problem(
+                f"backward(): for {expr} (2^{levels} paths to x, {4 * levels + 3} "
+                f"nodes), backward() {done.text} — does it visit each node once (a "
+                f"visited set)? without one, a node used twice is walked once per path "
+                f"to it: here 2^{levels} times"
+            )
         elif isinstance(done, Failed):
             self.problem(f"backward(): for {expr}, backward() crashed: {done.text}")
         elif not close(self.grad(x), 1.0) and not self.assign_bug:
             # Reported after order(), whose smaller graphs say more, if those find nothing.
-            why = (self.EQUAL_DATA if self.merges_equal_data() else
-                   "is each node visited once, in topological order?")
-            self.shared_wrong = (f"backward(): for {expr}, x.grad is "
-                                 f"{describe(attr(x, 'grad'))}, expected 1.0 — {why}")
+            why = (
+                self.EQUAL_DATA
+                if self.merges_equal_data()
+                else "is each node visited once, in topological order?"
+            )
+            self.shared_wrong = (
+                f"backward(): for {expr}, x.grad is "
+                f"{describe(attr(x, 'grad'))}, expected 1.0 — {why}"
+            )
         elif not self.assign_bug:
             self.report.passed.append(f"backward(): {expr} (each node visited once)")
         else:  # it finished, but the = bug spoils its grads: no verdict either way
@@ -177,30 +200,42 @@ class ValueChecker(ComposeChecks):
             named = {"b": b, "c": c, "out": out}
             counts = {k: sum(v is n for v in calls) for k, n in named.items()}
             if counts["out"] and not counts["b"] and not counts["c"]:
-                return (never + "backward() calls only the output's own _backward: it must call "
-                        "_backward on every node the output depends on, the output first "
-                        "(each node of reversed(topo), with topo the topological order)")
+                return (
+                    never + "backward() calls only the output's own _backward: it must call "
+                    "_backward on every node the output depends on, the output first "
+                    "(each node of reversed(topo), with topo the topological order)"
+                )
             uncalled = [k for k, n in counts.items() if not n]
             if uncalled:
-                return (never + f"backward() never calls _backward on {', '.join(uncalled)} (of "
-                        f"b = a*2; c = b*3; out = b + c): it must call it on every node of "
-                        f"the graph, output first")
+                return (
+                    never + f"backward() never calls _backward on {', '.join(uncalled)} (of "
+                    f"b = a*2; c = b*3; out = b + c): it must call it on every node of "
+                    f"the graph, output first"
+                )
             twice = [f"{k} {n} times" for k, n in counts.items() if n > 1]
             if twice:
-                return (never + f"backward() calls _backward on {', '.join(twice)}: each node "
-                        f"once (a visited set)")
+                return (
+                    never + f"backward() calls _backward on {', '.join(twice)}: each node "
+                    f"once (a visited set)"
+                )
             seen = [k for v in calls for k, n in named.items() if v is n]
             if seen == ["out", "c", "b"]:  # the right order: the cause is elsewhere
-                return (never + "backward() visits the nodes in the right order: does it set "
-                        "self.grad = 1.0 on the output before calling any _backward?")
+                return (
+                    never + "backward() visits the nodes in the right order: does it set "
+                    "self.grad = 1.0 on the output before calling any _backward?"
+                )
             if seen == ["c", "b", "out"]:
-                return (never + "the topological order puts a node before its children (c "
-                        "before b, which c uses): append a node after visiting its children, "
-                        "then walk reversed(topo)")
+                return (
+                    never + "the topological order puts a node before its children (c "
+                    "before b, which c uses): append a node after visiting its children, "
+                    "then walk reversed(topo)"
+                )
             if seen != ["b", "c", "out"]:
                 return unknown
-        return (never + "backward() calls the nodes' _backward children first: walk "
-                "reversed(topo), the output first")
+        return (
+            never + "backward() calls the nodes' _backward children first: walk "
+            "reversed(topo), the output first"
+        )
 
     def lost_on_the_way(self) -> str:
         """A grad that came out short: the visiting order if the record shows it wrong; grads
@@ -209,13 +244,17 @@ class ValueChecker(ComposeChecks):
         if order is not None:
             b, c, out, calls = order
             if [n for n in calls] == [out, c, b]:
-                return ("backward() calls each node's _backward once, in the right order (out, "
-                        "c, b, on b = a*2; c = b*3; out = b + c), yet a share of the grad is "
-                        "lost: the grads are wiped during the walk — is a grad set to 0 between "
-                        "one _backward and the next (a child's, before its parent's "
-                        "_backward)? each grad keeps what every earlier _backward added")
-        return ("grads depend on the order nodes were visited — is the graph walked in "
-                "topological order (a node's _backward only after every node that uses it)?")
+                return (
+                    "backward() calls each node's _backward once, in the right order (out, "
+                    "c, b, on b = a*2; c = b*3; out = b + c), yet a share of the grad is "
+                    "lost: the grads are wiped during the walk — is a grad set to 0 between "
+                    "one _backward and the next (a child's, before its parent's "
+                    "_backward)? each grad keeps what every earlier _backward added"
+                )
+        return (
+            "grads depend on the order nodes were visited — is the graph walked in "
+            "topological order (a node's _backward only after every node that uses it)?"
+        )
 
     def call_order(self) -> tuple | None:
         """A fresh diamond of the learner's class and the nodes in the order its backward()
@@ -244,8 +283,9 @@ class ValueChecker(ComposeChecks):
         """Graphs whose grads come out wrong when backward() visits nodes in the wrong order."""
         if self.assign_bug or self.walk_wrong or self.wrong_ops & {"+", "*"}:
             # those problems spoil these graphs too: one cause, one problem
-            return self.skip("backward() on graphs where the visiting order matters "
-                             "(L = (a*b + c) * f, ...)")
+            return self.skip(
+                "backward() on graphs where the visiting order matters (L = (a*b + c) * f, ...)"
+            )
 
         def hint(g: float | None, w: float) -> str:
             if self.merges_equal_data():
@@ -299,15 +339,18 @@ class ValueChecker(ComposeChecks):
         g1 = self.grad(x)
         done = self.run(lambda: y.backward())
         if isinstance(done, Failed):
-            self.problem(f"backward() twice: for y = x * x * x with x = 3.0, the second "
-                         f"y.backward() {'crashed: ' * (not done.timeout)}{done.text}")
+            self.problem(
+                f"backward() twice: for y = x * x * x with x = 3.0, the second "
+                f"y.backward() {'crashed: ' * (not done.timeout)}{done.text}"
+            )
             return
         g2 = self.grad(x)
         if g1 != 27.0:
             return  # wrong already; reported by the * checks
         if g2 == 54.0:
-            self.report.passed.append("backward() twice: x.grad 27 → 54, leaves accumulate "
-                                      "(as in PyTorch and micrograd)")
+            self.report.passed.append(
+                "backward() twice: x.grad 27 → 54, leaves accumulate (as in PyTorch and micrograd)"
+            )
         elif g2 == 72.0:
             self.report.notes.append(
                 "backward() twice on y = x * x * x (x = 3.0) gives x.grad 27 → 72, as the "
@@ -329,14 +372,17 @@ class ValueChecker(ComposeChecks):
                 "which is why training loops call zero_grad()."
             )
         else:
-            self.problem(f"backward() twice: for y = x * x * x with x = 3.0, x.grad goes 27 → "
-                         f"{describe(attr(x, 'grad'))}; expected 54 (leaves accumulate, as in "
-                         f"PyTorch) or 72 (the lecture's engine)")
+            self.problem(
+                f"backward() twice: for y = x * x * x with x = 3.0, x.grad goes 27 → "
+                f"{describe(attr(x, 'grad'))}; expected 54 (leaves accumulate, as in "
+                f"PyTorch) or 72 (the lecture's engine)"
+            )
 
     def nothing_ran_again(self, x: Any, y: Any) -> bool:
         """After two backward() calls left x.grad at 27: does a third do anything at all? With
         x.grad set to 0 first, an engine that resets the grads gives 27 again; one that keeps
         its visited set between calls walks nothing and leaves 0."""
+
         def again() -> None:
             x.grad = 0.0
             y.backward()
@@ -376,8 +422,10 @@ class ValueChecker(ComposeChecks):
         elif close(self.grad(x), 1.0):
             self.report.passed.append(f"backward(): a chain of {n:,} additions")
         else:
-            self.problem(f"backward(): for a chain of {n:,} additions y = x + 0.001 + ..., x.grad "
-                         f"is {describe(attr(x, 'grad'))}, expected 1.0")
+            self.problem(
+                f"backward(): for a chain of {n:,} additions y = x + 0.001 + ..., x.grad "
+                f"is {describe(attr(x, 'grad'))}, expected 1.0"
+            )
 
     def all(self) -> None:
         try:
@@ -397,6 +445,7 @@ class ValueChecker(ComposeChecks):
             self.deep()
         except StopChecking:
             if self.downstream:
-                self.problem(f"ops built from the ones above are wrong too: "
-                             f"{'; '.join(self.downstream)}")
+                self.problem(
+                    f"ops built from the ones above are wrong too: {'; '.join(self.downstream)}"
+                )
             raise

@@ -69,8 +69,13 @@ class LectureMLP:
 
     def __init__(self, V: type, nin: int, nouts: list[int]) -> None:
         sizes = [nin, *nouts]
-        self.layers = [[([V(random.uniform(-1, 1)) for _ in range(a)], V(random.uniform(-1, 1)))
-                        for _ in range(b)] for a, b in zip(sizes, sizes[1:])]
+        self.layers = [
+            [
+                ([V(random.uniform(-1, 1)) for _ in range(a)], V(random.uniform(-1, 1)))
+                for _ in range(b)
+            ]
+            for a, b in zip(sizes, sizes[1:])
+        ]
 
     def __call__(self, x: list[Any]) -> Any:
         for layer in self.layers:

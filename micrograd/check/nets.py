@@ -29,23 +29,32 @@ MAX_WALK = 50_000  # nodes read when asking which parameters an output's graph h
 HIDDEN = ("tanh", "relu", "sigmoid", "linear")
 OUTPUT = ("tanh", "linear", "sigmoid", "relu")
 
-SHARED_NEURON = ("the same neuron repeated: [Neuron(nin)] * nout makes ONE neuron and lists it "
-                 "nout times; make each one, [Neuron(nin) for _ in range(nout)]")
-SHARED_WEIGHT = ("a neuron's weights are one Value: [Value(...)] * nin makes ONE Value and lists "
-                 "it nin times; draw each, [Value(random.uniform(-1, 1)) for _ in range(nin)]")
-WEIGHT_AS_BIAS = "one Value used twice (as a weight and as the bias?): each parameter is a Value " \
-                 "of its own"
+SHARED_NEURON = (
+    "the same neuron repeated: [Neuron(nin)] * nout makes ONE neuron and lists it "
+    "nout times; make each one, [Neuron(nin) for _ in range(nout)]"
+)
+SHARED_WEIGHT = (
+    "a neuron's weights are one Value: [Value(...)] * nin makes ONE Value and lists "
+    "it nin times; draw each, [Value(random.uniform(-1, 1)) for _ in range(nin)]"
+)
+WEIGHT_AS_BIAS = (
+    "one Value used twice (as a weight and as the bias?): each parameter is a Value of its own"
+)
 
 
 def _mlp_mistake(hidden: str, out: str) -> str:
     """Why an MLP with these activations is wrong, or '' if it is a network one builds."""
     if hidden == "linear":
-        return ("no activation in the hidden layers: a stack of linear layers is one linear "
-                "map; apply tanh (the lecture) or ReLU to every hidden neuron")
+        return (
+            "no activation in the hidden layers: a stack of linear layers is one linear "
+            "map; apply tanh (the lecture) or ReLU to every hidden neuron"
+        )
     if out == "relu":
-        return ("ReLU on the output layer: the network can never output a number below 0 (the "
-                "targets are ±1), and a neuron stuck at 0 passes no gradient; keep the last "
-                "layer linear (karpathy's MLP: nonlin=False for it) or tanh (the lecture's)")
+        return (
+            "ReLU on the output layer: the network can never output a number below 0 (the "
+            "targets are ±1), and a neuron stuck at 0 passes no gradient; keep the last "
+            "layer linear (karpathy's MLP: nonlin=False for it) or tanh (the lecture's)"
+        )
     return ""
 
 
@@ -70,8 +79,14 @@ class NNChecker:
 
     # parameters -----------------------------------------------------------------------------
 
-    def params(self, what: str, module: Any, sizes: list[int], shape: str,
-               outputs: Callable[[], Any] | None = None) -> list[Any] | None:
+    def params(
+        self,
+        what: str,
+        module: Any,
+        sizes: list[int],
+        shape: str,
+        outputs: Callable[[], Any] | None = None,
+    ) -> list[Any] | None:
         """The module's parameters(), if they are as many as the neurons of `sizes` (each
         neuron's inputs) hold, each its own Value with a numeric data."""
         count = sum(n + 1 for n in sizes)
@@ -82,22 +97,29 @@ class NNChecker:
         if len(ps) != count:
             n = f"more than {MAX_COUNT:,}" if len(ps) > MAX_COUNT else f"{len(ps)}"
             why = self.count_cause(len(ps), sizes, outputs)
-            self.problem(f"{what}.parameters() has {n} entries, expected {count} ({shape})"
-                         f"{' — ' + why if why else ''}")
+            self.problem(
+                f"{what}.parameters() has {n} entries, expected {count} ({shape})"
+                f"{' — ' + why if why else ''}"
+            )
             return None
         first: dict[int, int] = {}
         for i, p in enumerate(ps):
             if id(p) in first:
                 j = first[id(p)]
                 why = _duplicate_cause(ps, j, i, sizes)
-                self.problem(f"{what}.parameters(): entries {j} and {i} are the same Value — "
-                             f"{why}", same=f"duplicate {why}", where=what)
+                self.problem(
+                    f"{what}.parameters(): entries {j} and {i} are the same Value — {why}",
+                    same=f"duplicate {why}",
+                    where=what,
+                )
                 return None
             first[id(p)] = i
         datas = [number(attr(p, "data")) for p in ps]
         if any(d is None for d in datas):
-            self.problem(f"{what}.parameters() holds something without a numeric .data: "
-                         f"{repr_text(ps[datas.index(None)])}")
+            self.problem(
+                f"{what}.parameters() holds something without a numeric .data: "
+                f"{repr_text(ps[datas.index(None)])}"
+            )
             return None
         return ps
 
@@ -112,16 +134,24 @@ class NNChecker:
         if got == nin * (nout + 1) and nin != nout:
             outs = self.run(outputs)
             if not isinstance(outs, Failed) and len(_as_list(outs)) == nin:
-                return (f"it has {nin} neurons of {nout} weights each, and gives {nin} outputs: "
-                        f"are nin and nout swapped? Layer(nin, nout) is nout neurons, each with "
-                        f"nin weights")
+                return (
+                    f"it has {nin} neurons of {nout} weights each, and gives {nin} outputs: "
+                    f"are nin and nout swapped? Layer(nin, nout) is nout neurons, each with "
+                    f"nin weights"
+                )
         return ""
 
     # outputs ----------------------------------------------------------------------------------
 
-    def compare(self, what: str, module: Any, ps: list[Any],
-                models: dict[tuple[str, str], Any], outputs: Callable[[Any, list], list[Any]],
-                judge: bool = False) -> tuple[str, str] | None:
+    def compare(
+        self,
+        what: str,
+        module: Any,
+        ps: list[Any],
+        models: dict[tuple[str, str], Any],
+        outputs: Callable[[Any, list], list[Any]],
+        judge: bool = False,
+    ) -> tuple[str, str] | None:
         """Run the learner's module and each candidate micrograd model at several inputs, with
         the learner's weights and with weights set here (copied into both). Returns the
         activations (hidden, output) of the one that matches everywhere, after checking its
@@ -142,8 +172,12 @@ class NNChecker:
                     if isinstance(got, Failed):
                         self.problem(f"{what}({x}) crashed: {got.text}")
                         return None
-                    if bias is None and x is INPUTS[0] and what.startswith("Neuron") and \
-                            not self.all_used(what, got, ps, x):  # fmt: skip
+                    if (
+                        bias is None
+                        and x is INPUTS[0]
+                        and what.startswith("Neuron")
+                        and not self.all_used(what, got, ps, x)
+                    ):
                         return None
                     values = [number(attr(o, "data")) for o in got]
                     expected = {}
@@ -153,7 +187,8 @@ class NNChecker:
                         want = [o.data for o in outputs(model, list(x))]
                         expected[key] = want
                         if len(want) != len(values) or not all(
-                                close(v, o) for v, o in zip(values, want)):
+                            close(v, o) for v, o in zip(values, want)
+                        ):
                             del alive[key]
                     if not alive:  # (the learner's weights are restored after saying why)
                         self.no_match(what, list(x), values, expected, ps, bias is None)
@@ -164,9 +199,11 @@ class NNChecker:
         key = next(iter(alive))
         mistake = _mlp_mistake(*key) if judge else ""
         if mistake:
-            self.problem(f"{what}: its outputs, at {len(INPUTS)} inputs and with "
-                         f"{len(OUT_BIAS)} sets of weights, are those of micrograd's MLP with "
-                         f"{key[0]} hidden and {key[1]} output — {mistake}")
+            self.problem(
+                f"{what}: its outputs, at {len(INPUTS)} inputs and with "
+                f"{len(OUT_BIAS)} sets of weights, are those of micrograd's MLP with "
+                f"{key[0]} hidden and {key[1]} output — {mistake}"
+            )
             return None
         if not self.gradients(what, module, ps, models[key], outputs):
             return None
@@ -176,6 +213,7 @@ class NNChecker:
         """Does every parameter of a Neuron reach its output's graph? Reports the first that does
         not (a number wrapped anew in parameters(), a bias kept aside): its grad would stay 0.
         (A Layer or an MLP that drops a neuron or a layer is told by its outputs.)"""
+
         def held() -> set[int]:
             seen = {id(o) for o in outs}
             stack = list(outs)
@@ -195,20 +233,33 @@ class NNChecker:
         k = lost[0]
         which = f"parameter {k}: the bias" if k == len(ps) - 1 else f"parameter {k}"
         more = f" ({len(lost)} parameters are not)" if len(lost) > 1 else ""
-        self.problem(f"{what}: {which} never reaches the output: its grad stays 0 — "
-                     f"{what}({x})'s graph does not hold the Value parameters() returns{more}: "
-                     f"is it left out of w·x + b, or is a number wrapped in a new Value in "
-                     f"parameters(), or a Value made anew in __call__? make each weight and "
-                     f"bias a Value once, in __init__, and use that same Value in __call__ and "
-                     f"parameters()")
+        self.problem(
+            f"{what}: {which} never reaches the output: its grad stays 0 — "
+            f"{what}({x})'s graph does not hold the Value parameters() returns{more}: "
+            f"is it left out of w·x + b, or is a number wrapped in a new Value in "
+            f"parameters(), or a Value made anew in __call__? make each weight and "
+            f"bias a Value once, in __init__, and use that same Value in __call__ and "
+            f"parameters()"
+        )
         self.neuron_wrong = True
         return False
 
-    def no_match(self, what: str, x: list[float], values: list[float | None],
-                 expected: dict, ps: list[Any], own_weights: bool) -> None:
+    def no_match(
+        self,
+        what: str,
+        x: list[float],
+        values: list[float | None],
+        expected: dict,
+        ps: list[Any],
+        own_weights: bool,
+    ) -> None:
         if self.neuron_wrong and "Neuron" not in what:
-            self.problem(f"{what} gives other outputs than micrograd.nn too — built from the "
-                         f"Neuron above: fix it first", same="built on the neuron", where=what)
+            self.problem(
+                f"{what} gives other outputs than micrograd.nn too — built from the "
+                f"Neuron above: fix it first",
+                same="built on the neuron",
+                where=what,
+            )
             return
         why = self.neuron_cause(x, values, ps) if len(ps) == len(x) + 1 else ""
         if why:
@@ -217,12 +268,16 @@ class NNChecker:
             return
         if "Neuron" in what:
             self.neuron_wrong = True
-        shown = "; ".join(f"{'/'.join(dict.fromkeys(k))}: {[fmt(v) for v in e]}"
-                          for k, e in list(expected.items())[:3])
+        shown = "; ".join(
+            f"{'/'.join(dict.fromkeys(k))}: {[fmt(v) for v in e]}"
+            for k, e in list(expected.items())[:3]
+        )
         weights = "its own weights" if own_weights else "weights set by the checker"
-        self.problem(f"{what}({x}) gives {[describe(v) for v in values]} with {weights}; "
-                     f"micrograd.nn with the same parameters() (in order: each neuron's w, "
-                     f"then its b) gives {shown}")
+        self.problem(
+            f"{what}({x}) gives {[describe(v) for v in values]} with {weights}; "
+            f"micrograd.nn with the same parameters() (in order: each neuron's w, "
+            f"then its b) gives {shown}"
+        )
 
     def neuron_cause(self, x: list[float], values: list[float | None], ps: list[Any]) -> str:
         """A neuron's output that no activation explains, tried against the classic mistakes
@@ -236,21 +291,30 @@ class NNChecker:
             act = ACTIVATIONS[name]
             f = lambda z, act=act: act.apply(Value(z)).data
             mistakes = (
-                (sum(f(p) for p in products) + b,
-                 f"{name} applied to each product w_i·x_i; apply it once, to the whole sum "
-                 f"w·x + b"),
-                (f(sum(products)),
-                 "the bias never reaches the output: add b to w·x before the activation"),
-                (f(sum(products)) + b,
-                 f"b is added after {name}; it goes inside: {name}(w·x + b)"),
+                (
+                    sum(f(p) for p in products) + b,
+                    f"{name} applied to each product w_i·x_i; apply it once, to the whole sum "
+                    f"w·x + b",
+                ),
+                (
+                    f(sum(products)),
+                    "the bias never reaches the output: add b to w·x before the activation",
+                ),
+                (f(sum(products)) + b, f"b is added after {name}; it goes inside: {name}(w·x + b)"),
             )
             for guess, why in mistakes:
                 if close(values[0], guess):
                     return why
         return ""
 
-    def gradients(self, what: str, module: Any, ps: list[Any], model: Any,
-                  outputs: Callable[[Any, list], list[Any]]) -> bool:
+    def gradients(
+        self,
+        what: str,
+        module: Any,
+        ps: list[Any],
+        model: Any,
+        outputs: Callable[[Any, list], list[Any]],
+    ) -> bool:
         for x in INPUTS[:2]:
             for p, q in zip(model.parameters(), ps):
                 p.data = number(q.data)
@@ -272,9 +336,11 @@ class NNChecker:
                 return False
             for i, (p, q) in enumerate(zip(model.parameters(), ps)):
                 if not close(self.grad(q), p.grad):
-                    self.problem(f"{what}: at x = {x}, after backward() of the sum of its outputs, "
-                                 f"parameter {i} has grad {describe(attr(q, 'grad'))}, expected "
-                                 f"{fmt(p.grad)} (micrograd.nn, same weights)")
+                    self.problem(
+                        f"{what}: at x = {x}, after backward() of the sum of its outputs, "
+                        f"parameter {i} has grad {describe(attr(q, 'grad'))}, expected "
+                        f"{fmt(p.grad)} (micrograd.nn, same weights)"
+                    )
                     return False
         return True
 
@@ -293,9 +359,11 @@ class NNChecker:
             return
         left = [i for i, p in enumerate(ps) if self.grad(p) != 0.0]
         if left:
-            self.problem(f"{what}.zero_grad() left parameter {left[0]} with grad "
-                         f"{describe(attr(ps[left[0]], 'grad'))}; it should set every "
-                         f"parameter's grad to 0")
+            self.problem(
+                f"{what}.zero_grad() left parameter {left[0]} with grad "
+                f"{describe(attr(ps[left[0]], 'grad'))}; it should set every "
+                f"parameter's grad to 0"
+            )
         else:
             self.report.passed.append(f"{what}.zero_grad() zeroes every parameter's grad")
 
@@ -317,9 +385,11 @@ class NNChecker:
         if act is None:
             self.neuron_wrong = True
             return
-        self.report.passed.append(f"{what}: 4 parameters; output {act[0]}(w·x + b) and its "
-                                  f"gradients match micrograd.nn.Neuron(3, activation='{act[0]}') "
-                                  f"at {len(INPUTS)} inputs")
+        self.report.passed.append(
+            f"{what}: 4 parameters; output {act[0]}(w·x + b) and its "
+            f"gradients match micrograd.nn.Neuron(3, activation='{act[0]}') "
+            f"at {len(INPUTS)} inputs"
+        )
         other = self.run(cls, 3)
         if not isinstance(other, Failed):
             theirs = self.run(lambda: [number(p.data) for p in other.parameters()])
@@ -338,17 +408,20 @@ class NNChecker:
         if isinstance(layer, Failed):
             self.problem(f"{what} crashed: {layer.text}")
             return
-        ps = self.params(what, layer, [3, 3], "2 neurons × (3 weights + a bias)",
-                         lambda: layer([2.0, 3.0, -1.0]))
+        ps = self.params(
+            what, layer, [3, 3], "2 neurons × (3 weights + a bias)", lambda: layer([2.0, 3.0, -1.0])
+        )
         if ps is None:
             return
         models = {(a, a): Layer(3, 2, activation=a) for a in ("tanh", "relu", "linear")}
         act = self.compare(what, layer, ps, models, lambda m, x: m.outputs(x))
         if act is None:
             return
-        self.report.passed.append(f"{what}: 8 parameters, neuron by neuron; outputs and "
-                                  f"gradients match micrograd.nn.Layer(3, 2, activation="
-                                  f"'{act[0]}')")
+        self.report.passed.append(
+            f"{what}: 8 parameters, neuron by neuron; outputs and "
+            f"gradients match micrograd.nn.Layer(3, 2, activation="
+            f"'{act[0]}')"
+        )
         self.zero_grad(what, layer, ps)
 
     def mlp(self, cls: type) -> None:
@@ -360,14 +433,19 @@ class NNChecker:
         ps = self.params(what, model, [3] * 4 + [4] * 4 + [4], "3·4+4 + 4·4+4 + 4+1")
         if ps is None:
             return
-        models = {(h, o): MLP(3, [4, 4, 1], activation=h, out_activation=o)
-                  for h in HIDDEN for o in OUTPUT}
+        models = {
+            (h, o): MLP(3, [4, 4, 1], activation=h, out_activation=o)
+            for h in HIDDEN
+            for o in OUTPUT
+        }
         kind = self.compare(what, model, ps, models, lambda m, x: m.outputs(x), judge=True)
         if kind is None:
             return
-        self.report.passed.append(f"{what}: 41 parameters, layer by layer; output and gradients "
-                                  f"match micrograd.nn.MLP, {_title(*kind)}, at {len(INPUTS)} "
-                                  f"inputs")
+        self.report.passed.append(
+            f"{what}: 41 parameters, layer by layer; output and gradients "
+            f"match micrograd.nn.MLP, {_title(*kind)}, at {len(INPUTS)} "
+            f"inputs"
+        )
         self.zero_grad(what, model, ps)
 
 

@@ -99,6 +99,7 @@ class OpChecks:
 
     def reaches(self, out: Any, target: Any) -> bool | None:
         """Whether `target` is in the graph behind `out`, walking `_prev` (None: cannot tell)."""
+
         def walk() -> bool:
             seen, stack = {id(out)}, [out]
             while stack and len(seen) < MAX_WALK:
@@ -123,18 +124,25 @@ class OpChecks:
             return True
         if done.timeout:
             self.has_backward = False
-            self.problem(f"backward(): for {label}, backward() {done.text} — does its loop end? "
-                         f"(no more gradients are checked)")
+            self.problem(
+                f"backward(): for {label}, backward() {done.text} — does its loop end? "
+                f"(no more gradients are checked)"
+            )
             return False
         frame = crash_frame(done.exc) if done.exc is not None else None
         if frame is not None and frame.name == "_backward":
-            self.problem(f"backward(): for {label}, backward() crashed: {done.text}",
-                         same=f"crash {done.text}", where=label)
+            self.problem(
+                f"backward(): for {label}, backward() crashed: {done.text}",
+                same=f"crash {done.text}",
+                where=label,
+            )
         else:
             self.has_backward = False
             hint = crash_hint(done, self.V)
-            self.problem(f"backward() crashed: {done.text}{hint} (for {label}; no more "
-                         f"gradients are checked)")
+            self.problem(
+                f"backward() crashed: {done.text}{hint} (for {label}; no more "
+                f"gradients are checked)"
+            )
         return False
 
     # the basics -------------------------------------------------------------------------
@@ -158,14 +166,17 @@ class OpChecks:
         if self.grad(a) != 0.0:
             # Every _backward adds to grad: one cause, one line, and no gradient check after it
             # (each would crash or be off by the start value, the same cause a dozen times).
-            self.problem(f"Value(2.0).grad is {repr_text(a.grad)}, expected 0.0: grads start at 0, "
-                         f"since each _backward adds to them (gradients are checked once this "
-                         f"is fixed)")
+            self.problem(
+                f"Value(2.0).grad is {repr_text(a.grad)}, expected 0.0: grads start at 0, "
+                f"since each _backward adds to them (gradients are checked once this "
+                f"is fixed)"
+            )
             self.has_backward = False
         prev = self.children(a)
         if isinstance(prev, Failed) or prev:
-            self.problem(f"Value(2.0)._prev is {repr_text(a._prev)}, expected empty: a leaf has no "
-                         "children")
+            self.problem(
+                f"Value(2.0)._prev is {repr_text(a._prev)}, expected empty: a leaf has no children"
+            )
         if not callable(getattr(V, "backward", None)):
             self.has_backward = False
             r.missing.append("backward(): not implemented yet — only forward values are checked")
@@ -203,8 +214,7 @@ class OpChecks:
             self.pending.append((row, derived))  # its gradients: after the graph checks
         elif self.has_backward:
             self.checked_rows.append(row)
-            r.passed.append(f"{row.op}: {row.expr}, value and gradient at {len(row.points)} "
-                            f"points")
+            r.passed.append(f"{row.op}: {row.expr}, value and gradient at {len(row.points)} points")
         else:
             r.passed.append(f"{row.op}: {row.expr}, value at {len(row.points)} points")
 
@@ -222,26 +232,36 @@ class OpChecks:
             if out.exc is not None and is_unwrapped_number(out.exc):  # -a as self * -1 too
                 self.number_crashes.append((row.expr, out.text))
                 return "missing"
-            return self.wrong(row, f"{label}, it crashed: {out.text}{operand_hint(out.exc)}"
-                              f"{crash_hint(out, self.V)}", f"crashed: {out.text}")
+            return self.wrong(
+                row,
+                f"{label}, it crashed: {out.text}{operand_hint(out.exc)}{crash_hint(out, self.V)}",
+                f"crashed: {out.text}",
+            )
         if isinstance(attr(out, "data"), Failed) or isinstance(attr(out, "_prev"), Failed):
-            return self.wrong(row, f"{label}, it returned {repr_text(out)} ({type(out).__name__}), "
-                              f"not a Value with data and _prev: each op returns a new Value(...)",
-                              f"returned a {type(out).__name__}")
+            return self.wrong(
+                row,
+                f"{label}, it returned {repr_text(out)} ({type(out).__name__}), "
+                f"not a Value with data and _prev: each op returns a new Value(...)",
+                f"returned a {type(out).__name__}",
+            )
         got = self.data(out)
         if not close(got, ref.data):
             why = ""
             if row.reflected:
-                why = (f" — Python calls a.{row.reflected}({row.expr.split()[0]}) for "
-                       f"{row.expr}: it must compute {row.expr}, not the other way round")
+                why = (
+                    f" — Python calls a.{row.reflected}({row.expr.split()[0]}) for "
+                    f"{row.expr}: it must compute {row.expr}, not the other way round"
+                )
             value = f"out.data is {describe(attr(out, 'data'))}, expected {fmt(ref.data)}"
             return self.wrong(row, f"{label}, {value}{why}", value)
         prev = self.children(out)
         direct = not isinstance(prev, Failed) and all(any(p is v for p in prev) for v in ins)
         if row.primitive and not direct:
-            self.problem(f"{label}, out._prev is {repr_text(attr(out, '_prev'))}: it should "
-                         f"hold the inputs ({', '.join(NAMES[: len(xs)])}); backward() and "
-                         f"draw_dot walk _prev")
+            self.problem(
+                f"{label}, out._prev is {repr_text(attr(out, '_prev'))}: it should "
+                f"hold the inputs ({', '.join(NAMES[: len(xs)])}); backward() and "
+                f"draw_dot walk _prev"
+            )
             return "wrong"
         if not self.has_backward:
             return "ok"
@@ -273,14 +293,17 @@ class OpChecks:
         if not self.number_ok:
             self.report.missing.append(
                 f"{', '.join(exprs)}: not implemented yet — a plain number has no .data: wrap it "
-                f"first, {WRAP}")
+                f"first, {WRAP}"
+            )
             return
         works = ", ".join(self.number_ok[:3])
         crash = self.number_crashes[0][1]
         verb = "works" if len(self.number_ok) == 1 else "work"
-        self.problem(f"{', '.join(exprs)}: crashed with a plain number ({crash}) — {works} "
-                     f"{verb} with numbers, so wrap the number in these too: {WRAP}, or build "
-                     f"them from ops that do")
+        self.problem(
+            f"{', '.join(exprs)}: crashed with a plain number ({crash}) — {works} "
+            f"{verb} with numbers, so wrap the number in these too: {WRAP}, or build "
+            f"them from ops that do"
+        )
 
     def missing_lines(self) -> None:
         """What the class does not define yet, on as few lines as say it: one per method when
@@ -292,19 +315,27 @@ class OpChecks:
                 op = next((r.op for r in _all_rows() if r.needs[0] == method), method)
                 hint = ""
                 if method in self.missing_reflected:
-                    hint = (f" (Python calls a.{method}({exprs[0].split()[0]}) when the number "
-                            f"is on the left)")
-                self.report.missing.append(f"{op}: {', '.join(exprs)} not implemented yet — "
-                                           f"define {method}{hint}")
+                    hint = (
+                        f" (Python calls a.{method}({exprs[0].split()[0]}) when the number "
+                        f"is on the left)"
+                    )
+                self.report.missing.append(
+                    f"{op}: {', '.join(exprs)} not implemented yet — define {method}{hint}"
+                )
         elif methods:
-            listed = "; ".join(f"{m} ({', '.join(e[:2])}{', …' * (len(e) > 2)})"
-                               for m, e in methods.items())
-            self.report.missing.append(f"not implemented yet: {listed} — define them to have "
-                                       f"them checked (reflected ones, __radd__ …, are what "
-                                       f"Python calls when the number is on the left)")
+            listed = "; ".join(
+                f"{m} ({', '.join(e[:2])}{', …' * (len(e) > 2)})" for m, e in methods.items()
+            )
+            self.report.missing.append(
+                f"not implemented yet: {listed} — define them to have "
+                f"them checked (reflected ones, __radd__ …, are what "
+                f"Python calls when the number is on the left)"
+            )
         if extra:
-            self.report.missing.append(f"beyond the lecture, not implemented yet: "
-                                       f"{', '.join(extra)} (define them to have them checked too)")
+            self.report.missing.append(
+                f"beyond the lecture, not implemented yet: "
+                f"{', '.join(extra)} (define them to have them checked too)"
+            )
 
     def local(self, row: Row, xs: tuple[float, ...], label: str) -> bool:
         """out._backward() alone, with out.grad = UPSTREAM: is the local derivative right?"""
@@ -312,18 +343,21 @@ class OpChecks:
         if tried is None:
             return True  # reported by the forward check
         if isinstance(tried, Failed):
-            self.problem(f"{label}, out._backward() crashed: "
-                         f"{tried.text}{crash_hint(tried, self.V)}")  # fmt: skip
+            self.problem(
+                f"{label}, out._backward() crashed: {tried.text}{crash_hint(tried, self.V)}"
+            )
             return False
         ins, got, want, out_data = tried
         for i, (g, w) in enumerate(zip(got, want)):
             if close(g, w):
                 continue
             evidence: list[str] = []
-            self.problem(f"{label} and out.grad = {fmt(UPSTREAM)}, out._backward() gives "
-                         f"{NAMES[i]}.grad = {describe(attr(ins[i], 'grad'))}, expected "
-                         f"{fmt(w)} — {self.cause(row, xs, out_data, got, want, evidence)}",
-                         "\n".join(evidence))
+            self.problem(
+                f"{label} and out.grad = {fmt(UPSTREAM)}, out._backward() gives "
+                f"{NAMES[i]}.grad = {describe(attr(ins[i], 'grad'))}, expected "
+                f"{fmt(w)} — {self.cause(row, xs, out_data, got, want, evidence)}",
+                "\n".join(evidence),
+            )
             return False
         return True
 
@@ -353,16 +387,26 @@ class OpChecks:
             return done
         return ins, [self.grad(v) for v in ins], want, ref.data
 
-    def cause(self, row: Row, xs: tuple[float, ...], out_data: float, got: list[float | None],
-              want: list[float], evidence: list[str] | None = None) -> str:
+    def cause(
+        self,
+        row: Row,
+        xs: tuple[float, ...],
+        out_data: float,
+        got: list[float | None],
+        want: list[float],
+        evidence: list[str] | None = None,
+    ) -> str:
         """The known mistake that fits this point and every other point of the row where the
         op is wrong too (tried again there): a cause is named only when the evidence singles
         it out, else what the derivative should be. `evidence` gets one line per point tried:
         the inputs, each grad out._backward() gave and the one it should give."""
+
         def seen(at: tuple[float, ...], g: list[float | None], w: list[float], note: str) -> None:
             if evidence is not None:
-                grads = ", ".join(f"{NAMES[i]}.grad {describe(a)} (expected {fmt(b)})"
-                                  for i, (a, b) in enumerate(zip(g, w)))
+                grads = ", ".join(
+                    f"{NAMES[i]}.grad {describe(a)} (expected {fmt(b)})"
+                    for i, (a, b) in enumerate(zip(g, w))
+                )
                 evidence.append(f"{self.where(at)}, out.grad = {fmt(UPSTREAM)}: {grads}{note}")
 
         causes = local_causes(row, xs, out_data, got, want)
@@ -383,8 +427,9 @@ class OpChecks:
                 causes = [c for c in causes if c in fits]
         return causes[0] if causes else fallback_cause(row)
 
-    def through_backward(self, row: Row, xs: tuple[float, ...], label: str,
-                         local_ok: bool = False) -> bool:
+    def through_backward(
+        self, row: Row, xs: tuple[float, ...], label: str, local_ok: bool = False
+    ) -> bool:
         """out.backward() from fresh leaves; reports and returns False if a grad is wrong.
 
         `local_ok`: the op's _backward alone was right, so a wrong grad here is backward()'s.
@@ -404,21 +449,28 @@ class OpChecks:
             got = f"{NAMES[i]}.grad is {describe(attr(v, 'grad'))}, expected {fmt(w.grad)}"
             lost = [] if local_ok or self.wrong_ops else self.forgotten(out, ins)
             if lost:
-                self.problem(f"{label}, after out.backward() {got} — {forgets_cause(row, lost)}",
-                             same=f"forgets {row.op}", where=row.expr)
+                self.problem(
+                    f"{label}, after out.backward() {got} — {forgets_cause(row, lost)}",
+                    same=f"forgets {row.op}",
+                    where=row.expr,
+                )
             elif local_ok:
                 self.has_backward = False  # every later check would say the same
-                self.problem(f"{label}, after out.backward() {got} — "
-                             f"{walk_cause(self.grad(out), lambda: self.kept_seed(row, xs))} "
-                             f"(no more gradients are checked)")
+                self.problem(
+                    f"{label}, after out.backward() {got} — "
+                    f"{walk_cause(self.grad(out), lambda: self.kept_seed(row, xs))} "
+                    f"(no more gradients are checked)"
+                )
             elif row.primitive or row.rule and not self.wrong_ops:
                 self.problem(f"{label}, after out.backward() {got} — expected {row.rule}")
             elif self.wrong_ops:
                 self.downstream.append(f"{row.expr} ({got} at {self.where(xs)})")
             else:
-                self.problem(f"{label}, after out.backward() {got} — it is built from other ops "
-                             f"here (out is not one node over the inputs): each of them checks "
-                             f"out on its own, so look at how this op puts them together")
+                self.problem(
+                    f"{label}, after out.backward() {got} — it is built from other ops "
+                    f"here (out is not one node over the inputs): each of them checks "
+                    f"out on its own, so look at how this op puts them together"
+                )
             return False
         return True
 
@@ -442,14 +494,19 @@ class OpChecks:
                     break
             else:
                 self.checked_rows.append(row)
-                self.report.passed.append(f"{row.op}: {row.expr}, value and gradient at "
-                                          f"{len(row.points)} points")
+                self.report.passed.append(
+                    f"{row.op}: {row.expr}, value and gradient at {len(row.points)} points"
+                )
         if self.downstream:
-            self.problem(f"ops built from the ones above are wrong too: "
-                         f"{'; '.join(self.downstream)} — fix the problems above first")
+            self.problem(
+                f"ops built from the ones above are wrong too: "
+                f"{'; '.join(self.downstream)} — fix the problems above first"
+            )
         if self.unchecked:
-            self.report.notes.append(f"gradients of {', '.join(self.unchecked)} (built from "
-                                     f"other ops) are checked once the problems above are fixed")
+            self.report.notes.append(
+                f"gradients of {', '.join(self.unchecked)} (built from "
+                f"other ops) are checked once the problems above are fixed"
+            )
 
 
 def _all_rows() -> tuple[Row, ...]:

@@ -36,8 +36,9 @@ class CheckReport:
         if not self.problems:
             return "no problems"
         more = len(self.problems) - 1
-        return self.problems[0] + (f" (and {more} more problem{'s' * (more != 1)}, listed above)"
-                                   if more else "")
+        return self.problems[0] + (
+            f" (and {more} more problem{'s' * (more != 1)}, listed above)" if more else ""
+        )
 
     def add(self, text: str, detail: str = "", same: str = "", where: str = "") -> None:
         """Add a problem. Another with the same `same` key (its cause; by default the text
@@ -47,8 +48,11 @@ class CheckReport:
             i, first, seen = self._same[same]
             seen.append(where)
             named = [w for w in seen if w]
-            also = (f"the same in {', '.join(named)}" if len(named) == len(seen)
-                    else f"the same {len(seen)} more time{'s' * (len(seen) != 1)}")
+            also = (
+                f"the same in {', '.join(named)}"
+                if len(named) == len(seen)
+                else f"the same {len(seen)} more time{'s' * (len(seen) != 1)}"
+            )
             line = f"{first} ({also})"
             old = self.problems[i]
             self.problems[i] = line
@@ -94,8 +98,10 @@ class CheckReport:
         def problem(p: str) -> str:  # one line; its evidence one click away
             if p not in self.details:
                 return f"<li>✗ {html.escape(p)}</li>"
-            return (f"<li><details><summary>✗ {html.escape(p)}</summary>"
-                    f"<pre>{html.escape(self.details[p])}</pre></details></li>")
+            return (
+                f"<li><details><summary>✗ {html.escape(p)}</summary>"
+                f"<pre>{html.escape(self.details[p])}</pre></details></li>"
+            )
 
         colour = "#1a7f37" if self.ok else "#cf222e"
         out = [f'<div><b style="color:{colour}">{html.escape(self.summary())}</b><ul>']

@@ -112,8 +112,7 @@ def _last_line(exc: BaseException) -> str:
 def crash_frame(exc: BaseException) -> traceback.FrameSummary | None:
     """The innermost frame of the learner's code a crash went through (not the checker's own)."""
     here = os.path.dirname(__file__)
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if not f.filename.startswith(here)]
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(here)]
     return frames[-1] if frames else None
 
 
@@ -241,8 +240,9 @@ CAN_FORK = hasattr(os, "fork") and sys.platform not in ("emscripten", "wasi")
 GRACE = 5.0  # seconds of silence past a time limit before the child is ended
 
 
-def isolated(work: Callable[[Callable[[bool], None] | None], Any], report: Any,
-             limit: float) -> tuple[Any, str]:
+def isolated(
+    work: Callable[[Callable[[bool], None] | None], Any], report: Any, limit: float
+) -> tuple[Any, str]:
     """Run ``work(beat)`` (which fills `report`, calling ``beat`` around each call of the
     learner's code) in a child process; returns the report it filled and '' or, if the child
     had to be ended or died, the report as far as it got and one line saying why. Without
@@ -285,8 +285,13 @@ def _child(work: Callable[[Callable[[bool], None] | None], Any], report: Any, fd
         def beat(starting: bool) -> None:
             if os.getpid() != me:
                 return  # a process the learner's code forked: it does not speak for the check
-            size = (len(report.problems), len(report.missing), len(report.notes),
-                    len(report.passed), len(report.skipped))
+            size = (
+                len(report.problems),
+                len(report.missing),
+                len(report.notes),
+                len(report.passed),
+                len(report.skipped),
+            )
             if starting or size == shown[0]:
                 _send(fd, ("beat", None))
             else:
@@ -296,8 +301,10 @@ def _child(work: Callable[[Callable[[bool], None] | None], Any], report: Any, fd
         try:
             work(beat)
         except BaseException as exc:  # noqa: BLE001  (anything the learner's code raised)
-            report.add(f"stopped: your code raised {_last_line(exc)} while being checked, so "
-                       f"the rest was not run")  # fmt: skip
+            report.add(
+                f"stopped: your code raised {_last_line(exc)} while being checked, so "
+                f"the rest was not run"
+            )
         if os.getpid() == me:
             _send(fd, ("done", report))
     except BaseException:  # noqa: BLE001  (the parent says the child died: nothing to add)
@@ -316,7 +323,7 @@ def _send(fd: int, message: tuple[str, Any]) -> None:
     os.write(fd, struct.pack("!I", len(data)))
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _watch(pid: int, fd: int, report: Any, silence: float) -> tuple[Any, str]:
@@ -325,21 +332,25 @@ def _watch(pid: int, fd: int, report: Any, silence: float) -> tuple[Any, str]:
     while True:
         ready, _, _ = select.select([fd], [], [], silence)
         if not ready:
-            return report, ("stopped: your code did not stop within the time limit, nor when "
-                            "told to (a loop inside one call of Python's own, a signal it "
-                            "ignores, or a number whose __float__ never returns), so the "
-                            "check was ended there and the rest was not run")  # fmt: skip
+            return report, (
+                "stopped: your code did not stop within the time limit, nor when "
+                "told to (a loop inside one call of Python's own, a signal it "
+                "ignores, or a number whose __float__ never returns), so the "
+                "check was ended there and the rest was not run"
+            )
         chunk = os.read(fd, 1 << 16)
         if not chunk:
-            return report, ("stopped: your code ended the process that was checking it (os._exit, "
-                            "a crash, or a signal), so the rest was not run")  # fmt: skip
+            return report, (
+                "stopped: your code ended the process that was checking it (os._exit, "
+                "a crash, or a signal), so the rest was not run"
+            )
         buffer += chunk
         while len(buffer) >= 4:
             (size,) = struct.unpack("!I", buffer[:4])
             if len(buffer) < 4 + size:
                 break
-            kind, got = json.loads(buffer[4:4 + size])
-            buffer = buffer[4 + size:]
+            kind, got = json.loads(buffer[4 : 4 + size])
+            buffer = buffer[4 + size :]
             if got is not None:
                 report = type(report)(**got)
             if kind == "done":

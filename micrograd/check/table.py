@@ -55,14 +55,31 @@ UNPOS = (0.5, 1.3, 2.0)
 ASSIGN_HINT = "does _backward assign (=) instead of accumulating (+=)?"
 
 ROWS: tuple[Row, ...] = (
-    _row("+", "a + b", lambda a, b: a + b, "__add__", BIN, primitive=True,
-         rule="a.grad += out.grad; b.grad += out.grad"),
-    _row("*", "a * b", lambda a, b: a * b, "__mul__", BIN, primitive=True,
-         rule="a.grad += b.data * out.grad; b.grad += a.data * out.grad",
-         mistakes=((lambda a, b, o: (a, b),
-                    "each input's local derivative is the *other* input: a.grad += b.data * "
-                    "out.grad"),
-                   (lambda a, b, o: (1.0, 1.0), "that is +'s rule; for * it is the other input"))),
+    _row(
+        "+",
+        "a + b",
+        lambda a, b: a + b,
+        "__add__",
+        BIN,
+        primitive=True,
+        rule="a.grad += out.grad; b.grad += out.grad",
+    ),
+    _row(
+        "*",
+        "a * b",
+        lambda a, b: a * b,
+        "__mul__",
+        BIN,
+        primitive=True,
+        rule="a.grad += b.data * out.grad; b.grad += a.data * out.grad",
+        mistakes=(
+            (
+                lambda a, b, o: (a, b),
+                "each input's local derivative is the *other* input: a.grad += b.data * out.grad",
+            ),
+            (lambda a, b, o: (1.0, 1.0), "that is +'s rule; for * it is the other input"),
+        ),
+    ),
     _row("+", "a + 2.0", lambda a: a + 2.0, "__add__", UN, number=True),
     _row("*", "a * 3.0", lambda a: a * 3.0, "__mul__", UN, number=True),
     _row("+", "2.0 + a", lambda a: 2.0 + a, "__radd__", UN, number=True, reflected="__radd__"),
@@ -70,52 +87,128 @@ ROWS: tuple[Row, ...] = (
     _row("neg", "-a", lambda a: -a, "__neg__", UN),
     _row("-", "a - b", lambda a, b: a - b, "__sub__", BIN),
     _row("-", "2.0 - a", lambda a: 2.0 - a, "__rsub__", UN, number=True, reflected="__rsub__"),
-    _row("**", "a ** 2", lambda a: a**2, "__pow__", UN, number=True,
-         rule="a.grad += p * a.data**(p - 1) * out.grad",
-         mistakes=((lambda a, o: (a,), "forgot the factor p: p * a.data**(p - 1)"),
-                   (lambda a, o: (2 * a**2,), "the exponent drops by one: p * a.data**(p - 1)"))),
-    _row("**", "a ** 3", lambda a: a**3, "__pow__", UN, number=True,
-         rule="a.grad += p * a.data**(p - 1) * out.grad",
-         mistakes=((lambda a, o: (a**2,), "forgot the factor p: p * a.data**(p - 1)"),
-                   (lambda a, o: (3 * a**3,), "the exponent drops by one: p * a.data**(p - 1)"),
-                   (lambda a, o: (3 * o,), "p * out.data is p * a**p; it is p * a.data**(p - 1)"),
-                   )),
-    _row("**", "a ** -1", lambda a: a**-1, "__pow__", UNPOS, number=True,
-         rule="a.grad += p * a.data**(p - 1) * out.grad",
-         mistakes=((lambda a, o: (a**-2,), "forgot the factor p: p * a.data**(p - 1)"),
-                   (lambda a, o: (-(a**-1),), "the exponent drops by one: p * a.data**(p - 1)"))),
-    _row("**", "a ** 0.5", lambda a: a**0.5, "__pow__", UNPOS, number=True,
-         rule="a.grad += p * a.data**(p - 1) * out.grad"),
+    _row(
+        "**",
+        "a ** 2",
+        lambda a: a**2,
+        "__pow__",
+        UN,
+        number=True,
+        rule="a.grad += p * a.data**(p - 1) * out.grad",
+        mistakes=(
+            (lambda a, o: (a,), "forgot the factor p: p * a.data**(p - 1)"),
+            (lambda a, o: (2 * a**2,), "the exponent drops by one: p * a.data**(p - 1)"),
+        ),
+    ),
+    _row(
+        "**",
+        "a ** 3",
+        lambda a: a**3,
+        "__pow__",
+        UN,
+        number=True,
+        rule="a.grad += p * a.data**(p - 1) * out.grad",
+        mistakes=(
+            (lambda a, o: (a**2,), "forgot the factor p: p * a.data**(p - 1)"),
+            (lambda a, o: (3 * a**3,), "the exponent drops by one: p * a.data**(p - 1)"),
+            (lambda a, o: (3 * o,), "p * out.data is p * a**p; it is p * a.data**(p - 1)"),
+        ),
+    ),
+    _row(
+        "**",
+        "a ** -1",
+        lambda a: a**-1,
+        "__pow__",
+        UNPOS,
+        number=True,
+        rule="a.grad += p * a.data**(p - 1) * out.grad",
+        mistakes=(
+            (lambda a, o: (a**-2,), "forgot the factor p: p * a.data**(p - 1)"),
+            (lambda a, o: (-(a**-1),), "the exponent drops by one: p * a.data**(p - 1)"),
+        ),
+    ),
+    _row(
+        "**",
+        "a ** 0.5",
+        lambda a: a**0.5,
+        "__pow__",
+        UNPOS,
+        number=True,
+        rule="a.grad += p * a.data**(p - 1) * out.grad",
+    ),
     _row("/", "a / b", lambda a, b: a / b, "__truediv__", POS),
     _row("-", "a - 2.0", lambda a: a - 2.0, "__sub__", UN, number=True),
     _row("/", "a / 2.0", lambda a: a / 2.0, "__truediv__", UN, number=True),
-    _row("/", "2.0 / a", lambda a: 2.0 / a, "__rtruediv__", UNPOS, number=True,
-         reflected="__rtruediv__"),
-    _row("exp", "a.exp()", lambda a: a.exp(), "exp", UN,
-         rule="a.grad += out.data * out.grad  (d/dx e^x = e^x)",
-         mistakes=((lambda a, o: (a,), "d/dx e^x is e^x, the output (out.data), not x"),
-                   (lambda a, o: (1.0,), "d/dx e^x is e^x, the output (out.data)"))),
-    _row("tanh", "a.tanh()", lambda a: a.tanh(), "tanh", UN,
-         rule="a.grad += (1 - t**2) * out.grad, with t = tanh(a), the output",
-         mistakes=((lambda a, o: (1 - a**2,),
-                    "1 - x² uses the input; the derivative is 1 - t² with t = tanh(x), the "
-                    "output"),
-                   (lambda a, o: (1 - o,), "forgot the square: 1 - t**2"),
-                   (lambda a, o: (o**2,), "it is 1 - t**2, not t**2"),
-                   (lambda a, o: (1 + o**2,), "it is 1 - t**2, not 1 + t**2"))),
-    _row("relu", "a.relu()", lambda a: a.relu(), "relu", UN,
-         rule="a.grad += (out.data > 0) * out.grad",
-         mistakes=((lambda a, o: (o,), "the slope is 1 where a > 0 (not the output's value), "
-                    "0 elsewhere"),
-                   (lambda a, o: (1.0,), "the slope is 0 where a <= 0"))),
-    _row("log", "a.log()", lambda a: a.log(), "log", UNPOS, extra=True,
-         rule="a.grad += (1 / a.data) * out.grad",
-         mistakes=((lambda a, o: (o,), "d/dx ln x is 1/x"),)),
-    _row("sigmoid", "a.sigmoid()", lambda a: a.sigmoid(), "sigmoid", UN, extra=True,
-         rule="a.grad += s * (1 - s) * out.grad, with s the output"),
+    _row(
+        "/",
+        "2.0 / a",
+        lambda a: 2.0 / a,
+        "__rtruediv__",
+        UNPOS,
+        number=True,
+        reflected="__rtruediv__",
+    ),
+    _row(
+        "exp",
+        "a.exp()",
+        lambda a: a.exp(),
+        "exp",
+        UN,
+        rule="a.grad += out.data * out.grad  (d/dx e^x = e^x)",
+        mistakes=(
+            (lambda a, o: (a,), "d/dx e^x is e^x, the output (out.data), not x"),
+            (lambda a, o: (1.0,), "d/dx e^x is e^x, the output (out.data)"),
+        ),
+    ),
+    _row(
+        "tanh",
+        "a.tanh()",
+        lambda a: a.tanh(),
+        "tanh",
+        UN,
+        rule="a.grad += (1 - t**2) * out.grad, with t = tanh(a), the output",
+        mistakes=(
+            (
+                lambda a, o: (1 - a**2,),
+                "1 - x² uses the input; the derivative is 1 - t² with t = tanh(x), the output",
+            ),
+            (lambda a, o: (1 - o,), "forgot the square: 1 - t**2"),
+            (lambda a, o: (o**2,), "it is 1 - t**2, not t**2"),
+            (lambda a, o: (1 + o**2,), "it is 1 - t**2, not 1 + t**2"),
+        ),
+    ),
+    _row(
+        "relu",
+        "a.relu()",
+        lambda a: a.relu(),
+        "relu",
+        UN,
+        rule="a.grad += (out.data > 0) * out.grad",
+        mistakes=(
+            (lambda a, o: (o,), "the slope is 1 where a > 0 (not the output's value), 0 elsewhere"),
+            (lambda a, o: (1.0,), "the slope is 0 where a <= 0"),
+        ),
+    ),
+    _row(
+        "log",
+        "a.log()",
+        lambda a: a.log(),
+        "log",
+        UNPOS,
+        extra=True,
+        rule="a.grad += (1 / a.data) * out.grad",
+        mistakes=((lambda a, o: (o,), "d/dx ln x is 1/x"),),
+    ),
+    _row(
+        "sigmoid",
+        "a.sigmoid()",
+        lambda a: a.sigmoid(),
+        "sigmoid",
+        UN,
+        extra=True,
+        rule="a.grad += s * (1 - s) * out.grad, with s the output",
+    ),
 )
-
-
 
 
 def registry_rows(covered: set[str] | None = None) -> tuple[Row, ...]:
@@ -146,8 +239,17 @@ def registry_rows(covered: set[str] | None = None) -> tuple[Row, ...]:
         if not points:
             continue
         args = ", ".join(NAMES[1 : info.arity])
-        rows.append(Row(info.name, f"a.{method}({args})", _method_call(method), (method,),
-                        tuple(points[:3]), rule=f"micrograd's rule: {info.formula}", extra=True))
+        rows.append(
+            Row(
+                info.name,
+                f"a.{method}({args})",
+                _method_call(method),
+                (method,),
+                tuple(points[:3]),
+                rule=f"micrograd's rule: {info.formula}",
+                extra=True,
+            )
+        )
     return tuple(rows)
 
 
@@ -158,8 +260,13 @@ def _method_call(name: str) -> Callable[..., Any]:
     return lambda a, *others: getattr(a, name)(*others)
 
 
-_REFLECTED = {"+": "__radd__", "-": "__rsub__", "*": "__rmul__", "/": "__rtruediv__",
-              "** or pow()": "__rpow__"}
+_REFLECTED = {
+    "+": "__radd__",
+    "-": "__rsub__",
+    "*": "__rmul__",
+    "/": "__rtruediv__",
+    "** or pow()": "__rpow__",
+}
 
 
 def operand_hint(exc: BaseException | None) -> str:
@@ -182,13 +289,13 @@ def is_unwrapped_number(exc: BaseException) -> bool:
     )
 
 
-NO_UPSTREAM = ("it is the local derivative without × out.grad: multiply by out.grad (the chain "
-               "rule)")
+NO_UPSTREAM = "it is the local derivative without × out.grad: multiply by out.grad (the chain rule)"
 NOT_RUN = "did _backward run at all? each op sets out._backward = _backward"
 
 
-def local_causes(row: Row, xs: tuple[float, ...], out: float, got: list[float | None],
-                 want: list[float]) -> list[str]:
+def local_causes(
+    row: Row, xs: tuple[float, ...], out: float, got: list[float | None], want: list[float]
+) -> list[str]:
     """Every known mistake that explains `got` (after _backward with out.grad = UPSTREAM) at
     this one point, most likely first. One point can fit several (relu's out.data × out.grad
     looks like a missing × out.grad where out.data happens to be 1/UPSTREAM): the caller keeps
@@ -219,10 +326,12 @@ def fallback_cause(row: Row) -> str:
 
 def forgets_cause(row: Row, lost: list[int]) -> str:
     names = " and ".join(NAMES[i] for i in lost)
-    return (f"out._prev does not lead back to {names}: the result forgets its child, so "
-            f"backward() never reaches what {names} came from (a one-node graph still works, "
-            f"which hides it) — make the new Value with its children, Value(..., (self,), "
-            f"'{row.op}'), or build it from ops that do")
+    return (
+        f"out._prev does not lead back to {names}: the result forgets its child, so "
+        f"backward() never reaches what {names} came from (a one-node graph still works, "
+        f"which hides it) — make the new Value with its children, Value(..., (self,), "
+        f"'{row.op}'), or build it from ops that do"
+    )
 
 
 def crash_hint(failed: Failed, V: type | None = None) -> str:
@@ -234,17 +343,23 @@ def crash_hint(failed: Failed, V: type | None = None) -> str:
         if stored:
             return stored
     if "'NoneType' object is not iterable" in text and ".reverse()" in text:
-        return (" — list.reverse() reverses the list in place and returns None: loop over "
-                "reversed(topo)")
+        return (
+            " — list.reverse() reverses the list in place and returns None: loop over "
+            "reversed(topo)"
+        )
     if "unhashable type" in text:
-        return (" — a visited set needs nodes that hash by identity: a class that defines __eq__ "
-                "(as @dataclass does) loses __hash__; use @dataclass(eq=False), or no __eq__")
+        return (
+            " — a visited set needs nodes that hash by identity: a class that defines __eq__ "
+            "(as @dataclass does) loses __hash__; use @dataclass(eq=False), or no __eq__"
+        )
     if isinstance(failed.exc, RecursionError):
         frame = crash_frame(failed.exc)
         if frame is not None and frame.name.startswith("__r"):
-            return (f" — {frame.name} calls itself again ({frame.line.strip()}): with the number "
-                    f"on the left, Python comes back to {frame.name}; put the Value on the left "
-                    f"(self + other for __radd__), or wrap the number first")
+            return (
+                f" — {frame.name} calls itself again ({frame.line.strip()}): with the number "
+                f"on the left, Python comes back to {frame.name}; put the Value on the left "
+                f"(self + other for __radd__), or wrap the number first"
+            )
     return ""
 
 
@@ -253,12 +368,16 @@ def walk_cause(out_grad: float | None, kept_seed: Callable[[], float | None]) ->
     it left in out.grad: 0, and 0 again when out.grad was set beforehand (`kept_seed()`), means
     the walk wiped the grads it had set (a backward() that never seeds keeps what was set)."""
     if out_grad == 0 and kept_seed() == 0:
-        return ("out._backward() alone is right, and after backward() out.grad itself is 0, "
-                "not 1: the grads are wiped during the walk — is each node's grad set to 0 "
-                "while backward() walks the graph (in build_topo, or in the loop), after "
-                "self.grad = 1.0? zero them before the walk, never during it")
-    return ("out._backward() alone is right, so look at backward(): does it set self.grad = 1.0 "
-            "first, then call every node's _backward, output first?")
+        return (
+            "out._backward() alone is right, and after backward() out.grad itself is 0, "
+            "not 1: the grads are wiped during the walk — is each node's grad set to 0 "
+            "while backward() walks the graph (in build_topo, or in the loop), after "
+            "self.grad = 1.0? zero them before the walk, never during it"
+        )
+    return (
+        "out._backward() alone is right, so look at backward(): does it set self.grad = 1.0 "
+        "first, then call every node's _backward, output first?"
+    )
 
 
 _CALLED = re.compile(r"\._backward\s*=\s*_backward\s*\(\s*\)")
@@ -278,10 +397,12 @@ def called_closure(V: type) -> str:
                 continue
             for i, line in enumerate(lines):
                 if _CALLED.search(line):
-                    return (f" — {name} stores what its closure returns: `{line.strip()}` (line "
-                            f"{first + i}) runs _backward at once, while building, and keeps "
-                            f"its result, None; store the function itself: out._backward = "
-                            f"_backward")
+                    return (
+                        f" — {name} stores what its closure returns: `{line.strip()}` (line "
+                        f"{first + i}) runs _backward at once, while building, and keeps "
+                        f"its result, None; store the function itself: out._backward = "
+                        f"_backward"
+                    )
     return ""
 
 

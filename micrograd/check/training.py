@@ -43,8 +43,13 @@ FD_H, FD_REL = 1e-5, 1e-4  # central differences along one direction, and how cl
 MAX_NODES = 50_000  # nodes of a loss graph read to zero its grads
 
 
-def check_train_step(fn: Callable[..., Any], run: Runner, report: CheckReport,
-                     ValueClass: type | None = None, MLPClass: type | None = None) -> None:
+def check_train_step(
+    fn: Callable[..., Any],
+    run: Runner,
+    report: CheckReport,
+    ValueClass: type | None = None,
+    MLPClass: type | None = None,
+) -> None:
     """Run the learner's step several times on a fresh network and report what it did."""
     if not callable(fn):
         raise TypeError(f"check: train_step must be a function, got {type(fn).__name__}")
@@ -52,8 +57,14 @@ def check_train_step(fn: Callable[..., Any], run: Runner, report: CheckReport,
 
 
 class StepCheck:
-    def __init__(self, fn: Callable[..., Any], run: Runner, report: CheckReport,
-                 V: type | None, M: type | None) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        run: Runner,
+        report: CheckReport,
+        V: type | None,
+        M: type | None,
+    ) -> None:
         self.fn, self.run, self.report = fn, run, report
         named = named_classes(fn)
         self.V = V or learners_value(named)
@@ -61,8 +72,9 @@ class StepCheck:
         self.engine = ""  # what the step ran on, for the report
 
     def problem(self, text: str) -> None:
-        self.report.add(f"train_step, {text}" if text.startswith("step ") else
-                        f"train_step: {text}")
+        self.report.add(
+            f"train_step, {text}" if text.startswith("step ") else f"train_step: {text}"
+        )
 
     # the network ------------------------------------------------------------------------
 
@@ -76,8 +88,7 @@ class StepCheck:
                 what = f"{self.M.__name__}(3, [4, 4, 1])"
             elif self.V is not None and self.V is not Value:
                 model = self.run(LectureMLP, self.V, 3, [4, 4, 1])
-                self.engine = (f"the lecture's MLP(3, [4, 4, 1]) built from your "
-                               f"{self.V.__name__}")
+                self.engine = f"the lecture's MLP(3, [4, 4, 1]) built from your {self.V.__name__}"
                 what = f"the lecture's MLP built from {self.V.__name__}"
             else:
                 model = MLP(3, [4, 4, 1], activation="tanh", out_activation="tanh")
@@ -89,14 +100,21 @@ class StepCheck:
             self.problem(f"could not build {what} to run the step on: {model.text}")
             return None
         params = self.run(lambda: list(islice(model.parameters(), 10_000)))
-        if isinstance(params, Failed) or not params or any(
-                number(attr(p, "data")) is None for p in params):
-            self.problem(f"{what}.parameters() is not a list of Values with numbers in .data "
-                         f"(check(MLPClass=...) says more)")
+        if (
+            isinstance(params, Failed)
+            or not params
+            or any(number(attr(p, "data")) is None for p in params)
+        ):
+            self.problem(
+                f"{what}.parameters() is not a list of Values with numbers in .data "
+                f"(check(MLPClass=...) says more)"
+            )
             return None
         if len({id(p) for p in params}) != len(params):
-            self.problem(f"{what}.parameters() lists one Value twice, so a step cannot be judged "
-                         f"on it: fix the MLP first (check(MLPClass=...) says how)")
+            self.problem(
+                f"{what}.parameters() lists one Value twice, so a step cannot be judged "
+                f"on it: fix the MLP first (check(MLPClass=...) says how)"
+            )
             return None
         return model, params
 
@@ -126,34 +144,44 @@ class StepCheck:
             return None
         data = attr(out, "data")
         if isinstance(data, Failed) or out is None or isinstance(out, (int, float)):
-            self.problem(f"{where}: it returned {type(out).__name__} {repr_text(out)[:40]}; return "
-                         f"the loss (the Value you called backward() on), so its gradient can "
-                         f"be checked")
+            self.problem(
+                f"{where}: it returned {type(out).__name__} {repr_text(out)[:40]}; return "
+                f"the loss (the Value you called backward() on), so its gradient can "
+                f"be checked"
+            )
             return None
         value = number(data)
         if value is None:
-            self.problem(f"{where}: the loss it returned holds {repr_text(data)} in .data, not a "
-                         f"number: a Value wrapped in another Value{self.mixed_hint('', params)}")
+            self.problem(
+                f"{where}: the loss it returned holds {repr_text(data)} in .data, not a "
+                f"number: a Value wrapped in another Value{self.mixed_hint('', params)}"
+            )
             return None
         P = type(params[0])
         if not isinstance(out, P):
-            self.problem(f"{where}: the loss is a {class_name(type(out))} while the network's "
-                         f"parameters are {class_name(P)}: the step mixes two Value classes — "
-                         f"build the loss from the model's outputs with one engine")
+            self.problem(
+                f"{where}: the loss is a {class_name(type(out))} while the network's "
+                f"parameters are {class_name(P)}: the step mixes two Value classes — "
+                f"build the loss from the model's outputs with one engine"
+            )
             return None
         return value
 
     def mixed_hint(self, text: str, params: list[Any]) -> str:
         P = type(params[0])
-        others = [c for c in named_classes(self.fn).values()
-                  if c is not P and c.__name__ == P.__name__]
+        others = [
+            c for c in named_classes(self.fn).values() if c is not P and c.__name__ == P.__name__
+        ]
         if others and (not text or "Value" in text):
-            return (f" — the step makes Values of {class_name(others[0])}, the network's are "
-                    f"{class_name(P)}: two engines mixed; use the one the model is built from")
+            return (
+                f" — the step makes Values of {class_name(others[0])}, the network's are "
+                f"{class_name(P)}: two engines mixed; use the one the model is built from"
+            )
         return ""
 
-    def truth(self, model: Any, params: list[Any], xs: list, at: list[float], k: int
-              ) -> tuple[float, list[float], Any] | None:
+    def truth(
+        self, model: Any, params: list[Any], xs: list, at: list[float], k: int
+    ) -> tuple[float, list[float], Any] | None:
         """The loss at weights `at` and its gradient: a probe call (lr = 0), its loss's graph
         differentiated by the engine, every grad in it zeroed first."""
         keep = [(p.data, p.grad) for p in params]
@@ -178,16 +206,18 @@ class StepCheck:
                 self.problem(f"step {k}: backward() on the loss it returns crashed: {g.text}")
                 return None
             if any(x is None for x in g):
-                self.problem(f"step {k}: after backward() on its loss, a parameter's grad is not "
-                             f"a number")
+                self.problem(
+                    f"step {k}: after backward() on its loss, a parameter's grad is not a number"
+                )
                 return None
             return value, g, out
         finally:
             for p, (d, gr) in zip(params, keep):
                 p.data, p.grad = d, gr
 
-    def nudged(self, model: Any, params: list[Any], xs: list, at: list[float], u: list[float],
-               k: int) -> float | None:
+    def nudged(
+        self, model: Any, params: list[Any], xs: list, at: list[float], u: list[float], k: int
+    ) -> float | None:
         """d loss / d t along `u` at `at`, by central differences of probe calls."""
         keep = [(p.data, p.grad) for p in params]
         values = []
@@ -228,8 +258,12 @@ class StepCheck:
             loss = self.loss_value(out, params, k)
             if loss is None:
                 return
-            if any(number(attr(v, "data")) != x for row, vrow in zip(XS, xs)
-                   for x, v in zip(row, vrow) if not isinstance(v, float)):
+            if any(
+                number(attr(v, "data")) != x
+                for row, vrow in zip(XS, xs)
+                for x, v in zip(row, vrow)
+                if not isinstance(v, float)
+            ):
                 self.problem(f"step {k}: it changed the inputs: update only model.parameters()")
                 return
             after = [p.data for p in params]
@@ -240,26 +274,33 @@ class StepCheck:
             value, g, again = got
             moved = [a - b for a, b in zip(after, before)]
             if again is out:
-                self.problem(f"step {k}: it returns the very same loss Value each time it is "
-                             f"called: the loss is computed once, outside the step (or kept from "
-                             f"an earlier call); compute it in the step, from model's outputs")
+                self.problem(
+                    f"step {k}: it returns the very same loss Value each time it is "
+                    f"called: the loss is computed once, outside the step (or kept from "
+                    f"an earlier call); compute it in the step, from model's outputs"
+                )
                 return
             if not any(g):
-                self.problem(f"step {k}: the loss it returns ({fmt(loss)}) does not depend on the "
-                             f"model it was given (every parameter's gradient is 0): does the step "
-                             f"use another network, such as a global one, instead of its argument "
-                             f"`model`?")
+                self.problem(
+                    f"step {k}: the loss it returns ({fmt(loss)}) does not depend on the "
+                    f"model it was given (every parameter's gradient is 0): does the step "
+                    f"use another network, such as a global one, instead of its argument "
+                    f"`model`?"
+                )
                 return
             if not math.isclose(value, loss, rel_tol=1e-9, abs_tol=1e-12):
                 first = [-lr * x for x in grads_before]
                 if any(first) and _fits(moved, first):
-                    self.problem(f"step {k} (lr = {lr}): the update came first, with the grads "
-                                 f"left from before the step, and the loss it returns is the one "
-                                 f"at the new weights: is the update done before backward()? "
-                                 f"forward, zero the grads, backward(), then update")
+                    self.problem(
+                        f"step {k} (lr = {lr}): the update came first, with the grads "
+                        f"left from before the step, and the loss it returns is the one "
+                        f"at the new weights: is the update done before backward()? "
+                        f"forward, zero the grads, backward(), then update"
+                    )
                 else:
-                    self.problem(f"step {k}: "
-                                 f"{self.loss_cause(model, params, xs, loss, value, after, k)}")
+                    self.problem(
+                        f"step {k}: {self.loss_cause(model, params, xs, loss, value, after, k)}"
+                    )
                 return
             if k == 1 and not self.confirmed(model, params, xs, before, g, k):
                 return
@@ -275,13 +316,16 @@ class StepCheck:
                 "train_step zeroes the grads after the update, not before backward(): right "
                 "while they start at 0, but its first step on a model whose grads are not 0 "
                 "(after a backward() of your own) used them too; zeroing before backward() is "
-                "safer")
+                "safer"
+            )
         self.report.passed.append(
             f"train_step: {len(LRS)} steps on {self.engine}, each p.data += -lr * p.grad with "
-            f"the gradient of that step's loss (confirmed by nudging the weights)")
+            f"the gradient of that step's loss (confirmed by nudging the weights)"
+        )
 
-    def confirmed(self, model: Any, params: list[Any], xs: list, at: list[float],
-                  g: list[float], k: int) -> bool:
+    def confirmed(
+        self, model: Any, params: list[Any], xs: list, at: list[float], g: list[float], k: int
+    ) -> bool:
         """The engine's gradient of the loss against central differences along one direction."""
         rng = random.Random(3)
         u = [rng.uniform(-1, 1) for _ in params]
@@ -291,28 +335,51 @@ class StepCheck:
         want = sum(gi * ui for gi, ui in zip(g, u))
         if math.isclose(slope, want, rel_tol=FD_REL, abs_tol=1e-7):
             return True
-        self.problem(f"step {k}: backward() gives this loss a gradient that nudging the weights "
-                     f"does not confirm (along one direction: {fmt(want)} by backward(), "
-                     f"{fmt(slope)} by nudging): the engine under the step is wrong — "
-                     f"check(Value) names the op")
+        self.problem(
+            f"step {k}: backward() gives this loss a gradient that nudging the weights "
+            f"does not confirm (along one direction: {fmt(want)} by backward(), "
+            f"{fmt(slope)} by nudging): the engine under the step is wrong — "
+            f"check(Value) names the op"
+        )
         return False
 
-    def loss_cause(self, model: Any, params: list[Any], xs: list, loss: float, again: float,
-                   after: list[float], k: int) -> str:
+    def loss_cause(
+        self,
+        model: Any,
+        params: list[Any],
+        xs: list,
+        loss: float,
+        again: float,
+        after: list[float],
+        k: int,
+    ) -> str:
         """The step returned `loss`, but the same weights give `again`: why, from evidence."""
         later = self.truth(model, params, xs, after, k)
         if later is not None and math.isclose(later[0], loss, rel_tol=1e-9, abs_tol=1e-12):
-            return (f"the loss it returns ({fmt(loss)}) is the loss at the new weights, computed "
-                    f"after the update: return the loss you called backward() on")
-        return (f"it returned the loss {fmt(loss)}, but run again at the same weights it "
-                f"returns {fmt(again)}: the loss is not computed afresh from this call's model "
-                f"and data — is a loss (or a running sum) carried over from an earlier call? "
-                f"start from a new one in every step")
+            return (
+                f"the loss it returns ({fmt(loss)}) is the loss at the new weights, computed "
+                f"after the update: return the loss you called backward() on"
+            )
+        return (
+            f"it returned the loss {fmt(loss)}, but run again at the same weights it "
+            f"returns {fmt(again)}: the loss is not computed afresh from this call's model "
+            f"and data — is a loss (or a running sum) carried over from an earlier call? "
+            f"start from a new one in every step"
+        )
 
-    def cause(self, k: int, lr: float, moved: list[float], g: list[float],
-              history: list[list[float]], dirt: list[float], grads_after: list) -> str:
+    def cause(
+        self,
+        k: int,
+        lr: float,
+        moved: list[float],
+        g: list[float],
+        history: list[list[float]],
+        dirt: list[float],
+        grads_after: list,
+    ) -> str:
         """Why the parameters moved by `moved`, when each should have moved by -lr * g; '' if
         they did, 'zeroed after' for a step right but for grads zeroed after the update."""
+
         def fits(rule: list[float]) -> bool:
             return _fits(moved, rule)
 
@@ -320,26 +387,41 @@ class StepCheck:
             return ""
         if k == 1 and fits([-lr * (x + d) for x, d in zip(g, dirt)]):
             # the grads that were there before the step were used: zeroed after, or never
-            return "zeroed after" if self.zeroed_since(grads_after) else (
-                "the update used the grads left over from before the step as well as this "
-                "step's: the grads are never zeroed — set p.grad = 0.0 for every parameter "
-                "before backward(), in every step")
+            return (
+                "zeroed after"
+                if self.zeroed_since(grads_after)
+                else (
+                    "the update used the grads left over from before the step as well as this "
+                    "step's: the grads are never zeroed — set p.grad = 0.0 for every parameter "
+                    "before backward(), in every step"
+                )
+            )
         if not any(moved):
             if all(x == 0 for x in grads_after):
-                return ("no parameter moved, and every p.grad is 0 — are the grads zeroed between "
-                        "backward() and the update? zero them before backward()")
+                return (
+                    "no parameter moved, and every p.grad is 0 — are the grads zeroed between "
+                    "backward() and the update? zero them before backward()"
+                )
             if all(math.isclose(a, x, rel_tol=REL, abs_tol=1e-12) for a, x in zip(grads_after, g)):
-                return ("no parameter moved, though afterwards each p.grad holds this step's "
-                        "gradient: is the update done before backward()? forward, zero the "
-                        "grads, backward(), then update")
-            return ("no parameter of `model` moved: update each p.data by -lr * p.grad for p in "
-                    "model.parameters() (is another network updated instead?)")
+                return (
+                    "no parameter moved, though afterwards each p.grad holds this step's "
+                    "gradient: is the update done before backward()? forward, zero the "
+                    "grads, backward(), then update"
+                )
+            return (
+                "no parameter of `model` moved: update each p.data by -lr * p.grad for p in "
+                "model.parameters() (is another network updated instead?)"
+            )
         if fits([lr * x for x in g]):
-            return ("every parameter moved up its gradient (p.data += lr * p.grad): that climbs "
-                    "the loss; step against it, p.data += -lr * p.grad")
+            return (
+                "every parameter moved up its gradient (p.data += lr * p.grad): that climbs "
+                "the loss; step against it, p.data += -lr * p.grad"
+            )
         if history and fits([-lr * x for x in history[-1]]):
-            return ("the update used the previous step's gradient: is it done before backward()? "
-                    "forward, zero the grads, backward(), then update")
+            return (
+                "the update used the previous step's gradient: is it done before backward()? "
+                "forward, zero the grads, backward(), then update"
+            )
         for start in range(len(history)):  # zeroed up to step start + 1, then no more
             since = [sum(h[i] for h in history[start:]) + g[i] for i in range(len(g))]
             if fits([-lr * t for t in since]):
@@ -347,23 +429,33 @@ class StepCheck:
         if history:
             total = [sum(h[i] for h in history) + g[i] for i in range(len(g))]
             if fits([-lr * (t + d) for t, d in zip(total, dirt)]):
-                return ("the update used this step's gradient plus every earlier one's: the "
-                        "grads were never zeroed — set p.grad = 0.0 for every parameter before "
-                        "backward()")
+                return (
+                    "the update used this step's gradient plus every earlier one's: the "
+                    "grads were never zeroed — set p.grad = 0.0 for every parameter before "
+                    "backward()"
+                )
         scale = _scale(moved, g)
         if scale is not None and not math.isclose(scale, -lr, rel_tol=1e-3):
             if math.isclose(scale, -1.0, rel_tol=REL):
-                return ("each parameter moved by -p.grad, not -lr * p.grad: the learning rate is "
-                        "ignored")
-            return (f"each parameter moved by {fmt(scale)} × its gradient, not -lr × it with lr = "
-                    f"{lr}: the learning rate passed in is not the one used")
+                return (
+                    "each parameter moved by -p.grad, not -lr * p.grad: the learning rate is "
+                    "ignored"
+                )
+            return (
+                f"each parameter moved by {fmt(scale)} × its gradient, not -lr × it with lr = "
+                f"{lr}: the learning rate passed in is not the one used"
+            )
         still = [i for i, m in enumerate(moved) if m == 0 and g[i] != 0]
         if still and fits([0.0 if i in still else -lr * x for i, x in enumerate(g)]):
-            return (f"{len(still)} of {len(moved)} parameters did not move (parameter {still[0]} "
-                    f"first): update every p in model.parameters()")
+            return (
+                f"{len(still)} of {len(moved)} parameters did not move (parameter {still[0]} "
+                f"first): update every p in model.parameters()"
+            )
         worst = max(range(len(moved)), key=lambda i: abs(moved[i] + lr * g[i]))
-        return (f"parameter {worst} moved by {fmt(moved[worst])}, expected {fmt(-lr * g[worst])} "
-                f"(-lr × its gradient, {fmt(g[worst])})")
+        return (
+            f"parameter {worst} moved by {fmt(moved[worst])}, expected {fmt(-lr * g[worst])} "
+            f"(-lr × its gradient, {fmt(g[worst])})"
+        )
 
     @staticmethod
     def zeroed_since(grads_after: list) -> bool:
@@ -373,15 +465,21 @@ class StepCheck:
 def _piled(last: int, k: int) -> str:
     """Grads zeroed before step `last` and never since: at step `k` the update used the
     gradients of steps `last` to `k` together."""
-    fix = ("set p.grad = 0.0 for every parameter before backward() in every step, not under a "
-           "condition or a count")  # fmt: skip
+    fix = (
+        "set p.grad = 0.0 for every parameter before backward() in every step, not under a "
+        "condition or a count"
+    )
     if last == 1:
-        return ("the update used this step's gradient plus the earlier steps': the grads were "
-                "zeroed on the first step only (the leftover grads before it were cleared), so "
-                f"from step 2 on they pile up — {fix}")  # fmt: skip
+        return (
+            "the update used this step's gradient plus the earlier steps': the grads were "
+            "zeroed on the first step only (the leftover grads before it were cleared), so "
+            f"from step 2 on they pile up — {fix}"
+        )
     steps = f"step {last}'s" if last == k - 1 else f"steps {last} to {k - 1}'s"
-    return (f"the update used this step's gradient plus {steps}: the grads were zeroed in steps "
-            f"1 to {last} and not since, so from step {last + 1} on they pile up — {fix}")
+    return (
+        f"the update used this step's gradient plus {steps}: the grads were zeroed in steps "
+        f"1 to {last} and not since, so from step {last + 1} on they pile up — {fix}"
+    )
 
 
 def _fits(moved: list[float], rule: list[float]) -> bool:

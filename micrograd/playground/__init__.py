@@ -17,14 +17,28 @@ from typing import Any
 from .errors import ViewError
 from .views import Tab
 
-__all__ = ["serve", "Playground", "Tab", "ViewError", "Request", "Session", "HTTPError",
-           "EventStream"]
+__all__ = [
+    "serve",
+    "Playground",
+    "Tab",
+    "ViewError",
+    "Request",
+    "Session",
+    "HTTPError",
+    "EventStream",
+]
 
 # The web server's names, imported on first use: the static site's worker imports the views
 # alone, and in a browser the HTTP stack (http.server, email, ssl) would add half a second to
 # Python's start-up.
-_WEB = {"serve": ".server", "Playground": ".server", "Request": ".web", "Session": ".web",
-        "HTTPError": ".web", "EventStream": ".web"}  # fmt: skip
+_WEB = {
+    "serve": ".server",
+    "Playground": ".server",
+    "Request": ".web",
+    "Session": ".web",
+    "HTTPError": ".web",
+    "EventStream": ".web",
+}
 
 
 def __getattr__(name: str) -> Any:

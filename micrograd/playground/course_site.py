@@ -49,62 +49,113 @@ COURSE = "course"  # the app's folder in the site
 LINK_TEXT = "Learn: the course in your browser"
 LINK_HREF = "course/lab/index.html"
 LINK_STYLE = "<style>@media (max-width: 600px) { .course-more { display: none; } }</style>\n"
-NOTEBOOKS = ("01_derivatives_and_value", "02_backpropagation", "03_neuron_to_mlp",
-             "04_moons_demo", "05_pytorch_side_by_side",
-             "06_appendix_second_derivatives_and_jit")  # fmt: skip
+NOTEBOOKS = (
+    "01_derivatives_and_value",
+    "02_backpropagation",
+    "03_neuron_to_mlp",
+    "04_moons_demo",
+    "05_pytorch_side_by_side",
+    "06_appendix_second_derivatives_and_jit",
+)
 TOOLS = ("jupyterlite_core", "jupyterlite_pyodide_kernel")  # the build's modules (extra `site`)
-TOOLS_MISSING = ("the course (JupyterLite) was left out: its build tools are not installed "
-                 "(pip install 'micrograd-plus[site]'; --no-course builds the site without it)")
+TOOLS_MISSING = (
+    "the course (JupyterLite) was left out: its build tools are not installed "
+    "(pip install 'micrograd-plus[site]'; --no-course builds the site without it)"
+)
 
 # Every wheel from PyPI the app ships: name -> (file, sha256 of that file on PyPI). The kernel's
 # (micropip .. typing-extensions) at the versions of Pyodide PYODIDE_VERSION's own lock; the
 # widgets' (comm .. jupyterlab_widgets) at versions that work together. jupyterlab_widgets is
 # only the widget manager's front end (never loaded by the kernel).
 WHEELS = {
-    "micropip": ("micropip-0.11.1-py3-none-any.whl",
-                 "768de165adb8e66906039d8fec4127a57f522dfdf8e6fbff877a4616941ecfd3"),
-    "ipython": ("ipython-9.12.0-py3-none-any.whl",
-                 "0f2701e8ee86e117e37f50563205d36feaa259d2e08d4a6bc6b6d74b18ce128d"),
-    "asttokens": ("asttokens-3.0.1-py3-none-any.whl",
-                 "15a3ebc0f43c2d0a50eeafea25e19046c68398e487b9f1f5b517f7c0f40f976a"),
-    "decorator": ("decorator-5.2.1-py3-none-any.whl",
-                 "d316bb415a2d9e2d2b3abcc4084c6502fc09240e292cd76a76afc106a1c8e04a"),
-    "executing": ("executing-2.2.1-py2.py3-none-any.whl",
-                 "760643d3452b4d777d295bb167ccc74c64a81df23fb5e08eff250c425a4b2017"),
-    "matplotlib-inline": ("matplotlib_inline-0.2.1-py3-none-any.whl",
-                 "d56ce5156ba6085e00a9d54fead6ed29a9c47e215cd1bba2e976ef39f5710a76"),
-    "prompt-toolkit": ("prompt_toolkit-3.0.52-py3-none-any.whl",
-                 "9aac639a3bbd33284347de5ad8d68ecc044b91a762dc39b7c21095fcd6a19955"),
-    "pure-eval": ("pure_eval-0.2.3-py3-none-any.whl",
-                 "1db8e35b67b3d218d818ae653e27f06c3aa420901fa7b081ca98cbedc874e0d0"),
-    "pygments": ("pygments-2.20.0-py3-none-any.whl",
-                 "81a9e26dd42fd28a23a2d169d86d7ac03b46e2f8b59ed4698fb4785f946d0176"),
-    "six": ("six-1.17.0-py2.py3-none-any.whl",
-                 "4721f391ed90541fddacab5acf947aa0d3dc7d27b2e1e8eda2be8970586c3274"),
-    "stack-data": ("stack_data-0.6.3-py3-none-any.whl",
-                 "d5558e0c25a4cb0853cddad3d77da9891a08cb85dd9f9f91b9f8cd66e511e695"),
-    "traitlets": ("traitlets-5.14.3-py3-none-any.whl",
-                 "b74e89e397b1ed28cc831db7aea759ba6640cb3de13090ca145426688ff1ac4f"),
-    "wcwidth": ("wcwidth-0.6.0-py3-none-any.whl",
-                 "1a3a1e510b553315f8e146c54764f4fb6264ffad731b3d78088cdb1478ffbdad"),
-    "jedi": ("jedi-0.19.2-py2.py3-none-any.whl",
-                 "a8ef22bde8490f57fe5c7681a3c83cb58874daf72b4784de3cce5b6ef6edb5b9"),
-    "parso": ("parso-0.8.6-py2.py3-none-any.whl",
-                 "2c549f800b70a5c4952197248825584cb00f033b29c692671d3bf08bf380baff"),
-    "packaging": ("packaging-26.1-py3-none-any.whl",
-                 "5d9c0669c6285e491e0ced2eee587eaf67b670d94a19e94e3984a481aba6802f"),
-    "typing-extensions": ("typing_extensions-4.15.0-py3-none-any.whl",
-                 "f0fa19c6845758ab08074a0cfa8b7aecb71c999ca73d62883bc25cc018c4e548"),
-    "comm": ("comm-0.2.3-py3-none-any.whl",
-                 "c615d91d75f7f04f095b30d1c1711babd43bdc6419c1be9886a85f2f4e489417"),
-    "ipywidgets": ("ipywidgets-8.1.9-py3-none-any.whl",
-                 "f2b8cbcaae10252b809fbe4d7470db75c09b769a32cbf816d20e5ca6d3c5a79d"),
-    "anywidget": ("anywidget-0.11.0-py3-none-any.whl",
-                 "c574d9acc6503ad27b37a9acea48f957a8ba7c9c9876cfcb37898931c098ce9d"),
-    "psygnal": ("psygnal-0.16.1-py3-none-any.whl",
-                 "93b96894d8c46f0a3c0bfaaf8abe73f0d6db2c20cc6d303624cf08f85abc3c92"),
-    "jupyterlab-widgets": ("jupyterlab_widgets-3.0.17-py3-none-any.whl",
-                 "40ac1e9955acf116c4d995d9bfa082d86ad9ec6d91c4f134827cf5e0a5eb75e0"),
+    "micropip": (
+        "micropip-0.11.1-py3-none-any.whl",
+        "768de165adb8e66906039d8fec4127a57f522dfdf8e6fbff877a4616941ecfd3",
+    ),
+    "ipython": (
+        "ipython-9.12.0-py3-none-any.whl",
+        "0f2701e8ee86e117e37f50563205d36feaa259d2e08d4a6bc6b6d74b18ce128d",
+    ),
+    "asttokens": (
+        "asttokens-3.0.1-py3-none-any.whl",
+        "15a3ebc0f43c2d0a50eeafea25e19046c68398e487b9f1f5b517f7c0f40f976a",
+    ),
+    "decorator": (
+        "decorator-5.2.1-py3-none-any.whl",
+        "d316bb415a2d9e2d2b3abcc4084c6502fc09240e292cd76a76afc106a1c8e04a",
+    ),
+    "executing": (
+        "executing-2.2.1-py2.py3-none-any.whl",
+        "760643d3452b4d777d295bb167ccc74c64a81df23fb5e08eff250c425a4b2017",
+    ),
+    "matplotlib-inline": (
+        "matplotlib_inline-0.2.1-py3-none-any.whl",
+        "d56ce5156ba6085e00a9d54fead6ed29a9c47e215cd1bba2e976ef39f5710a76",
+    ),
+    "prompt-toolkit": (
+        "prompt_toolkit-3.0.52-py3-none-any.whl",
+        "9aac639a3bbd33284347de5ad8d68ecc044b91a762dc39b7c21095fcd6a19955",
+    ),
+    "pure-eval": (
+        "pure_eval-0.2.3-py3-none-any.whl",
+        "1db8e35b67b3d218d818ae653e27f06c3aa420901fa7b081ca98cbedc874e0d0",
+    ),
+    "pygments": (
+        "pygments-2.20.0-py3-none-any.whl",
+        "81a9e26dd42fd28a23a2d169d86d7ac03b46e2f8b59ed4698fb4785f946d0176",
+    ),
+    "six": (
+        "six-1.17.0-py2.py3-none-any.whl",
+        "4721f391ed90541fddacab5acf947aa0d3dc7d27b2e1e8eda2be8970586c3274",
+    ),
+    "stack-data": (
+        "stack_data-0.6.3-py3-none-any.whl",
+        "d5558e0c25a4cb0853cddad3d77da9891a08cb85dd9f9f91b9f8cd66e511e695",
+    ),
+    "traitlets": (
+        "traitlets-5.14.3-py3-none-any.whl",
+        "b74e89e397b1ed28cc831db7aea759ba6640cb3de13090ca145426688ff1ac4f",
+    ),
+    "wcwidth": (
+        "wcwidth-0.6.0-py3-none-any.whl",
+        "1a3a1e510b553315f8e146c54764f4fb6264ffad731b3d78088cdb1478ffbdad",
+    ),
+    "jedi": (
+        "jedi-0.19.2-py2.py3-none-any.whl",
+        "a8ef22bde8490f57fe5c7681a3c83cb58874daf72b4784de3cce5b6ef6edb5b9",
+    ),
+    "parso": (
+        "parso-0.8.6-py2.py3-none-any.whl",
+        "2c549f800b70a5c4952197248825584cb00f033b29c692671d3bf08bf380baff",
+    ),
+    "packaging": (
+        "packaging-26.1-py3-none-any.whl",
+        "5d9c0669c6285e491e0ced2eee587eaf67b670d94a19e94e3984a481aba6802f",
+    ),
+    "typing-extensions": (
+        "typing_extensions-4.15.0-py3-none-any.whl",
+        "f0fa19c6845758ab08074a0cfa8b7aecb71c999ca73d62883bc25cc018c4e548",
+    ),
+    "comm": (
+        "comm-0.2.3-py3-none-any.whl",
+        "c615d91d75f7f04f095b30d1c1711babd43bdc6419c1be9886a85f2f4e489417",
+    ),
+    "ipywidgets": (
+        "ipywidgets-8.1.9-py3-none-any.whl",
+        "f2b8cbcaae10252b809fbe4d7470db75c09b769a32cbf816d20e5ca6d3c5a79d",
+    ),
+    "anywidget": (
+        "anywidget-0.11.0-py3-none-any.whl",
+        "c574d9acc6503ad27b37a9acea48f957a8ba7c9c9876cfcb37898931c098ce9d",
+    ),
+    "psygnal": (
+        "psygnal-0.16.1-py3-none-any.whl",
+        "93b96894d8c46f0a3c0bfaaf8abe73f0d6db2c20cc6d303624cf08f85abc3c92",
+    ),
+    "jupyterlab-widgets": (
+        "jupyterlab_widgets-3.0.17-py3-none-any.whl",
+        "40ac1e9955acf116c4d995d9bfa082d86ad9ec6d91c4f134827cf5e0a5eb75e0",
+    ),
 }
 FRONT_ENDS = {  # labextension folder in a wheel -> the wheel it comes from
     "anywidget/labextension/": "anywidget",
@@ -126,17 +177,29 @@ PRELOAD = ["micropip", "comm", "ipython", "jedi", DIST_NAME, "anywidget"]
 
 # The REPL has no notebooks, so this plugin of JupyterLab's (which needs their tracker) fails there
 # with a console error; without it the REPL lacks nothing.
-REPL_CONFIG = {"jupyter-lite-schema-version": 0, "jupyter-config-data": {
-    "disabledExtensions": ["@jupyterlab/codemirror-extension:commands"]}}  # fmt: skip
+REPL_CONFIG = {
+    "jupyter-lite-schema-version": 0,
+    "jupyter-config-data": {"disabledExtensions": ["@jupyterlab/codemirror-extension:commands"]},
+}
 # repl/index.html?code=...: Python unless the address names another kernel (JupyterLite would ask)
-REPL_KERNEL = ("<script>(function () { const u = new URL(location.href); "
-               "if (!u.searchParams.has('kernel')) { u.searchParams.set('kernel', 'python'); "
-               "history.replaceState(null, '', u); } })();</script>")  # fmt: skip
+REPL_KERNEL = (
+    "<script>(function () { const u = new URL(location.href); "
+    "if (!u.searchParams.has('kernel')) { u.searchParams.set('kernel', 'python'); "
+    "history.replaceState(null, '', u); } })();</script>"
+)
 KERNELSPEC = {"display_name": "Python (Pyodide)", "language": "python", "name": "python"}
-APP_PAGES = ("index.html", "lab/index.html", "tree/index.html", "notebooks/index.html",
-             "repl/index.html")  # fmt: skip
-UNUSED = ("rspack.config.js", "rspack.config.analyze.js",
-          "rspack.config.watch.js")  # the configs of the app's own build
+APP_PAGES = (
+    "index.html",
+    "lab/index.html",
+    "tree/index.html",
+    "notebooks/index.html",
+    "repl/index.html",
+)
+UNUSED = (
+    "rspack.config.js",
+    "rspack.config.analyze.js",
+    "rspack.config.watch.js",
+)  # the configs of the app's own build
 
 
 def tools_missing() -> str | None:
@@ -177,25 +240,48 @@ def wheel(name: str, cache_dir: pathlib.Path, log: Callable[[str], None] = print
     with tempfile.TemporaryDirectory(prefix="micrograd-pip-") as tmp:
         try:
             done = subprocess.run(
-                [sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-                 "--only-binary=:all:", "--python-version", "3.14", "--implementation", "py",
-                 "--abi", "none", "--platform", "any", "-d", tmp, f"{name}=={version}"],
-                capture_output=True, text=True, timeout=600,
-            )  # fmt: skip
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "-q",
+                    "--no-deps",
+                    "--only-binary=:all:",
+                    "--python-version",
+                    "3.14",
+                    "--implementation",
+                    "py",
+                    "--abi",
+                    "none",
+                    "--platform",
+                    "any",
+                    "-d",
+                    tmp,
+                    f"{name}=={version}",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
         except subprocess.TimeoutExpired:
-            raise SiteError(f"pip download {name}=={version} took more than 10 minutes; is PyPI "
-                            f"reachable?") from None  # fmt: skip
+            raise SiteError(
+                f"pip download {name}=={version} took more than 10 minutes; is PyPI reachable?"
+            ) from None
         got_file = pathlib.Path(tmp, file_name)
         if done.returncode != 0 or not got_file.is_file():
-            lines = [ln for ln in done.stderr.splitlines() if ln.strip()
-                     and not ln.startswith("WARNING")]  # fmt: skip
+            lines = [
+                ln for ln in done.stderr.splitlines() if ln.strip() and not ln.startswith("WARNING")
+            ]
             why = lines[-1][:200] if lines else f"no {file_name}"
             raise SiteError(f"pip download {name}=={version} for the course failed: {why}")
         data = got_file.read_bytes()
     got = sha256(data)
     if got != want:
-        raise SiteError(f"PyPI's {file_name} is not the one this micrograd was built for: sha256 "
-                        f"{got[:16]}..., expected {want[:16]}...")  # fmt: skip
+        raise SiteError(
+            f"PyPI's {file_name} is not the one this micrograd was built for: sha256 "
+            f"{got[:16]}..., expected {want[:16]}..."
+        )
     (cache_dir / "wheels").mkdir(parents=True, exist_ok=True)
     atomic_write(cached, data)
     return data
@@ -203,8 +289,7 @@ def wheel(name: str, cache_dir: pathlib.Path, log: Callable[[str], None] = print
 
 def all_wheels(cache_dir: pathlib.Path, log: Callable[[str], None] = print) -> dict[str, bytes]:
     """Every wheel of WHEELS, by name (fetched once, in one line of the log)."""
-    missing = [n for n, (f, h) in WHEELS.items()
-               if not (cache_dir / "wheels" / f).is_file()]  # fmt: skip
+    missing = [n for n, (f, h) in WHEELS.items() if not (cache_dir / "wheels" / f).is_file()]
     if missing:
         log(f"fetching the course's {len(missing)} wheels from PyPI with pip (about 5 MB, once)...")
     return {name: wheel(name, cache_dir, log) for name in WHEELS}
@@ -213,8 +298,9 @@ def all_wheels(cache_dir: pathlib.Path, log: Callable[[str], None] = print) -> d
 # ------------------------------------------------------------------ the app's Pyodide
 
 
-def pyodide_lock(pyodide_lock_json: bytes, wheels: dict[str, bytes], mg_wheel: str,
-                 mg_data: bytes) -> dict:  # fmt: skip
+def pyodide_lock(
+    pyodide_lock_json: bytes, wheels: dict[str, bytes], mg_wheel: str, mg_data: bytes
+) -> dict:
     """The app's pyodide-lock.json: Pyodide's ``info``, and exactly the wheels shipped (PyPI's
     files, with their sha256; micrograd's), so nothing else is ever looked for."""
     upstream = json.loads(pyodide_lock_json)
@@ -229,24 +315,36 @@ def pyodide_lock(pyodide_lock_json: bytes, wheels: dict[str, bytes], mg_wheel: s
             theirs = upstream["packages"][name]
             entry = {k: theirs[k] for k in ("name", "imports", "depends")}
             if theirs["version"] != file_name.split("-")[1]:
-                raise SiteError(f"Pyodide {PYODIDE_VERSION}'s lock has {name} "
-                                f"{theirs['version']}, the course pins {file_name}")  # fmt: skip
+                raise SiteError(
+                    f"Pyodide {PYODIDE_VERSION}'s lock has {name} "
+                    f"{theirs['version']}, the course pins {file_name}"
+                )
         packages[name] = entry | {
-            "version": file_name.split("-")[1], "file_name": file_name,
-            "install_dir": "site", "package_type": "package", "sha256": sha256(data),
-            "unvendored_tests": False, "shared_library": False,
-        }  # fmt: skip
+            "version": file_name.split("-")[1],
+            "file_name": file_name,
+            "install_dir": "site",
+            "package_type": "package",
+            "sha256": sha256(data),
+            "unvendored_tests": False,
+            "shared_library": False,
+        }
     for entry in packages.values():  # names as the lock's keys spell them
         entry["depends"] = [re.sub(r"[-_.]+", "-", d).lower() for d in entry["depends"]]
         unknown = [d for d in entry["depends"] if d not in packages]
         if unknown:
             raise SiteError(f"the course's lock: {entry['name']} needs {unknown}, not shipped")
     packages[DIST_NAME] = {
-        "name": DIST_NAME, "version": __version__, "file_name": mg_wheel,
-        "install_dir": "site", "package_type": "package", "sha256": sha256(mg_data),
-        "imports": ["micrograd"], "depends": [], "unvendored_tests": False,
+        "name": DIST_NAME,
+        "version": __version__,
+        "file_name": mg_wheel,
+        "install_dir": "site",
+        "package_type": "package",
+        "sha256": sha256(mg_data),
+        "imports": ["micrograd"],
+        "depends": [],
+        "unvendored_tests": False,
         "shared_library": False,
-    }  # fmt: skip
+    }
     return {"info": upstream["info"], "packages": packages}
 
 
@@ -280,7 +378,7 @@ def _front_ends(wheels: dict[str, bytes], into: pathlib.Path) -> list[pathlib.Pa
             if not members:
                 raise SiteError(f"{WHEELS[name][0]} has no {prefix}")
             for m in members:
-                path = dest / m[len(prefix):]
+                path = dest / m[len(prefix) :]
                 path.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write(path, z.read(m))
         folders.append(dest)
@@ -290,17 +388,24 @@ def _front_ends(wheels: dict[str, bytes], into: pathlib.Path) -> list[pathlib.Pa
 def _kernel_front_end() -> pathlib.Path:
     """The Pyodide kernel's JupyterLab extension, as jupyterlite-pyodide-kernel installed it."""
     for base in (sys.prefix, sys.base_prefix):
-        path = pathlib.Path(base, "share", "jupyter", "labextensions", "@jupyterlite",
-                            "pyodide-kernel-extension")  # fmt: skip
+        path = pathlib.Path(
+            base, "share", "jupyter", "labextensions", "@jupyterlite", "pyodide-kernel-extension"
+        )
         if (path / "package.json").is_file():
             return path
-    raise SiteError("jupyterlite-pyodide-kernel is installed but its JupyterLab extension is not "
-                    "in share/jupyter/labextensions; reinstall it (pip install "
-                    "'micrograd-plus[site]')")  # fmt: skip
+    raise SiteError(
+        "jupyterlite-pyodide-kernel is installed but its JupyterLab extension is not "
+        "in share/jupyter/labextensions; reinstall it (pip install "
+        "'micrograd-plus[site]')"
+    )
 
 
-def build_app(notebooks: pathlib.Path, wheels: dict[str, bytes], log: Callable[[str], None],
-              work: pathlib.Path) -> pathlib.Path:  # fmt: skip
+def build_app(
+    notebooks: pathlib.Path,
+    wheels: dict[str, bytes],
+    log: Callable[[str], None],
+    work: pathlib.Path,
+) -> pathlib.Path:
     """Run ``jupyter lite build`` in `work`; returns the folder it wrote."""
     lite = work / "lite"
     contents = lite / "files"
@@ -316,28 +421,51 @@ def build_app(notebooks: pathlib.Path, wheels: dict[str, bytes], log: Callable[[
     extensions = [*_front_ends(wheels, work / "front-ends"), _kernel_front_end()]
     out = work / "app"
     command = [
-        sys.executable, "-m", "jupyter", "lite", "build", "--lite-dir", str(lite),
-        "--output-dir", str(out), "--contents", str(contents), "--no-sourcemaps",
-        "--no-unused-shared-packages", "--no-libarchive", "--ignore-sys-prefix",
-        "--apps", "lab", "--apps", "repl", "--apps", "notebooks", "--apps", "tree",
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lite",
+        "build",
+        "--lite-dir",
+        str(lite),
+        "--output-dir",
+        str(out),
+        "--contents",
+        str(contents),
+        "--no-sourcemaps",
+        "--no-unused-shared-packages",
+        "--no-libarchive",
+        "--ignore-sys-prefix",
+        "--apps",
+        "lab",
+        "--apps",
+        "repl",
+        "--apps",
+        "notebooks",
+        "--apps",
+        "tree",
         *[f"--LiteBuildConfig.federated_extensions={p}" for p in extensions],
-    ]  # fmt: skip
+    ]
     log("building the course's JupyterLite app (jupyter lite build)...")
     env = dict(os.environ, JUPYTER_PLATFORM_DIRS="1")
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=work,
-                              env=env)  # fmt: skip
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=900, cwd=work, env=env
+        )
     except subprocess.TimeoutExpired:
         raise SiteError("jupyter lite build took more than 15 minutes") from None
     if done.returncode != 0 or not (out / "jupyter-lite.json").is_file():
         lines = [ln for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
-        raise SiteError("jupyter lite build failed: " + (lines[-1][:300] if lines else
-                                                         f"exit status {done.returncode}"))
+        raise SiteError(
+            "jupyter lite build failed: "
+            + (lines[-1][:300] if lines else f"exit status {done.returncode}")
+        )
     return out
 
 
-def course_files(archive: bytes, cache_dir: pathlib.Path,
-                 log: Callable[[str], None] = print) -> dict[str, bytes]:  # fmt: skip
+def course_files(
+    archive: bytes, cache_dir: pathlib.Path, log: Callable[[str], None] = print
+) -> dict[str, bytes]:
     """Every file of the course app, by its path under the site (``course/...``); {} with a line
     in the log when the notebooks or the build tools are missing."""
     missing = tools_missing()
@@ -346,8 +474,10 @@ def course_files(archive: bytes, cache_dir: pathlib.Path,
         return {}
     notebooks = notebooks_folder()
     if notebooks is None:
-        log("the course was left out: its notebooks are in a clone of micrograd (notebooks/), and "
-            "this micrograd is installed from a wheel")  # fmt: skip
+        log(
+            "the course was left out: its notebooks are in a clone of micrograd (notebooks/), and "
+            "this micrograd is installed from a wheel"
+        )
         return {}
     wheels = all_wheels(cache_dir, log)
     mg_name, mg_data = package_wheel()
@@ -356,15 +486,20 @@ def course_files(archive: bytes, cache_dir: pathlib.Path,
         app = build_app(notebooks, wheels, log, pathlib.Path(tmp))
         files = {
             p.relative_to(app).as_posix(): p.read_bytes()
-            for p in sorted(app.rglob("*")) if p.is_file()
-            and not p.name.startswith(".jupyterlite.doit") and p.name not in UNUSED
-        }  # fmt: skip
+            for p in sorted(app.rglob("*"))
+            if p.is_file() and not p.name.startswith(".jupyterlite.doit") and p.name not in UNUSED
+        }
     _insert(files, "repl/index.html", '<meta charset="utf-8">', REPL_KERNEL)
     for page in APP_PAGES:  # else the browser asks the host's root for /favicon.ico
         up = "../" * page.count("/")
         _insert(files, page, "<head>", f'\n<link rel="icon" href="{up}lab/favicon.ico">')
-    for name in ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
-                 "package.json"):  # fmt: skip
+    for name in (
+        "pyodide.mjs",
+        "pyodide.asm.mjs",
+        "pyodide.asm.wasm",
+        "python_stdlib.zip",
+        "package.json",
+    ):
         files[f"static/pyodide/{name}"] = pyodide[name]
     lock = pyodide_lock(pyodide["pyodide-lock.json"], wheels, mg_name, mg_data)
     files["static/pyodide/pyodide-lock.json"] = json.dumps(lock, indent=1).encode()
@@ -386,8 +521,10 @@ def link_pages(files: dict[str, bytes], pages: tuple[str, ...]) -> None:
     """Put "Learn: the course in your browser" in the pages' navigation ("Learn" alone on a
     phone's width, where the rest would wrap the bar onto four lines)."""
     short, rest = LINK_TEXT.split(":", 1)
-    link = (f'<a href="{LINK_HREF}" title="{LINK_TEXT}">{short}<span class="course-more">:{rest}'
-            f'</span></a></nav>')  # fmt: skip
+    link = (
+        f'<a href="{LINK_HREF}" title="{LINK_TEXT}">{short}<span class="course-more">:{rest}'
+        f"</span></a></nav>"
+    )
     for name in pages:
         html = files[name].decode("utf-8")
         if html.count("</nav>") < 1 or "</head>" not in html:
@@ -396,8 +533,13 @@ def link_pages(files: dict[str, bytes], pages: tuple[str, ...]) -> None:
         files[name] = html.encode("utf-8")
 
 
-def add_course(files: dict[str, bytes], archive: bytes, cache_dir: pathlib.Path,
-               pages: tuple[str, ...], log: Callable[[str], None] = print) -> None:  # fmt: skip
+def add_course(
+    files: dict[str, bytes],
+    archive: bytes,
+    cache_dir: pathlib.Path,
+    pages: tuple[str, ...],
+    log: Callable[[str], None] = print,
+) -> None:
     """`build_site`'s hook: the course's files into the site's `files`, and its link on `pages`
     (nothing, with a line in the log, when it cannot be built here)."""
     course = course_files(archive, cache_dir, log)

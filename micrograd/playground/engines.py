@@ -54,8 +54,9 @@ class Engine:
     def step(self, idx: Sequence[int] | None) -> tuple[float, float | None]:
         raise NotImplementedError
 
-    def train(self, seconds: float, batches: Callable[[], Any],
-              playing: Callable[[], bool]) -> Results:  # fmt: skip
+    def train(
+        self, seconds: float, batches: Callable[[], Any], playing: Callable[[], bool]
+    ) -> Results:
         """Steps, each on the batch `batches()` gives, for about `seconds` (at least one) while
         `playing()`: the (loss, accuracy) of each. Here one step: the trainer's loop, by its own
         clock, asks again (an engine that runs elsewhere takes many steps per call)."""
@@ -124,8 +125,9 @@ class EagerEngine(Engine):
 
     def _accuracy(self, idx: Sequence[int]) -> float:
         tr = self.tr
-        hits = sum(predict([z.data for z in tr.model.outputs(tr.inputs[i])]) == tr.labels[i]
-                   for i in idx)  # fmt: skip
+        hits = sum(
+            predict([z.data for z in tr.model.outputs(tr.inputs[i])]) == tr.labels[i] for i in idx
+        )
         return hits / len(idx)
 
     def test_metrics(self, idx: Sequence[int]) -> tuple[float, float | None]:
@@ -157,8 +159,7 @@ class NumpyEngine(Engine):
         super().__init__(tr)
         s = tr.settings
         self.np = np
-        self.step_fn = JitStep(tr.model, s.loss, s.l2, l1=s.l1, zero_grad=s.zero_grad,
-                               score=False)  # fmt: skip
+        self.step_fn = JitStep(tr.model, s.loss, s.l2, l1=s.l1, zero_grad=s.zero_grad, score=False)
         self.data_changed()
         # only as arrays: thousands of small lists kept per tab fragment the memory a server
         # hands back when tabs close (10 MB of 64 tabs' worth)
@@ -262,11 +263,18 @@ class JavaScriptEngine(Engine):
         self.rate = 100.0  # steps a second, measured: how many batches to hand over
         self.stale = False  # the Values are behind the engine's weights
         self.finite = True  # the engine's weights are all finite
-        call("set", {"captured": [index[id(v)] for v in captured], "restart": True,
-                     "params": [p.data for p in tr.params], "optimizer": s.optimizer,
-                     "regression": s.regression,
-                     "grid": _flat(self.grid(self.grid_side)),
-                     "heat": _flat(self.grid(self.heat_side))})  # fmt: skip
+        call(
+            "set",
+            {
+                "captured": [index[id(v)] for v in captured],
+                "restart": True,
+                "params": [p.data for p in tr.params],
+                "optimizer": s.optimizer,
+                "regression": s.regression,
+                "grid": _flat(self.grid(self.grid_side)),
+                "heat": _flat(self.grid(self.heat_side)),
+            },
+        )
         self.live()
         self.data_changed()
 
@@ -281,8 +289,16 @@ class JavaScriptEngine(Engine):
 
     def live(self) -> None:
         s = self.tr.settings
-        self.call("set", {"lr": s.lr, "momentum": s.momentum, "alpha": s.l2, "l1": s.l1,
-                          "zeroGrad": s.zero_grad})  # fmt: skip
+        self.call(
+            "set",
+            {
+                "lr": s.lr,
+                "momentum": s.momentum,
+                "alpha": s.l2,
+                "l1": s.l1,
+                "zeroGrad": s.zero_grad,
+            },
+        )
 
     def data_changed(self) -> None:
         tr = self.tr
@@ -291,9 +307,15 @@ class JavaScriptEngine(Engine):
             x, t = self._sample(i)
             rows.extend(x)
             rows.extend(t if isinstance(t, list) else [t])
-        self.call("set", {"data": rows, "inputs": _flat(tr.inputs), "labels": list(tr.labels)
-                          if not tr.settings.regression else [0] * len(tr.inputs),
-                          "train": list(tr.train_idx)})  # fmt: skip
+        self.call(
+            "set",
+            {
+                "data": rows,
+                "inputs": _flat(tr.inputs),
+                "labels": list(tr.labels) if not tr.settings.regression else [0] * len(tr.inputs),
+                "train": list(tr.train_idx),
+            },
+        )
 
     def params_changed(self) -> None:
         self.call("set", {"params": [p.data for p in self.tr.params]})
@@ -301,8 +323,9 @@ class JavaScriptEngine(Engine):
     def step(self, idx: Sequence[int] | None) -> tuple[float, float | None]:
         return self._run(1, 0.0, None if idx is None else [list(idx)])[0]
 
-    def train(self, seconds: float, batches: Callable[[], Any],
-              playing: Callable[[], bool]) -> Results:  # fmt: skip
+    def train(
+        self, seconds: float, batches: Callable[[], Any], playing: Callable[[], bool]
+    ) -> Results:
         n = max(1, min(100_000, int(self.rate * seconds * 1.5) + 1))
         drawn = None
         if not self.tr.full_batch():
@@ -313,7 +336,7 @@ class JavaScriptEngine(Engine):
         if took > 0.002:
             self.rate = 0.5 * self.rate + 0.5 * len(out) / took
         if drawn is not None:
-            self.tr.put_back(drawn[len(out):])
+            self.tr.put_back(drawn[len(out) :])
         return out
 
     def _run(self, steps: int, seconds: float, batches: list | None) -> Results:
@@ -338,13 +361,18 @@ class JavaScriptEngine(Engine):
 
     def pictures(self) -> dict[str, Any]:
         tr = self.tr
-        return self.call("pictures", {"kind": tr.settings.output_kind, "shown": tr.shown.neuron,
-                                      "range": TARGET_RANGE})  # fmt: skip
+        return self.call(
+            "pictures",
+            {"kind": tr.settings.output_kind, "shown": tr.shown.neuron, "range": TARGET_RANGE},
+        )
 
 
 def _flat(rows: Sequence[Sequence[float]]) -> list[float]:
     return [x for r in rows for x in r]
 
 
-ENGINES: dict[str, type[Engine]] = {"eager": EagerEngine, "numpy": NumpyEngine,
-                                    "javascript": JavaScriptEngine}  # fmt: skip
+ENGINES: dict[str, type[Engine]] = {
+    "eager": EagerEngine,
+    "numpy": NumpyEngine,
+    "javascript": JavaScriptEngine,
+}

@@ -133,8 +133,9 @@ def splice(text: str, span: Span, literal: str, *holders: dict[Value, Span]) -> 
     return text[:start] + literal + text[end:]
 
 
-def rewrite(program: str, spans: dict[Value, Span], new: dict[Value, float],
-            *others: dict[Value, Span]) -> str:  # fmt: skip
+def rewrite(
+    program: str, spans: dict[Value, Span], new: dict[Value, float], *others: dict[Value, Span]
+) -> str:
     """`program` with the numbers written at the spans of `new`'s leaves replaced by their new
     values; `spans` (and the spans in `others`) are updated to where they now are. A negative
     number written where a ``**`` follows is parenthesized (``-3 ** a`` would read as
@@ -314,11 +315,15 @@ class Explorer:
             inside = set(self.topo)
             for v in tunable:
                 if not isinstance(v, Value) or v not in inside or v._prev:
-                    what = (f"{v.label or repr(v)} is computed from other nodes" if
-                            isinstance(v, Value) and v in inside else
-                            f"{str(v)[:40]} is not a leaf of this graph")  # fmt: skip
-                    raise ValueError(f"explore: params must be leaves of the graph (what a "
-                                     f"gradient step moves): {what}")  # fmt: skip
+                    what = (
+                        f"{v.label or repr(v)} is computed from other nodes"
+                        if isinstance(v, Value) and v in inside
+                        else f"{str(v)[:40]} is not a leaf of this graph"
+                    )
+                    raise ValueError(
+                        f"explore: params must be leaves of the graph (what a "
+                        f"gradient step moves): {what}"
+                    )
         else:  # a graph built in Python: its named leaves, as the lecture nudges a, b, c, f
             chosen = {v for v in self.topo if not v._prev and v.label}
         self.params = [v for v in self.topo if v in chosen and not v._prev]
@@ -340,8 +345,16 @@ class Explorer:
         return self.editable(v) and (self.program is None or v in self.marks)
 
     def _draw(self) -> dict[str, Any]:
-        return _drawing(self.root, self.nodes, self.ids, self.names, self.engine, self.editable,
-                        self._record_grads(), switchable=self.switchable)  # fmt: skip
+        return _drawing(
+            self.root,
+            self.nodes,
+            self.ids,
+            self.names,
+            self.engine,
+            self.editable,
+            self._record_grads(),
+            switchable=self.switchable,
+        )
 
     def _record_grads(self) -> dict[Value, float] | None:
         """The grads the records' widths are made for (None: those a full backward pass gives)."""
@@ -386,8 +399,10 @@ class Explorer:
             node._local = fresh[node]._local
         if changed:
             self.drawing = self._draw()  # wider numbers may need wider records
-            self.note = (f"Forward pass done: {len(changed)} node(s) have new data, from the "
-                         f"leaves as they are now.")  # fmt: skip
+            self.note = (
+                f"Forward pass done: {len(changed)} node(s) have new data, from the "
+                f"leaves as they are now."
+            )
 
     def _start_backward(self) -> None:
         """What a pass starts from: every grad 0 (a backward() in the notebook, or another view of
@@ -487,8 +502,9 @@ class Explorer:
             raise ViewError(f"predict is true or false, got {str(on)[:40]!r}")
         self.quiz.on = on
         self.quiz.clear()
-        self.note = ("Predict each grad: Backward step asks for each grad before it shows it."
-                     if on else "")  # fmt: skip
+        self.note = (
+            "Predict each grad: Backward step asks for each grad before it shows it." if on else ""
+        )
 
     def answer(self, value: object) -> None:
         self.note = ""
@@ -564,15 +580,26 @@ class Explorer:
         """The lecture's move by hand: every parameter nudged against its gradient,
         ``p.data -= lr * p.grad``, then both passes again; the output moves (down, for lr > 0).
         The data stays where it is."""
-        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or \
-                not 0 < abs(lr) <= MAX_LR:  # fmt: skip
-            raise ViewError(f"the step size must be a number, not 0, between -{MAX_LR:g} and "
-                                 f"{MAX_LR:g}, got {str(lr)[:40]!r}")  # fmt: skip
+        if (
+            isinstance(lr, bool)
+            or not isinstance(lr, (int, float))
+            or not math.isfinite(lr)
+            or not 0 < abs(lr) <= MAX_LR
+        ):
+            raise ViewError(
+                f"the step size must be a number, not 0, between -{MAX_LR:g} and "
+                f"{MAX_LR:g}, got {str(lr)[:40]!r}"
+            )
         if not self.params:
-            how = "write `w: param = 1.0`" if self.program is not None else \
-                "in the notebook, explore(out, params=model.parameters())"  # fmt: skip
-            raise ViewError(f"this graph has no parameters to move: click a leaf and make it a "
-                            f"parameter (or {how})")  # fmt: skip
+            how = (
+                "write `w: param = 1.0`"
+                if self.program is not None
+                else "in the notebook, explore(out, params=model.parameters())"
+            )
+            raise ViewError(
+                f"this graph has no parameters to move: click a leaf and make it a "
+                f"parameter (or {how})"
+            )
         ran = self.phase != "done"
         self.backward()  # the grads the step follows
         before = self.root.data
@@ -580,27 +607,36 @@ class Explorer:
         bad = [v for v, x in new.items() if not math.isfinite(x) or abs(x) > MAX_ABS_VALUE]
         if bad:
             v = bad[0]
-            raise ViewError(f"the step would move {self.names[v]} to {new[v]:g}, beyond "
-                                 f"±1e15: take a smaller step")  # fmt: skip
+            raise ViewError(
+                f"the step would move {self.names[v]} to {new[v]:g}, beyond "
+                f"±1e15: take a smaller step"
+            )
         shown_lr = f"({lr:g})" if lr < 0 else f"{lr:g}"
-        lines = [f"{in_formula(self.names[v])}.data = {fmt(v.data)} - {shown_lr} × "
-                 f"{factor(v.grad)} = {fmt(x)}" for v, x in new.items()]  # fmt: skip
-        stay = [self.names[v] for v in self.topo if not v._prev and self.switchable(v)
-                and v not in new]  # fmt: skip
+        lines = [
+            f"{in_formula(self.names[v])}.data = {fmt(v.data)} - {shown_lr} × "
+            f"{factor(v.grad)} = {fmt(x)}"
+            for v, x in new.items()
+        ]
+        stay = [
+            self.names[v] for v in self.topo if not v._prev and self.switchable(v) and v not in new
+        ]
         self._move(new)
         self.descents += 1
         out = in_formula(self.names[self.root])
         moved = ", ".join(self.names[v] for v in new)
-        head = (f"Gradient step {self.descents} (lr = {lr:g}): the parameters {moved} move, "
-                f"p.data -= lr × p.grad"
-                + (f"; the data {', '.join(stay)} stay{'s' if len(stay) == 1 else ''}"
-                   if stay else "")
-                + (" (the backward pass ran first, for the grads)" if ran else ""))
+        head = (
+            f"Gradient step {self.descents} (lr = {lr:g}): the parameters {moved} move, "
+            f"p.data -= lr × p.grad"
+            + (f"; the data {', '.join(stay)} stay{'s' if len(stay) == 1 else ''}" if stay else "")
+            + (" (the backward pass ran first, for the grads)" if ran else "")
+        )
         tail = f"{out}: {fmt(before)} → {fmt(self.root.data)}"
         self.log = [{"node": None, "lines": [head, *lines, tail]}]
-        self.note = f"Gradient step {self.descents}: {out} went from {fmt(before)} to " \
-                    f"{fmt(self.root.data)}; " + (ASK_AGAIN if self.quiz.on else
-                                                  "the grads are those of the new point.")
+        self.note = (
+            f"Gradient step {self.descents}: {out} went from {fmt(before)} to "
+            f"{fmt(self.root.data)}; "
+            + (ASK_AGAIN if self.quiz.on else "the grads are those of the new point.")
+        )
 
     def set_role(self, node_id: object, role: object) -> None:
         """Make a leaf a parameter ("param": a gradient step moves it) or data ("data": it does
@@ -622,10 +658,14 @@ class Explorer:
         if self.program is not None:
             start, end = self.marks[v]
             name = self.program[start:end].split(":")[0].strip()
-            self.program = splice(self.program, (start, end), f"{name}: {role}", self.marks,
-                                  self.sources)  # fmt: skip
-        what = "a parameter: a gradient step moves it" if role == "param" else \
-            "data: a gradient step leaves it where it is"  # fmt: skip
+            self.program = splice(
+                self.program, (start, end), f"{name}: {role}", self.marks, self.sources
+            )
+        what = (
+            "a parameter: a gradient step moves it"
+            if role == "param"
+            else "data: a gradient step leaves it where it is"
+        )
         self.note = f"{self.names[v]} is {what}."
 
     def set_leaf(self, node_id: object, value: object) -> None:
@@ -634,12 +674,13 @@ class Explorer:
             raise ViewError(f"the value must be a number, got {str(value)[:40]!r}")
         value = float(value)
         if not math.isfinite(value) or abs(value) > MAX_ABS_VALUE:
-            raise ViewError(
-                f"the value must be a number between -1e15 and 1e15, got {value!r}"
-            )
+            raise ViewError(f"the value must be a number between -1e15 and 1e15, got {value!r}")
         self._move({v: value})
-        ran = "forward pass ran again; " + ASK_AGAIN if self.quiz.on else \
-            "forward and backward passes ran again"  # fmt: skip
+        ran = (
+            "forward pass ran again; " + ASK_AGAIN
+            if self.quiz.on
+            else "forward and backward passes ran again"
+        )
         self.log = [{"node": node_id, "lines": [f"{self.names[v]} = {fmt(value)}: the {ran}"]}]
         if self.quiz.on:
             self.note = f"{self.names[v]} = {fmt(value)}: {ASK_AGAIN}"
@@ -663,20 +704,35 @@ class Explorer:
         )
         why = []
         if h != NUDGE_H:
-            why.append(f"h = {h:g}, not the lecture's {NUDGE_H:g}: near {a} = {fmt(v.data)} "
-                       f"floats are {math.ulp(v.data):g} apart, so {a} + {NUDGE_H:g} would be "
-                       f"{a} again, or off by far more than {NUDGE_H:g}")  # fmt: skip
-        if bumped == base and math.isfinite(base) and math.ulp(base) > 0 and \
-                self.phase == "done" and v.grad != 0:  # fmt: skip
-            why.append(f"{out}({a} + h) = {out}({a}) in floats: near {out} = {fmt(base)} they "
-                       f"are {math.ulp(base):g} apart, more than h moves {out}, so the nudge "
-                       f"cannot see the slope here")  # fmt: skip
+            why.append(
+                f"h = {h:g}, not the lecture's {NUDGE_H:g}: near {a} = {fmt(v.data)} "
+                f"floats are {math.ulp(v.data):g} apart, so {a} + {NUDGE_H:g} would be "
+                f"{a} again, or off by far more than {NUDGE_H:g}"
+            )
+        if (
+            bumped == base
+            and math.isfinite(base)
+            and math.ulp(base) > 0
+            and self.phase == "done"
+            and v.grad != 0
+        ):
+            why.append(
+                f"{out}({a} + h) = {out}({a}) in floats: near {out} = {fmt(base)} they "
+                f"are {math.ulp(base):g} apart, more than h moves {out}, so the nudge "
+                f"cannot see the slope here"
+            )
         if self.phase == "done":
             compare = f"{a}.grad = {fmt(v.grad)} (backprop)"
         else:
             compare = f"{a}.grad: run the backward pass to compare"
-        return {"node": self.ids[v], "text": text, "compare": compare, "slope": json_float(slope),
-                "why": " ".join(why), "h": h}
+        return {
+            "node": self.ids[v],
+            "text": text,
+            "compare": compare,
+            "slope": json_float(slope),
+            "why": " ".join(why),
+            "h": h,
+        }
 
     # -- the answer
 

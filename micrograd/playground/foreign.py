@@ -48,16 +48,19 @@ def _children(node: Any) -> list[Any]:
     try:
         return list(prev)
     except TypeError:
-        raise TypeError(f"explore: a node's _prev must be a tuple, list or set of children, got "
-                        f"{type(prev).__name__}") from None  # fmt: skip
+        raise TypeError(
+            f"explore: a node's _prev must be a tuple, list or set of children, got "
+            f"{type(prev).__name__}"
+        ) from None
 
 
 def _number(x: object, what: str) -> float:
     try:
         return float(x)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise TypeError(f"explore: {what} must be a number, got {type(x).__name__} "
-                        f"{str(x)[:40]!r}") from None  # fmt: skip
+        raise TypeError(
+            f"explore: {what} must be a number, got {type(x).__name__} {str(x)[:40]!r}"
+        ) from None
 
 
 def op_function(op: str, arity: int) -> Callable[..., float] | None:
@@ -125,8 +128,9 @@ class ForeignExplorer(Explorer):
 
     def __init__(self, root: Any, engine: str, title: str = "") -> None:
         if not looks_like_a_value(root):
-            raise TypeError(f"explore: expected a Value (with data, grad and _prev), got "
-                            f"{type(root).__name__}")  # fmt: skip
+            raise TypeError(
+                f"explore: expected a Value (with data, grad and _prev), got {type(root).__name__}"
+            )
         self.foreign: dict[Value, Any] = {}  # the picture's node -> the learner's node
         shadow_root = self._mirror(root)
         self.checks: dict[Value, list[str]] = {}  # node -> what is wrong with it
@@ -149,8 +153,9 @@ class ForeignExplorer(Explorer):
                 continue
             seen.add(id(node))
             if not looks_like_a_value(node):
-                raise TypeError(f"explore: a child in the graph is a {type(node).__name__}, not "
-                                f"a Value")  # fmt: skip
+                raise TypeError(
+                    f"explore: a child in the graph is a {type(node).__name__}, not a Value"
+                )
             stack.append((node, True))
             for child in reversed(_children(node)):
                 if id(child) not in seen:
@@ -159,9 +164,13 @@ class ForeignExplorer(Explorer):
         for node in order:
             kids = [made[id(c)] for c in _children(node)]
             label = getattr(node, "label", "") or ""
-            v = Value(_number(node.data, f"{label or 'a node'}.data"), tuple(kids),
-                      str(getattr(node, "_op", "") or ""), label=str(label),
-                      _local=(0.0,) * len(kids))  # fmt: skip
+            v = Value(
+                _number(node.data, f"{label or 'a node'}.data"),
+                tuple(kids),
+                str(getattr(node, "_op", "") or ""),
+                label=str(label),
+                _local=(0.0,) * len(kids),
+            )
             made[id(node)] = v
             self.foreign[v] = node
         return made[id(root)]
@@ -222,8 +231,10 @@ class ForeignExplorer(Explorer):
         name = self.names[v]
         if not v._prev:
             if op:
-                return [f"{name} says it was made by {op!r} but has no children: the op forgot "
-                        f"its input (pass it to Value(..., (self,), '{op}'))"]  # fmt: skip
+                return [
+                    f"{name} says it was made by {op!r} but has no children: the op forgot "
+                    f"its input (pass it to Value(..., (self,), '{op}'))"
+                ]
             return []
         f, kids = self._op_of(v)
         if f is None:
@@ -234,8 +245,10 @@ class ForeignExplorer(Explorer):
         except (ArithmeticError, ValueError):
             return []
         if not _close(value, v.data):
-            return [f"{name}.data is {fmt(v.data)}, but {op} of its children gives "
-                    f"{fmt(value)}: the forward pass of {op!r} is wrong"]  # fmt: skip
+            return [
+                f"{name}.data is {fmt(v.data)}, but {op} of its children gives "
+                f"{fmt(value)}: the forward pass of {op!r} is wrong"
+            ]
         theirs = self._probe(v)
         if isinstance(theirs, str):
             return [f"{name}'s {op}: {theirs}"]
@@ -254,16 +267,20 @@ class ForeignExplorer(Explorer):
         cause the numbers suggest (`=` for `+=`, no `× out.grad`, the other factor, the sign)."""
         out, kid, op = in_formula(self.names[v]), in_formula(self.names[k]), v._op
         left, should = PRESET + got * SEED, PRESET + want * SEED
-        text = (f"with {out}.grad = {SEED:g} and {kid}.grad already {PRESET:g}, your {op} rule "
-                f"left {kid}.grad at {fmt(left)}: it should be {fmt(should)} ({PRESET:g} + "
-                f"∂{out}/∂{kid} × {SEED:g}, ∂{out}/∂{kid} = {fmt(want)}: the slope of {op} at "
-                f"{self.names[k]} = {fmt(k.data)}, by central differences)")  # fmt: skip
+        text = (
+            f"with {out}.grad = {SEED:g} and {kid}.grad already {PRESET:g}, your {op} rule "
+            f"left {kid}.grad at {fmt(left)}: it should be {fmt(should)} ({PRESET:g} + "
+            f"∂{out}/∂{kid} × {SEED:g}, ∂{out}/∂{kid} = {fmt(want)}: the slope of {op} at "
+            f"{self.names[k]} = {fmt(k.data)}, by central differences)"
+        )
         others = [c for c in v._prev if c is not k]
         if _close(left, want * SEED):
             cause = "`=` where the lecture has `+=`?"
         elif uses > 1 and _close(left, want * SEED / uses):
-            cause = (f"`=` where the lecture has `+=`? {kid} is used {uses} times here: each use "
-                     f"adds its share")  # fmt: skip
+            cause = (
+                f"`=` where the lecture has `+=`? {kid} is used {uses} times here: each use "
+                f"adds its share"
+            )
         elif _close(left, PRESET):
             cause = f"it did not change {kid}.grad: is the rule set on the node it returns?"
         elif _close(left - PRESET, want):
@@ -279,18 +296,24 @@ class ForeignExplorer(Explorer):
 
     def _verdict(self) -> str:
         if not self.root._prev:
-            return (f"Your Value: {self.names[self.root]} has no children, so there is nothing "
-                    f"to step back through. If an op made it, that op did not keep its inputs: "
-                    f"pass them to Value(data, (self, other), op).")  # fmt: skip
+            return (
+                f"Your Value: {self.names[self.root]} has no children, so there is nothing "
+                f"to step back through. If an op made it, that op did not keep its inputs: "
+                f"pass them to Value(data, (self, other), op)."
+            )
         wrong = [v for v in self.topo if self.checks.get(v)]
         unknown = sorted({v._op for v in self.topo if v._prev and self._op_of(v)[0] is None})
-        tail = (f" (ops of your own, not checked: {', '.join(unknown)})" if unknown else "")
+        tail = f" (ops of your own, not checked: {', '.join(unknown)})" if unknown else ""
         if not wrong:
-            return ("Your Value: every node's local derivative is what its op's slope is "
-                    "(central differences). Step backward: each step runs your _backward." + tail)
+            return (
+                "Your Value: every node's local derivative is what its op's slope is "
+                "(central differences). Step backward: each step runs your _backward." + tail
+            )
         which = ", ".join(f"{self.names[v]} ({v._op or 'a leaf'})" for v in wrong)
-        return (f"Your Value: {len(wrong)} node{'s' if len(wrong) > 1 else ''} marked red: "
-                f"{which}. Step backward to see each rule at work." + tail)
+        return (
+            f"Your Value: {len(wrong)} node{'s' if len(wrong) > 1 else ''} marked red: "
+            f"{which}. Step backward to see each rule at work." + tail
+        )
 
     def _draw(self) -> dict[str, Any]:
         if not self.checks:
@@ -329,8 +352,10 @@ class ForeignExplorer(Explorer):
             v.data = data
         if changed:
             self.drawing = self._draw()
-            self.note = (f"Forward pass: {changed} node(s) hold new data since explore(), read "
-                         f"from your Values as they are now.")  # fmt: skip
+            self.note = (
+                f"Forward pass: {changed} node(s) hold new data since explore(), read "
+                f"from your Values as they are now."
+            )
 
     def _start_backward(self) -> None:
         for node in self.foreign.values():
@@ -349,8 +374,14 @@ class ForeignExplorer(Explorer):
             out = in_formula(self.names[self.root])
             self.foreign[self.root].grad = 1.0
             self.current, self.touched = self.ids[self.root], []
-            self.log.append({"node": self.current, "lines": [
-                f"{out}.grad = 1.0000  (∂{out}/∂{out} = 1, as the lecture sets it by hand)"]})
+            self.log.append(
+                {
+                    "node": self.current,
+                    "lines": [
+                        f"{out}.grad = 1.0000  (∂{out}/∂{out} = 1, as the lecture sets it by hand)"
+                    ],
+                }
+            )
         else:
             v = self.order[self.done_steps - 1]
             self.log.append({"node": self.ids[v], "lines": self._run_backward(v)})
@@ -416,9 +447,11 @@ class ForeignExplorer(Explorer):
                 local = probe[i]
             else:
                 local = math.nan
-            lines.append(f"{kid}.grad = {fmt(b)} + {factor(local)} × {factor(g)} = "
-                         f"{fmt(after)}   (∂{name}/∂{kid} = {fmt(local)}, {name}.grad = "
-                         f"{fmt(g)})")  # fmt: skip
+            lines.append(
+                f"{kid}.grad = {fmt(b)} + {factor(local)} × {factor(g)} = "
+                f"{fmt(after)}   (∂{name}/∂{kid} = {fmt(local)}, {name}.grad = "
+                f"{fmt(g)})"
+            )
         lines += [f"✗ {p}" for p in self.checks.get(v, [])]
         return lines
 
@@ -426,8 +459,10 @@ class ForeignExplorer(Explorer):
 
     @staticmethod
     def _refusal() -> ViewError:
-        return ViewError("this graph is made of your own Value class: change its numbers in the "
-                         "notebook and explore() it again")  # fmt: skip
+        return ViewError(
+            "this graph is made of your own Value class: change its numbers in the "
+            "notebook and explore() it again"
+        )
 
     def set_leaf(self, node_id: object, value: object) -> None:
         raise self._refusal()
@@ -442,8 +477,9 @@ class ForeignExplorer(Explorer):
         raise self._refusal()
 
 
-def explorer_for(root: Any, engine: str, title: str = "",
-                 params: Sequence[Value] | None = None) -> Explorer:
+def explorer_for(
+    root: Any, engine: str, title: str = "", params: Sequence[Value] | None = None
+) -> Explorer:
     """The explorer for `root`: micrograd's own Value, or a learner's class of the same shape."""
     if isinstance(root, Value):
         return Explorer(None, engine, root=root, title=title, tunable=params)

@@ -29,8 +29,7 @@ def _load_jupyter_server_extension(server_app: Any) -> None:
             self.redirect(url_path_join(self.base_url, "proxy", port) + "/" + query)
 
     app = server_app.web_app
-    app.add_handlers(".*$", [(url_path_join(app.settings["base_url"], r"/proxy/(\d+)"),
-                              AddSlash)])
+    app.add_handlers(".*$", [(url_path_join(app.settings["base_url"], r"/proxy/(\d+)"), AddSlash)])
     # add_handlers puts a host's rules just before the catch-all, after every extension loaded
     # earlier (jupyter-server-proxy's /proxy/(\d+)(/.*|) would answer first): move ours first.
     rules = app.default_router.rules

@@ -29,8 +29,10 @@ def restore(tab: Any, kept: dict[str, Any]) -> None:
         try:
             getattr(tab.explorer, action)(body)
         except ViewError as exc:  # it built before; a refusal now (Graphviz gone): empty
-            print(f"micrograd playground: a tab's explorer was not made again: {exc.message}",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"micrograd playground: a tab's explorer was not made again: {exc.message}",
+                file=sys.stderr,
+            )
 
 
 def _explorer(view: Any) -> dict[str, Any] | None:
@@ -47,8 +49,12 @@ def _train(view: Any) -> dict[str, Any] | None:
         return None
     tr = view.trainer
     with tr.lock:
-        return {"settings": tr.settings.to_dict(), "step": tr.step_no, "playing": tr.playing,
-                "weights": [p.data for p in tr.model.parameters()]}  # fmt: skip
+        return {
+            "settings": tr.settings.to_dict(),
+            "step": tr.step_no,
+            "playing": tr.playing,
+            "weights": [p.data for p in tr.model.parameters()],
+        }
 
 
 def _restore_train(view: Any, kept: dict[str, Any]) -> None:

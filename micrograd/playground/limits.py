@@ -66,8 +66,9 @@ def measure_object(obj: Any, what: str = "the message") -> None:
                 raise ViewError(f"{what} has more than {MAX_ELEMENTS:,} values", 413)
             stack.extend((child, depth + 1) for child in children)
         elif isinstance(item, str) and len(item) > MAX_BODY:
-            raise ViewError(f"{what} holds a text of {len(item)} characters; at most "
-                            f"{MAX_BODY} allowed", 413)  # fmt: skip
+            raise ViewError(
+                f"{what} holds a text of {len(item)} characters; at most {MAX_BODY} allowed", 413
+            )
 
 
 def numbers_fit(body: object) -> None:
@@ -88,12 +89,15 @@ def numbers_fit(body: object) -> None:
             stack.extend((v, here, k) for k, v in pairs)
         elif isinstance(item, int) and not isinstance(item, bool) and not _fits_float(item):
             digits = int(item.bit_length() * math.log10(2)) + 1
-            raise ViewError(f"{_path(seen, parent, key) or 'the request'} is a whole number of "
-                            f"about {digits} digits, too large: numbers must fit a float (at "
-                            f"most about 1.8e308)")  # fmt: skip
+            raise ViewError(
+                f"{_path(seen, parent, key) or 'the request'} is a whole number of "
+                f"about {digits} digits, too large: numbers must fit a float (at "
+                f"most about 1.8e308)"
+            )
         elif isinstance(item, float) and not math.isfinite(item):
-            raise ViewError(f"{_path(seen, parent, key) or 'the request'} is {item}: numbers "
-                            f"must be finite")  # fmt: skip
+            raise ViewError(
+                f"{_path(seen, parent, key) or 'the request'} is {item}: numbers must be finite"
+            )
 
 
 def _path(seen: list[tuple[int, object]], parent: int, key: object) -> str:

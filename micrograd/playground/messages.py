@@ -48,8 +48,12 @@ class MessageHost:
         try:
             measure_object(msg)  # the server's limits on a body, before anything is built
         except ViewError as exc:
-            return [{"id": msg.get("id") if isinstance(msg.get("id"), (int, str)) else None,
-                     "error": exc.message}]
+            return [
+                {
+                    "id": msg.get("id") if isinstance(msg.get("id"), (int, str)) else None,
+                    "error": exc.message,
+                }
+            ]
         self.heard = self.clock()
         if "frames" in msg:  # the Train view wants frames (again: it is still shown), or not
             if msg["frames"] and self._cursor is None:

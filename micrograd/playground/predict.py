@@ -26,8 +26,9 @@ from ..formatting import reads_as_number
 from .errors import ViewError
 
 TOLERANCE = 5e-5  # an answer within this of the grad (relative, beyond ±1) is right
-TOLERANCE_TEXT = ("to 4 decimals (beyond ±1: within 0.005%), or as the 4-decimal numbers shown "
-                  "give it")
+TOLERANCE_TEXT = (
+    "to 4 decimals (beyond ±1: within 0.005%), or as the 4-decimal numbers shown give it"
+)
 CLOSE = 1e-2  # within this (relative) but not right: say it is close
 
 
@@ -93,9 +94,25 @@ def questions(parent: Value, out: str, op: str, parts: list[Part]) -> list[Quest
             product = "·".join(p.name for p in parts)
         # the step's arithmetic on the numbers the graph and the hints show, each rounded
         by_hand = shown(uses[0].before) + sum(shown(p.local) * shown(p.out_grad) for p in uses)
-        asked.append(Question(child, names[child], parent, out, op, uses[-1].after,
-                              uses[0].before, uses[0].local, uses[0].formula, uses[0].out_grad,
-                              len(uses), other, own, product, by_hand))  # fmt: skip
+        asked.append(
+            Question(
+                child,
+                names[child],
+                parent,
+                out,
+                op,
+                uses[-1].after,
+                uses[0].before,
+                uses[0].local,
+                uses[0].formula,
+                uses[0].out_grad,
+                len(uses),
+                other,
+                own,
+                product,
+                by_hand,
+            )
+        )
     return asked
 
 
@@ -124,34 +141,49 @@ def diagnose(q: Question, x: float, level: int = 0) -> str:
     if q.paths > 1 and looks(had + d * g):
         times = "twice" if q.paths == 2 else f"{q.paths} times"
         shown = f" {q.op} ".join([kid] * q.paths)
-        return (f"{kid} is used {times}: {out} = {shown} adds a grad along each path "
-                f"(+=, once per use)")  # fmt: skip
+        return (
+            f"{kid} is used {times}: {out} = {shown} adds a grad along each path (+=, once per use)"
+        )
     if had != 0 and looks(q.want - had):
-        return (f"{kid} already has grad {fmt(had)} from another path: this step adds onto it "
-                f"(+=), it does not replace it")  # fmt: skip
+        return (
+            f"{kid} already has grad {fmt(had)} from another path: this step adds onto it "
+            f"(+=), it does not replace it"
+        )
     if q.other is not None and q.own is not None and looks(had + q.own * g):
         return f"∂({q.product})/∂{kid} is {q.other}, the other factor, not {kid} itself"
     if looks(d):
         return f"that is ∂{out}/∂{kid} alone: the chain rule multiplies it by {out}.grad"
     if had != 0 and looks(had + d):
-        return (f"that is {kid}.grad so far + ∂{out}/∂{kid}: the chain rule multiplies "
-                f"∂{out}/∂{kid} by {out}.grad before adding")  # fmt: skip
+        return (
+            f"that is {kid}.grad so far + ∂{out}/∂{kid}: the chain rule multiplies "
+            f"∂{out}/∂{kid} by {out}.grad before adding"
+        )
     if looks(g):
-        return (f"that is {out}.grad alone: the chain rule multiplies it by ∂{out}/∂{kid}, "
-                f"the local derivative")  # fmt: skip
+        return (
+            f"that is {out}.grad alone: the chain rule multiplies it by ∂{out}/∂{kid}, "
+            f"the local derivative"
+        )
     if had != 0 and looks(had + g):
-        return (f"that is {kid}.grad so far + {out}.grad: the chain rule multiplies {out}.grad "
-                f"by ∂{out}/∂{kid}, the local derivative, before adding")  # fmt: skip
+        return (
+            f"that is {kid}.grad so far + {out}.grad: the chain rule multiplies {out}.grad "
+            f"by ∂{out}/∂{kid}, the local derivative, before adding"
+        )
     if looks(had - term):  # this path's term, ∂out/∂kid × out.grad, with its sign flipped
-        what = "the size is right but not the sign" if had == 0 else \
-            "the size of this path's term is right but not its sign"  # fmt: skip
-        return (f"{what}: look again at the signs of ∂{out}/∂{kid} and {out}.grad")
+        what = (
+            "the size is right but not the sign"
+            if had == 0
+            else "the size of this path's term is right but not its sign"
+        )
+        return f"{what}: look again at the signs of ∂{out}/∂{kid} and {out}.grad"
     if near(x, q.want, CLOSE):
-        return ("close, but not to 4 decimals: multiply the numbers as shown, rounding only "
-                "the result")  # fmt: skip
+        return (
+            "close, but not to 4 decimals: multiply the numbers as shown, rounding only the result"
+        )
     if level >= 2:
-        return (f"not yet: the hints above give both factors: ∂{out}/∂{kid} × {out}.grad, "
-                f"plus {kid}.grad so far")  # fmt: skip
+        return (
+            f"not yet: the hints above give both factors: ∂{out}/∂{kid} × {out}.grad, "
+            f"plus {kid}.grad so far"
+        )
     return "not yet: try Hint"
 
 
@@ -159,11 +191,14 @@ def hints(q: Question, level: int) -> list[str]:
     """Hint 1: the line's shape; hint 2: its factors too (the answer is then one product away)."""
     kid, out = q.name, q.out
     if q.parent is None:
-        lines = [f"{kid}.grad = ∂{kid}/∂{kid}: how much {kid} changes when {kid} itself changes "
-                 f"by a little"]  # fmt: skip
+        lines = [
+            f"{kid}.grad = ∂{kid}/∂{kid}: how much {kid} changes when {kid} itself changes "
+            f"by a little"
+        ]
         if level > 1:
-            lines.append("the backward pass starts at the output: ∂x/∂x for any x is the same "
-                         "number")  # fmt: skip
+            lines.append(
+                "the backward pass starts at the output: ∂x/∂x for any x is the same number"
+            )
         return lines
     each = f", once along each of its {q.paths} paths" if q.paths > 1 else ""
     lines = [f"{kid}.grad = {kid}.grad + ∂{out}/∂{kid} × {out}.grad{each}"]
@@ -174,8 +209,10 @@ def hints(q: Question, level: int) -> list[str]:
             local = fmt(q.local)
         else:
             local = f"{q.formula} = {fmt(q.local)}"
-        lines.append(f"∂{out}/∂{kid} = {local}; {out}.grad = {fmt(q.out_grad)}; {kid}.grad so far "
-                     f"= {fmt(q.had)}")  # fmt: skip
+        lines.append(
+            f"∂{out}/∂{kid} = {local}; {out}.grad = {fmt(q.out_grad)}; {kid}.grad so far "
+            f"= {fmt(q.had)}"
+        )
     return lines
 
 
@@ -215,8 +252,11 @@ class Quiz:
     def answer(self, value: object) -> bool:
         """Check `value` against the question asked now; True once every question of the step
         is answered right (the caller then applies the step)."""
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-                not math.isfinite(value):  # fmt: skip
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
             raise ViewError(f"your answer must be a number, got {str(value)[:40]!r}")
         if not self.pending:
             raise ViewError("no grad is asked now: press Backward step first", 409)
@@ -262,12 +302,19 @@ class Quiz:
             }
         score = ""
         if self.resolved:
-            score = (f"Right at the first try: {self.right_first} of {self.resolved} "
-                     f"grad{'s' if self.resolved != 1 else ''}")  # fmt: skip
+            score = (
+                f"Right at the first try: {self.right_first} of {self.resolved} "
+                f"grad{'s' if self.resolved != 1 else ''}"
+            )
             if self.revealed:
                 score += f" ({self.revealed} shown)"
-        return {"on": self.on, "ask": ask, "feedback": self.feedback, "score": score,
-                "tolerance": TOLERANCE_TEXT}  # fmt: skip
+        return {
+            "on": self.on,
+            "ask": ask,
+            "feedback": self.feedback,
+            "score": score,
+            "tolerance": TOLERANCE_TEXT,
+        }
 
 
 class PredictActions:

@@ -73,8 +73,12 @@ KEEPALIVE_SECONDS = 2.0  # a frame stream looks at its client this often while n
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 _STATIC_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
-_PAGES = {"/": "index.html", "/index.html": "index.html", "/train": "train.html",
-          "/train.html": "train.html"}
+_PAGES = {
+    "/": "index.html",
+    "/index.html": "index.html",
+    "/train": "train.html",
+    "/train.html": "train.html",
+}
 
 
 def build_routes() -> dict[tuple[str, str], Handler]:
@@ -359,16 +363,16 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             # holds a program or settings the server does not (it was restarted, or forgot the
             # tab) sends them again (common.js's httpTransport).
             self._holds = session.holds()
-            req = Request(method, path, query, body, session, self.server.options,
-                          self.server.stopping)  # fmt: skip
+            req = Request(
+                method, path, query, body, session, self.server.options, self.server.stopping
+            )
             result = handler(req)
             if isinstance(result, EventStream):
                 self._stream(result)
             elif isinstance(result, dict):
                 self._send_json(200, result)
             else:
-                raise TypeError(f"handler for {path} returned {type(result).__name__}, not a "
-                                f"dict")  # fmt: skip
+                raise TypeError(f"handler for {path} returned {type(result).__name__}, not a dict")
         finally:
             self.server.sessions.release(session)
 
@@ -599,10 +603,12 @@ def serve(
     if not token and host.strip("[]") not in LOOPBACK:
         # Other machines can reach it: without a token, anyone on the network drives it (and a
         # web page through DNS rebinding, by its address). Refused, not silently open.
-        raise ValueError(f"serve: listening on {host} lets other machines reach the playground, "
-                         f"so it needs a token (token_for({host!r}) picks one; the command line "
-                         f"picks one unless given --token); an empty token is allowed only on "
-                         f"127.0.0.1")  # fmt: skip
+        raise ValueError(
+            f"serve: listening on {host} lets other machines reach the playground, "
+            f"so it needs a token (token_for({host!r}) picks one; the command line "
+            f"picks one unless given --token); an empty token is allowed only on "
+            f"127.0.0.1"
+        )
     _check_port(port)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     bind = host.strip("[]")

@@ -49,12 +49,19 @@ from ..atomic import atomic_write, prepare_folder
 PYODIDE_VERSION = "314.0.7"  # CPython 3.14.2 in WebAssembly
 # npm's integrity of pyodide-PYODIDE_VERSION.tgz (`npm view pyodide@314.0.7 dist.integrity`)
 PYODIDE_INTEGRITY = (
-    "sha512-0YvXxEhfEdpLfb/XkM2BFAeMROq0iMUX2bzzH9pOttyMcWkwq+HbE5uyuGD82LN7y2q+SNvi/6V5JEsOlD2R1A=="
+    "sha512-0YvXxEhfEdpLfb/XkM2BFAeMROq0iMUX2bzzH9pOttyMcWkwq+"
+    "HbE5uyuGD82LN7y2q+SNvi/6V5JEsOlD2R1A=="
 )
 # What loadPyodide reads: the loader, the interpreter and its standard library. package.json
 # goes along for the licence (MPL-2.0) and where the source is.
-PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
-                 "pyodide-lock.json", "package.json")  # fmt: skip
+PYODIDE_FILES = (
+    "pyodide.mjs",
+    "pyodide.asm.mjs",
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "pyodide-lock.json",
+    "package.json",
+)
 DIST_NAME = "micrograd-plus"  # the name pip installs micrograd by (pyproject.toml)
 PAGES = {"index.html": "index.html", "train.html": "train.html"}  # site file <- static/ file
 WORKER_META = '<meta name="micrograd-transport" content="worker">'  # common.js's pageTransport
@@ -94,8 +101,9 @@ def integrity(data: bytes) -> str:
     return "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode("ascii")
 
 
-def pyodide_archive(cache_dir: pathlib.Path, log: Callable[[str], None] = print) -> tuple[bytes,
-                                                                                           str]:
+def pyodide_archive(
+    cache_dir: pathlib.Path, log: Callable[[str], None] = print
+) -> tuple[bytes, str]:
     """The npm archive of Pyodide PYODIDE_VERSION, checked: from the cache, else by ``npm pack``
     (then cached). Returns (bytes, "cache" or "npm")."""
     cached = cache_dir / f"pyodide-{PYODIDE_VERSION}.tgz"
@@ -115,13 +123,24 @@ def pyodide_archive(cache_dir: pathlib.Path, log: Callable[[str], None] = print)
     with tempfile.TemporaryDirectory(prefix="micrograd-npm-") as tmp:
         try:
             done = subprocess.run(
-                [npm, "pack", f"pyodide@{PYODIDE_VERSION}", "--pack-destination", tmp,
-                 "--json", "--ignore-scripts"],  # fmt: skip
-                capture_output=True, text=True, timeout=600, cwd=tmp,
-            )  # fmt: skip
+                [
+                    npm,
+                    "pack",
+                    f"pyodide@{PYODIDE_VERSION}",
+                    "--pack-destination",
+                    tmp,
+                    "--json",
+                    "--ignore-scripts",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                cwd=tmp,
+            )
         except subprocess.TimeoutExpired:
-            raise SiteError("npm pack pyodide took more than 10 minutes; is the npm registry "
-                            "reachable?") from None  # fmt: skip
+            raise SiteError(
+                "npm pack pyodide took more than 10 minutes; is the npm registry reachable?"
+            ) from None
         if done.returncode != 0:
             why = _last_error_line(done.stderr) or f"exit status {done.returncode}"
             raise SiteError(f"npm pack pyodide@{PYODIDE_VERSION} failed: {why}")
@@ -131,9 +150,11 @@ def pyodide_archive(cache_dir: pathlib.Path, log: Callable[[str], None] = print)
         data = tgz[0].read_bytes()
     got = integrity(data)
     if got != PYODIDE_INTEGRITY:
-        raise SiteError(f"the npm archive of pyodide@{PYODIDE_VERSION} is not the one this "
-                        f"micrograd was built for: integrity {got[:24]}..., expected "
-                        f"{PYODIDE_INTEGRITY[:24]}...")  # fmt: skip
+        raise SiteError(
+            f"the npm archive of pyodide@{PYODIDE_VERSION} is not the one this "
+            f"micrograd was built for: integrity {got[:24]}..., expected "
+            f"{PYODIDE_INTEGRITY[:24]}..."
+        )
     cache_dir.mkdir(parents=True, exist_ok=True)
     atomic_write(cached, data)
     return data, "npm"
@@ -171,21 +192,34 @@ def package_wheel() -> tuple[str, bytes]:
 
     root = pathlib.Path(micrograd.__file__).resolve().parent
     files = sorted(
-        p for p in root.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith(".")
+        p
+        for p in root.rglob("*")
+        if p.is_file()
+        and "__pycache__" not in p.parts
+        and not p.name.startswith(".")
         and p.suffix not in (".pyc", ".pyo")
-    )  # fmt: skip
+    )
     dist = DIST_NAME.replace("-", "_")
     info = f"{dist}-{__version__}.dist-info"
     entries = [(f"micrograd/{p.relative_to(root).as_posix()}", p.read_bytes()) for p in files]
     entries += [
-        (f"{info}/METADATA", (f"Metadata-Version: 2.1\nName: {DIST_NAME}\nVersion: "
-                              f"{__version__}\nRequires-Python: >=3.10\n").encode()),
-        (f"{info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: micrograd site\n"
-                          b"Root-Is-Purelib: true\nTag: py3-none-any\n"),
-    ]  # fmt: skip
-    record = "".join(f"{name},sha256={_urlsafe_sha256(data)},{len(data)}\n"
-                     for name, data in entries) + f"{info}/RECORD,,\n"  # fmt: skip
+        (
+            f"{info}/METADATA",
+            (
+                f"Metadata-Version: 2.1\nName: {DIST_NAME}\nVersion: "
+                f"{__version__}\nRequires-Python: >=3.10\n"
+            ).encode(),
+        ),
+        (
+            f"{info}/WHEEL",
+            b"Wheel-Version: 1.0\nGenerator: micrograd site\n"
+            b"Root-Is-Purelib: true\nTag: py3-none-any\n",
+        ),
+    ]
+    record = (
+        "".join(f"{name},sha256={_urlsafe_sha256(data)},{len(data)}\n" for name, data in entries)
+        + f"{info}/RECORD,,\n"
+    )
     entries.append((f"{info}/RECORD", record.encode()))
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
@@ -213,8 +247,9 @@ def page(name: str) -> str:
     html = _static(name).decode("utf-8")
     marked, n = re.subn(r'(<meta charset="utf-8">)', rf"\1\n{WORKER_META}", html, count=1)
     if n != 1:
-        raise SiteError(f"static/{name} has no <meta charset=\"utf-8\"> to put the worker's "
-                        f"<meta> after")  # fmt: skip
+        raise SiteError(
+            f'static/{name} has no <meta charset="utf-8"> to put the worker\'s <meta> after'
+        )
     return marked
 
 
@@ -222,8 +257,12 @@ def page(name: str) -> str:
 # with no settings in its address): (view, action, body); None stands for the default program
 # the examples answer names. The layout: "auto" in a browser is the built-in layout, which is
 # what "layered" computes here, where Graphviz may be installed.
-FIRST_CALLS = (("explorer", "examples", {}), ("explorer", "load", None),
-               ("train", "options", {}), ("train", "config", {}))  # fmt: skip
+FIRST_CALLS = (
+    ("explorer", "examples", {}),
+    ("explorer", "load", None),
+    ("train", "options", {}),
+    ("train", "config", {}),
+)
 
 
 def snapshot(log: Callable[[str], None] = print) -> list[dict]:
@@ -271,15 +310,19 @@ def site_files(archive: bytes, log: Callable[[str], None] = print) -> dict[str, 
         files[f"pyodide/{name}"] = data
     wheel_name, wheel = package_wheel()
     files[f"wheels/{wheel_name}"] = wheel
-    files["site.json"] = json.dumps({
-        "micrograd": __version__,
-        "wheel": f"wheels/{wheel_name}",
-        "pyodide": PYODIDE_VERSION,
-        # what a first visit downloads before Python runs (the browser keeps it after)
-        "pyodide_mb": round(sum(len(d) for d in pyodide.values()) / 1e6, 1),
-    }, indent=1).encode()  # fmt: skip
-    files["snapshot.json"] = json.dumps(snapshot(log), allow_nan=False,
-                                        separators=(",", ":")).encode()  # fmt: skip
+    files["site.json"] = json.dumps(
+        {
+            "micrograd": __version__,
+            "wheel": f"wheels/{wheel_name}",
+            "pyodide": PYODIDE_VERSION,
+            # what a first visit downloads before Python runs (the browser keeps it after)
+            "pyodide_mb": round(sum(len(d) for d in pyodide.values()) / 1e6, 1),
+        },
+        indent=1,
+    ).encode()
+    files["snapshot.json"] = json.dumps(
+        snapshot(log), allow_nan=False, separators=(",", ":")
+    ).encode()
     files[".nojekyll"] = b""  # GitHub Pages: serve the folder as it is
     return files
 
@@ -309,5 +352,10 @@ def build_site(
     for old in wheels.glob(f"{DIST_NAME.replace('-', '_')}-*.whl"):  # an older build's
         if old.name != pathlib.PurePosixPath(wheel).name:
             old.unlink()
-    return SiteReport(folder=folder, files=len(files), size=sum(map(len, files.values())),
-                      wheel=wheel, pyodide_from=source)  # fmt: skip
+    return SiteReport(
+        folder=folder,
+        files=len(files),
+        size=sum(map(len, files.values())),
+        wheel=wheel,
+        pyodide_from=source,
+    )

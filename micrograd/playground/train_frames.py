@@ -60,10 +60,11 @@ class LossCurve:
         if len(self.buckets) > self.cap:
             b = self.buckets
             self.buckets = [
-                b[i] if i + 1 == len(b) else (b[i][0], _min(b[i][1], b[i + 1][1]),
-                                              _max(b[i][2], b[i + 1][2]), b[i + 1][3])
+                b[i]
+                if i + 1 == len(b)
+                else (b[i][0], _min(b[i][1], b[i + 1][1]), _max(b[i][2], b[i + 1][2]), b[i + 1][3])
                 for i in range(0, len(b), 2)
-            ]  # fmt: skip
+            ]
             self.width *= 2
             self.merges += 1
 
@@ -123,10 +124,12 @@ def grad_bytes(gs: Sequence[float], np: Any = None) -> tuple[str, float]:
     top = max((abs(g) for g in finite), default=0.0)
     if top == 0.0:
         return _b64_list([0.0] * len(finite)), 0.0
-    return _b64_list([
-        math.copysign(max(0.0, 1.0 + math.log10(abs(g) / top) / GRAD_DECADES), g) if g else 0.0
-        for g in finite
-    ]), top  # fmt: skip
+    return _b64_list(
+        [
+            math.copysign(max(0.0, 1.0 + math.log10(abs(g) / top) / GRAD_DECADES), g) if g else 0.0
+            for g in finite
+        ]
+    ), top
 
 
 def neuron_box(sizes: Sequence[int]) -> int:
@@ -172,7 +175,7 @@ def layer_outputs(model: MLP, X: Any) -> list[Any]:
         z = np.empty((h.shape[0], W.shape[1]))
         rows = max(1, BLOCK_MACS // max(1, W.size))
         for i in range(0, h.shape[0], rows):
-            np.matmul(h[i:i + rows], W, out=z[i:i + rows])
+            np.matmul(h[i : i + rows], W, out=z[i : i + rows])
         z += b
         op = ACTIVATIONS[layer.neurons[0].activation].op
         h = z if op is None else op.forward(xp, z)
@@ -236,9 +239,12 @@ def meta(tr: Any) -> dict[str, Any]:
         "loss_formula": s.loss_formula,
         "output_kind": s.output_kind,
         "output_rule": OUTPUT_RULES[s.output_kind],
-        "activation_formula": (f"h = {s.activation}(w·x + b),  {s.activation}(x) = "
-                               + ACTIVATIONS[s.activation].equation) if s.hidden else
-        "no hidden layer: the output is s = w·x + b, a line (no activation is used)",
+        "activation_formula": (
+            f"h = {s.activation}(w·x + b),  {s.activation}(x) = "
+            + ACTIVATIONS[s.activation].equation
+        )
+        if s.hidden
+        else "no hidden layer: the output is s = w·x + b, a line (no activation is used)",
         "pick": tr.pick,
         "graph": {"nodes": tr.graph_nodes, **tr.graph_layout},
         "change": tr.change,  # what the last settings change did: applied, or started over
@@ -258,12 +264,18 @@ def frame(tr: Any) -> dict[str, Any]:
     graph = None
     if shown.graph:
         try:
-            order, _, _ = point_graph(tr.model, tr.inputs[tr.pick], tr.T[tr.pick], s.loss,
-                                      describe=False)  # fmt: skip
+            order, _, _ = point_graph(
+                tr.model, tr.inputs[tr.pick], tr.T[tr.pick], s.loss, describe=False
+            )
             note = zero_loss_note(order, s.loss)
         except (ValueError, OverflowError, ZeroDivisionError) as e:  # diverged weights
-            order, note = [], (f"No numbers for this point: its forward pass fails ({e}), as "
-                               f"the weights diverged. Lower the Learning rate and press Reset.")
+            order, note = (
+                [],
+                (
+                    f"No numbers for this point: its forward pass fails ({e}), as "
+                    f"the weights diverged. Lower the Learning rate and press Reset."
+                ),
+            )
         graph = {
             # exact (not rounded twice on the way to the page's 4 decimals); none: no numbers
             "data": [_finite(v.data) for v in order],
@@ -315,8 +327,13 @@ def read(tr: Any, item: tuple[int, int, int | None] | None) -> dict[str, Any] | 
         p = n.b if inp is None else n.w[inp]
     except IndexError:  # the network was just rebuilt: the page asks again
         return None
-    return {"layer": layer, "neuron": neuron, "input": inp, "value": json_float(p.data),
-            "grad": json_float(p.grad)}  # fmt: skip
+    return {
+        "layer": layer,
+        "neuron": neuron,
+        "input": inp,
+        "value": json_float(p.data),
+        "grad": json_float(p.grad),
+    }
 
 
 def _input_maps(tr: Any) -> list[str]:
@@ -356,8 +373,11 @@ def _output_view(out: Any, kind: str, np: Any) -> dict[str, Any]:
         return {"kind": "score", "b64": _b64(np.tanh(out[:, 0]))}
     z = out - out.max(axis=1, keepdims=True)
     p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
-    return {"kind": "classes", "cls": _b64_classes(predict_rows(out)),
-            "b64": _b64(2 * p.max(axis=1) - 1)}  # fmt: skip
+    return {
+        "kind": "classes",
+        "cls": _b64_classes(predict_rows(out)),
+        "b64": _b64(2 * p.max(axis=1) - 1),
+    }
 
 
 def numpy_views(tr: Any, grid: Any, heat_grid: Any) -> dict[str, Any]:
@@ -374,12 +394,16 @@ def numpy_views(tr: Any, grid: Any, heat_grid: Any) -> dict[str, Any]:
         big = None
         for a in layers[:-1] if shown is not None else ():  # the shown neuron's layer
             if shown < a.shape[1]:
-                maps, m = _heat(a[:, shown:shown + 1], np)
+                maps, m = _heat(a[:, shown : shown + 1], np)
                 big = {"neuron": tr.shown.neuron, "b64": maps[0], "scale": m[0]}
                 break
             shown -= a.shape[1]
-        return {"grid": _output_view(layers[-1], kind, np), "heat": heat,
-                "heat_scale": scales, "shown": big}  # fmt: skip
+        return {
+            "grid": _output_view(layers[-1], kind, np),
+            "heat": heat,
+            "heat_scale": scales,
+            "shown": big,
+        }
 
 
 def eager_views(tr: Any, points: Sequence[Sequence[float]]) -> dict[str, Any]:
@@ -399,8 +423,12 @@ def eager_views(tr: Any, points: Sequence[Sequence[float]]) -> dict[str, Any]:
         big = {"neuron": shown, "b64": heat[shown], "scale": scales[shown]}
     out = per_layer[-1]
     if kind == "value":
-        return {"grid": {"kind": "value", "b64": _b64_list([r[0] / TARGET_RANGE for r in out])},
-                "heat": heat, "heat_scale": scales, "shown": big}  # fmt: skip
+        return {
+            "grid": {"kind": "value", "b64": _b64_list([r[0] / TARGET_RANGE for r in out])},
+            "heat": heat,
+            "heat_scale": scales,
+            "shown": big,
+        }
     if kind == "one":
         grid = {"kind": "score", "b64": _b64_list([math.tanh(r[0]) for r in out])}
     else:

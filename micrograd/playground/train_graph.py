@@ -62,8 +62,12 @@ def point_graph(
     return order, nodes, out
 
 
-def through_network(model: MLP, xs: list[Value], target: Any, loss: str,
-                    ) -> tuple[Value, dict[int, str]]:  # fmt: skip
+def through_network(
+    model: MLP,
+    xs: list[Value],
+    target: Any,
+    loss: str,
+) -> tuple[Value, dict[int, str]]:
     """One point's loss (`loss`, declared in micrograd.losses) through `model`, from the input
     Values `xs`, and the names the Train view gives each neuron's nodes, by id: a1.2 (layer 1,
     neuron 2: its w·x+b), h1.2 (its activation), and the output, s (one output) or z1, z2, ...
@@ -115,5 +119,7 @@ def zero_loss_note(order: list[Value], loss: str) -> str:
     if not order or order[-1].data != 0.0:
         return ""
     why = " (it is past the margin: max(0, 1 − y·s) = 0)" if loss == "hinge" else ""
-    return (f"The loss of this point is 0{why}, so nothing flows back: every grad in its graph "
-            f"is 0, and this point does not move the weights at this step.")
+    return (
+        f"The loss of this point is 0{why}, so nothing flows back: every grad in its graph "
+        f"is 0, and this point does not move the weights at this step."
+    )

@@ -67,7 +67,7 @@ OUTPUT_RULES = {
     "one": "one output s: class +1 (blue) where s > 0, −1 (orange) where s < 0",
     "per class": "one output zₖ per class: the class is argmax z, p = softmax(z)",
     "value": "one output s: the predicted value, drawn as the colour field (the points: their "
-             "targets, on the same scale)",
+    "targets, on the same scale)",
 }
 # The mean squared error on a regression problem: its targets are the points' values, not ±1.
 REGRESSION_FORMULA = "L = 1/N Σᵢ (sᵢ − yᵢ)²" + _REG + "     yᵢ: point i's target value"
@@ -244,8 +244,10 @@ class Settings:
         if unknown:
             near = difflib.get_close_matches(str(unknown[0]), names, n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise ValueError(f"unknown setting(s) {', '.join(map(repr, unknown))}{hint}; the "
-                             f"settings are {', '.join(names)}")  # fmt: skip
+            raise ValueError(
+                f"unknown setting(s) {', '.join(map(repr, unknown))}{hint}; the "
+                f"settings are {', '.join(names)}"
+            )
         b = base or cls()
         g = lambda k: d.get(k, getattr(b, k))  # noqa: E731
         dataset = check_choice("dataset", g("dataset"), list(DATASETS))
@@ -255,8 +257,10 @@ class Settings:
         if loss not in ds.losses:
             title, right = LOSSES[loss].title, LOSSES[ds.losses[0]].title
             if classes == 0:
-                why = (f"{ds.title} is a regression problem (each point has a "
-                       f"real-valued target, not a class): the {title} loss is for classes")
+                why = (
+                    f"{ds.title} is a regression problem (each point has a "
+                    f"real-valued target, not a class): the {title} loss is for classes"
+                )
             elif classes > 2:
                 why = f"the {title} loss separates 2 classes; {ds.title} has {classes}"
             else:
@@ -328,8 +332,10 @@ class Settings:
 
 def _features_for(dataset: str, features: tuple[str, ...]) -> tuple[str, ...]:
     if DATASETS[dataset].dims != 2 and features != ("x1", "x2"):
-        raise ValueError(f"input features are for the 2-D data sets; {DATASETS[dataset].title} "
-                         f"gives the network its points as they are")
+        raise ValueError(
+            f"input features are for the 2-D data sets; {DATASETS[dataset].title} "
+            f"gives the network its points as they are"
+        )
     return features
 
 

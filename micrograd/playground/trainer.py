@@ -86,8 +86,9 @@ class Trainer:
     ) -> None:
         if isinstance(use_jit, str):
             if use_jit not in ENGINES:
-                raise ValueError(f"unknown engine {use_jit!r}; the engines are "
-                                 f"{', '.join(ENGINES)}")  # fmt: skip
+                raise ValueError(
+                    f"unknown engine {use_jit!r}; the engines are {', '.join(ENGINES)}"
+                )
             self.engine_name = use_jit
         else:
             self.engine_name = "numpy" if use_jit is not False and numpy_available() else "eager"
@@ -121,8 +122,11 @@ class Trainer:
         initial weights). The same settings again (the page reloaded, or Back from the explorer)
         keep the run as it is, unless `restart`. `change` says what happened, for the page."""
         old = getattr(self, "settings", None)
-        changed = [k for k in settings.to_dict() if old is None or
-                   settings.to_dict()[k] != old.to_dict()[k]]  # fmt: skip
+        changed = [
+            k
+            for k in settings.to_dict()
+            if old is None or settings.to_dict()[k] != old.to_dict()[k]
+        ]
         if old is not None and not changed and not restart:
             with self.lock:
                 self._publish()  # the run goes on; the page gets a frame to draw
@@ -193,12 +197,15 @@ class Trainer:
         top of the picture (largest y), as a canvas counts rows."""
         s = self.settings
         x0, x1, y0, y1 = self.extent
-        return featurize(s, [
-            [x0 + (x1 - x0) * (i + 0.5) / side, y1 - (y1 - y0) * (r + 0.5) / side]
-            + [0.0] * (s.dims - 2)
-            for r in range(side)
-            for i in range(side)
-        ])  # fmt: skip
+        return featurize(
+            s,
+            [
+                [x0 + (x1 - x0) * (i + 0.5) / side, y1 - (y1 - y0) * (r + 0.5) / side]
+                + [0.0] * (s.dims - 2)
+                for r in range(side)
+                for i in range(side)
+            ],
+        )
 
     def _batch_iterator(self) -> Iterator | None:
         """Minibatches of the settings' size (seeded) from the training points, or None for all
@@ -435,12 +442,14 @@ class Trainer:
             n = self.model.layers[li].neurons[ni]
             self.engine.sync()
             (n.b if ii is None else n.w[ii]).data = check_real(
-                "weight" if ii is not None else "bias", value, -1e3, 1e3)
+                "weight" if ii is not None else "bias", value, -1e3, 1e3
+            )
             self.engine.params_changed()
             self._publish()
 
-    def view(self, grads: object = KEEP, graph: object = KEEP, neuron: object = KEEP,
-             read: object = KEEP) -> None:
+    def view(
+        self, grads: object = KEEP, graph: object = KEEP, neuron: object = KEEP, read: object = KEEP
+    ) -> None:
         """What the page shows, so that frames hold that and no more (arguments left out keep
         theirs): `grads`, the links draw ∂L/∂w; `graph`, the chosen point's graph is on screen;
         `neuron`, the hidden neuron (counted over all hidden layers) on the big plot, or None;
@@ -460,8 +469,10 @@ class Trainer:
             shown = replace(shown, neuron=None)
         if read is not KEEP and read is not None:
             if not isinstance(read, (list, tuple)) or len(read) != 3:
-                raise ValueError(f"read takes [layer, neuron, input] (input null: the bias), "
-                                 f"got {str(read)[:60]}")  # fmt: skip
+                raise ValueError(
+                    f"read takes [layer, neuron, input] (input null: the bias), "
+                    f"got {str(read)[:60]}"
+                )
             # checked without the lock: a hover answers at once, not after the turn under way
             # (a network rebuilt meanwhile forgets it, and `read` then finds nothing)
             shown = replace(shown, read=self.parameter(*read))
@@ -570,7 +581,7 @@ class FrameCursor:
             self.sent, self.history_id = 0, hid
             out["history_reset"] = True
         # from the last bucket sent on: it may have grown since (the page replaces it)
-        out["history"] = hist[max(self.sent - 1, 0):]
+        out["history"] = hist[max(self.sent - 1, 0) :]
         self.sent = len(hist)
         return out
 
@@ -622,8 +633,13 @@ def _nearest_with_loss(tr: Trainer, i: int) -> dict[str, Any] | None:
     for j in order:
         value = loss_at(j) if j != i else 0.0
         if value != 0.0 and math.isfinite(value):
-            return {"index": j, "point": list(tr.X[j]), "x": list(tr.inputs[j]), "target": tr.T[j],
-                    "loss": value}  # fmt: skip
+            return {
+                "index": j,
+                "point": list(tr.X[j]),
+                "x": list(tr.inputs[j]),
+                "target": tr.T[j],
+                "loss": value,
+            }
     return None
 
 
@@ -644,20 +660,35 @@ def point_root(payload: object) -> tuple[Value, list[Value], str]:
     model = io.loads(json.dumps(payload.get("model")), "the network")
     x, names = payload.get("x"), payload.get("names")
     nin = len(model.layers[0].neurons[0].w)
-    if not isinstance(x, list) or len(x) != nin or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-            for v in x):  # fmt: skip
+    if (
+        not isinstance(x, list)
+        or len(x) != nin
+        or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in x
+        )
+    ):
         raise ValueError(f"the point's inputs must be {nin} finite numbers")
-    if not isinstance(names, list) or len(names) != len(x) or not all(
-            isinstance(n, str) and 0 < len(n) <= 20 for n in names):  # fmt: skip
+    if (
+        not isinstance(names, list)
+        or len(names) != len(x)
+        or not all(isinstance(n, str) and 0 < len(n) <= 20 for n in names)
+    ):
         raise ValueError("the inputs' names must be one short text per input")
     target = payload.get("target")
     outputs = len(model.layers[-1].neurons)
-    if isinstance(target, bool) or not isinstance(target, (int, float)) or not (
-            0 <= target < outputs and float(target).is_integer() if outputs > 1
-            else math.isfinite(target)):  # fmt: skip
-        raise ValueError(f"the point's target must fit the network's {outputs} output(s): "
-                         f"a class index, or a number for one output")  # fmt: skip
+    if (
+        isinstance(target, bool)
+        or not isinstance(target, (int, float))
+        or not (
+            0 <= target < outputs and float(target).is_integer()
+            if outputs > 1
+            else math.isfinite(target)
+        )
+    ):
+        raise ValueError(
+            f"the point's target must fit the network's {outputs} output(s): "
+            f"a class index, or a number for one output"
+        )
     target = int(target) if outputs > 1 else float(target)
     for li, layer in enumerate(model.layers, start=1):
         for ni, n in enumerate(layer.neurons, start=1):
@@ -668,7 +699,7 @@ def point_root(payload: object) -> tuple[Value, list[Value], str]:
     try:
         out, node_names = through_network(model, xs, target, loss)  # named as the Train view's are
     except ArithmeticError as exc:  # e.g. a target of 1e308: its loss is past what a float holds
-        field = ("target" if abs(target) > 1e150 else "model's weights or the point's inputs x")
+        field = "target" if abs(target) > 1e150 else "model's weights or the point's inputs x"
         raise ValueError(f"its loss overflows a float (check its {field}): {exc}") from None
     for v in topological_order(out):
         if id(v) in node_names:
@@ -676,7 +707,9 @@ def point_root(payload: object) -> tuple[Value, list[Value], str]:
     out.label = "loss"
     point = payload.get("point")
     where = ", ".join(fmt(v) for v in point) if isinstance(point, list) else ""
-    title = (f"the Train view's point {payload.get('index', '?')} (x = {where}): its {loss} loss "
-             f"through the network as it was at that moment. Build graph replaces it with an "
-             f"expression.")  # fmt: skip
+    title = (
+        f"the Train view's point {payload.get('index', '?')} (x = {where}): its {loss} loss "
+        f"through the network as it was at that moment. Build graph replaces it with an "
+        f"expression."
+    )
     return out, model.parameters(), title

@@ -48,8 +48,16 @@ from .train_settings import Settings, options
 from .trainer import KEEP, FrameCursor, Trainer, point_payload, point_root
 
 # The actions that only read: a web transport may answer them to a GET.
-READS = frozenset({("explorer", "examples"), ("explorer", "state"), ("train", "options"),
-                   ("train", "state"), ("train", "model"), ("train", "frames")})  # fmt: skip
+READS = frozenset(
+    {
+        ("explorer", "examples"),
+        ("explorer", "state"),
+        ("train", "options"),
+        ("train", "state"),
+        ("train", "model"),
+        ("train", "frames"),
+    }
+)
 
 LAYOUTS = ("auto", "dot", "layered")
 
@@ -76,8 +84,21 @@ class ExplorerView(PredictActions):
     """The backprop explorer of one tab: a graph (from a program, a notebook's Value, or the Train
     view's chosen point) and how far its passes have gone (`explorer.Explorer`)."""
 
-    ACTIONS = ("examples", "load", "state", "forward", "step", "backward", "reset", "set",
-               "role", "nudge", "descend", "point", *PredictActions.ACTIONS)  # fmt: skip
+    ACTIONS = (
+        "examples",
+        "load",
+        "state",
+        "forward",
+        "step",
+        "backward",
+        "reset",
+        "set",
+        "role",
+        "nudge",
+        "descend",
+        "point",
+        *PredictActions.ACTIONS,
+    )
 
     def __init__(self) -> None:
         self.explorer: Explorer | None = None
@@ -97,8 +118,10 @@ class ExplorerView(PredictActions):
         if not isinstance(program, str):
             raise ViewError("the expression must be text")
         if len(program) > MAX_PROGRAM_CHARS:
-            raise ViewError(f"the expression is {len(program)} characters; at most "
-                            f"{MAX_PROGRAM_CHARS} are allowed")  # fmt: skip
+            raise ViewError(
+                f"the expression is {len(program)} characters; at most "
+                f"{MAX_PROGRAM_CHARS} are allowed"
+            )
         if not program.strip():
             raise ViewError("the expression is empty: write assignments like `a = 2.0; b = a*a`")
         engine = _layout_of(body)
@@ -109,15 +132,22 @@ class ExplorerView(PredictActions):
         self.built_from = ("load", {"layout": engine})  # (its program: explorer.program)
         return self.explorer.state(with_drawing=True)
 
-    def show(self, root: Any, title: str = "", params: Sequence[Value] | None = None,
-             layout: str = "auto") -> dict[str, Any]:
+    def show(
+        self,
+        root: Any,
+        title: str = "",
+        params: Sequence[Value] | None = None,
+        layout: str = "auto",
+    ) -> dict[str, Any]:
         """The explorer on a graph built in Python (a notebook's `L`), not from a program: every
         leaf can be set; a gradient step moves `params` (default: every named leaf). `root` may
         also be a learner's own Value class (`foreign.ForeignExplorer`): stepped by their
         `_backward`, each node's rule checked."""
         if not isinstance(root, Value) and not looks_like_a_value(root):
-            raise TypeError(f"explore: expected a Value (micrograd's, or your own with data, grad "
-                            f"and _prev), got {type(root).__name__}")  # fmt: skip
+            raise TypeError(
+                f"explore: expected a Value (micrograd's, or your own with data, grad "
+                f"and _prev), got {type(root).__name__}"
+            )
         if layout not in LAYOUTS:
             raise ValueError(f"explore: layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
         self.explorer = _built(lambda: explorer_for(root, layout, title, params))
@@ -177,14 +207,19 @@ class ExplorerView(PredictActions):
         engine = _layout_of(body)
         payload = body.get("from")
         if payload is None:
-            raise ViewError("no point from the Train view: open the Train view, choose a point, "
-                            "then its graph", 409)  # fmt: skip
+            raise ViewError(
+                "no point from the Train view: open the Train view, choose a point, then its graph",
+                409,
+            )
         if body.get("nearest") and isinstance(payload, dict):
             other = payload.get("nearest")
             if not isinstance(other, dict):
                 raise ViewError("the Train view found no point whose loss is not 0")
-            payload = {**payload, **{k: other.get(k) for k in ("index", "point", "x", "target")},
-                       "nearest": None}  # fmt: skip
+            payload = {
+                **payload,
+                **{k: other.get(k) for k in ("index", "point", "x", "target")},
+                "nearest": None,
+            }
         try:
             root, params, title = point_root(payload)
         except (ValueError, TypeError) as exc:
@@ -201,6 +236,7 @@ class ExplorerView(PredictActions):
         self.built_from = ("point", body)
         return self.explorer.state(with_drawing=True)
 
+
 def _zero_loss(ex: Explorer, payload: dict[str, Any]) -> dict[str, Any]:
     """Why every grad of a point whose loss is 0 is 0, and the nearest point whose loss is not
     (the Train view's `nearest`), for the page to offer."""
@@ -208,13 +244,17 @@ def _zero_loss(ex: Explorer, payload: dict[str, Any]) -> dict[str, Any]:
     target = payload.get("target")
     if payload.get("loss") == "hinge" and score is not None and isinstance(target, (int, float)):
         ys = target * score.data
-        text = (f"This point's loss is 0: it is past the margin. The hinge loss is "
-                f"max(0, 1 − y·s), and here y·s = {fmt(target)} × {fmt(score.data)} = {fmt(ys)}, "
-                f"at least 1, so 1 − y·s ≤ 0: the loss is 0 and flat here, its slope 0, so "
-                f"every grad behind it is 0. Training learns nothing from this point.")  # fmt: skip
+        text = (
+            f"This point's loss is 0: it is past the margin. The hinge loss is "
+            f"max(0, 1 − y·s), and here y·s = {fmt(target)} × {fmt(score.data)} = {fmt(ys)}, "
+            f"at least 1, so 1 − y·s ≤ 0: the loss is 0 and flat here, its slope 0, so "
+            f"every grad behind it is 0. Training learns nothing from this point."
+        )
     else:
-        text = ("This point's loss is 0: the network's output is its target exactly, and the "
-                "loss is flat there, so every grad behind it is 0.")  # fmt: skip
+        text = (
+            "This point's loss is 0: the network's output is its target exactly, and the "
+            "loss is flat there, so every grad behind it is 0."
+        )
     offer = None
     other = payload.get("nearest")
     if isinstance(other, dict) and isinstance(other.get("point"), list):
@@ -223,7 +263,7 @@ def _zero_loss(ex: Explorer, payload: dict[str, Any]) -> dict[str, Any]:
         shown = f", loss {fmt(loss)}" if isinstance(loss, (int, float)) else ""
         offer = {
             "text": f"The nearest point whose loss is not 0: point {other.get('index')} "
-                    f"(x = {where}){shown}.",
+            f"(x = {where}){shown}.",
             "button": f"Step through point {other.get('index')} instead",
         }
     else:
@@ -235,8 +275,10 @@ def _built(make: Callable[[], Explorer]) -> Explorer:
     try:
         return make()
     except GraphTooLargeError:
-        raise ViewError(f"the graph has more than {MAX_NODES} nodes; the explorer shows at most "
-                        f"{MAX_NODES}: explore a part of it (one neuron's output, say)") from None
+        raise ViewError(
+            f"the graph has more than {MAX_NODES} nodes; the explorer shows at most "
+            f"{MAX_NODES}: explore a part of it (one neuron's output, say)"
+        ) from None
     except RuntimeError as exc:  # layout="dot" without Graphviz
         raise ViewError(str(exc)) from None
 
@@ -255,8 +297,20 @@ class TrainView:
     """The Train view of one tab: a `Trainer` (made on first use, default settings) and the
     cursor its transport reads frames with."""
 
-    ACTIONS = ("options", "state", "config", "control", "points", "pick", "weight", "bias",
-               "view", "model", "frames", "point")  # fmt: skip
+    ACTIONS = (
+        "options",
+        "state",
+        "config",
+        "control",
+        "points",
+        "pick",
+        "weight",
+        "bias",
+        "view",
+        "model",
+        "frames",
+        "point",
+    )
     VIEW_KEYS = ("grads", "graph", "neuron", "read")
 
     def __init__(self, jit: bool = True, settings: Settings | None = None) -> None:
@@ -330,8 +384,9 @@ class TrainView:
         elif action == "step":
             steps = body.get("steps", 1)
             if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= 1000:
-                raise ViewError(f"steps must be a whole number from 1 to 1000, got "
-                                f"{str(steps)[:40]!r}")  # fmt: skip
+                raise ViewError(
+                    f"steps must be a whole number from 1 to 1000, got {str(steps)[:40]!r}"
+                )
             tr.step(steps)
         else:
             getattr(tr, action)()
@@ -354,17 +409,22 @@ class TrainView:
         """Set one weight: ``{"layer": l, "neuron": j, "input": i, "value": w}`` (a link's)."""
         tr = self.trainer
         if body.get("input") is None:
-            raise ViewError("weight needs the link's input (a whole number); a bias is set with "
-                            "the bias action")  # fmt: skip
-        _checked(lambda: tr.set_weight(body.get("layer"), body.get("neuron"), body.get("input"),
-                                       body.get("value")))  # fmt: skip
+            raise ViewError(
+                "weight needs the link's input (a whole number); a bias is set with the bias action"
+            )
+        _checked(
+            lambda: tr.set_weight(
+                body.get("layer"), body.get("neuron"), body.get("input"), body.get("value")
+            )
+        )
         return self._answer()
 
     def bias(self, body: dict[str, Any]) -> dict[str, Any]:
         """Set one bias: ``{"layer": l, "neuron": j, "value": b}`` (a neuron's small square)."""
         tr = self.trainer
-        _checked(lambda: tr.set_weight(body.get("layer"), body.get("neuron"), None,
-                                       body.get("value")))  # fmt: skip
+        _checked(
+            lambda: tr.set_weight(body.get("layer"), body.get("neuron"), None, body.get("value"))
+        )
         return self._answer()
 
     def view(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -223,8 +223,12 @@ class Sessions:
             with self._lock:
                 now = self.clock()
                 for sid, s in list(self._sessions.items()):
-                    if (now - s.last_seen > self.idle and sid != session_id and not s.streams
-                            and not s.busy):
+                    if (
+                        now - s.last_seen > self.idle
+                        and sid != session_id
+                        and not s.streams
+                        and not s.busy
+                    ):
                         drop(sid)
                 waited_until = time.monotonic() + BUSY_WAIT
                 while (session := self._sessions.get(session_id)) is None:
@@ -236,8 +240,10 @@ class Sessions:
                     free = [s for s in self._sessions.values() if not s.streams and not s.busy]
                     if free:
                         drop(min(free, key=lambda s: s.last_seen).id)
-                    elif (any(not s.streams for s in self._sessions.values())
-                          and time.monotonic() < waited_until):
+                    elif (
+                        any(not s.streams for s in self._sessions.values())
+                        and time.monotonic() < waited_until
+                    ):
                         self._released.wait(0.1)  # a request being answered ends soon
                     else:
                         raise SessionsFull(
@@ -255,8 +261,9 @@ class Sessions:
                 try:
                     value = s.retire()
                 except Exception as exc:  # its views could not say what they hold: start anew
-                    print(f"micrograd playground: a tab's keepsake failed: {exc!r}",
-                          file=sys.stderr)  # fmt: skip
+                    print(
+                        f"micrograd playground: a tab's keepsake failed: {exc!r}", file=sys.stderr
+                    )
                 finally:
                     kept.put(value)
             if dropped:
@@ -410,8 +417,9 @@ def share_urls(port: int, token: str, host: str = "0.0.0.0") -> list[str]:
             except OSError:
                 continue
         try:
-            infos = socket.getaddrinfo(socket.gethostname(), None, families[-1][0] if
-                                       len(families) == 1 else 0)  # fmt: skip
+            infos = socket.getaddrinfo(
+                socket.gethostname(), None, families[-1][0] if len(families) == 1 else 0
+            )
         except OSError:  # the host name has no address: the ones above are what there is
             infos = []
         for info in infos:
