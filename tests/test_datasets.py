@@ -133,7 +133,7 @@ def test_a_new_data_set_is_one_entry_seen_by_the_train_view_and_the_demo(
     )
     source = tmp_path / "micrograd" / "data.py"
     text = source.read_text()
-    table = "DATASETS: dict[str, DataSet] = {d.name: d for d in (\n"
+    table = "DATASETS: dict[str, DataSet] = {\n    d.name: d\n    for d in (\n"
     assert text.count(table) == 1
     head, tail = text.split(table)
     generator, entry = recipe()
