@@ -209,8 +209,11 @@ def test_explore_and_train_in_jupyterlab(lab: Any, browser: Any, screenshot: Any
     try:
         lab.open_and_run(page, name)
         widgets = page.locator(".micrograd-widget")
+        # the kernel starts and runs five cells first: minutes on a loaded machine, not seconds
         page.wait_for_function(
-            "() => document.querySelectorAll('.micrograd-widget').length === 4", polling=200
+            "() => document.querySelectorAll('.micrograd-widget').length === 4",
+            polling=200,
+            timeout=300_000,
         )
         lecture, neuron, trainer, own = (widgets.nth(i) for i in range(4))
         page.wait_for_function("""() => [...document.querySelectorAll('.micrograd-widget')]
