@@ -3,9 +3,9 @@
 micrograd.jit traces per-sample code by watching how it reads Values' numbers (micrograd/
 tracing.py). While a thread is inside ``watch_reads(watcher)``, its reads of a Value's `.data`,
 `._local` and `.grad` are told to `watcher` (a `ReadWatcher`), except the reads an op makes of
-its own inputs' `.data`: jit replays an op as a whole. Which code is an op's is what the engine
-declares, through its one hook for the tracer, `registry.code_roles()` (every registered op's
-method, and the helpers marked `@part_of_an_op`), read afresh each time watching starts.
+its own inputs' `.data`: jit replays an op as a whole. Which code is an op's is decided here
+(`code_roles`): every registered op's method, read afresh each time watching starts, and the
+engine's helpers those methods call to read numbers.
 
 How: while any thread watches, the three slots of `Value` become properties of the class
 (nothing else can see a read); other threads read the plain values through them, untold, and the
@@ -24,7 +24,7 @@ from typing import Any
 from . import engine, floats, names, registry, walk
 from .engine import Value
 
-__all__ = ["ReadWatcher", "watch_reads", "code_role", "raw_data"]
+__all__ = ["ReadWatcher", "watch_reads", "code_role", "code_roles", "raw_data"]
 
 
 class ReadWatcher:
@@ -57,6 +57,28 @@ def _code_objects(fns: Iterable[Callable[..., Any]]) -> frozenset:
         out.add(code)
         todo.extend(c for c in code.co_consts if hasattr(c, "co_code"))
     return frozenset(out)
+
+
+# The engine's code that reads Values' numbers on an op's behalf, besides the ops' methods: `_node`
+# runs an op's rules on its children's numbers, `/` looks at its divisor (zero is an error) before
+# it builds a * b**-1, and `_overflowed` puts the operands of `-` and `/` in an overflow's message.
+# A helper missing here is a user's read to the tracer: the jit tests fail loudly, never silently.
+OP_HELPERS: tuple[Callable[..., Any], ...] = (
+    engine._node,
+    engine.Value.__truediv__,
+    engine._overflowed,
+)
+
+
+def code_roles() -> dict[str, list[Callable[..., Any]]]:
+    """The engine's code by its role for the tracer: 'op' (it reads numbers as part of an op:
+    every registered op's method, read live, and `OP_HELPERS`) and 'constant' (it turns a number
+    into a constant Value: a traced number reaching it is refused, it would freeze one sample's
+    value)."""
+    return {
+        "op": [info.method for info in registry.OPS.values()] + list(OP_HELPERS),
+        "constant": [floats.as_float],
+    }
 
 
 _ENGINE = tuple(map(vars, (engine, registry, floats, names, walk)))  # the engine's modules
@@ -144,7 +166,7 @@ def watch_reads(watcher: ReadWatcher) -> Iterator[None]:
     global _watching
     with _watch_lock:
         if _watching == 0:
-            roles = registry.code_roles()  # live: an op registered since is known too
+            roles = code_roles()  # live: an op registered since is known too
             _roles.update({role: _code_objects(fns) for role, fns in roles.items()})
             for name, prop in _WATCHED.items():
                 setattr(Value, name, prop)

@@ -18,7 +18,9 @@ import pytest
 import torch
 
 from micrograd import MLP, Value, grad, registry
-from micrograd.engine import OPS, explain_local, op_kind, torch_module
+from micrograd.engine import OPS, explain_local, op_kind
+from micrograd.io import TORCH_MODULES, torch_module
+from micrograd.nn import ACTIVATION_OPS
 
 from . import test_engine
 from .optable import Op
@@ -39,17 +41,10 @@ def contributing_cos() -> str:
 @pytest.fixture
 def sin_op(monkeypatch: pytest.MonkeyPatch) -> Iterator[Op]:
     """sin as a contributor adds it: the method with its @op declaration, cos as a function,
-    and the op table's row. Everything is taken away again afterwards."""
+    its rows as an activation (nn) and in PyTorch (io), and the op table's row. Everything is
+    taken away again afterwards."""
 
-    @registry.op(
-        "sin",
-        1,
-        forward=lambda xp, a: xp.sin(a),
-        local=lambda xp, out, a: (xp.cos(a),),
-        activation="Sin",
-        equation="sin x",
-        torch=lambda t: torch_module(t, "Sin", t.sin),
-    )
+    @registry.op("sin", 1, forward=lambda xp, a: xp.sin(a), local=lambda xp, out, a: (xp.cos(a),))
     def sin(self: Value) -> Value:
         x = self.data
         out = math.sin(x) if math.isfinite(x) else math.nan
@@ -57,6 +52,8 @@ def sin_op(monkeypatch: pytest.MonkeyPatch) -> Iterator[Op]:
 
     monkeypatch.setattr(Value, "sin", sin, raising=False)
     registry.function("cos", eval(contributing_cos(), {"math": math}))  # for second derivatives
+    monkeypatch.setitem(ACTIVATION_OPS, "sin", ("Sin", "sin x"))
+    monkeypatch.setitem(TORCH_MODULES, "sin", lambda t: torch_module(t, "Sin", t.sin))
     try:
         yield Op("sin", 1, lambda a: a.sin(), lambda a: a.sin(), edges=(math.pi, 1e6))
     finally:
