@@ -29,13 +29,18 @@ from .test_engine import assert_matches_torch, check_edge, edge_points
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def contributing_cos() -> str:
-    """The `registry.function("cos", ...)` line of CONTRIBUTING.md's sin recipe, as written there:
-    the test runs the document's own recipe, so the two cannot drift apart."""
+def contributing(pattern: str) -> str:
+    """The one line of CONTRIBUTING.md's sin recipe that `pattern` matches, the part after its
+    `=` or in its call, as written there: the test runs the document's own recipe, so the two
+    cannot drift apart."""
     text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    found = re.findall(r'^function\("cos", (lambda xp, a: .+?)\)\s*(?:#.*)?$', text, re.M)
-    assert len(found) == 1, "CONTRIBUTING.md's sin recipe should declare cos once"
+    found = re.findall(pattern, text, re.M)
+    assert len(found) == 1, f"CONTRIBUTING.md's sin recipe should have one line {pattern}"
     return found[0]
+
+
+def contributing_cos() -> str:
+    return contributing(r'^function\("cos", (lambda xp, a: .+?)\)\s*(?:#.*)?$')
 
 
 @pytest.fixture
@@ -52,8 +57,10 @@ def sin_op(monkeypatch: pytest.MonkeyPatch) -> Iterator[Op]:
 
     monkeypatch.setattr(Value, "sin", sin, raising=False)
     registry.function("cos", eval(contributing_cos(), {"math": math}))  # for second derivatives
-    monkeypatch.setitem(ACTIVATION_OPS, "sin", ("Sin", "sin x"))
-    monkeypatch.setitem(TORCH_MODULES, "sin", lambda t: torch_module(t, "Sin", t.sin))
+    row = contributing(r'^ACTIVATION_OPS\["sin"\] = (.+?)\s*(?:#.*)?$')
+    monkeypatch.setitem(ACTIVATION_OPS, "sin", eval(row))
+    module = contributing(r'^TORCH_MODULES\["sin"\] = (lambda torch: .+?)\s*(?:#.*)?$')
+    monkeypatch.setitem(TORCH_MODULES, "sin", eval(module, {"torch_module": torch_module}))
     try:
         yield Op("sin", 1, lambda a: a.sin(), lambda a: a.sin(), edges=(math.pi, 1e6))
     finally:
