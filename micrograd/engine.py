@@ -78,8 +78,8 @@ class Value:
     # ---------------------------------------------------------------- the ops
     # Each primitive is declared once, by @_op: its forward and its local derivatives (its rule:
     # d out / d child, for each child), for any array module xp. Its method builds the node on
-    # floats: the value, what the rule gives there (`OPS[op].local(FLOATS, out, *children)`;
-    # `_node` runs both rules) and the op's errors.
+    # floats: the value, what the rule gives there (`OPS[op].local(FLOATS, out, *children)`, or
+    # its `constant`; `_node` runs both rules) and the op's errors.
 
     @_op("+", 2, forward=lambda xp, a, b: a + b, local=(1.0, 1.0))  # the same at every node
     def __add__(self, other: Operand) -> Value:
@@ -88,7 +88,7 @@ class Value:
         out = a + b
         if not isfinite(out):  # an overflow is an error; a NaN or inf you put in propagates
             check_overflow(f"addition: {a!r} + {b!r}", out, a, b)
-        return Value(out, (self, other), "+", "", OPS["+"].local(FLOATS, out, a, b))
+        return Value(out, (self, other), "+", "", OPS["+"].constant)
 
     @_op("*", 2, forward=lambda xp, a, b: a * b, local=lambda xp, out, a, b: (b, a))
     def __mul__(self, other: Operand) -> Value:
@@ -209,21 +209,26 @@ class Value:
     def dot(w: Sequence[Operand], x: Sequence[Operand], b: Operand = 0.0) -> Value:
         """b + w[0]*x[0] + w[1]*x[1] + ..., one node (a neuron's pre-activation). Adds in the
         order ``sum((wi*xi for wi, xi in zip(w, x)), b)`` does: the same bits as that graph."""
-        w = _lift_all(w, "dot", "w")
-        x = _lift_all(x, "dot", "x")
+        w, x = tuple(w), tuple(x)
         if len(w) != len(x):
             raise ValueError(f"dot: w has {len(w)} entries but x has {len(x)}")
-        b = _lift(b, "dot", "b")
+        children = (*w, *x, b)
+        for v in children:
+            if type(v) is not Value:  # a plain number among them: lift it (else: no call)
+                w, x = _lift_all(w, "dot", "w"), _lift_all(x, "dot", "x")
+                children = (*w, *x, _lift(b, "dot", "b"))
+                break
         wd = [wi.data for wi in w]
         xd = [xi.data for xi in x]
+        bd = children[-1].data
         # A plain loop, not sum(): from Python 3.12 sum() of floats compensates rounding errors,
         # which would no longer match the unfused chain of + nodes bit for bit.
-        out = b.data
+        out = bd
         for p in map(mul, wd, xd):
             out += p
         if not isfinite(out):
-            check_overflow("dot: w·x + b", out, *wd, *xd, b.data)
-        return Value(out, (*w, *x, b), "dot", "", _dot_local(wd, xd, b.data))
+            check_overflow("dot: w·x + b", out, *wd, *xd, bd)
+        return Value(out, children, "dot", "", _dot_local(wd, xd, bd))
 
     @staticmethod
     @_op(

@@ -48,6 +48,8 @@ class OpInfo:
     make: Callable[..., Any] | None = None  # builds a node from (children, param), if not method
     param: str = ""  # the node attribute holding the op's own number ('_p', the exponent of **p);
     # forward and local then take it as a last argument
+    constant: tuple | None = None  # the local derivatives if the same at every node: `local`
+    # returns this very tuple ((1.0, 1.0) for +, shared by every node)
 
     def apply(self, *children: Any, p: float | None = None) -> Any:
         """A new node of this op on `children` (an op with a `param` takes its number as `p`)."""
@@ -109,23 +111,19 @@ def op(
 ) -> Callable[[Callable], Callable]:
     """Register the decorated method as the primitive `name` (the method itself is unchanged):
     its `forward` on any array module and its derivative rule `local`, each written once. A
-    `local` that is a tuple is the local derivatives of every node of the op: its rule returns
-    that very tuple (shared by every node, as + shares (1.0, 1.0))."""
+    `local` that is a tuple is the local derivatives of every node of the op (`constant`): its
+    rule returns that very tuple."""
     if forward is None and arity is not None:  # (jit computes dot and sum by their kernels)
         raise TypeError(f"op {name!r}: give forward= (only an op of any arity may go without)")
-    rule = _constant(local) if isinstance(local, tuple) else local
+    constant = local if isinstance(local, tuple) else None
+    rule = local if constant is None else lambda xp, out, *children: constant
 
     def register(method: Callable) -> Callable:
         fn = method.__func__ if isinstance(method, staticmethod) else method
-        OPS[name] = OpInfo(name, arity, fn, forward, rule, make, param)
+        OPS[name] = OpInfo(name, arity, fn, forward, rule, make, param, constant)
         return method
 
     return register
-
-
-def _constant(slopes: tuple) -> Rule:
-    """The rule of an op whose local derivatives are the same at every node: `slopes`."""
-    return lambda xp, out, *children: slopes
 
 
 def function(name: str, definition: Callable[..., Any]) -> None:
