@@ -242,8 +242,8 @@ class Value:
         vs = _lift_all(values, "sum", "sum")
         xs = [v.data for v in vs]
         out = 0.0
-        for v in xs:  # a plain loop, not sum(): see dot
-            out += v
+        for x in xs:  # a plain loop, not sum(): see dot
+            out += x
         if not isfinite(out):
             check_overflow("sum", out, *xs)
         return Value(out, vs, "sum", "", OPS["sum"].local(FLOATS, out, *xs))
