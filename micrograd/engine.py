@@ -7,23 +7,23 @@ op also stores its *local derivatives* (`_local`: d out / d child, one per child
 Each primitive op is declared once, by `@_op` on its method: its `forward` and its derivative
 rule `local(xp, out, *children)`, written for an array module `xp`, which runs on floats here,
 on numpy arrays in `micrograd.jit`, on Values in ``grad(create_graph=True)`` and on names in the
-pictures (registry.py keeps them: `OPS`). `+`, `*`, `dot` and `relu` write their floats out by
-hand, for speed (tests hold them to their rules); `-` and `/` are built from primitives. Beside
-this file: the numbers policy (floats.py: finite in, finite out or an error naming your op) and
-the graph walk (walk.py); jit's tracer (watch.py) has one hook here, `part_of_an_op`.
+pictures (registry.py keeps them: `OPS`). Each method stores what its rule gives on floats; `-`
+and `/` are built from primitives. Beside this file: the numbers policy (floats.py: finite in,
+finite out or an error naming your op) and the graph walk (walk.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
+from math import isfinite
 from operator import mul
 from typing import SupportsIndex, Union
 
 from .copying import reduce_value
-from .floats import DERIVATIVES, FLOAT_MAX_TEXT, as_float, check_finite, pow_forward
+from .floats import DERIVATIVES, FLOAT_MAX_TEXT, as_float, check_overflow, pow_forward
 from .floats import sigmoid as _sigmoid
-from .registry import OPS, OpInfo, explain_local, op_kind, part_of_an_op, torch_module
+from .registry import FLOATS, OPS, OpInfo, explain_local, op_kind
 from .registry import op as _op
 from .walk import backward_step, chain_rule, local_derivatives, topological_order
 
@@ -52,7 +52,6 @@ class Value:
     # too, as the lecture's does (p.m = 0 in an optimiser, a colour for a picture).
     __slots__ = ("data", "grad", "label", "_prev", "_op", "_local", "_visit", "__dict__")
     __array_ufunc__ = None  # numpy scalars on the left defer to our reflected ops
-    _kind = ""  # the op's registry key, where `_op` is not it (see op_kind)
 
     def __init__(
         self,
@@ -77,24 +76,28 @@ class Value:
         return reduce_value(self)  # copy.deepcopy and pickle at any depth, without recursion
 
     # ---------------------------------------------------------------- the ops
-    # @_op: forward and local derivatives, once. The method builds the node and raises its errors.
+    # Each primitive is declared once, by @_op: its forward and its local derivatives (its rule:
+    # d out / d child, for each child), for any array module xp. Its method builds the node on
+    # floats: the value, what the rule gives there (`OPS[op].local(FLOATS, out, *children)`, or
+    # its `constant`; `_node` runs both rules) and the op's errors.
 
-    @_op("+", 2, forward=lambda xp, a, b: a + b, local=lambda xp, out, a, b: (1.0, 1.0))
+    @_op("+", 2, forward=lambda xp, a, b: a + b, local=(1.0, 1.0))  # the same at every node
     def __add__(self, other: Operand) -> Value:
         other = other if isinstance(other, Value) else _lift(other, "+", self)  # (no call: fast)
-        out = self.data + other.data
-        if out - out:  # not 0.0: out is ±inf or NaN, an overflow (or a NaN or inf put in)
-            check_finite(f"addition: {self.data!r} + {other.data!r}", out, self.data, other.data)
-        return Value(out, (self, other), "+", "", (1.0, 1.0))
+        a, b = self.data, other.data
+        out = a + b
+        if not isfinite(out):  # an overflow is an error; a NaN or inf you put in propagates
+            check_overflow(f"addition: {a!r} + {b!r}", out, a, b)
+        return Value(out, (self, other), "+", "", OPS["+"].constant)
 
     @_op("*", 2, forward=lambda xp, a, b: a * b, local=lambda xp, out, a, b: (b, a))
     def __mul__(self, other: Operand) -> Value:
         other = other if isinstance(other, Value) else _lift(other, "*", self)
-        out = self.data * other.data
-        if out - out:
-            what = f"multiplication: {self.data!r} * {other.data!r}"
-            check_finite(what, out, self.data, other.data)
-        return Value(out, (self, other), "*", "", (other.data, self.data))
+        a, b = self.data, other.data
+        out = a * b
+        if not isfinite(out):
+            check_overflow(f"multiplication: {a!r} * {b!r}", out, a, b)
+        return Value(out, (self, other), "*", "", OPS["*"].local(FLOATS, out, a, b))
 
     @_op(
         "**p",
@@ -121,20 +124,20 @@ class Value:
             return Value(out, (self, other), "**", "", OPS["**"].on_floats(out, a, b))
         p = as_float(other, "the exponent of **")
         out = pow_forward(a, p)
-        return _Power(out, (self,), f"**{other}", "", OPS["**p"].on_floats(out, a, p), p)
+        node = Value(out, (self,), f"**{other}", "", OPS["**p"].on_floats(out, a, p))
+        node._p = p  # the exponent: the op's own number, not a child
+        return node
 
     @_op(
         "ReLU",
         1,
         forward=lambda xp, a: xp.maximum(a, 0.0) + 0.0,  # (+ 0.0: no -0.0)
         local=lambda xp, out, a: (xp.where(a <= 0, 0.0, 1.0),),  # NaN: slope 1, as PyTorch
-        activation="ReLU",
-        equation="max(0, x)",
-        torch=lambda torch: torch.nn.ReLU(),
     )
     def relu(self) -> Value:
-        x = self.data  # its rule by hand, with tuples shared by every ReLU node: faster
-        return Value(0.0 if x <= 0 else x, (self,), "ReLU", "", _ZERO if x <= 0 else _ONE)
+        x = self.data
+        out = 0.0 if x <= 0 else x
+        return Value(out, (self,), "ReLU", "", OPS["ReLU"].local(FLOATS, out, x))
 
     @_op("exp", 1, forward=lambda xp, a: xp.exp(a), local=lambda xp, out, a: (out,))  # e^a
     def exp(self) -> Value:
@@ -146,27 +149,12 @@ class Value:
             raise ValueError(f"log is defined for positive numbers only, got log({self.data!r})")
         return _node("log", self)
 
-    @_op(
-        "tanh",
-        1,
-        forward=lambda xp, x: xp.tanh(x),  # correctly rounded; ±1 past ±19.1
-        local=lambda xp, t, x: (1.0 - t * t,),
-        activation="Tanh",
-        equation="(e²ˣ − 1)/(e²ˣ + 1)",
-        torch=lambda torch: torch.nn.Tanh(),
-    )
+    # tanh: xp.tanh is correctly rounded on floats and numpy (floats.tanh); ±1 past ±19.1
+    @_op("tanh", 1, forward=lambda xp, x: xp.tanh(x), local=lambda xp, t, x: (1.0 - t * t,))
     def tanh(self) -> Value:
         return _node("tanh", self)
 
-    @_op(
-        "sigmoid",
-        1,
-        forward=_sigmoid,
-        local=lambda xp, out, a: (out * (1.0 - out),),
-        activation="Sigmoid",
-        equation="1/(1 + e⁻ˣ)",
-        torch=lambda torch: torch.nn.Sigmoid(),
-    )
+    @_op("sigmoid", 1, forward=_sigmoid, local=lambda xp, out, a: (out * (1.0 - out),))
     def sigmoid(self) -> Value:
         return _node("sigmoid", self)
 
@@ -175,9 +163,6 @@ class Value:
         1,
         forward=lambda xp, a: xp.abs(a),  # slope 0 at 0 (and NaN), as PyTorch
         local=lambda xp, out, a: (xp.where(a > 0, 1.0, xp.where(a < 0, -1.0, 0.0)),),
-        activation="Abs",
-        equation="|x|",
-        torch=lambda t: torch_module(t, "Abs", t.abs),
     )
     def abs(self) -> Value:
         return _node("abs", self)
@@ -187,10 +172,7 @@ class Value:
         1,  # log(1 + e^a), never e^a of a large a: exact at ±1e308
         forward=lambda xp, a: xp.log1p(xp.exp(-xp.abs(a))) + xp.maximum(a, 0.0),
         local=lambda xp, out, a: (xp.sigmoid(a),),
-        activation="Softplus",
-        equation="log(1 + eˣ)",
-        torch=lambda t: t.nn.Softplus(threshold=40.0),
-    )  # x past 40
+    )
     def softplus(self) -> Value:
         return _node("softplus", self)
 
@@ -220,51 +202,51 @@ class Value:
     @staticmethod
     @_op(
         "dot",
-        None,  # children are (*w, *x, b): d/dw_i = x_i, d/dx_i = w_i, d/db = 1
-        local=lambda xp, out, *c: (*c[len(c) // 2 : -1], *c[: len(c) // 2], 1.0),
-        formula="d/dw_i = x_i, d/dx_i = w_i, d/db = 1",
-        caption="w·x+b",
-        kernel="weighted sum",
-        make=lambda c, p: Value.dot(c[: len(c) // 2], c[len(c) // 2 : -1], c[-1]),
+        None,  # children (*w, *x, b): d/dw_i = x_i, d/dx_i = w_i, d/db = 1
+        local=lambda xp, out, *c: _dot_local(*_w_x_b(c)),
+        make=lambda children, p: Value.dot(*_w_x_b(children)),
     )
     def dot(w: Sequence[Operand], x: Sequence[Operand], b: Operand = 0.0) -> Value:
         """b + w[0]*x[0] + w[1]*x[1] + ..., one node (a neuron's pre-activation). Adds in the
         order ``sum((wi*xi for wi, xi in zip(w, x)), b)`` does: the same bits as that graph."""
-        w = _lift_all(w, "dot", "w")
-        x = _lift_all(x, "dot", "x")
+        w, x = tuple(w), tuple(x)
         if len(w) != len(x):
             raise ValueError(f"dot: w has {len(w)} entries but x has {len(x)}")
-        b = _lift(b, "dot", "b")
+        children = (*w, *x, b)
+        for v in children:
+            if type(v) is not Value:  # a plain number among them: lift it (else: no call)
+                w, x = _lift_all(w, "dot", "w"), _lift_all(x, "dot", "x")
+                children = (*w, *x, _lift(b, "dot", "b"))
+                break
         wd = [wi.data for wi in w]
         xd = [xi.data for xi in x]
+        bd = children[-1].data
         # A plain loop, not sum(): from Python 3.12 sum() of floats compensates rounding errors,
         # which would no longer match the unfused chain of + nodes bit for bit.
-        out = b.data
+        out = bd
         for p in map(mul, wd, xd):
             out += p
-        if out - out:
-            check_finite("dot: w·x + b", out, *wd, *xd, b.data)
-        return Value(out, (*w, *x, b), "dot", "", (*xd, *wd, 1.0))
+        if not isfinite(out):
+            check_overflow("dot: w·x + b", out, *wd, *xd, bd)
+        return Value(out, children, "dot", "", _dot_local(wd, xd, bd))
 
     @staticmethod
     @_op(
         "sum",
         None,
         local=lambda xp, out, *c: (1.0,) * len(c),
-        formula="d/da_i = 1",
-        caption="Σ",
         make=lambda children, p: Value.sum(children),
-        kernel="sum",
     )
     def sum(values: Iterable[Operand]) -> Value:
         """values[0] + values[1] + ..., one node with every term as a child."""
         vs = _lift_all(values, "sum", "sum")
+        xs = [v.data for v in vs]
         out = 0.0
-        for v in vs:  # a plain loop, not sum(): see dot
-            out += v.data
-        if out - out:
-            check_finite("sum", out, *(v.data for v in vs))
-        return Value(out, vs, "sum", "", (1.0,) * len(vs))
+        for x in xs:  # a plain loop, not sum(): see dot
+            out += x
+        if not isfinite(out):
+            check_overflow("sum", out, *xs)
+        return Value(out, vs, "sum", "", OPS["sum"].local(FLOATS, out, *xs))
 
     # ---------------------------------------------------------------- derived ops
     # Built from the primitives; an overflow inside one is re-raised naming the op you wrote.
@@ -288,7 +270,6 @@ class Value:
     def __rmul__(self, other: Operand) -> Value:
         return _lift(other, "*", self) * self
 
-    @part_of_an_op  # it checks its divisor for zero before building a * b**-1
     def __truediv__(self, other: Operand) -> Value:
         other = _lift(other, "/", self)
         if other.data == 0:
@@ -334,22 +315,6 @@ class Value:
         chain_rule(topo)  # for v in reversed(topo): the chain rule at v, as v._backward()
 
 
-class _Power(Value):
-    """A node ``x ** p`` for a number p, keeping p as `_p` (`_op` '**2', `op_kind` '**p')."""
-
-    __slots__ = ("_p",)
-    _kind = "**p"
-
-    def __init__(
-        self, data: float, _children: tuple, _op: str, label: str, _local: tuple, p: float
-    ) -> None:
-        super().__init__(data, _children, _op, label, _local)
-        self._p = p
-
-
-_ONE, _ZERO = (1.0,), (0.0,)  # ReLU's local derivative, shared by every ReLU node
-
-
 def _lift(other: object, op: str, left: object) -> Value:
     """An operand of op `op` as a Value: a plain number becomes a constant leaf."""
     return other if isinstance(other, Value) else Value(as_float(other, op, left))
@@ -363,20 +328,30 @@ def _lift_all(values: Iterable[Operand], op: str, what: str) -> tuple[Value, ...
     return vs  # type: ignore[return-value]
 
 
-@part_of_an_op  # it reads the children's numbers for the op that calls it
 def _node(kind: str, *children: Value) -> Value:
     """A node of the op `kind` on `children`: its value and local derivatives by its rules."""
     info = OPS[kind]
     xs = [c.data for c in children]
     out = info.value_on_floats(*xs)
-    if out - out:
-        check_finite(f"{kind}({', '.join(map(repr, xs))})", out, *xs)
+    if not isfinite(out):
+        check_overflow(f"{kind}({', '.join(map(repr, xs))})", out, *xs)
     return Value(out, children, kind, "", info.on_floats(out, *xs))
 
 
-@part_of_an_op  # it reads the operands' numbers for the message
 def _overflowed(word: str, a: Value, op: str, b: Value) -> str:
     return f"{word}: {a.data!r} {op} {b.data!r} overflows a float ({FLOAT_MAX_TEXT})"
+
+
+def _w_x_b(children: Sequence) -> tuple:
+    """dot's children, (*w, *x, b), as w, x and b."""
+    n = len(children) // 2
+    return children[:n], children[n:-1], children[-1]
+
+
+def _dot_local(w: Sequence, x: Sequence, b: object) -> tuple:
+    """d(b + w·x) / d(*w, *x, b): x_i for each w_i, w_i for each x_i, 1 for b (dot's rule,
+    which dot's method calls with w and x already apart)."""
+    return (*x, *w, 1.0)
 
 
 def _power_slope(xp: object, a: float, q: float) -> float:

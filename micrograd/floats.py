@@ -78,15 +78,14 @@ def too_large(x: object, what: str) -> str:
     )
 
 
-def check_finite(what: str, out: float, *inputs: float) -> float:
-    """`out`, the result of `what` on `inputs`; an OverflowError if it is NaN or ±inf although
-    every input was finite (finite in, finite out or an error), unless derivative nodes are
-    being built (they may be ±inf, as in PyTorch)."""
-    if -FLOAT_MAX <= out <= FLOAT_MAX or DERIVATIVES.active:
-        return out
+def check_overflow(what: str, out: float, *inputs: float) -> None:
+    """`out`, the result of `what` on `inputs`, is NaN or ±inf: an OverflowError if every input
+    was finite (finite in, finite out or an error), unless derivative nodes are being built (they
+    may be ±inf, as in PyTorch); a NaN or inf put in propagates."""
+    if DERIVATIVES.active or -FLOAT_MAX <= out <= FLOAT_MAX:
+        return
     if all(map(math.isfinite, inputs)):
         raise OverflowError(f"{what} overflows a float ({FLOAT_MAX_TEXT})")
-    return out
 
 
 def pow_forward(a: float, p: float) -> float:

@@ -24,6 +24,7 @@ import json
 import math
 import os
 import random
+from collections.abc import Callable
 from typing import Any
 
 from .atomic import atomic_write
@@ -101,6 +102,29 @@ def loads(text: str, what: str = "the model text") -> MLP:
     return model
 
 
+# PyTorch's module for each activation op, keyed by op name (`torch` is the torch module): what
+# `to_torch` puts after a layer's Linear. tests/test_op_tables.py holds it to nn.ACTIVATION_OPS.
+TORCH_MODULES: dict[str, Callable[[Any], Any]] = {
+    "ReLU": lambda torch: torch.nn.ReLU(),
+    "tanh": lambda torch: torch.nn.Tanh(),
+    "sigmoid": lambda torch: torch.nn.Sigmoid(),
+    "abs": lambda torch: torch_module(torch, "Abs", torch.abs),
+    "softplus": lambda torch: torch.nn.Softplus(threshold=40.0),  # x itself past 40, as ours
+}
+
+_MODULE_CLASSES: dict[tuple[Any, str], Any] = {}
+
+
+def torch_module(torch: Any, name: str, fn: Callable[[Any], Any]) -> Any:
+    """A `torch.nn.Module` called `name` applying `fn`, for an op PyTorch has no module for."""
+    cls = _MODULE_CLASSES.get((torch, name))
+    if cls is None:
+        forward = lambda self, x: fn(x)  # noqa: E731
+        cls = type(name, (torch.nn.Module,), {"forward": forward, "__module__": __name__})
+        _MODULE_CLASSES[(torch, name)] = cls
+    return cls()
+
+
 def to_torch(model: MLP) -> Any:
     """A float64 `torch.nn.Sequential` computing the same function as `model` (needs PyTorch).
 
@@ -124,9 +148,9 @@ def to_torch(model: MLP) -> Any:
             linear.bias.copy_(torch.tensor([n.b.data for n in layer.neurons], dtype=f64))
         modules.append(linear)
         last = i == len(model.layers) - 1
-        act = ACTIVATIONS[c["out_activation"] if last else c["activation"]].torch_module(torch)
-        if act is not None:
-            modules.append(act)
+        op = ACTIVATIONS[c["out_activation"] if last else c["activation"]].op
+        if op is not None:  # (linear: none)
+            modules.append(TORCH_MODULES[op.name](torch))
     return torch.nn.Sequential(*modules)
 
 

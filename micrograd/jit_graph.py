@@ -17,6 +17,12 @@ from typing import NamedTuple
 from .engine import OPS, Value, op_kind
 from .tracing import Guard, Trace, number
 
+# What each op of any number of children computes, keyed by op name, so jit batches it whole: a
+# 'weighted sum' (children *w, *x, b: b + Σ w·x; a layer of them is a matrix product) or a 'sum'
+# (Σ children). The other ops run elementwise by their rules. tests/test_op_tables.py holds it to
+# the registry.
+KERNELS: dict[str, str] = {"dot": "weighted sum", "sum": "sum"}
+
 
 def _arity(kind: str) -> int | None:
     """The children of an elementwise op's node (its own number, the exponent of '**p', is no
@@ -246,7 +252,7 @@ def group_nodes(g: Graph) -> list[tuple[Step, list[int]]]:
     for j, (kind, p, refs) in enumerate(g.nodes):
         d = 1 + max((depth[r.index] for r in refs if r.kind == "node"), default=0)
         depth.append(d)
-        kernel = OPS[kind].kernel if kind in OPS else ""  # what a many-child op computes
+        kernel = KERNELS.get(kind, "")  # what a many-child op computes
         if kernel == "weighted sum":
             n = (len(refs) - 1) // 2
             if len(refs) != 2 * n + 1:
@@ -269,7 +275,7 @@ def group_nodes(g: Graph) -> list[tuple[Step, list[int]]]:
         else:
             raise NotImplementedError(
                 f"jit: no vectorised rule for op {kind!r}; jit knows "
-                f"{', '.join(k for k, info in OPS.items() if info.forward or info.kernel)}"
+                f"{', '.join(k for k, info in OPS.items() if info.forward or k in KERNELS)}"
             )
         groups.setdefault(step, []).append(j)
     return sorted(groups.items(), key=lambda group: group[0].depth)  # stable: by depth

@@ -43,9 +43,9 @@ def load_numpy() -> Any:
 # or constant). `p` is the op's own number (the exponent of '**p'), else None. numpy's
 # floating-point warnings are silenced around the whole replay: where the engine raises, the
 # rules give inf or NaN, and `Jitted._explain` then runs each sample holding one through the
-# engine, which raises its own error (see `_nonfinite_samples`). Ops of many children declare
-# what they compute (`OpInfo.kernel`) and are batched whole (see group_nodes): a 'weighted
-# sum' b + Σ w·x (d/dw = x, d/dx = w, d/db = 1) and a 'sum' (every slope 1).
+# engine, which raises its own error (see `_nonfinite_samples`). Ops of many children are
+# batched whole by what they compute (`jit_graph.KERNELS`, see group_nodes): a 'weighted sum'
+# b + Σ w·x (d/dw = x, d/dx = w, d/db = 1) and a 'sum' (every slope 1).
 
 
 def elementwise(kind: str) -> tuple[int, Callable[..., Any], Callable[..., tuple]] | None:

@@ -5,15 +5,30 @@ instead of numbers it gives the local derivatives as text: tanh's rule reads ``1
 node `o`, and ``d/da = 1 - out²`` in words. At a node, each name also carries
 its number, so a ``where(cond, a, b)`` picks the case the node is in and says so: a ReLU whose
 input n is positive has the slope ``1 (n > 0)``.
+
+`WORDS` holds the pictures' words for the ops whose name and rule do not say it all.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from .floats import ieee_pow
+
+
+class Words(NamedTuple):
+    caption: str  # a node's box in the pictures reads this, not the op's name
+    rule: str  # its rule in words: a rule of any number of children cannot be run on a, b
+
+
+# The pictures' words, keyed by op name, for each op of any number of children (a fused neuron
+# reads better as what it computes); tests/test_op_tables.py holds it to the registry.
+WORDS: dict[str, Words] = {
+    "dot": Words("w·x+b", "d/dw_i = x_i, d/dx_i = w_i, d/db = 1"),  # children (*w, *x, b)
+    "sum": Words("Σ", "d/da_i = 1"),
+}
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 _NEGATED = {"<": "≥", "≤": ">", ">": "≤", "≥": "<", "=": "≠", "≠": "="}

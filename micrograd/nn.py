@@ -20,14 +20,26 @@ from typing import Any
 from .engine import OPS, Operand, OpInfo, Value
 from .registry import array_module
 
+# The ops a neuron may use as its activation, keyed by op name: the title a neuron's repr shows
+# (ReLUNeuron(3)) and what it computes, as the training page shows it. Every activation a Neuron
+# or MLP takes is one of these ops, or linear (tests/test_op_tables.py holds it to the registry).
+ACTIVATION_OPS: dict[str, tuple[str, str]] = {
+    "ReLU": ("ReLU", "max(0, x)"),
+    "tanh": ("Tanh", "(e²ˣ − 1)/(e²ˣ + 1)"),
+    "sigmoid": ("Sigmoid", "1/(1 + e⁻ˣ)"),
+    "abs": ("Abs", "|x|"),
+    "softplus": ("Softplus", "log(1 + eˣ)"),
+}
+
 
 @dataclass(frozen=True)
 class Activation:
-    """A neuron's nonlinearity: the Value method, and the same function for numpy and PyTorch
-    (both read from the engine's op registry, so there is one definition of each)."""
+    """A neuron's nonlinearity: the Value method, and the same function for numpy (its op's
+    forward rule, from the engine's registry, so there is one definition of each)."""
 
-    name: str  # as MLP(..., activation=name) takes it
+    name: str  # as MLP(..., activation=name) takes it: the Value method's name
     title: str  # how a neuron's repr names it: ReLUNeuron(3)
+    equation: str  # what it computes, as the training page shows it: 'max(0, x)'
     apply: Callable[[Value], Value] | None  # the Value method; None: linear (the identity)
 
     @property
@@ -35,22 +47,11 @@ class Activation:
         """The engine op this activation is (None for linear)."""
         return next((i for i in OPS.values() if i.method is self.apply), None)
 
-    @property
-    def equation(self) -> str:
-        """What it computes, as the training page shows it: 'max(0, x)' (linear: 'x')."""
-        op = self.op
-        return "x" if op is None else op.equation
-
     def numpy(self, np: Any, a: Any) -> Any:
         """The activation of every entry of the array `a` (`np` is numpy): the op's own forward
         rule, the same numbers as the Value method gives."""
         op = self.op
         return a if op is None else op.forward(_array_module(np), a)  # type: ignore[misc]
-
-    def torch_module(self, torch: Any) -> Any:
-        """A `torch.nn.Module` computing the activation (None for linear); `torch` is the module."""
-        op = self.op
-        return None if op is None else op.torch(torch)  # type: ignore[misc]
 
 
 _ARRAY_MODULES: dict[int, Any] = {}
@@ -63,16 +64,15 @@ def _array_module(np: Any) -> Any:
 
 
 class _Activations(Mapping):
-    """Every activation by name, read live from the op registry: an op declared with an
-    `activation` title is one (an op registered later too), and 'linear' is the identity."""
+    """Every activation by name, read live from `ACTIVATION_OPS` and the op registry (one
+    added later is found too), and 'linear', the identity."""
 
     def _all(self) -> dict[str, Activation]:
-        acts = {
-            info.method.__name__: Activation(info.method.__name__, info.activation, info.method)
-            for info in OPS.values()
-            if info.activation
-        }
-        acts["linear"] = Activation("linear", "Linear", None)
+        acts = {}
+        for kind, (title, equation) in ACTIVATION_OPS.items():
+            method = OPS[kind].method
+            acts[method.__name__] = Activation(method.__name__, title, equation, method)
+        acts["linear"] = Activation("linear", "Linear", "x", None)
         return acts
 
     def __getitem__(self, name: str) -> Activation:

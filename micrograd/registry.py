@@ -3,7 +3,8 @@
 `op(...)` on a `Value` method (micrograd/engine.py) records the op in `OPS` with its
 `forward(xp, *children)` and its derivative rule `local(xp, out, *children)`: the local
 derivative d out / d child for each child, written once for an array module `xp`, as JAX writes
-a primitive's derivative once. Four backends run that same rule:
+a primitive's derivative once (a rule that is the same at every node is given as its value:
+``(1.0, 1.0)`` for +). Four backends run that same rule:
 
 - floats: the eager engine, where each node stores its local derivatives (`FLOATS`);
 - numpy: `micrograd.jit`, the rule on whole batches (`array_module(numpy)`);
@@ -17,15 +18,17 @@ registered op by its method name (``xp.sigmoid(a)``). A function that is not an 
 the derivative of ``sin``) is declared once with `function`: floats and numpy use their own
 (`math.cos`, `numpy.cos`), Values its definition in ops, names its name.
 
-The tracer of `micrograd.jit` (micrograd/watch.py) reads one hook here, `code_roles`: which code
-reads a Value's number on an op's behalf (every op's method, and what `part_of_an_op` marks).
+The registry holds the maths only. What else is said of an op lives with its reader, keyed by the
+op's name: the pictures' words (`names.WORDS`), the activations (`nn.ACTIVATION_OPS`), PyTorch's
+modules (`io.TORCH_MODULES`), jit's kernels (`jit_graph.KERNELS`); tests/test_op_tables.py holds
+each complete against `OPS`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from . import floats, names
@@ -40,19 +43,13 @@ class OpInfo:
     name: str  # the node kind, as `op_kind` gives it: '+', '*', '**p', 'tanh', ...
     arity: int | None  # children per node; None: any number (dot, sum)
     method: Callable[..., Any]  # the Value method, which builds the node
-    forward: Callable[..., Any] | None  # forward(xp, *children) -> out; None: jit's `kernel`
+    forward: Callable[..., Any] | None  # forward(xp, *children) -> out; None: jit's kernel does
     local: Rule  # local(xp, out, *children) -> d out / d child for each child: THE rule
-    words: str = ""  # the rule in words, if `local` run on names cannot say it (dot, sum)
-    caption: str = ""  # how pictures caption the op, if not by its `_op` (dot: 'w·x+b')
-    activation: str = ""  # its title as a neuron's activation ('ReLU'); '': not an activation
-    torch: Callable[[Any], Any] | None = field(default=None, compare=False)  # torch -> a Module
-    equation: str = ""  # what it computes, for a learner: 'max(0, x)' (every activation has one)
     make: Callable[..., Any] | None = None  # builds a node from (children, param), if not method
     param: str = ""  # the node attribute holding the op's own number ('_p', the exponent of **p);
     # forward and local then take it as a last argument
-    # for an op of any number of children, what it computes, so jit can batch it as a whole:
-    # 'weighted sum' (children *w, *x, b: b + Σ w·x) or 'sum' (Σ children)
-    kernel: str = ""
+    constant: tuple | None = None  # the local derivatives if the same at every node: `local`
+    # returns this very tuple ((1.0, 1.0) for +, shared by every node)
 
     def apply(self, *children: Any, p: float | None = None) -> Any:
         """A new node of this op on `children` (an op with a `param` takes its number as `p`)."""
@@ -67,8 +64,11 @@ class OpInfo:
 
     @property
     def formula(self) -> str:
-        """The rule in words: 'd/da = 1 - out²' (`local` run on the names a, b, out and p)."""
-        return self.words or names.formula(self.local, self.arity or 0, bool(self.param))
+        """The rule in words: 'd/da = 1 - out²' (`local` run on the names a, b, out and p; for
+        an op of any number of children, its words in `names.WORDS`)."""
+        if self.name in names.WORDS:
+            return names.WORDS[self.name].rule
+        return names.formula(self.local, self.arity or 0, bool(self.param))
 
     def _args(self, node: Any) -> tuple:
         return (self.parameter(node),) if self.param else ()
@@ -104,43 +104,23 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {}
 def op(
     name: str,
     arity: int | None,
-    local: Rule,
+    local: Rule | tuple,
     forward: Callable[..., Any] | None = None,
-    formula: str = "",
-    caption: str = "",
-    activation: str = "",
-    torch: Callable[[Any], Any] | None = None,
-    equation: str = "",
     make: Callable[..., Any] | None = None,
     param: str = "",
-    kernel: str = "",
 ) -> Callable[[Callable], Callable]:
     """Register the decorated method as the primitive `name` (the method itself is unchanged):
-    its `forward` on any array module and its derivative rule `local`, each written once."""
-    if activation and not equation:  # the training page shows it: no activation without one
-        raise TypeError(f"op {name!r}: an activation needs equation= (what it computes)")
-    if forward is None and not kernel:
-        raise TypeError(f"op {name!r}: give forward= (or kernel=, for an op of any arity)")
-    if arity is None and not formula:
-        raise TypeError(f"op {name!r}: an op of any number of inputs needs formula= (in words)")
+    its `forward` on any array module and its derivative rule `local`, each written once. A
+    `local` that is a tuple is the local derivatives of every node of the op (`constant`): its
+    rule returns that very tuple."""
+    if forward is None and arity is not None:  # (jit computes dot and sum by their kernels)
+        raise TypeError(f"op {name!r}: give forward= (only an op of any arity may go without)")
+    constant = local if isinstance(local, tuple) else None
+    rule = local if constant is None else lambda xp, out, *children: constant
 
     def register(method: Callable) -> Callable:
         fn = method.__func__ if isinstance(method, staticmethod) else method
-        OPS[name] = OpInfo(
-            name,
-            arity,
-            fn,
-            forward,
-            local,
-            formula,
-            caption,
-            activation,
-            torch,
-            equation,
-            make,
-            param,
-            kernel,
-        )
+        OPS[name] = OpInfo(name, arity, fn, forward, rule, make, param, constant)
         return method
 
     return register
@@ -155,9 +135,12 @@ def function(name: str, definition: Callable[..., Any]) -> None:
 
 
 def op_kind(node: Any) -> str:
-    """The registry key of `node`'s op: its `_op`, or the kind its class declares (`_kind`) for a
-    node that keeps a number of its own: '**p' for ``x ** 2``, whose `_op` reads '**2'."""
-    return getattr(node, "_kind", "") or node._op
+    """The registry key of `node`'s op: its `_op`, or, for a node that keeps the op's own number
+    (its `param`), that op: '**p' for ``x ** 2``, whose `_op` reads '**2' and whose `_p` is 2."""
+    kind = node._op
+    if kind in OPS or not getattr(node, "__dict__", None):
+        return kind
+    return next((i.name for i in OPS.values() if i.param and i.param in node.__dict__), kind)
 
 
 def by_method(name: str) -> OpInfo | None:
@@ -182,19 +165,6 @@ def explain_local(node: Any, labels: Sequence[str], out_name: str) -> tuple[str,
             f"explain_local: {len(node._prev)} children but {len(labels)} names: {labels!r}"
         )
     return info.explain(node, labels, out_name)
-
-
-_TORCH_MODULES: dict[tuple[Any, str], Any] = {}
-
-
-def torch_module(torch: Any, name: str, fn: Callable[[Any], Any]) -> Any:
-    """A `torch.nn.Module` applying `fn`, for an op PyTorch has no module for (abs)."""
-    cls = _TORCH_MODULES.get((torch, name))
-    if cls is None:
-        forward = lambda self, x: fn(x)  # noqa: E731
-        cls = type(name, (torch.nn.Module,), {"forward": forward, "__module__": __name__})
-        _TORCH_MODULES[(torch, name)] = cls
-    return cls()
 
 
 # ------------------------------------------------------------------------------- floats, numpy
@@ -421,29 +391,3 @@ class _OnValues:
             f"grad(create_graph=True): a derivative rule calls xp.{name}, which is neither an op "
             f"nor declared with registry.function(): it has no form on Values"
         )
-
-
-# ------------------------------------------------------------------------------- jit's hook
-# micrograd.jit traces per-sample code by watching how it reads Values' numbers (`.data`): a read
-# by the code of an op is the op itself (jit replays it with the op's numpy rule), any other read
-# is the user's program deciding something. The tracer (micrograd/watch.py) asks `code_roles`:
-# every registered op's method is an op's code; a helper that reads `.data` for an op is marked
-# with @part_of_an_op; `floats.as_float` turns a number into a constant Value (a traced number
-# reaching it is refused: it would freeze one sample's value). Read live, as everything here.
-
-PART_OF_AN_OP: list[Callable[..., Any]] = []
-
-
-def part_of_an_op(fn: Callable) -> Callable:
-    """Mark `fn` as code that reads Values' numbers on an op's behalf (see `code_roles`)."""
-    PART_OF_AN_OP.append(fn)
-    return fn
-
-
-def code_roles() -> dict[str, list[Callable[..., Any]]]:
-    """The engine's code by its role for the tracer: 'op' (reads numbers as part of an op) and
-    'constant' (turns a number into a constant)."""
-    return {
-        "op": [info.method for info in OPS.values()] + PART_OF_AN_OP,
-        "constant": [floats.as_float],
-    }

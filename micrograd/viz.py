@@ -25,8 +25,9 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from .engine import OPS, Value, op_kind
+from .engine import Value, op_kind
 from .formatting import format_number
+from .names import WORDS
 
 DEFAULT_MAX_NODES = 2000  # for draw_dot: Graphviz lays out ~2,000 nodes in seconds, not minutes
 DEFAULT_TEXT_MAX_NODES = 200  # for render_text: about what a terminal's scrollback shows usefully
@@ -138,10 +139,10 @@ def display_names(nodes: list[Value]) -> dict[Value, str]:
 
 
 def caption(v: Value) -> str:
-    """How an op node is captioned in pictures: the registry's caption (a fused neuron reads
-    better as what it computes), else its `_op`."""
-    info = OPS.get(op_kind(v))
-    return info.caption if info is not None and info.caption else v._op
+    """How an op node is captioned in pictures: its caption in `names.WORDS` (a fused neuron
+    reads better as what it computes), else its `_op`."""
+    words = WORDS.get(op_kind(v))
+    return words.caption if words is not None else v._op
 
 
 # --------------------------------------------------------------------------------------- numbers

@@ -3,9 +3,9 @@
 micrograd.jit traces per-sample code by watching how it reads Values' numbers (micrograd/
 tracing.py). While a thread is inside ``watch_reads(watcher)``, its reads of a Value's `.data`,
 `._local` and `.grad` are told to `watcher` (a `ReadWatcher`), except the reads an op makes of
-its own inputs' `.data`: jit replays an op as a whole. Which code is an op's is what the engine
-declares, through its one hook for the tracer, `registry.code_roles()` (every registered op's
-method, and the helpers marked `@part_of_an_op`), read afresh each time watching starts.
+its own inputs' `.data`: jit replays an op as a whole. Which code is an op's is decided here
+(`code_roles`): every registered op's method, read afresh each time watching starts, and every
+function of engine.py, where the ops and the helpers they call live (but `Value.__repr__`).
 
 How: while any thread watches, the three slots of `Value` become properties of the class
 (nothing else can see a read); other threads read the plain values through them, untold, and the
@@ -18,13 +18,13 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from sys import _getframe
-from types import FrameType
+from types import FrameType, FunctionType
 from typing import Any
 
 from . import engine, floats, names, registry, walk
 from .engine import Value
 
-__all__ = ["ReadWatcher", "watch_reads", "code_role", "raw_data"]
+__all__ = ["ReadWatcher", "watch_reads", "code_role", "code_roles", "raw_data"]
 
 
 class ReadWatcher:
@@ -57,6 +57,27 @@ def _code_objects(fns: Iterable[Callable[..., Any]]) -> frozenset:
         out.add(code)
         todo.extend(c for c in code.co_consts if hasattr(c, "co_code"))
     return frozenset(out)
+
+
+def _in_engine_py() -> list[Callable[..., Any]]:
+    """The functions of engine.py, the file that defines Value and its ops, at its top level and
+    in Value, but `Value.__repr__`: an op's method and the helpers it calls (`_node` runs an op's
+    rules on its children's numbers, `/` looks at its divisor before it builds a * b**-1)."""
+    found = []
+    for obj in [*vars(engine).values(), *vars(Value).values()]:
+        fn = getattr(obj, "__func__", obj)  # (a staticmethod's function)
+        if isinstance(fn, FunctionType) and fn.__module__ == engine.__name__:
+            found.append(fn)
+    return [fn for fn in found if fn is not Value.__repr__]  # it shows your program a number
+
+
+def code_roles() -> dict[str, list[Callable[..., Any]]]:
+    """The engine's code by its role for the tracer: 'op' (it reads numbers as part of an op:
+    every registered op's method, read live, as an op added from another module may read its
+    numbers itself, and the functions of engine.py) and 'constant' (it turns a number into a
+    constant Value: a traced number reaching it is refused, it would freeze one sample's value)."""
+    ops = [info.method for info in registry.OPS.values()]
+    return {"op": ops + _in_engine_py(), "constant": [floats.as_float]}
 
 
 _ENGINE = tuple(map(vars, (engine, registry, floats, names, walk)))  # the engine's modules
@@ -144,7 +165,7 @@ def watch_reads(watcher: ReadWatcher) -> Iterator[None]:
     global _watching
     with _watch_lock:
         if _watching == 0:
-            roles = registry.code_roles()  # live: an op registered since is known too
+            roles = code_roles()  # live: an op registered since is known too
             _roles.update({role: _code_objects(fns) for role, fns in roles.items()})
             for name, prop in _WATCHED.items():
                 setattr(Value, name, prop)

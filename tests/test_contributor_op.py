@@ -18,7 +18,9 @@ import pytest
 import torch
 
 from micrograd import MLP, Value, grad, registry
-from micrograd.engine import OPS, explain_local, op_kind, torch_module
+from micrograd.engine import OPS, explain_local, op_kind
+from micrograd.io import TORCH_MODULES, torch_module
+from micrograd.nn import ACTIVATION_OPS
 
 from . import test_engine
 from .optable import Op
@@ -27,29 +29,27 @@ from .test_engine import assert_matches_torch, check_edge, edge_points
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def contributing_cos() -> str:
-    """The `registry.function("cos", ...)` line of CONTRIBUTING.md's sin recipe, as written there:
-    the test runs the document's own recipe, so the two cannot drift apart."""
+def contributing(pattern: str) -> str:
+    """The one line of CONTRIBUTING.md's sin recipe that `pattern` matches, the part after its
+    `=` or in its call, as written there: the test runs the document's own recipe, so the two
+    cannot drift apart."""
     text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    found = re.findall(r'^function\("cos", (lambda xp, a: .+?)\)\s*(?:#.*)?$', text, re.M)
-    assert len(found) == 1, "CONTRIBUTING.md's sin recipe should declare cos once"
+    found = re.findall(pattern, text, re.M)
+    assert len(found) == 1, f"CONTRIBUTING.md's sin recipe should have one line {pattern}"
     return found[0]
+
+
+def contributing_cos() -> str:
+    return contributing(r'^function\("cos", (lambda xp, a: .+?)\)\s*(?:#.*)?$')
 
 
 @pytest.fixture
 def sin_op(monkeypatch: pytest.MonkeyPatch) -> Iterator[Op]:
     """sin as a contributor adds it: the method with its @op declaration, cos as a function,
-    and the op table's row. Everything is taken away again afterwards."""
+    its rows as an activation (nn) and in PyTorch (io), and the op table's row. Everything is
+    taken away again afterwards."""
 
-    @registry.op(
-        "sin",
-        1,
-        forward=lambda xp, a: xp.sin(a),
-        local=lambda xp, out, a: (xp.cos(a),),
-        activation="Sin",
-        equation="sin x",
-        torch=lambda t: torch_module(t, "Sin", t.sin),
-    )
+    @registry.op("sin", 1, forward=lambda xp, a: xp.sin(a), local=lambda xp, out, a: (xp.cos(a),))
     def sin(self: Value) -> Value:
         x = self.data
         out = math.sin(x) if math.isfinite(x) else math.nan
@@ -57,6 +57,10 @@ def sin_op(monkeypatch: pytest.MonkeyPatch) -> Iterator[Op]:
 
     monkeypatch.setattr(Value, "sin", sin, raising=False)
     registry.function("cos", eval(contributing_cos(), {"math": math}))  # for second derivatives
+    row = contributing(r'^ACTIVATION_OPS\["sin"\] = (.+?)\s*(?:#.*)?$')
+    monkeypatch.setitem(ACTIVATION_OPS, "sin", eval(row))
+    module = contributing(r'^TORCH_MODULES\["sin"\] = (lambda torch: .+?)\s*(?:#.*)?$')
+    monkeypatch.setitem(TORCH_MODULES, "sin", eval(module, {"torch_module": torch_module}))
     try:
         yield Op("sin", 1, lambda a: a.sin(), lambda a: a.sin(), edges=(math.pi, 1e6))
     finally:

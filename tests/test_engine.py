@@ -537,13 +537,13 @@ def test_registry_jit_expression_language_and_op_table_cover_the_same_ops() -> N
     # One truth, the registry; each consumer is checked against it, not against a list here.
     from micrograd.expr import ARITY, FUNCTIONS
     from micrograd.jit import _elementwise
-    from micrograd.nn import ACTIVATIONS
+    from micrograd.jit_graph import KERNELS
 
     registry = set(ENGINE_OPS)
     assert set().union(*(_kinds_built_by(op) for op in OPS)) == registry
     # jit: a numpy rule for every op, except the many-child ones it compiles specially
     elementwise = {k: _elementwise(k) for k in registry if _elementwise(k) is not None}
-    assert set(elementwise) | {k for k, info in ENGINE_OPS.items() if info.kernel} == registry
+    assert set(elementwise) | set(KERNELS) == registry
     assert all(ENGINE_OPS[k].arity == rules[0] for k, rules in elementwise.items())
     # the expression language: every fixed-arity op with a public method of its own, as a
     # function taking the declared number of arguments
@@ -555,8 +555,6 @@ def test_registry_jit_expression_language_and_op_table_cover_the_same_ops() -> N
     assert {ENGINE_OPS[k].method for k in named} == set(FUNCTIONS.values())
     assert {ENGINE_OPS[k].method.__name__: ENGINE_OPS[k].arity for k in named} == ARITY
     assert all(name in BY_NAME for name in FUNCTIONS)  # each has its row in the op table
-    for name, act in ACTIVATIONS.items():
-        assert name == "linear" or act.op is not None and act.op.activation == act.title
     for info in ENGINE_OPS.values():  # each op explains itself in words and is a Value method
         assert info.formula, f"{info.name}: no formula"
         assert getattr(Value, info.method.__name__, None) is not None, info.name

@@ -99,8 +99,8 @@ print(x.grad / (1 - t * t), d.data / (1 - t * t), p.grad / (1 - t * t),
 
 
 @pytest.mark.parametrize("x0", [-3.0, -0.5, 0.0, 0.25, 2.0, math.nan, math.inf, 1e308])
-def test_the_hand_written_fast_paths_equal_their_rules(x0: float) -> None:
-    # +, * and relu build their nodes by hand for speed: value and local derivatives must be
+def test_the_fast_paths_equal_their_rules(x0: float) -> None:
+    # +, * and relu compute their values by hand for speed: value and local derivatives must be
     # exactly what their declared rules give on floats.
     for y0 in (-1.5, 0.0, 2.0, math.nan):
         a, b = Value(x0), Value(y0)
@@ -118,6 +118,39 @@ def test_the_hand_written_fast_paths_equal_their_rules(x0: float) -> None:
     if d is not None:
         rule = OPS["dot"].on_floats(d.data, *(v.data for v in (*ws, *xs)), 0.25)
         assert all(map(same, d._local, rule))
+
+
+# Each fast path's derivative is written once, in its rule: edited there (in a copy of the
+# package, as a contributor would), the eager nodes store the new local derivatives.
+FAST_RULES = {
+    "+": ("local=(1.0, 1.0)", "local=(5.0, 7.0)"),
+    "*": ("local=lambda xp, out, a, b: (b, a)", "local=lambda xp, out, a, b: (2.0 * b, 3.0 * a)"),
+    "ReLU": ("(xp.where(a <= 0, 0.0, 1.0),)", "(xp.where(a <= 0, 0.0, 4.0),)"),
+    "dot": ("return (*x, *w, 1.0)", "return (*x, *w, 9.0)"),
+    "sum": ("(1.0,) * len(c)", "(6.0,) * len(c)"),
+}
+
+
+def test_the_fast_paths_rules_edited_in_their_one_place_change_the_eager_nodes(
+    tmp_path: pathlib.Path,
+) -> None:
+    engine = (ROOT / "micrograd" / "engine.py").read_text()
+    for old, _ in FAST_RULES.values():
+        assert engine.count(old) == 1, old
+    shutil.copytree(ROOT / "micrograd", tmp_path / "micrograd")
+    for old, new in FAST_RULES.values():
+        engine = engine.replace(old, new)
+    (tmp_path / "micrograd" / "engine.py").write_text(engine)
+    code = """
+from micrograd import Value
+a, b = Value(2.0), Value(-3.0)
+print(*(a + b)._local, *(a * b)._local, *a.relu()._local, *b.relu()._local)
+print(*Value.dot([a, b], [b, a], 0.5)._local, *Value.sum([a, b])._local)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert list(map(float, out)) == [5, 7, -6, 6, 4, 0, -3, 2, 2, -3, 9, 6, 6]
 
 
 def _or_none(build, *args):  # noqa: ANN001, ANN002, ANN202

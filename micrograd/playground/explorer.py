@@ -36,6 +36,7 @@ from ..expr import Span, parse_program
 from ..formatting import format_number as fmt
 from ..formatting import json_float, reads_as_number
 from ..layout import Box, layout
+from ..viz import caption as op_caption
 from ..viz import display_names, trace
 from ..walk import local_derivatives
 from .errors import ViewError
@@ -234,8 +235,7 @@ def _drawing(
             }
         )
         if v._prev:
-            op = OPS.get(op_kind(v))
-            caption = (op.caption if op else "") or v._op
+            caption = op_caption(v)
             w = max(30.0, len(caption) * CHAR_W + 14)
             boxes.append(Box(vid + "op", w, OP_H, "ellipse"))
             edges.append((vid + "op", vid))
