@@ -221,6 +221,17 @@ class Graph:
 # numpy operation, its 16 fused neurons reading the same inputs one matrix product.
 
 
+# How every sum adds: one order, which both targets (jit_numpy, jit_js) follow, so a step in
+# the browser is the same bits as the step in CPython. Floating-point addition is not
+# associative; a library's matrix product (BLAS) adds in its own blocked, fused order that no
+# other target can repeat, so no step uses one.
+# - A node's own sum adds its terms in index order, as the engine does: a 'weighted sum' from
+#   its bias (b + w0*x0 + w1*x1 + ...), a 'sum' from 0.
+# - A layer's input gradient adds over its neurons in order: dx_i = w_0i*g_0 + w_1i*g_1 + ...
+# - A sum over the batch (a captured Value's gradient, the mean of the outputs) is numpy's pairwise
+#   sum, what numpy's `sum` does along a contiguous axis (jit_js's $psum writes it out).
+
+
 def is_scalar(r: Ref) -> bool:
     return r.kind in _SCALAR
 

@@ -387,27 +387,34 @@ class _Emitter:
         Bi = self.const([at.scalar(refs[-1]) for refs in refs_of])
         X = self.const([at.row_of(r) for r in x])
         wants_x = any(map(at.wants, x))
-        # values[o] = W @ X + b, as numpy: the products summed, then the bias added
+        # values[o] = b + W @ X, each sum from the bias in index order (jit_graph: how every
+        # sum adds)
         self.forward.append(
-            f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B; V.fill(0, o, o + B);\n"
+            f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B; "
+            f"V.fill(S[{Bi}[k]], o, o + B);\n"
             f"  for (let i = 0; i < {n}; i++) {{ const w = S[{W}[k * {n} + i]], x = {X}[i] * B;\n"
-            f"    for (let b = 0; b < B; b++) V[o + b] += w * V[x + b]; }}\n"
-            f"  const c = S[{Bi}[k]]; for (let b = 0; b < B; b++) V[o + b] += c; }}"
+            f"    for (let b = 0; b < B; b++) V[o + b] += w * V[x + b]; }} }}"
         )
-        back = (
-            f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B;\n"
-            f"  SG[{Bi}[k]] += $psum(G, o, B);\n"
-            f"  for (let i = 0; i < {n}; i++) {{ const x = {X}[i] * B; let dw = 0;\n"
-            f"    for (let b = 0; b < B; b++) dw += G[o + b] * V[x + b];\n"
-            f"    SG[{W}[k * {n} + i]] += dw; }} }}"
-        )
-        if wants_x:  # dX = W.T @ g
+        back = ""
+        if wants_x:  # dX = W.T @ g: over the neurons in order, from the first product; then added
             back += (
-                f"\nfor (let i = 0; i < {n}; i++) {{ const x = {X}[i] * B;\n"
-                f"  for (let k = 0; k < {K}; k++) {{ const w = S[{W}[k * {n} + i]], "
+                f"{{ const t = $temp(0, B);\n"
+                f"for (let i = 0; i < {n}; i++) {{ const x = {X}[i] * B, w0 = S[{W}[i]];\n"
+                f"  for (let b = 0; b < B; b++) t[b] = w0 * G[{o0} * B + b];\n"
+                f"  for (let k = 1; k < {K}; k++) {{ const w = S[{W}[k * {n} + i]], "
                 f"o = ({o0} + k) * B;\n"
-                f"    for (let b = 0; b < B; b++) G[x + b] += w * G[o + b]; }} }}"
+                f"    for (let b = 0; b < B; b++) t[b] += w * G[o + b]; }}\n"
+                f"  for (let b = 0; b < B; b++) G[x + b] += t[b]; }} }}\n"
             )
+        # dW and db: sums over the batch, pairwise (numpy's sum: $psum)
+        back += (
+            f"{{ const t = $temp(0, B);\n"
+            f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B;\n"
+            f"  for (let i = 0; i < {n}; i++) {{ const x = {X}[i] * B;\n"
+            f"    for (let b = 0; b < B; b++) t[b] = G[o + b] * V[x + b];\n"
+            f"    SG[{W}[k * {n} + i]] += $psum(t, 0, B); }} }}\n"
+            f"for (let k = 0; k < {K}; k++) SG[{Bi}[k]] += $psum(G, ({o0} + k) * B, B); }}"
+        )
         self.backward.append(back)
 
     def _weighted_sums(self, n: int, refs_of: list, o0: int, K: int) -> None:
@@ -416,33 +423,32 @@ class _Emitter:
         x = self.operand([r for c in zip(*cols[n : 2 * n]) for r in c], False)
         bias = self.operand(cols[-1], False)
         Wn, Xn, Bn = w[1], x[1], bias[1]
+        # b + w0*x0 + w1*x1 + ..., in order (jit_graph: how every sum adds)
         self.forward.append(
-            f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B; V.fill(0, o, o + B);\n"
+            f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B, c = {Bn}[k] * B;\n"
+            f"  for (let b = 0; b < B; b++) V[o + b] = V[c + b];\n"
             f"  for (let i = 0; i < {n}; i++) {{ const w = {Wn}[k * {n} + i] * B, "
             f"x = {Xn}[k * {n} + i] * B;\n"
-            f"    for (let b = 0; b < B; b++) V[o + b] += V[w + b] * V[x + b]; }}\n"
-            f"  const c = {Bn}[k] * B; for (let b = 0; b < B; b++) V[o + b] += V[c + b]; }}"
+            f"    for (let b = 0; b < B; b++) V[o + b] += V[w + b] * V[x + b]; }} }}"
         )
-        adds = []
-        if w[2]:
-            adds.append("G[w + b] += V[x + b] * g;")
-        if x[2]:
-            adds.append("G[x + b] += V[w + b] * g;")
-        back = ""
-        if adds:
-            back += (
-                f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B;\n"
-                f"  for (let i = 0; i < {n}; i++) {{ const w = {Wn}[k * {n} + i] * B, "
-                f"x = {Xn}[k * {n} + i] * B;\n"
-                f"    for (let b = 0; b < B; b++) {{ const g = G[o + b]; {' '.join(adds)} }} }} }}"
-            )
+        # the gradients added as numpy's step adds them: every w's, then every x's, then b's
+        back = []
+        for wanted, into, by in ((w[2], "w", "x"), (x[2], "x", "w")):
+            if wanted:
+                back.append(
+                    f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B;\n"
+                    f"  for (let i = 0; i < {n}; i++) {{ const w = {Wn}[k * {n} + i] * B, "
+                    f"x = {Xn}[k * {n} + i] * B;\n"
+                    f"    for (let b = 0; b < B; b++) "
+                    f"G[{into} + b] += V[{by} + b] * G[o + b]; }} }}"
+                )
         if bias[2]:
-            back += (
-                f"\nfor (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B, "
+            back.append(
+                f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B, "
                 f"c = {Bn}[k] * B; for (let b = 0; b < B; b++) G[c + b] += G[o + b]; }}"
             )
         if back:
-            self.backward.append(back)
+            self.backward.append("\n".join(back))
 
     def _sums(self, n: int, refs_of: list, o0: int, K: int) -> None:
         c = self.operand([r for refs in refs_of for r in refs], False)

@@ -110,7 +110,7 @@ function makeStep(program, layers, SIZES) {
     if (cfg.optimizer === "adam") {
       t += 1;
       const b1 = 0.9, b2 = 0.999, eps = 1e-8;
-      const stepSize = lr / (1 - b1 ** t), bc2 = Math.sqrt(1 - b2 ** t);
+      const stepSize = lr / (1 - powInt(b1, t)), bc2 = Math.sqrt(1 - powInt(b2, t));
       for (let i = 0; i < nParams; i++) {
         const g = GR[i];
         m[i] += (g - m[i]) * (1 - b1);
@@ -231,6 +231,26 @@ function makeStep(program, layers, SIZES) {
     },
     pictures,
   };
+}
+
+// x ** n for a whole n >= 0, correctly rounded, as C's pow gives Python's `b1 ** t` (the browser's
+// ** differs in the last bit: 0.9 ** 4, one power in ten): squarings and products in double-double
+// (Dekker's exact product, no fused multiply-add in JavaScript), rounded once at the end.
+function powInt(x, n) {
+  "use strict";
+  const split = (a) => { const c = 134217729 * a, h = c - (c - a); return [h, a - h]; };
+  const mul = (ah, al, bh, bl) => { // (ah + al) * (bh + bl), as a normalized pair
+    const p = ah * bh, [a1, a2] = split(ah), [b1, b2] = split(bh);
+    const e = ((a1 * b1 - p) + a1 * b2 + a2 * b1) + a2 * b2 + (ah * bl + al * bh);
+    const h = p + e;
+    return [h, e - (h - p)];
+  };
+  let rh = 1, rl = 0, bh = x, bl = 0;
+  for (let k = n; k > 0; k = Math.floor(k / 2)) {
+    if (k % 2) [rh, rl] = mul(rh, rl, bh, bl);
+    if (k > 1) [bh, bl] = mul(bh, bl, bh, bl);
+  }
+  return rh + rl;
 }
 
 // The program alone (the op table's tests): per-sample outputs of inputs `data` (B rows of the
