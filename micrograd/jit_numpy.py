@@ -459,18 +459,24 @@ def _dot_steps(o: slice, widx: Any, bidx: list[int], x: _Operand) -> tuple[Calla
 
     def forward(values: Any, scalars: Any) -> None:
         out, X = values[o], rx(values, scalars)  # out: rows of values, written in place
-        W = scalars[widx][:, :, None]  # W[:, i]: (K, 1), times X[i]: the products of input i
-        np.copyto(out, scalars[bcol])
-        _add_in_order(out, lambda i, tmp: np.multiply(W[:, i], X[i], out=tmp), 0, n)
+        WT, b = scalars[widx].T[:, :, None], scalars[bcol]
+
+        def terms(k: slice) -> Any:  # (1 + n, rows, B): the bias, then input i's products
+            t = np.empty((1 + n, len(range(K)[k]), X.shape[1]))
+            t[0] = b[k]
+            np.multiply(WT[:, k], X[:, None, :], out=t[1:])
+            return t
+
+        _sum_in_order(terms, 1 + n, out)
 
     def backward(values: Any, grads: Any, scalars: Any, scalar_grads: Any) -> None:
         g = grads[o]
         X = rx(values, scalars)
         W = scalars[widx]
         if accx is not None:  # (not when x is the sample's inputs: no one reads their grads)
-            Wk = W[:, :, None]  # dX = W[0, :] g[0] + W[1, :] g[1] + ...
-            dx = np.multiply(Wk[0], g[0])
-            _add_in_order(dx, lambda k, tmp: np.multiply(Wk[k], g[k], out=tmp), 1, K)
+            # dX = W[0, :] g[0] + W[1, :] g[1] + ...
+            dx = np.empty((n, g.shape[1]))
+            _sum_in_order(lambda i: W[:, i, None] * g[:, None, :], K, dx)
             accx(grads, scalar_grads, dx)
         dw = _products_summed_over_batch(g, X)
         db = g.sum(1)  # (pairwise: the batch on the contiguous axis)
@@ -529,6 +535,26 @@ def _sum_steps(o: slice, n: int, c: _Operand) -> tuple[Callable, Callable]:
         ac(grads, scalar_grads, np.repeat(grads[o], n, axis=0))
 
     return forward, (_nothing if ac is None else backward)
+
+
+def _sum_in_order(terms: Callable[[slice], Any], n: int, out: Any) -> None:
+    """out = t[0] + t[1] + ... + t[n-1], each element's terms added in index order, where t =
+    terms(rows) (an array (n, rows, batch)) holds the terms of out's rows `rows`, made a block
+    of rows at a time. numpy's add.reduce adds along an axis in index order whenever an axis of
+    more than one element runs inside it (its inner loop runs along that one); along the
+    innermost axis it adds pairwise (verified for every shape: tests/test_jit.py). So: the
+    reduce where a block's rows and batch hold more than one number, else a loop."""
+    rows = out.shape[0]
+    step = max(1, _BLOCK // (8 * n * max(1, out[0].size)))
+    for r in range(0, rows, step):
+        k = slice(r, min(rows, r + step))
+        t = terms(k)
+        if t[0].size > 1:
+            np.add.reduce(t, axis=0, out=out[k])
+        else:
+            np.copyto(out[k], t[0])
+            for i in range(1, n):
+                out[k] += t[i]
 
 
 def _add_in_order(out: Any, term: Callable[[int, Any], Any], start: int, stop: int) -> None:
