@@ -191,6 +191,24 @@ function makeStep(program, layers, SIZES) {
       heat_scale: scales, shown };
   }
 
+  // Each parameter's link (w / scale) as one byte, and with `grads` each ∂L/∂p on a log scale of
+  // `decades` below the largest |∂L/∂p| (returned): train_frames.link_bytes and grad_bytes.
+  const clipByte = (v) => byte(v !== v ? 0 : v); // NaN as 0, as Python's bytes have it
+  function weights(arg) {
+    const links = new Uint8Array(nParams);
+    for (let i = 0; i < nParams; i++) links[i] = clipByte(P[i] / arg.scale);
+    if (!arg.grads) return { links: b64(links), grads: null, grad_max: null };
+    let top = 0;
+    for (let i = 0; i < nParams; i++) if (Number.isFinite(GR[i]) && Math.abs(GR[i]) > top) top = Math.abs(GR[i]);
+    const gs = new Uint8Array(nParams);
+    for (let i = 0; i < nParams; i++) {
+      const g = GR[i];
+      const t = top > 0 && g !== 0 && Number.isFinite(g) ? Math.max(0, 1 + Math.log10(Math.abs(g) / top) / arg.decades) : 0;
+      gs[i] = clipByte(g < 0 ? -t : t);
+    }
+    return { links: b64(links), grads: b64(gs), grad_max: top };
+  }
+
   function set(arg) {
     if (arg.params) P.set(arg.params);
     if (arg.captured) CAP = Int32Array.from(arg.captured);
@@ -230,6 +248,7 @@ function makeStep(program, layers, SIZES) {
       return [meanOut(V, B), accuracy(arg.idx)];
     },
     pictures,
+    weights,
   };
 }
 

@@ -254,9 +254,8 @@ def meta(tr: Any) -> dict[str, Any]:
 def frame(tr: Any) -> dict[str, Any]:
     """The current picture (see the module docstring). Caller holds the lock."""
     s, shown = tr.settings, tr.shown
-    np = _numpy()
-    tr.engine.sync()  # the weights and grads, where the engine keeps them
-    params = [p.data for p in tr.params]
+    if shown.graph or shown.read is not None:  # read from the model's Values
+        tr.engine.sync()  # the weights and grads, where the engine keeps them
     try:
         views = tr.engine.pictures()
     except (ValueError, OverflowError, ZeroDivisionError):  # diverged weights: no picture
@@ -282,10 +281,8 @@ def frame(tr: Any) -> dict[str, Any]:
             "grad": [_finite(v.grad) for v in order],
             "note": note,
         }
-    grads, grad_max = None, None
-    if shown.grads:
-        grads, top = grad_bytes([p.grad for p in tr.params], np)
-        grad_max = short(top)
+    links, grads, top = tr.engine.weight_views(shown.grads)
+    grad_max = None if top is None else short(top)
     return {
         "type": "frame",
         "config_id": tr.config_id,
@@ -299,7 +296,7 @@ def frame(tr: Any) -> dict[str, Any]:
         "playing": tr.playing,
         "error": tr.error,
         **views,
-        "links": link_bytes(params, np),
+        "links": links,
         "grads": grads,  # None: the page does not draw them
         "grad_max": grad_max,
         "read": read(tr, tr.shown.read),
