@@ -104,7 +104,7 @@ class Graph:
     """A trace as a program: interior nodes (kind, exponent, child refs) children first, the
     captured Values, the constants, the output's ref, and the guards with refs for operands."""
 
-    def __init__(self, tr: Trace) -> None:
+    def __init__(self, tr: Trace, keep: Sequence[Value] = ()) -> None:
         inputs = {v: k for k, v in enumerate(tr.placeholders)}
         ref: dict[Value, Ref] = {}
         self.captured: list[Value] = []
@@ -124,7 +124,7 @@ class Graph:
 
         operands = [v for g in tr.guards for v in (g.a, g.b) if isinstance(v, Value)]
         order = _walk([tr.out, *operands], tr.created)
-        terms = _sum_chains(order, tr.created, kept={tr.out, *operands})
+        terms = _sum_chains(order, tr.created, kept={tr.out, *operands, *keep})
         for v in order:
             if v in inputs:
                 ref[v] = Ref("input", inputs[v])
@@ -147,6 +147,9 @@ class Graph:
                     self.nodes.append((kind, p, tuple(of(c) for c in v._prev)))
                 ref[v] = Ref("node", len(self.nodes) - 1)
         self.out = of(tr.out)
+        # the refs of `keep`, nodes of the trace a caller reads too (the JavaScript step: the
+        # model's outputs, for the accuracy)
+        self.kept = [of(v) for v in keep]
         self.n_inputs = len(tr.placeholders)
         # (the guard without its nodes, so the traced graph can be freed; a's ref; b's ref)
         self.guards = [
@@ -205,6 +208,7 @@ class Graph:
                 new[j] = Ref("node", len(kept) - 1)
         self.nodes = kept
         self.out = moved(self.out, False)
+        self.kept = [moved(r, False) for r in self.kept]
         self.guards = [
             (guard, moved(a, False), None if b is None else moved(b, False))
             for guard, a, b in self.guards

@@ -499,18 +499,23 @@ def graph_source(graph: Any) -> str:
         f"return {{nInputs: {graph.n_inputs}, nRows: {at.n_rows}, "
         f"nCaptured: {len(graph.captured)}, "
         f"consts: Float64Array.from([{','.join(map(literal, graph.consts))}]), "
-        f"outRow: {out_row}, forward, backward, psum: $psum}};\n"
+        f"outRow: {out_row}, keptRows: [{', '.join(str(at.row_of(r)) for r in graph.kept)}], "
+        f"forward, backward, psum: $psum}};\n"
     )
 
 
-def program_source(fn: Callable[..., Any], sample: Sequence[Any]) -> tuple[str, list[Any]]:
+def program_source(
+    fn: Callable[..., Any], sample: Sequence[Any], keep: Callable[[], Sequence[Any]] = tuple
+) -> tuple[str, list[Any]]:
     """`fn` traced on one `sample` (floats, or lists of floats: one per argument), as
-    `graph_source` writes it; and the Values it captured (their order: S's first entries)."""
+    `graph_source` writes it; and the Values it captured (their order: S's first entries).
+    `keep()`, asked after the trace, names nodes of it whose rows the program tells too
+    (``keptRows``: the model's outputs, say)."""
     from .jit_graph import Graph
     from .tracing import record
 
     tr = record(fn, list(sample))
-    graph = Graph(tr)
+    graph = Graph(tr, keep())
     return graph_source(graph), graph.captured
 
 

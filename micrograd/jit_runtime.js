@@ -69,9 +69,22 @@ function makeStep(program, layers, SIZES) {
     return best;
   }
 
+  // The accuracy on the training points from the program's own forward pass over them (its
+  // rows of the model's outputs, program.keptRows): no second pass through the network.
+  function accuracyOf(V, B) {
+    if (cfg.regression) return null;
+    const rows = program.keptRows, out = new Float64Array(B * nout);
+    for (let k = 0; k < nout; k++) for (let j = 0; j < B; j++) out[j * nout + k] = V[rows[k] * B + j];
+    let hits = 0;
+    for (let j = 0; j < B; j++) hits += predict(out, j) === LABELS[TRAIN[j]];
+    return hits / B;
+  }
+
   // One training step on the samples idx: returns [loss, accuracy before the update].
   function step(idx) {
     const [V, G, B] = forward(idx);
+    // (the batch is every training point: its accuracy is the forward pass's)
+    const acc = idx === TRAIN && program.keptRows.length === nout ? accuracyOf(V, B) : accuracy(TRAIN);
     let loss = meanOut(V, B);
     G.fill(0);
     G.fill(1 / B, program.outRow * B, program.outRow * B + B);
@@ -99,7 +112,6 @@ function makeStep(program, layers, SIZES) {
       if (alpha) { g += p * alpha; g += p * alpha; }
       GR[i] = g + jit[i];
     }
-    const acc = accuracy(TRAIN);
     update();
     return [loss, acc];
   }

@@ -261,7 +261,14 @@ class JavaScriptEngine(Engine):
         self.host = host or javascript_host()
         term = LOSSES[s.loss].term
         model = tr.model
-        src, captured = program_source(lambda x, t: term(model(x), t), self._sample(0))
+        outputs: list[Any] = []  # the model's outputs in the trace: the step's accuracy reads them
+
+        def fn(x: Any, t: Any) -> Any:
+            out = model(x)
+            outputs[:] = out if isinstance(out, list) else [out]
+            return term(out, t)
+
+        src, captured = program_source(fn, self._sample(0), keep=lambda: outputs)
         source = step_source(src, mlp_source(model))
         key = (id(self.host), id(tr), source)  # its state is this trainer's own
         call = _COMPILED.get(key)
