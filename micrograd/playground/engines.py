@@ -98,7 +98,7 @@ class Engine:
         """Each parameter's link as a byte (`train_frames.link_bytes`), and with `grads` each
         ∂L/∂p's and the largest |∂L/∂p| (`grad_bytes`); else None, None."""
         self.sync()
-        np = train_frames._numpy()
+        np = train_frames.numpy_if_there()
         links = train_frames.link_bytes([p.data for p in self.tr.params], np)
         if not grads:
             return links, None, None

@@ -304,7 +304,7 @@ def frame(tr: Any) -> dict[str, Any]:
     }
 
 
-def _numpy() -> Any:
+def numpy_if_there() -> Any:
     """numpy if importable (quicker bytes), else None (the site's Python has none)."""
     try:
         import numpy
