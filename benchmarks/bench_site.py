@@ -149,8 +149,12 @@ def train(browser: Any, base: str, settings: dict, seconds: float) -> dict[str, 
     page = context.new_page()
     try:
         page.goto(f"{base}train.html?{query(settings)}")
+        # interactive (Python answered), not only drawn: the snapshot draws the untrained
+        # network before, and a Play then waits for Python (on a loaded machine, past the run)
         page.wait_for_function(
-            "() => window.trainView && window.trainView.frame()", timeout=300_000
+            "() => window.trainView && window.trainView.frame() && "
+            "document.body.dataset.ready === '1'",
+            timeout=300_000,
         )
         read = (
             "() => [window.trainView.frame().step, window.trainView.drawn() || 0, "

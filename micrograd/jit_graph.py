@@ -110,7 +110,7 @@ class Graph:
     """A trace as a program: interior nodes (kind, exponent, child refs) children first, the
     captured Values, the constants, the output's ref, and the guards with refs for operands."""
 
-    def __init__(self, tr: Trace) -> None:
+    def __init__(self, tr: Trace, keep: Sequence[Value] = ()) -> None:
         inputs = {v: k for k, v in enumerate(tr.placeholders)}
         ref: dict[Value, Ref] = {}
         self.captured: list[Value] = []
@@ -130,7 +130,7 @@ class Graph:
 
         operands = [v for g in tr.guards for v in (g.a, g.b) if isinstance(v, Value)]
         order = _walk([tr.out, *operands], tr.created)
-        terms = _sum_chains(order, tr.created, kept={tr.out, *operands})
+        terms = _sum_chains(order, tr.created, kept={tr.out, *operands, *keep})
         for v in order:
             if v in inputs:
                 ref[v] = Ref("input", inputs[v])
@@ -153,6 +153,9 @@ class Graph:
                     self.nodes.append((kind, p, tuple(of(c) for c in v._prev)))
                 ref[v] = Ref("node", len(self.nodes) - 1)
         self.out = of(tr.out)
+        # the refs of `keep`, nodes of the trace a caller reads too (the JavaScript step: the
+        # model's outputs, for the accuracy)
+        self.kept = [of(v) for v in keep]
         self.n_inputs = len(tr.placeholders)
         # (the guard without its nodes, so the traced graph can be freed; a's ref; b's ref)
         self.guards = [
@@ -211,6 +214,7 @@ class Graph:
                 new[j] = Ref("node", len(kept) - 1)
         self.nodes = kept
         self.out = moved(self.out, False)
+        self.kept = [moved(r, False) for r in self.kept]
         self.guards = [
             (guard, moved(a, False), None if b is None else moved(b, False))
             for guard, a, b in self.guards
@@ -225,6 +229,17 @@ class Graph:
 # sample (captured Values, constants, prelude nodes), and `scalar_grads`, theirs summed over the
 # batch. Nodes of the same kind at the same depth run as one step: a layer's 16 ReLUs are one
 # numpy operation, its 16 fused neurons reading the same inputs one matrix product.
+
+
+# How every sum adds: one order, which both targets (jit_numpy, jit_js) follow, so a step in
+# the browser is the same bits as the step in CPython. Floating-point addition is not
+# associative; a library's matrix product (BLAS) adds in its own blocked, fused order that no
+# other target can repeat, so no step uses one.
+# - A node's own sum adds its terms in index order, as the engine does: a 'weighted sum' from
+#   its bias (b + w0*x0 + w1*x1 + ...), a 'sum' from 0.
+# - A layer's input gradient adds over its neurons in order: dx_i = w_0i*g_0 + w_1i*g_1 + ...
+# - A sum over the batch (a captured Value's gradient, the mean of the outputs) is numpy's pairwise
+#   sum, what numpy's `sum` does along a contiguous axis (jit_js's $psum writes it out).
 
 
 def is_scalar(r: Ref) -> bool:

@@ -210,9 +210,10 @@ _MATH = {
 
 class JsModule:
     """The `xp` of rules run on `JS` numbers: each function writes a statement. ``tanh`` calls
-    ``$tanh`` (the engine's algorithm, written by `tanh_source`), or the browser's ``Math.tanh``
-    with `exact_tanh` False (pictures); an op by its method name runs the op's forward rule, a
-    declared function (`registry.function`) its definition, as `registry.ArrayModule` does."""
+    ``$tanh`` (the engine's algorithm, written by `tanh_source`), or with `exact_tanh` False
+    (pictures) a quicker form by ``Math.exp``; an op by its method name runs the op's forward
+    rule, a declared function (`registry.function`) its definition, as `registry.ArrayModule`
+    does."""
 
     def __init__(self, exact_tanh: bool = True) -> None:
         self.exact_tanh = exact_tanh
@@ -229,7 +230,12 @@ class JsModule:
         return k.out.bind(f"{name}[{k.code}]")
 
     def tanh(self, x: JS) -> JS:
-        return x.out.bind(f"{'$tanh' if self.exact_tanh else 'Math.tanh'}({x.code})")
+        if self.exact_tanh:
+            return x.out.bind(f"$tanh({x.code})")
+        # a picture's: 1 - 2/(e^2x + 1), a third quicker than Math.tanh, a few 1e-16 from
+        # tanh (exp's overflow gives 1): nothing a picture's bytes can show
+        e = x.out.bind(f"Math.exp(2 * {x.code})")
+        return x.out.bind(f"1 - 2 / ({e.code} + 1)")
 
     def __getattr__(self, name: str) -> Any:
         if name in _MATH:
@@ -387,27 +393,34 @@ class _Emitter:
         Bi = self.const([at.scalar(refs[-1]) for refs in refs_of])
         X = self.const([at.row_of(r) for r in x])
         wants_x = any(map(at.wants, x))
-        # values[o] = W @ X + b, as numpy: the products summed, then the bias added
+        # values[o] = b + W @ X, each sum from the bias in index order (jit_graph: how every
+        # sum adds)
         self.forward.append(
-            f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B; V.fill(0, o, o + B);\n"
+            f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B; "
+            f"V.fill(S[{Bi}[k]], o, o + B);\n"
             f"  for (let i = 0; i < {n}; i++) {{ const w = S[{W}[k * {n} + i]], x = {X}[i] * B;\n"
-            f"    for (let b = 0; b < B; b++) V[o + b] += w * V[x + b]; }}\n"
-            f"  const c = S[{Bi}[k]]; for (let b = 0; b < B; b++) V[o + b] += c; }}"
+            f"    for (let b = 0; b < B; b++) V[o + b] += w * V[x + b]; }} }}"
         )
-        back = (
-            f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B;\n"
-            f"  SG[{Bi}[k]] += $psum(G, o, B);\n"
-            f"  for (let i = 0; i < {n}; i++) {{ const x = {X}[i] * B; let dw = 0;\n"
-            f"    for (let b = 0; b < B; b++) dw += G[o + b] * V[x + b];\n"
-            f"    SG[{W}[k * {n} + i]] += dw; }} }}"
-        )
-        if wants_x:  # dX = W.T @ g
+        back = ""
+        if wants_x:  # dX = W.T @ g: over the neurons in order, from the first product; then added
             back += (
-                f"\nfor (let i = 0; i < {n}; i++) {{ const x = {X}[i] * B;\n"
-                f"  for (let k = 0; k < {K}; k++) {{ const w = S[{W}[k * {n} + i]], "
+                f"{{ const t = $temp(0, B);\n"
+                f"for (let i = 0; i < {n}; i++) {{ const x = {X}[i] * B, w0 = S[{W}[i]];\n"
+                f"  for (let b = 0; b < B; b++) t[b] = w0 * G[{o0} * B + b];\n"
+                f"  for (let k = 1; k < {K}; k++) {{ const w = S[{W}[k * {n} + i]], "
                 f"o = ({o0} + k) * B;\n"
-                f"    for (let b = 0; b < B; b++) G[x + b] += w * G[o + b]; }} }}"
+                f"    for (let b = 0; b < B; b++) t[b] += w * G[o + b]; }}\n"
+                f"  for (let b = 0; b < B; b++) G[x + b] += t[b]; }} }}\n"
             )
+        # dW and db: sums over the batch, pairwise (numpy's sum: $psum)
+        back += (
+            f"{{ const t = $temp(0, B);\n"
+            f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B;\n"
+            f"  for (let i = 0; i < {n}; i++) {{ const x = {X}[i] * B;\n"
+            f"    for (let b = 0; b < B; b++) t[b] = G[o + b] * V[x + b];\n"
+            f"    SG[{W}[k * {n} + i]] += $psum(t, 0, B); }} }}\n"
+            f"for (let k = 0; k < {K}; k++) SG[{Bi}[k]] += $psum(G, ({o0} + k) * B, B); }}"
+        )
         self.backward.append(back)
 
     def _weighted_sums(self, n: int, refs_of: list, o0: int, K: int) -> None:
@@ -416,33 +429,32 @@ class _Emitter:
         x = self.operand([r for c in zip(*cols[n : 2 * n]) for r in c], False)
         bias = self.operand(cols[-1], False)
         Wn, Xn, Bn = w[1], x[1], bias[1]
+        # b + w0*x0 + w1*x1 + ..., in order (jit_graph: how every sum adds)
         self.forward.append(
-            f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B; V.fill(0, o, o + B);\n"
+            f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B, c = {Bn}[k] * B;\n"
+            f"  for (let b = 0; b < B; b++) V[o + b] = V[c + b];\n"
             f"  for (let i = 0; i < {n}; i++) {{ const w = {Wn}[k * {n} + i] * B, "
             f"x = {Xn}[k * {n} + i] * B;\n"
-            f"    for (let b = 0; b < B; b++) V[o + b] += V[w + b] * V[x + b]; }}\n"
-            f"  const c = {Bn}[k] * B; for (let b = 0; b < B; b++) V[o + b] += V[c + b]; }}"
+            f"    for (let b = 0; b < B; b++) V[o + b] += V[w + b] * V[x + b]; }} }}"
         )
-        adds = []
-        if w[2]:
-            adds.append("G[w + b] += V[x + b] * g;")
-        if x[2]:
-            adds.append("G[x + b] += V[w + b] * g;")
-        back = ""
-        if adds:
-            back += (
-                f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B;\n"
-                f"  for (let i = 0; i < {n}; i++) {{ const w = {Wn}[k * {n} + i] * B, "
-                f"x = {Xn}[k * {n} + i] * B;\n"
-                f"    for (let b = 0; b < B; b++) {{ const g = G[o + b]; {' '.join(adds)} }} }} }}"
-            )
+        # the gradients added as numpy's step adds them: every w's, then every x's, then b's
+        back = []
+        for wanted, into, by in ((w[2], "w", "x"), (x[2], "x", "w")):
+            if wanted:
+                back.append(
+                    f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B;\n"
+                    f"  for (let i = 0; i < {n}; i++) {{ const w = {Wn}[k * {n} + i] * B, "
+                    f"x = {Xn}[k * {n} + i] * B;\n"
+                    f"    for (let b = 0; b < B; b++) "
+                    f"G[{into} + b] += V[{by} + b] * G[o + b]; }} }}"
+                )
         if bias[2]:
-            back += (
-                f"\nfor (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B, "
+            back.append(
+                f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B, "
                 f"c = {Bn}[k] * B; for (let b = 0; b < B; b++) G[c + b] += G[o + b]; }}"
             )
         if back:
-            self.backward.append(back)
+            self.backward.append("\n".join(back))
 
     def _sums(self, n: int, refs_of: list, o0: int, K: int) -> None:
         c = self.operand([r for refs in refs_of for r in refs], False)
@@ -487,18 +499,23 @@ def graph_source(graph: Any) -> str:
         f"return {{nInputs: {graph.n_inputs}, nRows: {at.n_rows}, "
         f"nCaptured: {len(graph.captured)}, "
         f"consts: Float64Array.from([{','.join(map(literal, graph.consts))}]), "
-        f"outRow: {out_row}, forward, backward, psum: $psum}};\n"
+        f"outRow: {out_row}, keptRows: [{', '.join(str(at.row_of(r)) for r in graph.kept)}], "
+        f"forward, backward, psum: $psum}};\n"
     )
 
 
-def program_source(fn: Callable[..., Any], sample: Sequence[Any]) -> tuple[str, list[Any]]:
+def program_source(
+    fn: Callable[..., Any], sample: Sequence[Any], keep: Callable[[], Sequence[Any]] = tuple
+) -> tuple[str, list[Any]]:
     """`fn` traced on one `sample` (floats, or lists of floats: one per argument), as
-    `graph_source` writes it; and the Values it captured (their order: S's first entries)."""
+    `graph_source` writes it; and the Values it captured (their order: S's first entries).
+    `keep()`, asked after the trace, names nodes of it whose rows the program tells too
+    (``keptRows``: the model's outputs, say)."""
     from .jit_graph import Graph
     from .tracing import record
 
     tr = record(fn, list(sample))
-    graph = Graph(tr)
+    graph = Graph(tr, keep())
     return graph_source(graph), graph.captured
 
 
@@ -508,8 +525,9 @@ def program_source(fn: Callable[..., Any], sample: Sequence[Any]) -> tuple[str, 
 def mlp_source(model: Any) -> str:
     """``function layers(P, X, N)``: every layer's activations of an MLP over N points (X: N x
     nin, row-major), each layer an (N x width) Float64Array, from the parameters P (in
-    ``model.parameters()`` order): matrix products, then each activation's forward rule run on
-    `JS` with the browser's ``Math.tanh`` (a picture needs no correctly rounded tanh: numpy's
+    ``model.parameters()`` order): matrix products (four running sums a dot product: a picture
+    needs no fixed order, and they run at once), then each activation's forward rule run on
+    `JS` with a quick tanh by ``Math.exp`` (a picture needs no correctly rounded tanh: numpy's
     pictures use numpy's own, `train_frames.layer_outputs`)."""
     from .nn import ACTIVATIONS
 
@@ -523,21 +541,34 @@ def mlp_source(model: Any) -> str:
         z = JS("z", lines)
         out = z if op is None else op.forward(xp, z)
         body = " ".join(lines.take())
+        prev = f"h{len(parts) - 1}" if parts else "X"
+        if nin <= 64:  # the dot product written out, term by term, in four running sums
+            terms = [f"s{i % 4} += P[w + {i}] * {prev}[x + {i}];" for i in range(nin)]
+            dot = "\n      ".join(" ".join(terms[i : i + 4]) for i in range(0, nin, 4))
+        else:
+            dot = (
+                f"let i = 0; for (; i + 3 < {nin}; i += 4) {{ s0 += P[w + i] * {prev}[x + i]; "
+                f"s1 += P[w + i + 1] * {prev}[x + i + 1];\n"
+                f"        s2 += P[w + i + 2] * {prev}[x + i + 2]; "
+                f"s3 += P[w + i + 3] * {prev}[x + i + 3]; }}\n"
+                f"      for (; i < {nin}; i++) s0 += P[w + i] * {prev}[x + i];"
+            )
         parts.append(
-            f"{{ const h = new Float64Array(N * {width}), "
-            f"prev = outs.length ? outs[outs.length - 1] : X, n = {nin};\n"
-            f"  for (let p = 0; p < N; p++) for (let k = 0; k < {width}; k++) {{\n"
-            f"    const w = {offset} + k * (n + 1); let s = 0;\n"
-            f"    for (let i = 0; i < n; i++) s += P[w + i] * prev[p * n + i];\n"
-            f"    const z = s + P[w + n]; {body} h[p * {width} + k] = {literal(out)}; }}\n"
-            f"  outs.push(h); }}"
+            f"const h{len(parts)} = new Float64Array(N * {width});\n"
+            f"for (let p = 0; p < N; p++) {{ const x = p * {nin};\n"
+            f"  for (let k = 0; k < {width}; k++) {{\n"
+            f"      const w = {offset} + k * {nin + 1}; let s0 = 0, s1 = 0, s2 = 0, s3 = 0;\n"
+            f"      {dot}\n"
+            f"      const z = ((s0 + s1) + (s2 + s3)) + P[w + {nin}]; {body} "
+            f"h{len(parts)}[p * {width} + k] = {literal(out)}; }} }}"
         )
         offset += width * (nin + 1)
         nin = width
     sizes = [len(model.layers[0].neurons[0].w)] + [len(la.neurons) for la in model.layers]
     return (
         f"const SIZES = [{','.join(map(str, sizes))}];\n"
-        f"function layers(P, X, N) {{ const outs = [];\n" + "\n".join(parts) + "\nreturn outs; }\n"
+        f"function layers(P, X, N) {{\n" + "\n".join(parts) + "\n"
+        f"return [{', '.join(f'h{i}' for i in range(len(parts)))}]; }}\n"
     )
 
 

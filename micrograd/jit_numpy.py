@@ -2,7 +2,8 @@
 
 Each step of the plan (`jit_graph`) becomes a forward and a backward function on numpy arrays:
 an elementwise op by its own registry rules on `xp` (numpy, with the engine's correctly rounded
-tanh), a layer as matrix products, sums as reshapes. `Program` runs them over a batch: the
+tanh), a layer's weighted sums and the gradients summed over the batch in the order every target
+follows (`jit_graph`: how every sum adds), not by BLAS. `Program` runs them over a batch: the
 forward steps, the guards checked on every sample, the backward steps from a seed. numpy is
 bound on first use (`load_numpy`).
 """
@@ -445,8 +446,11 @@ def _operand(at: Layout, refs: Sequence[Ref], allow_scalar: bool) -> _Operand:
 
 def _dot_steps(o: slice, widx: Any, bidx: list[int], x: _Operand) -> tuple[Callable, Callable]:
     """A layer: K dot nodes with weights and bias from scalars reading the same n inputs, as
-    values[o] = W @ X + b with W (K, n). Backward: dX = W.T @ g, dW = g @ X.T (summed over the batch
-    by the product itself), db = row sums of g."""
+    values[o] = b + W @ X with W (K, n), every sum in the targets' one order (`jit_graph`: how
+    every sum adds), not by BLAS: matmul adds in its own blocked, fused order, which no other
+    target can follow. Backward: dX = W.T @ g (k in order), dW = g @ X.T and db = g's row sums
+    (over the batch, pairwise)."""
+    K, n = widx.shape
     bidx = np.array(bidx, dtype=np.intp)
     bcol = bidx[:, None]
     rx, accx = x.reader(), x.accumulator()
@@ -454,18 +458,28 @@ def _dot_steps(o: slice, widx: Any, bidx: list[int], x: _Operand) -> tuple[Calla
     b_unique = len(np.unique(bidx)) == bidx.size
 
     def forward(values: Any, scalars: Any) -> None:
-        out = values[o]  # rows of values: the product is written in place, then the bias added
-        np.dot(scalars[widx], rx(values, scalars), out=out)
-        out += scalars[bcol]
+        out, X = values[o], rx(values, scalars)  # out: rows of values, written in place
+        WT, b = scalars[widx].T[:, :, None], scalars[bcol]
+
+        def terms(k: slice) -> Any:  # (1 + n, rows, B): the bias, then input i's products
+            t = np.empty((1 + n, len(range(K)[k]), X.shape[1]))
+            t[0] = b[k]
+            np.multiply(WT[:, k], X[:, None, :], out=t[1:])
+            return t
+
+        _sum_in_order(terms, 1 + n, out)
 
     def backward(values: Any, grads: Any, scalars: Any, scalar_grads: Any) -> None:
         g = grads[o]
         X = rx(values, scalars)
+        W = scalars[widx]
         if accx is not None:  # (not when x is the sample's inputs: no one reads their grads)
-            accx(grads, scalar_grads, np.dot(scalars[widx].T, g))
-        # np.dot, not @: numpy's matmul of two views of one buffer (g, X.T) can miss BLAS
-        dw = np.dot(g, X.T)
-        db = g.sum(1)
+            # dX = W[0, :] g[0] + W[1, :] g[1] + ...
+            dx = np.empty((n, g.shape[1]))
+            _sum_in_order(lambda i: W[:, i, None] * g[:, None, :], K, dx)
+            accx(grads, scalar_grads, dx)
+        dw = _products_summed_over_batch(g, X)
+        db = g.sum(1)  # (pairwise: the batch on the contiguous axis)
         if w_unique:
             scalar_grads[widx] += dw
         else:
@@ -481,15 +495,17 @@ def _dot_steps(o: slice, widx: Any, bidx: list[int], x: _Operand) -> tuple[Calla
 def _general_dot_steps(
     o: slice, n: int, w: _Operand, x: _Operand, b: _Operand
 ) -> tuple[Callable, Callable]:
-    """K dot nodes whose weights vary per sample: gather (K, n, batch) blocks, multiply, sum."""
+    """K dot nodes whose weights vary per sample: b + w[0] x[0] + w[1] x[1] + ..., in order."""
     rw, rx, rb = w.reader(), x.reader(), b.reader()
     aw, ax, ab = w.accumulator(), x.accumulator(), b.accumulator()
     K = o.stop - o.start
 
     def forward(values: Any, scalars: Any) -> None:
         B = values.shape[1]
-        prod = rw(values, scalars).reshape(K, n, B) * rx(values, scalars).reshape(K, n, B)
-        values[o] = prod.sum(1) + rb(values, scalars)
+        out = values[o]
+        W, X = rw(values, scalars).reshape(K, n, B), rx(values, scalars).reshape(K, n, B)
+        np.copyto(out, rb(values, scalars))
+        _add_in_order(out, lambda i, tmp: np.multiply(W[:, i], X[:, i], out=tmp), 0, n)
 
     def backward(values: Any, grads: Any, scalars: Any, scalar_grads: Any) -> None:
         B = values.shape[1]
@@ -505,13 +521,62 @@ def _general_dot_steps(
 
 
 def _sum_steps(o: slice, n: int, c: _Operand) -> tuple[Callable, Callable]:
+    """K sum nodes of n terms: 0 + c[0] + c[1] + ..., in order, as the engine adds them."""
     rc, ac = c.reader(), c.accumulator()
     K = o.stop - o.start
 
     def forward(values: Any, scalars: Any) -> None:
-        values[o] = rc(values, scalars).reshape(K, n, values.shape[1]).sum(1)
+        out = values[o]
+        C = rc(values, scalars).reshape(K, n, values.shape[1])
+        out.fill(0.0)
+        _add_in_order(out, lambda i, tmp: C[:, i], 0, n)
 
     def backward(values: Any, grads: Any, scalars: Any, scalar_grads: Any) -> None:
         ac(grads, scalar_grads, np.repeat(grads[o], n, axis=0))
 
     return forward, (_nothing if ac is None else backward)
+
+
+def _sum_in_order(terms: Callable[[slice], Any], n: int, out: Any) -> None:
+    """out = t[0] + t[1] + ... + t[n-1], each element's terms added in index order, where t =
+    terms(rows) (an array (n, rows, batch)) holds the terms of out's rows `rows`, made a block
+    of rows at a time. numpy's add.reduce adds along an axis in index order whenever an axis of
+    more than one element runs inside it (its inner loop runs along that one); along the
+    innermost axis it adds pairwise (verified for every shape: tests/test_jit.py). So: the
+    reduce where a block's rows and batch hold more than one number, else a loop."""
+    rows = out.shape[0]
+    step = max(1, _BLOCK // (8 * n * max(1, out[0].size)))
+    for r in range(0, rows, step):
+        k = slice(r, min(rows, r + step))
+        t = terms(k)
+        if t[0].size > 1:
+            np.add.reduce(t, axis=0, out=out[k])
+        else:
+            np.copyto(out[k], t[0])
+            for i in range(1, n):
+                out[k] += t[i]
+
+
+def _add_in_order(out: Any, term: Callable[[int, Any], Any], start: int, stop: int) -> None:
+    """out += term(i) for i from start to stop, one i after another: each element's sum in index
+    order, whatever the shapes (numpy's own sum along an axis adds pairwise or in order by the
+    array's layout). `term(i, tmp)` may write into tmp, an array shaped as out."""
+    tmp = np.empty_like(out)
+    for i in range(start, stop):
+        np.add(out, term(i, tmp), out=out)
+
+
+# (bytes of products a batch sum holds at once: a big batch's weight gradients go by blocks)
+_BLOCK = 1 << 23
+
+
+def _products_summed_over_batch(g: Any, X: Any) -> Any:
+    """(K, n): Σ_b g[k, b] X[i, b], each sum numpy's pairwise one over the batch (the
+    contiguous axis, where `sum` adds pairwise: numpy's documented rule, and the JavaScript
+    target's $psum), products made a block of rows of g at a time."""
+    K, n, B = g.shape[0], X.shape[0], X.shape[1]
+    out = np.empty((K, n))
+    rows = max(1, _BLOCK // (8 * max(1, n * B)))
+    for k in range(0, K, rows):
+        np.multiply(g[k : k + rows, None, :], X[None, :, :]).sum(2, out=out[k : k + rows])
+    return out

@@ -69,9 +69,22 @@ function makeStep(program, layers, SIZES) {
     return best;
   }
 
+  // The accuracy on the training points from the program's own forward pass over them (its
+  // rows of the model's outputs, program.keptRows): no second pass through the network.
+  function accuracyOf(V, B) {
+    if (cfg.regression) return null;
+    const rows = program.keptRows, out = new Float64Array(B * nout);
+    for (let k = 0; k < nout; k++) for (let j = 0; j < B; j++) out[j * nout + k] = V[rows[k] * B + j];
+    let hits = 0;
+    for (let j = 0; j < B; j++) hits += predict(out, j) === LABELS[TRAIN[j]];
+    return hits / B;
+  }
+
   // One training step on the samples idx: returns [loss, accuracy before the update].
   function step(idx) {
     const [V, G, B] = forward(idx);
+    // (the batch is every training point: its accuracy is the forward pass's)
+    const acc = idx === TRAIN && program.keptRows.length === nout ? accuracyOf(V, B) : accuracy(TRAIN);
     let loss = meanOut(V, B);
     G.fill(0);
     G.fill(1 / B, program.outRow * B, program.outRow * B + B);
@@ -99,7 +112,6 @@ function makeStep(program, layers, SIZES) {
       if (alpha) { g += p * alpha; g += p * alpha; }
       GR[i] = g + jit[i];
     }
-    const acc = accuracy(TRAIN);
     update();
     return [loss, acc];
   }
@@ -110,7 +122,7 @@ function makeStep(program, layers, SIZES) {
     if (cfg.optimizer === "adam") {
       t += 1;
       const b1 = 0.9, b2 = 0.999, eps = 1e-8;
-      const stepSize = lr / (1 - b1 ** t), bc2 = Math.sqrt(1 - b2 ** t);
+      const stepSize = lr / (1 - powInt(b1, t)), bc2 = Math.sqrt(1 - powInt(b2, t));
       for (let i = 0; i < nParams; i++) {
         const g = GR[i];
         m[i] += (g - m[i]) * (1 - b1);
@@ -191,6 +203,24 @@ function makeStep(program, layers, SIZES) {
       heat_scale: scales, shown };
   }
 
+  // Each parameter's link (w / scale) as one byte, and with `grads` each ∂L/∂p on a log scale of
+  // `decades` below the largest |∂L/∂p| (returned): train_frames.link_bytes and grad_bytes.
+  const clipByte = (v) => byte(v !== v ? 0 : v); // NaN as 0, as Python's bytes have it
+  function weights(arg) {
+    const links = new Uint8Array(nParams);
+    for (let i = 0; i < nParams; i++) links[i] = clipByte(P[i] / arg.scale);
+    if (!arg.grads) return { links: b64(links), grads: null, grad_max: null };
+    let top = 0;
+    for (let i = 0; i < nParams; i++) if (Number.isFinite(GR[i]) && Math.abs(GR[i]) > top) top = Math.abs(GR[i]);
+    const gs = new Uint8Array(nParams);
+    for (let i = 0; i < nParams; i++) {
+      const g = GR[i];
+      const t = top > 0 && g !== 0 && Number.isFinite(g) ? Math.max(0, 1 + Math.log10(Math.abs(g) / top) / arg.decades) : 0;
+      gs[i] = clipByte(g < 0 ? -t : t);
+    }
+    return { links: b64(links), grads: b64(gs), grad_max: top };
+  }
+
   function set(arg) {
     if (arg.params) P.set(arg.params);
     if (arg.captured) CAP = Int32Array.from(arg.captured);
@@ -230,7 +260,28 @@ function makeStep(program, layers, SIZES) {
       return [meanOut(V, B), accuracy(arg.idx)];
     },
     pictures,
+    weights,
   };
+}
+
+// x ** n for a whole n >= 0, correctly rounded, as C's pow gives Python's `b1 ** t` (the browser's
+// ** differs in the last bit: 0.9 ** 4, one power in ten): squarings and products in double-double
+// (Dekker's exact product, no fused multiply-add in JavaScript), rounded once at the end.
+function powInt(x, n) {
+  "use strict";
+  const split = (a) => { const c = 134217729 * a, h = c - (c - a); return [h, a - h]; };
+  const mul = (ah, al, bh, bl) => { // (ah + al) * (bh + bl), as a normalized pair
+    const p = ah * bh, [a1, a2] = split(ah), [b1, b2] = split(bh);
+    const e = ((a1 * b1 - p) + a1 * b2 + a2 * b1) + a2 * b2 + (ah * bl + al * bh);
+    const h = p + e;
+    return [h, e - (h - p)];
+  };
+  let rh = 1, rl = 0, bh = x, bl = 0;
+  for (let k = n; k > 0; k = Math.floor(k / 2)) {
+    if (k % 2) [rh, rl] = mul(rh, rl, bh, bl);
+    if (k > 1) [bh, bl] = mul(bh, bl, bh, bl);
+  }
+  return rh + rl;
 }
 
 // The program alone (the op table's tests): per-sample outputs of inputs `data` (B rows of the

@@ -233,6 +233,28 @@ def test_matches_pytorch_float64() -> None:
     assert_close(grads, want)
 
 
+@pytest.mark.parametrize("B", [1, 2, 300])
+def test_each_samples_sums_add_as_the_engine_adds_them_so_outputs_are_its_bits(B: int) -> None:
+    # A layer of 32 neurons over 32 inputs (a matrix product step), per-sample weights (weighted
+    # sums), a sum node: each sample's output is the eager engine's to the bit, whatever the
+    # batch size (numpy's own sum along an axis adds pairwise or in order by the layout; BLAS in
+    # its own blocked, fused order). The JavaScript target adds in this order too.
+    random.seed(8)
+    model = MLP(3, [32, 32, 1], activation="tanh")
+    v = Value(0.375)
+
+    def fn(x):  # noqa: ANN001, ANN202
+        h = model(x)
+        ws = [x[j % 3] * (j + 1) + h for j in range(12)]  # weights from the sample
+        d = Value.dot(ws, [x[(j + 1) % 3] for j in range(12)], v)
+        return Value.sum([x[j % 3] * (j + 0.5) for j in range(12)] + [h * h, d])
+
+    f, rng = jit(fn), np.random.default_rng(B)
+    for _ in range(10 if B < 10 else 1):
+        X = rng.normal(size=(B, 3)) * np.exp(rng.normal(size=(B, 3)) * 3)
+        assert f.outputs(X).tolist() == [fn(values(row)).data for row in X.tolist()]
+
+
 def test_nested_per_sample_inputs_and_dot_with_inputs_as_weights() -> None:
     w = [Value(0.3), Value(-1.2), Value(0.5)]
     c = Value(0.25)

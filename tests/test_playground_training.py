@@ -297,6 +297,21 @@ def test_the_frame_is_what_the_model_computes(use_jit):
     assert f["grads"] is None and f["read"] is None  # nobody asked for them
 
 
+def test_the_javascript_engine_makes_the_links_bytes_as_python_does():
+    # A frame of the JavaScript engine reads no weight back into Python: its links and
+    # gradients' bytes are made where the weights are, the same bytes as Python makes them.
+    tr = Trainer(Settings(hidden=(5, 3), activation="tanh"), use_jit="javascript")
+    tr.view(grads=True, graph=False)
+    tr.step(20)
+    f = tr.frame()
+    tr.engine.sync()  # now the model's Values: what Python would make the bytes of
+    assert f["links"] == TF.link_bytes([p.data for p in tr.params])
+    want, top = TF.grad_bytes([p.grad for p in tr.params])
+    assert f["grad_max"] == TF.short(top) and top > 0
+    # (the same rule; the browser's log10 and C's may part in the last bit)
+    assert unbyte(f["grads"]) == pytest.approx(unbyte(want), abs=1 / 127)
+
+
 def test_three_classes_paint_the_argmax():
     tr = Trainer(Settings(dataset="spiral3", loss="cross_entropy", hidden=(8,)))
     tr.step(30)

@@ -94,6 +94,16 @@ class Engine:
     def grid(self, side: int) -> list[list[float]]:
         return self.tr._grid(side)
 
+    def weight_views(self, grads: bool) -> tuple[str, str | None, float | None]:
+        """Each parameter's link as a byte (`train_frames.link_bytes`), and with `grads` each
+        ∂L/∂p's and the largest |∂L/∂p| (`grad_bytes`); else None, None."""
+        self.sync()
+        np = train_frames.numpy_if_there()
+        links = train_frames.link_bytes([p.data for p in self.tr.params], np)
+        if not grads:
+            return links, None, None
+        return (links, *train_frames.grad_bytes([p.grad for p in self.tr.params], np))
+
 
 class EagerEngine(Engine):
     """micrograd's own engine: a scalar graph per point; a grid cell is a forward pass, so the
@@ -251,7 +261,14 @@ class JavaScriptEngine(Engine):
         self.host = host or javascript_host()
         term = LOSSES[s.loss].term
         model = tr.model
-        src, captured = program_source(lambda x, t: term(model(x), t), self._sample(0))
+        outputs: list[Any] = []  # the model's outputs in the trace: the step's accuracy reads them
+
+        def fn(x: Any, t: Any) -> Any:
+            out = model(x)
+            outputs[:] = out if isinstance(out, list) else [out]
+            return term(out, t)
+
+        src, captured = program_source(fn, self._sample(0), keep=lambda: outputs)
         source = step_source(src, mlp_source(model))
         key = (id(self.host), id(tr), source)  # its state is this trainer's own
         call = _COMPILED.get(key)
@@ -365,6 +382,19 @@ class JavaScriptEngine(Engine):
             "pictures",
             {"kind": tr.settings.output_kind, "shown": tr.shown.neuron, "range": TARGET_RANGE},
         )
+
+    def weight_views(self, grads: bool) -> tuple[str, str | None, float | None]:
+        # made where the weights are: a frame reads none of them back (`sync`, 5,409 weights and
+        # grads of 6x32 through JSON into Values, was a third of a frame's Python in the browser)
+        got = self.call(
+            "weights",
+            {
+                "scale": train_frames.LINK_SCALE,
+                "decades": train_frames.GRAD_DECADES,
+                "grads": grads,
+            },
+        )
+        return got["links"], got["grads"], got["grad_max"]
 
 
 def _flat(rows: Sequence[Sequence[float]]) -> list[float]:

@@ -49,6 +49,7 @@ def _train(view: Any) -> dict[str, Any] | None:
         return None
     tr = view.trainer
     with tr.lock:
+        tr.engine.sync()  # the weights, where the engine keeps them
         return {
             "settings": tr.settings.to_dict(),
             "step": tr.step_no,

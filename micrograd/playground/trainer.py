@@ -108,6 +108,8 @@ class Trainer:
         self.speed: float | None = None  # steps per second while playing; None: flat out
         self.clock = time.monotonic  # what `advance` measures time by
         self.frame_cost = 0.0  # seconds a frame takes to make (a moving average)
+        # the point's graph's last numbers: (made at, seconds it took, for what, the numbers)
+        self.graph_kept: tuple | None = None
         self.shown = Shown()
         self._stale = False  # trained since the last frame
         self._meta: dict[str, Any] = {}
