@@ -32,7 +32,7 @@ import urllib.parse
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from micrograd.cli import main as micrograd_main  # noqa: E402
+from micrograd.commands.cli import main as micrograd_main  # noqa: E402
 from tests.conftest import chromium_path  # noqa: E402
 
 NOTEBOOK = "01_derivatives_and_value.ipynb"

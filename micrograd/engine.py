@@ -7,9 +7,9 @@ op also stores its *local derivatives* (`_local`: d out / d child, one per child
 Each primitive op is declared once, by `@_op` on its method: its `forward` and its derivative
 rule `local(xp, out, *children)`, written for an array module `xp`, which runs on floats here,
 on numpy arrays in `micrograd.jit`, on Values in ``grad(create_graph=True)`` and on names in the
-pictures (registry.py keeps them: `OPS`). Each method stores what its rule gives on floats; `-`
-and `/` are built from primitives. Beside this file: the numbers policy (floats.py: finite in,
-finite out or an error naming your op) and the graph walk (walk.py).
+pictures (core/registry.py keeps them: `OPS`). Each method stores what its rule gives on floats; `-`
+and `/` are built from primitives. Beside this file: the numbers policy (core/floats.py: finite in,
+finite out or an error naming your op) and the graph walk (core/walk.py).
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from math import isfinite
 from operator import mul
 from typing import SupportsIndex, Union
 
-from .copying import reduce_value
-from .floats import DERIVATIVES, FLOAT_MAX_TEXT, as_float, check_overflow, pow_forward
-from .floats import sigmoid as _sigmoid
-from .registry import FLOATS, OPS, OpInfo, explain_local, op_kind
-from .registry import op as _op
-from .walk import backward_step, chain_rule, local_derivatives, topological_order
+from .core.copying import reduce_value
+from .core.floats import DERIVATIVES, FLOAT_MAX_TEXT, as_float, check_overflow, pow_forward
+from .core.floats import sigmoid as _sigmoid
+from .core.registry import FLOATS, OPS, OpInfo, explain_local, op_kind
+from .core.registry import op as _op
+from .core.walk import backward_step, chain_rule, local_derivatives, topological_order
 
 __all__ = [
     "Value",

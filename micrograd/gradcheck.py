@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from ._callable import make_callable
+from .core.callable_module import make_callable
 from .engine import Value
 
 Fn = Callable[..., Value]

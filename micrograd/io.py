@@ -27,7 +27,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from .atomic import atomic_write
+from .core.atomic import atomic_write
 from .nn import ACTIVATIONS, MLP
 
 FORMAT = "micrograd-mlp"

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .core.registry import array_module
 from .engine import OPS, Operand, OpInfo, Value
-from .registry import array_module
 
 # The ops a neuron may use as its activation, keyed by op name: the title a neuron's repr shows
 # (ReLUNeuron(3)) and what it computes, as the training page shows it. Every activation a Neuron

@@ -11,7 +11,7 @@ from typing import Any
 from playwright.sync_api import expect
 
 from micrograd.engine import Value
-from micrograd.formatting import format_number as fmt
+from micrograd.viz.formatting import format_number as fmt
 
 WAIT = 30_000  # ms: a loaded machine, or Python in the browser, answers in its own time
 

@@ -8,8 +8,8 @@ import pathlib
 
 import pytest
 
-from micrograd import cli
-from micrograd.atomic import atomic_write, check_writable, describe
+from micrograd.commands import cli
+from micrograd.core.atomic import atomic_write, check_writable, describe
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "micrograd"
 
@@ -102,8 +102,7 @@ def test_graph_output_failing_half_way_keeps_the_old_file(tmp_path, monkeypatch,
 
 
 def test_plot_failing_half_way_keeps_the_old_png(tmp_path, monkeypatch) -> None:
-    from micrograd import plots
-    from micrograd.train import History
+    from micrograd.train import History, plots
 
     path = tmp_path / "training.png"
     plots.training_curves(History(loss=[1.0, 0.5], accuracy=[0.5, 1.0]), path)
@@ -161,8 +160,7 @@ def test_no_module_writes_a_file_any_other_way() -> None:
 
 
 def test_curves_of_a_run_that_blew_up_still_draw(tmp_path) -> None:
-    from micrograd import plots
-    from micrograd.train import History
+    from micrograd.train import History, plots
 
     for loss in ([1.0, 1e300, 1e-300], [0.5, 1e308, 1.7e308], [1.0, 0.0, -2.0]):
         path = tmp_path / "t.png"

@@ -389,7 +389,8 @@ def test_in_a_browser_a_statement_too_deep_for_its_stack_is_refused_first(
 ) -> None:
     # On Pyodide, nesting.BUDGET is 400 (a deeper parse exhausts the browser's stack and kills
     # Python; tests/test_site_browser.py sends such programs to the real site).
-    from micrograd import expr, nesting
+    from micrograd import expr
+    from micrograd.expr import nesting
 
     monkeypatch.setattr(nesting, "BUDGET", 400)
     if not refused:
@@ -408,7 +409,7 @@ def test_in_a_browser_a_statement_too_deep_for_its_stack_is_refused_first(
 
 
 def test_line_breaks_inside_brackets_do_not_hide_a_chain() -> None:
-    from micrograd import nesting
+    from micrograd.expr import nesting
 
     # two bracket levels (8) and the chained `[`s after the first: the 394th is past 400
     chained = "y = (a" + "[0]\n" * 401 + ")"
@@ -417,7 +418,7 @@ def test_line_breaks_inside_brackets_do_not_hide_a_chain() -> None:
 
 
 def test_on_cpython_only_the_parser_limits_nesting() -> None:
-    from micrograd import nesting
+    from micrograd.expr import nesting
 
     assert nesting.BUDGET is None  # (sys.platform is "emscripten" on Pyodide only)
     assert parse_program("x = 1.0\ny = " + "+".join(["x"] * 1000))["y"].data == 1000.0

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 import torch
 
-from micrograd import MLP, Value, grad, registry
+from micrograd import MLP, Value, grad
+from micrograd.core import registry
 from micrograd.engine import OPS, explain_local, op_kind
 from micrograd.io import TORCH_MODULES, torch_module
 from micrograd.nn import ACTIVATION_OPS

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from micrograd.cli import main
+from micrograd.commands.cli import main
 from tests.conftest import watch_errors
 from tests.jupyterlab import free_port, hide_jupyterlite_kernel
 

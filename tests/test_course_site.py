@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from micrograd.cli import main
+from micrograd.commands.cli import main
 from micrograd.playground import course_site, site
 
 from .conftest import _unavailable, watch_errors

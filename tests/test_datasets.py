@@ -13,11 +13,13 @@ import sys
 
 import pytest
 
-from micrograd import data, demo, demo_command
+from micrograd import data
+from micrograd.commands import demo as demo_command
 from micrograd.data import DATASETS, TARGET_RANGE
 from micrograd.playground.train_data import make_data
 from micrograd.playground.train_settings import Settings
 from micrograd.playground.views import Tab
+from micrograd.train import demo
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 STATIC = ROOT / "micrograd" / "playground" / "static"

@@ -14,11 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from micrograd import cli, data, demo, demo_command, jit_train, optim, plots, train
-from micrograd.demo import PRESETS, DemoConfig, config_for
+from micrograd import data, optim, train
+from micrograd.commands import cli
+from micrograd.commands import demo as demo_command
 from micrograd.io import load
+from micrograd.jit import train as jit_train
 from micrograd.nn import MLP
-from micrograd.train import evaluate
+from micrograd.train import demo, evaluate, plots
+from micrograd.train.demo import PRESETS, DemoConfig, config_for
 
 ROOT = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -138,7 +141,8 @@ def test_smoke_ctrl_c_is_one_line_exit_130_and_no_file(tmp_path: Path) -> None:
 
 def test_smoke_moons_does_not_import_sklearn(tmp_path: Path) -> None:
     code = (
-        "import sys; from micrograd import cli, train; train.freeze_gc = lambda: None; "
+        "import sys; from micrograd import train; from micrograd.commands import cli; "
+        "train.freeze_gc = lambda: None; "
         "assert cli.main(['demo', '--steps', '1', '--no-progress', '--out', 'o']) == 0; "
         "assert 'sklearn' not in sys.modules, 'sklearn imported'"
     )
@@ -441,10 +445,10 @@ def test_activation_choices_are_the_librarys() -> None:
 def test_the_demo_module_does_one_job() -> None:
     import ast
 
-    tree = ast.parse((ROOT / "micrograd" / "demo.py").read_text())
+    tree = ast.parse((ROOT / "micrograd" / "train/demo.py").read_text())
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert "gc" not in imported  # the gc freeze is train.freeze_gc, named and documented
-    text = (ROOT / "micrograd" / "demo.py").read_text()
+    text = (ROOT / "micrograd" / "train/demo.py").read_text()
     assert ".relu()" not in text and "labels must be" not in text  # no loss formula or check
     assert len(text.splitlines()) < 450
 
@@ -461,7 +465,7 @@ def test_digits_without_sklearn_is_one_line(capsys, tmp_path, monkeypatch) -> No
 
 
 def test_ctrl_c_anywhere_in_a_command_is_one_line(capsys, monkeypatch) -> None:
-    from micrograd import graph_command
+    from micrograd.commands import graph as graph_command
 
     def interrupted(args):
         raise KeyboardInterrupt

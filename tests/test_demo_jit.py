@@ -1,4 +1,4 @@
-"""Training on micrograd.jit (`jit_train`): the same losses, gradients and results as the eager
+"""Training on micrograd.jit (`jit.train`): the same losses, gradients and results as the eager
 engine (`train.make_step`, itself tested against PyTorch). karpathy's final moons loss, per engine,
 is checked once, in test_demo.py.
 """
@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from micrograd.jit_train import JitStep, ModelOutputs, make_evaluator, make_step_fn
+from micrograd.jit.train import JitStep, ModelOutputs, make_evaluator, make_step_fn
 from micrograd.nn import MLP, Layer
 from micrograd.train import make_step
 
@@ -21,7 +21,7 @@ TOL = dict(rel=1e-9, abs=1e-12)
 def test_digits_with_and_without_jit_agree(tmp_path, monkeypatch) -> None:
     import io
 
-    from micrograd import demo
+    from micrograd.train import demo
 
     runs = {}
     for jit in (True, False):

@@ -474,7 +474,7 @@ def test_registry_apply_builds_the_op_from_its_declaration() -> None:
 def test_one_rule_gives_the_floats_the_text_and_the_second_derivative() -> None:
     # An op declared with its rule alone (a throwaway registry entry, removed after): the eager
     # node's floats, the text and the second-derivative rule all come from that one rule.
-    from micrograd import registry
+    from micrograd.core import registry
 
     def cube(self: Value) -> Value:
         info = ENGINE_OPS["cube"]
@@ -501,7 +501,7 @@ def test_one_rule_gives_the_floats_the_text_and_the_second_derivative() -> None:
 
 
 def test_a_rule_calling_a_function_values_lack_says_what_to_declare() -> None:
-    from micrograd import registry
+    from micrograd.core import registry
 
     def sgn(self: Value) -> Value:
         local = ENGINE_OPS["sgn"].on_floats(0.0, self.data)
@@ -537,7 +537,7 @@ def test_registry_jit_expression_language_and_op_table_cover_the_same_ops() -> N
     # One truth, the registry; each consumer is checked against it, not against a list here.
     from micrograd.expr import ARITY, FUNCTIONS
     from micrograd.jit import _elementwise
-    from micrograd.jit_graph import KERNELS
+    from micrograd.jit.graph import KERNELS
 
     registry = set(ENGINE_OPS)
     assert set().union(*(_kinds_built_by(op) for op in OPS)) == registry

@@ -1,5 +1,5 @@
-"""One number formatter, `micrograd.formatting.format_number`, and its JavaScript mirror `fmt` in
-the playground's static/common.js: the same text for the same number, and lines whose arithmetic
+"""One number formatter, `micrograd.viz.formatting.format_number`, and its JavaScript mirror `fmt`
+in the playground's static/common.js: the same text for the same number, and lines whose arithmetic
 visibly holds."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from micrograd.formatting import format_number
+from micrograd.viz.formatting import format_number
 
 COMMON_JS = pathlib.Path(__file__).resolve().parents[1] / "micrograd/playground/static/common.js"
 

@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 
-from micrograd import grade, grade_report, grade_sandbox
-from micrograd.cli import main
+from micrograd.commands.cli import main
+from micrograd.grading import grade
+from micrograd.grading import report as grade_report
+from micrograd.grading import sandbox as grade_sandbox
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbclient")
@@ -502,7 +504,7 @@ def test_no_csv_cell_is_a_formula(tmp_path, monkeypatch) -> None:
 
 
 def test_learners_are_the_class_folders_and_a_list_is_by_folder(tmp_path) -> None:
-    from micrograd.grade_command import submissions
+    from micrograd.commands.grade import submissions
 
     for p in (
         "ada/01.ipynb",

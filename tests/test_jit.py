@@ -796,7 +796,7 @@ def test_watch_reads_tells_a_watcher_of_its_own_threads_reads_only() -> None:
     # own are told; another thread reading the same Values at the same time is not.
     import threading
 
-    from micrograd.watch import ReadWatcher, watch_reads
+    from micrograd.jit.watch import ReadWatcher, watch_reads
 
     told = []
 

@@ -1,11 +1,11 @@
 """micrograd.jit's JavaScript target against its numpy target and the eager engine, run in Node.js.
 
 Every op of the table (tests/optable.py) is traced once and emitted as JavaScript
-(`micrograd.jit_js`), then run over a batch in Node.js: each sample's output and the gradient of
-their sum w.r.t. captured Values equal numpy's jit (and so the eager engine's, which test_jit
+(`micrograd.jit.js_target`), then run over a batch in Node.js: each sample's output and the gradient
+of their sum w.r.t. captured Values equal numpy's jit (and so the eager engine's, which test_jit
 holds numpy's to) -- the same bits where a rule uses + - * / and tanh alone (tanh is the engine's
-algorithm, written out), to the last bits where it calls exp, log or pow (the browser's Math and
-the C library's each round their own way)."""
+algorithm, written out), to the last bits where it calls exp, log or pow (the browser's Math and the
+C library's each round their own way)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from micrograd import jit_js
 from micrograd.engine import Value
 from micrograd.jit import jit
+from micrograd.jit import js_target as js_target
 from micrograd.nn import MLP
 
 from .optable import OPS
@@ -49,7 +49,7 @@ MATH = {
 
 @pytest.fixture(scope="module")
 def node() -> Any:
-    host = jit_js.NodeHost()
+    host = js_target.NodeHost()
     yield host
     host.close()
 
@@ -57,8 +57,8 @@ def node() -> Any:
 def _both(fn: Any, X: Any, node: Any) -> tuple[list, list, list, list]:
     f = jit(fn, reduce="sum")
     out = f(X)
-    src, captured = jit_js.program_source(fn, [X[0].tolist()])
-    run = node.compile(jit_js.runner_source(src))
+    src, captured = js_target.program_source(fn, [X[0].tolist()])
+    run = node.compile(js_target.runner_source(src))
     got = run(
         "run",
         {
@@ -123,8 +123,8 @@ def test_a_network_with_its_loss_in_javascript_is_numpys_jit(node: Any) -> None:
     X = np.concatenate([rng.normal(size=(50, 2)), rng.choice([-1.0, 1.0], size=(50, 1))], axis=1)
     f = jit(fn, reduce="sum")
     out = f(X[:, :2], X[:, 2])
-    src, captured = jit_js.program_source(fn, [X[0, :2].tolist(), float(X[0, 2])])
-    got = node.compile(jit_js.runner_source(src))(
+    src, captured = js_target.program_source(fn, [X[0, :2].tolist(), float(X[0, 2])])
+    got = node.compile(js_target.runner_source(src))(
         "run",
         {"B": 50, "data": X.ravel().tolist(), "captured": [c.data for c in captured], "seed": 1.0},
     )
@@ -139,7 +139,7 @@ def test_what_the_javascript_target_cannot_replay_is_refused_in_one_line() -> No
         return x[0] * 2 if x[0].data > 0 else x[0]
 
     with pytest.raises(NotImplementedError, match="JavaScript target.*guards"):
-        jit_js.program_source(fn, [[1.0]])
+        js_target.program_source(fn, [[1.0]])
 
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
@@ -169,13 +169,13 @@ def test_200_steps_of_the_javascript_step_are_numpys_jit_to_the_bit(
 
 
 def test_adams_bias_correction_power_is_correctly_rounded(node: Any) -> None:
-    """b ** t in the JavaScript step (jit_runtime.js's powInt) is the double nearest the exact
+    """b ** t in the JavaScript step (jit/runtime.js's powInt) is the double nearest the exact
     power, as C's pow gives Python's `b1 ** t` (the browser's own ** misses it for 0.9 ** 4)."""
     from fractions import Fraction
 
     cases = [(b, t) for b in (0.9, 0.999, 0.5, 0.95) for t in range(0, 3000, 7)] + [(0.9, 4)]
     run = node.compile(
-        jit_js.runtime_source()
+        js_target.runtime_source()
         + "\nreturn {pow: (cases) => cases.map(([x, n]) => powInt(x, n)),"
         + " builtin: (cases) => cases.map(([x, n]) => x ** n)};"
     )

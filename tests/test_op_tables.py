@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from micrograd import engine, watch
+from micrograd import engine
+from micrograd.core.names import WORDS
 from micrograd.engine import OPS, Value
 from micrograd.io import TORCH_MODULES
-from micrograd.jit_graph import KERNELS
-from micrograd.names import WORDS
+from micrograd.jit import watch
+from micrograd.jit.graph import KERNELS
 from micrograd.nn import ACTIVATION_OPS, ACTIVATIONS
 
 from .optable import BY_NAME
@@ -87,7 +88,7 @@ def _reads_of_data() -> dict[str, ast.AST]:
 
 def test_the_tracer_knows_every_function_of_the_engine_that_reads_a_number_for_an_op() -> None:
     # A read of .data by an op's code is the op, which jit replays; any other read is the
-    # program deciding something. watch.py decides which code is an op's: every function of
+    # program deciding something. jit/watch.py decides which code is an op's: every function of
     # engine.py that reads a number must be there, but __repr__ (it shows the number to you).
     readers = {}
     for name in _reads_of_data():

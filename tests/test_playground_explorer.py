@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from micrograd.expr import parse_program
-from micrograd.formatting import format_number
 from micrograd.playground.explorer import EXAMPLES
 from micrograd.viz import trace
+from micrograd.viz.formatting import format_number
 from tests.conftest import watch_errors
 
 DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs"

@@ -9,9 +9,9 @@ import shutil
 
 import pytest
 
-from micrograd import layout as lay
-from micrograd.layout import Box, layered, layout
 from micrograd.playground.explorer import EXAMPLES, Explorer
+from micrograd.viz import layout as lay
+from micrograd.viz.layout import Box, layered, layout
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is missing")
 

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from micrograd.engine import Value
-from micrograd.formatting import format_number as fmt
 from micrograd.playground.errors import ViewError
 from micrograd.playground.explorer import EXAMPLES
 from micrograd.playground.views import Tab
+from micrograd.viz.formatting import format_number as fmt
 from tests.corpus import LECTURE_VALUE
 from tests.test_playground_foreign import learner
 

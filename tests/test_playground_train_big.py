@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from micrograd import io
-from micrograd.formatting import format_number as fmt
+from micrograd.viz.formatting import format_number as fmt
 
 LARGEST = "?hidden=32,32,32,32,32,32"
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from micrograd import io
-from micrograd.formatting import format_number as fmt
+from micrograd.viz.formatting import format_number as fmt
 
 torch = pytest.importorskip("torch")
 

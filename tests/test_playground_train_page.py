@@ -15,8 +15,8 @@ import urllib.parse
 import pytest
 
 from micrograd import losses
-from micrograd.formatting import format_number
 from micrograd.io import load
+from micrograd.viz.formatting import format_number
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

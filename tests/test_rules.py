@@ -18,10 +18,11 @@ import numpy as np
 import pytest
 import torch
 
-from micrograd import Value, floats, grad
+from micrograd import Value, grad
+from micrograd.core import floats
+from micrograd.core.registry import FLOATS
 from micrograd.engine import OPS, explain_local
 from micrograd.jit import jit
-from micrograd.registry import FLOATS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TANH_RULE = "local=lambda xp, t, x: (1.0 - t * t,)"

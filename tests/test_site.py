@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 import micrograd
-from micrograd.cli import main
+from micrograd.commands.cli import main
 from micrograd.playground import site
 from micrograd.playground.views import Tab
 from micrograd.playground.worker import WATCH_SECONDS, Host

@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from micrograd.cli import main
+from micrograd.commands.cli import main
 from micrograd.expr import parse_program
-from micrograd.formatting import format_number as fmt
 from micrograd.playground.explorer import EXAMPLES
 from micrograd.playground.views import Tab
 from micrograd.viz import trace
+from micrograd.viz.formatting import format_number as fmt
 
 from .conftest import _unavailable, watch_errors
 

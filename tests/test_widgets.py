@@ -18,8 +18,8 @@ import pytest
 pytest.importorskip("anywidget", reason="the widgets need anywidget (pip install -e '.[test]')")
 
 from micrograd.engine import Value  # noqa: E402
-from micrograd.formatting import format_number as fmt  # noqa: E402
 from micrograd.playground import Tab  # noqa: E402
+from micrograd.viz.formatting import format_number as fmt  # noqa: E402
 from micrograd.widgets import PlaygroundWidget, explore, train  # noqa: E402
 from tests.conftest import SCREENSHOTS, watch_errors  # noqa: E402
 from tests.corpus import LECTURE_VALUE, edit  # noqa: E402

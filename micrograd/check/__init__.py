@@ -35,7 +35,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from .._callable import make_callable
+from ..core.callable_module import make_callable
 from .graphs import ValueChecker
 from .nets import NNChecker
 from .report import CheckReport

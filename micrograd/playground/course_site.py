@@ -42,7 +42,7 @@ import zipfile
 from collections.abc import Callable
 
 from .. import __version__
-from ..atomic import atomic_write
+from ..core.atomic import atomic_write
 from .site import DIST_NAME, PYODIDE_VERSION, SiteError, package_wheel, pyodide_files
 
 COURSE = "course"  # the app's folder in the site

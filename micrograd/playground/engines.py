@@ -10,10 +10,10 @@ answers the same methods; the trainer never asks which it holds.
 
 * `EagerEngine`: micrograd itself, one scalar graph per point (`train.Step`), and the
   optimizer of `micrograd.optim`: for a Python without numpy.
-* `NumpyEngine`: the same step on `micrograd.jit` (`jit_train.JitStep`), pictures by matrix
+* `NumpyEngine`: the same step on `micrograd.jit` (`jit.train.JitStep`), pictures by matrix
   products (`train_frames.layer_outputs`): the server and the notebook widget.
 * `JavaScriptEngine`: the traced step written as JavaScript by jit's JavaScript target
-  (`micrograd.jit_js`) and run by the browser (the static site's worker) or Node.js: steps,
+  (`micrograd.jit.js_target`) and run by the browser (the static site's worker) or Node.js: steps,
   the optimizer's update and the pictures run there, many steps per call, no Python per step;
   Python reads the weights back when it draws a frame (`sync`).
 """
@@ -164,7 +164,7 @@ class NumpyEngine(Engine):
     def __init__(self, tr: Any) -> None:
         import numpy as np
 
-        from ..jit_train import JitStep
+        from ..jit.train import JitStep
 
         super().__init__(tr)
         s = tr.settings
@@ -220,7 +220,7 @@ def javascript_host() -> Any:
         return _PyodideHost()
     global _NODE
     if _NODE is None:
-        from ..jit_js import NodeHost
+        from ..jit.js_target import NodeHost
 
         _NODE = NodeHost()
     return _NODE
@@ -246,7 +246,7 @@ _COMPILED: dict[tuple[int, int, str], Callable[..., Any]] = {}
 
 
 class JavaScriptEngine(Engine):
-    """The step as JavaScript (`micrograd.jit_js`), compiled once per network shape and loss;
+    """The step as JavaScript (`micrograd.jit.js_target`), compiled once per network shape and loss;
     the weights live there while it trains, and come back to the model's Values on `sync`."""
 
     name = "javascript"
@@ -254,7 +254,7 @@ class JavaScriptEngine(Engine):
     batched = True
 
     def __init__(self, tr: Any, host: Any = None) -> None:
-        from ..jit_js import mlp_source, program_source, step_source
+        from ..jit.js_target import mlp_source, program_source, step_source
 
         super().__init__(tr)
         s = tr.settings

@@ -31,14 +31,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ..core.walk import local_derivatives
 from ..engine import OPS, Value, backward_step, explain_local, grad, op_kind, topological_order
 from ..expr import Span, parse_program
-from ..formatting import format_number as fmt
-from ..formatting import json_float, reads_as_number
-from ..layout import Box, layout
 from ..viz import caption as op_caption
 from ..viz import display_names, trace
-from ..walk import local_derivatives
+from ..viz.formatting import format_number as fmt
+from ..viz.formatting import json_float, reads_as_number
+from ..viz.layout import Box, layout
 from .errors import ViewError
 from .predict import Part, Quiz, questions, seed_question
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..engine import OPS, Value
-from ..formatting import format_number as fmt
+from ..viz.formatting import format_number as fmt
 from .errors import ViewError
 from .explorer import Explorer, factor, in_formula
 from .predict import Part

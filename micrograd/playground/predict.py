@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engine import Value
-from ..formatting import format_number as fmt
-from ..formatting import reads_as_number
+from ..viz.formatting import format_number as fmt
+from ..viz.formatting import reads_as_number
 from .errors import ViewError
 
 TOLERANCE = 5e-5  # an answer within this of the grad (relative, beyond ±1) is right

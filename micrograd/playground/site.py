@@ -44,7 +44,7 @@ from collections.abc import Callable
 from importlib import resources
 
 from .. import __version__
-from ..atomic import atomic_write, prepare_folder
+from ..core.atomic import atomic_write, prepare_folder
 
 PYODIDE_VERSION = "314.0.7"  # CPython 3.14.2 in WebAssembly
 # npm's integrity of pyodide-PYODIDE_VERSION.tgz (`npm view pyodide@314.0.7 dist.integrity`)

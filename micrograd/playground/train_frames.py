@@ -17,7 +17,7 @@ the frame it had (`FrameCursor` in trainer.py):
 
 `numpy_views` runs the network over a grid of points with the activations' own array forms
 (a matrix product per layer: `layer_outputs`), `eager_views` one eager forward pass per cell
-(the JavaScript engine computes the same in the browser: micrograd/jit_runtime.js); the chosen
+(the JavaScript engine computes the same in the browser: micrograd/jit/runtime.js); the chosen
 point's graph comes from train_graph.py. `frame` and `meta` gather a trainer's state into the
 JSON the page draws.
 """
@@ -30,9 +30,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..formatting import json_float
 from ..losses import predict, predict_rows
 from ..nn import ACTIVATIONS, MLP
+from ..viz.formatting import json_float
 from .train_graph import point_graph, zero_loss_note
 from .train_settings import FEATURES, OUTPUT_RULES, TARGET_RANGE
 
@@ -156,7 +156,7 @@ def _picture_xp(np: Any) -> Any:
     which jit trains with, took 24 of the 27 ms of the largest network's plot; numpy's is within
     an ulp)."""
     if not _PICTURE_XP:
-        from ..registry import ArrayModule
+        from ..core.registry import ArrayModule
 
         _PICTURE_XP.append(ArrayModule(np, {}))
     return _PICTURE_XP[0]

@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import data
 from ..data import TARGET_RANGE
-from ..jit_train import numpy_available
+from ..jit.train import numpy_available
 from ..losses import LOSSES
 from ..nn import ACTIVATIONS
 

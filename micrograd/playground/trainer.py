@@ -11,7 +11,7 @@ It holds the data (a `micrograd.data` set plus the points the learner clicked in
 built from a seed (Reset rebuilds the same initial weights, New weights draws a new seed), a
 loss from `micrograd.losses` and an optimizer from `micrograd.optim`. Each step is the training
 library's (`micrograd.train.Step`): the batch loss as one `Value`, by `micrograd.jit` replaying
-the per-sample loss over the batch with numpy when numpy is there (`jit_train.JitStep`), else
+the per-sample loss over the batch with numpy when numpy is there (`jit.train.JitStep`), else
 by the eager engine, one graph per point. Play only marks the run as
 playing: it trains when its transport calls `advance` (the server's and the kernel's runner
 thread, the static site's timer), never on a thread of its own, so the same object runs under a
@@ -32,9 +32,9 @@ from typing import Any
 
 from .. import data, io, optim
 from ..engine import Value, topological_order
+from ..jit.tracing import TraceError
 from ..losses import LOSSES
 from ..nn import MLP
-from ..tracing import TraceError
 from . import train_frames
 from .engines import ENGINES
 from .train_data import extent, featurize, make_data, split
@@ -652,7 +652,7 @@ def point_root(payload: object) -> tuple[Value, list[Value], str]:
     gradient step moves) and a title. ValueError (or TypeError) naming what is wrong."""
     import json
 
-    from ..formatting import format_number as fmt
+    from ..viz.formatting import format_number as fmt
 
     if not isinstance(payload, dict):
         raise TypeError(f"expected an object, got {type(payload).__name__}")

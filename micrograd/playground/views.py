@@ -35,8 +35,8 @@ from typing import Any
 
 from ..engine import Value
 from ..expr import ARITY, ProgramError
-from ..formatting import format_number as fmt
 from ..viz import GraphTooLargeError
+from ..viz.formatting import format_number as fmt
 from . import keepsake
 from .errors import ViewError
 from .explorer import DEFAULT_PROGRAM, EXAMPLES, MAX_NODES, MAX_PROGRAM_CHARS, Explorer

@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ..formatting import json_float  # noqa: F401  (re-exported)
+from ..viz.formatting import json_float  # noqa: F401  (re-exported)
 
 MAX_SESSIONS = 64  # open tabs (`micrograd playground --max-sessions`)
 KEEPSAKES = 1024  # dropped tabs whose work is kept, to make them again (see Sessions)

@@ -297,7 +297,7 @@ export function setDisabled(root, el, disabled, next) {
   if (target) target.focus();
 }
 
-// A number as micrograd shows it: micrograd/formatting.py's format_number, mirrored exactly
+// A number as micrograd shows it: micrograd/viz/formatting.py's format_number, mirrored exactly
 // (tests/test_formatting.py runs both on the same numbers). 4 decimals as the lecture prints, never
 // fewer than 4 significant digits, exponent form below 1e-4 and from 1e12 up; 'nan'/'inf' strings
 // from the server as is.

@@ -20,7 +20,7 @@ let timer = null;
 const soon = new MessageChannel(); // "at once, after what is waiting": setTimeout(0) waits 4 ms
 soon.port1.onmessage = () => tick();
 
-// micrograd.jit's JavaScript target (micrograd/jit_js.py): Python hands over the source of a
+// micrograd.jit's JavaScript target (micrograd/jit/js_target.py): Python hands over the source of a
 // training step (once per network shape), and calls it with JSON text; the steps run here, with
 // no Python per step.
 self.micrograd_compile = (source) => {

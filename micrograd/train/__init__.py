@@ -13,7 +13,7 @@ The lecture's loop stays first-class (and is often clearer in a notebook)::
 With `fit` the same is ``fit(model, X, y, loss='hinge', alpha=1e-4, optimizer=opt, steps=100)``.
 Each step is one call of a *step function* ``step_fn(X_batch, y_batch) -> (loss, accuracy)``
 that leaves the gradients in ``.grad``: a `Step` (`make_step` builds the eager one,
-`jit_train.JitStep` is the same step on micrograd.jit). Losses are declared in
+`jit.train.JitStep` is the same step on micrograd.jit). Losses are declared in
 `losses.LOSSES`. A loss that stops being finite ends `fit` with `Diverged`, at that step.
 """
 
@@ -26,11 +26,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from . import data
-from . import losses as L
-from .engine import Value
-from .nn import Module
-from .optim import SGD, LambdaLR, Optimizer
+from .. import data
+from .. import losses as L
+from ..engine import Value
+from ..nn import Module
+from ..optim import SGD, LambdaLR, Optimizer
 
 StepFn = Callable[[Sequence, Sequence], tuple[float, float]]
 LossFn = Callable[[list, Sequence], Value]
@@ -110,7 +110,7 @@ class Step:
     loss (`forward`), ``alpha * sum(p*p)`` (and ``l1 * sum(|p|)``) added, the grads zeroed,
     backward (`backprop`), and the accuracy of the outputs, before the optimizer's update.
 
-    `forward` computes the batch loss eagerly, one graph per sample; `jit_train.JitStep` is the
+    `forward` computes the batch loss eagerly, one graph per sample; `jit.train.JitStep` is the
     same step with micrograd.jit's forward. `loss` is a name of `losses.LOSSES` or a function
     ``(outputs, targets) -> Value`` (then `accuracy`, default: the sign rule, says how to score).
     """

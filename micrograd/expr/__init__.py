@@ -1,5 +1,5 @@
 """A tiny expression language: what `micrograd graph` and the playground evaluate (the command
-itself is in `graph_command.py`).
+itself is in `commands/graph.py`).
 
     micrograd graph "a = 2.0; b = -3.0; e = a*b; L = e*-2"            # text view in the terminal
     micrograd graph "x = 2.0; w = -3.0; o = tanh(x*w + 6.88)" -o o.svg  # an image (needs Graphviz)
@@ -33,9 +33,9 @@ import ast
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, cast
 
+from ..core.floats import FLOAT_MAX_TEXT
+from ..engine import OPS, OpInfo, Value
 from . import nesting
-from .engine import OPS, OpInfo, Value
-from .floats import FLOAT_MAX_TEXT
 from .positions import Offsets as _Offsets
 from .positions import Span
 from .positions import offsets as _offsets
@@ -356,7 +356,7 @@ def parse_program(
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_program needs the program as a str, got {type(text).__name__}")
-    too_deep = nesting.too_deep(text)  # (on Pyodide only: see micrograd/nesting.py)
+    too_deep = nesting.too_deep(text)  # (on Pyodide only: see micrograd/expr/nesting.py)
     if too_deep:
         raise ProgramError(too_deep)
     try:

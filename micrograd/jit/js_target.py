@@ -1,6 +1,6 @@
 """micrograd.jit's JavaScript target: the traced program as JavaScript source, for a browser.
 
-    from micrograd.jit_js import program_source, mlp_source
+    from micrograd.jit.js_target import program_source, mlp_source
     src = program_source(fn, sample)     # fn traced on one sample, as `jit` traces it
     # src is the body of a JavaScript function returning {nInputs, nRows, ..., forward, backward}
 
@@ -16,7 +16,7 @@ same bits as the engine's); ``exp``, ``log``, ``sin`` are the browser's ``Math``
 
 `mlp_source` writes an MLP's forward pass over a batch of points (every layer's activations, for
 the pictures), and `step_source` a whole training step: the program above and
-``jit_runtime.js`` (forward, loss, backward, L2/L1, the optimizer's update: SGD and Adam, as
+``jit/runtime.js`` (forward, loss, backward, L2/L1, the optimizer's update: SGD and Adam, as
 `micrograd.optim` computes them). `NodeHost` runs such source in Node.js, for tests and for
 Python without a browser; the site's worker compiles it with ``new Function`` (worker.js).
 """
@@ -34,8 +34,8 @@ from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Any
 
-from . import floats
-from .registry import FUNCTIONS, OPS, by_method
+from ..core import floats
+from ..core.registry import FUNCTIONS, OPS, by_method
 
 __all__ = [
     "JS",
@@ -289,7 +289,7 @@ class _Emitter:
     """The forward and backward source of one traced graph, step by step (see jit._Program)."""
 
     def __init__(self, graph: Any) -> None:
-        from .jit_graph import Layout, group_nodes, is_scalar
+        from .graph import Layout, group_nodes, is_scalar
 
         if graph.guards:
             raise NotImplementedError(
@@ -472,7 +472,7 @@ class _Emitter:
 
 
 def _node(j: int) -> Any:
-    from .jit_graph import Ref
+    from .graph import Ref
 
     return Ref("node", j)
 
@@ -511,7 +511,7 @@ def program_source(
     `graph_source` writes it; and the Values it captured (their order: S's first entries).
     `keep()`, asked after the trace, names nodes of it whose rows the program tells too
     (``keptRows``: the model's outputs, say)."""
-    from .jit_graph import Graph
+    from .graph import Graph
     from .tracing import record
 
     tr = record(fn, list(sample))
@@ -529,7 +529,7 @@ def mlp_source(model: Any) -> str:
     needs no fixed order, and they run at once), then each activation's forward rule run on
     `JS` with a quick tanh by ``Math.exp`` (a picture needs no correctly rounded tanh: numpy's
     pictures use numpy's own, `train_frames.layer_outputs`)."""
-    from .nn import ACTIVATIONS
+    from ..nn import ACTIVATIONS
 
     xp = JsModule(exact_tanh=False)
     parts, offset = [], 0
@@ -573,12 +573,12 @@ def mlp_source(model: Any) -> str:
 
 
 def runtime_source() -> str:
-    """jit_runtime.js: the training step and the pictures around a program and an MLP."""
-    return (resources.files(__package__) / "jit_runtime.js").read_text("utf-8")
+    """jit/runtime.js: the training step and the pictures around a program and an MLP."""
+    return (resources.files(__package__) / "runtime.js").read_text("utf-8")
 
 
 def runner_source(program: str) -> str:
-    """The body of a JavaScript function that returns the program alone (jit_runtime.js's
+    """The body of a JavaScript function that returns the program alone (jit/runtime.js's
     `makeRunner`: its outputs and captured gradients over a batch), for tests."""
     return (
         f"const program = (function () {{\n{program}}})();\n{runtime_source()}\n"
@@ -587,7 +587,7 @@ def runner_source(program: str) -> str:
 
 
 def step_source(program: str, mlp: str) -> str:
-    """The body of a JavaScript function that returns a training step (jit_runtime.js's
+    """The body of a JavaScript function that returns a training step (jit/runtime.js's
     `makeStep`) for this program (`graph_source`) and this MLP (`mlp_source`)."""
     return (
         f"const program = (function () {{\n{program}}})();\n{mlp}\n{runtime_source()}\n"

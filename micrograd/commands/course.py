@@ -25,7 +25,7 @@ import subprocess
 import sys
 from typing import Any
 
-from .atomic import atomic_write, describe
+from ..core.atomic import atomic_write, describe
 
 DEFAULT_DIR = "micrograd-course"
 

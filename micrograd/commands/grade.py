@@ -4,10 +4,10 @@
     micrograd grade ada/*.ipynb bob/*.ipynb --timeout 120 --jobs 4
 
 A learner is a folder directly under CLASS_DIR (GitHub Classroom's layout: one repository per
-learner; every notebook under it is theirs); notebooks directly in CLASS_DIR, or named one by
-one, belong to their own folder. The grading is library code in `grade.py` (in the sandbox of
-`grade_sandbox.py`); this module is the command line around it: the options, a table on stdout,
-the reports (`grade_report.py`, written atomically, and only once every notebook's processes
+learner; every notebook under it is theirs); notebooks directly in CLASS_DIR, or named one by one,
+belong to their own folder. The grading is library code in `grading/grade.py` (in the sandbox of
+`grading/sandbox.py`); this module is the command line around it: the options, a table on stdout,
+the reports (`grading/report.py`, written atomically, and only once every notebook's processes
 are gone), progress on stderr, and the exit status (0 when nothing failed, raised an error or
 timed out; 1 otherwise; 2 for a bad option, a report that cannot be written or a folder where
 learners would share my_value.py; 130 on Ctrl-C, with nothing written).
@@ -26,8 +26,10 @@ import time
 from collections import Counter
 from typing import Any
 
-from . import grade, grade_report, grade_sandbox
-from .atomic import atomic_write, check_writable, describe
+from ..core.atomic import atomic_write, check_writable, describe
+from ..grading import grade
+from ..grading import report as grade_report
+from ..grading import sandbox as grade_sandbox
 
 COLUMNS = ("submission", "notebook", "exercise", "result", "detail")
 BAD = ("failed", "error", "timeout")  # what makes the exit status 1

@@ -68,8 +68,8 @@ WHERE = {"cache": "from the cache", "npm": "fetched from the npm registry"}  # w
 
 
 def run_site(args: argparse.Namespace) -> int:
-    from .playground.course_site import add_course
-    from .playground.site import SiteError, build_site
+    from ..playground.course_site import add_course
+    from ..playground.site import SiteError, build_site
 
     started = time.monotonic()
     try:

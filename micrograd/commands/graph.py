@@ -12,8 +12,8 @@ import shutil
 import sys
 from typing import Any
 
-from .atomic import atomic_write
-from .expr import ProgramError, function_names, parse_program
+from ..core.atomic import atomic_write
+from ..expr import ProgramError, function_names, parse_program
 
 FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot", ".txt": "txt"}
 
@@ -90,7 +90,7 @@ def _fail(message: str, status: int) -> int:
 
 def run_graph(args: argparse.Namespace) -> int:
     """`micrograd graph`: returns the exit status."""
-    from . import viz
+    from .. import viz
 
     try:
         program = sys.stdin.read() if args.program == "-" else args.program

@@ -10,10 +10,10 @@
     total.backward()           # every parameter's .grad, as the eager graph over the batch gives
     f.outputs(X, y)            # per-sample values only (no gradients), e.g. for accuracy
 
-Why it is shaped so. A learner's code stays scalar micrograd; only the batch loop moves into
-numpy. The first call *traces* `fn` on one sample (`micrograd.tracing`): the graph it builds, its
-captured Values (parameters, read afresh on every call, so an optimiser step needs no retrace),
-and a guard for every Python decision it takes on a number read from a Value (``if x.data >
+Why it is shaped so. A learner's code stays scalar micrograd; only the batch loop moves into numpy.
+The first call *traces* `fn` on one sample (`micrograd.jit.tracing`): the graph it builds, its
+captured Values (parameters, read afresh on every call, so an optimiser step needs no retrace), and
+a guard for every Python decision it takes on a number read from a Value (``if x.data >
 0``). The graph becomes a few numpy steps, one per group of same-kind nodes at the same depth (a
 layer of fused neurons is one matrix product); each call runs them over the whole batch, checks
 the guards on every sample (a batch that moved to another path as a whole is traced again; one
@@ -24,9 +24,9 @@ Values and whose local derivatives are the batch's gradients: ``backward()`` tak
 numpy is imported on first use (``pip install numpy``); importing this module does
 not import it.
 
-Where the parts live: `micrograd.tracing` records the trace; `jit_graph` makes it a program and
-plans its steps; one emitter per target writes them: `jit_numpy` (numpy functions, what this
-module runs) and `jit_js` (JavaScript source, for the static site's browser); this module is
+Where the parts live: `micrograd.jit.tracing` records the trace; `jit.graph` makes it a program and
+plans its steps; one emitter per target writes them: `numpy_target` (numpy functions, what this
+module runs) and `js_target` (JavaScript source, for the static site's browser); this module is
 the runner and the public API.
 """
 
@@ -35,12 +35,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import jit_numpy
-from ._callable import make_callable
-from .engine import Value
-from .jit_graph import Graph
-from .jit_numpy import Diverged, Program
-from .jit_numpy import elementwise as _elementwise  # noqa: F401  (for tests)
+from ..core.callable_module import make_callable
+from ..engine import Value
+from . import numpy_target as numpy_target
+from .graph import Graph
+from .numpy_target import Diverged, Program
+from .numpy_target import elementwise as _elementwise  # noqa: F401  (for tests)
 from .tracing import TraceError, record
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ REDUCES = ("mean", "sum")
 
 
 def load_numpy() -> Any:
-    return jit_numpy.load_numpy()
+    return numpy_target.load_numpy()
 
 
 class Jitted:
@@ -91,7 +91,7 @@ class Jitted:
         if not arrays:
             raise TypeError("jit: call the compiled function with one array per argument of fn")
         out = []
-        np = jit_numpy.np
+        np = numpy_target.np
         for k, a in enumerate(arrays):
             if not isinstance(a, np.ndarray):
                 raise TypeError(

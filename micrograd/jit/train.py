@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import losses
-from .engine import Value
-from .nn import ACTIVATIONS, MLP, Module
-from .train import Step, StepFn, evaluate, make_step
+from .. import losses
+from ..engine import Value
+from ..nn import ACTIVATIONS, MLP, Module
+from ..train import Step, StepFn, evaluate, make_step
 
 
 def numpy_available() -> bool:
@@ -66,7 +66,7 @@ class ModelOutputs:
     def __call__(self, X: Any) -> Any:
         import numpy as np
 
-        from .jit import jit
+        from . import jit
 
         model = self.model
         if self.n_outputs is None:
@@ -100,7 +100,7 @@ class JitStep(Step):
         zero_grad: bool = True,
         score: bool = True,
     ) -> None:
-        from .jit import jit
+        from . import jit
 
         if loss not in losses.LOSSES:
             raise ValueError(

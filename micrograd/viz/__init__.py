@@ -12,7 +12,7 @@ the same DOT source every time (the lecture used `id()`, which changes from run 
 Large graphs are refused rather than handed to Graphviz, which takes minutes on tens of thousands
 of nodes. `draw_dot` lays the graph out with Graphviz's `dot` program (the OS package
 ``graphviz``) and the `graphviz` Python package when both are installed; without them it draws
-the same picture with micrograd's built-in layered layout (`layout.py`, the one the playground's
+the same picture with micrograd's built-in layered layout (`viz/layout.py`, the one the playground's
 explorer uses too) as an SVG that Jupyter shows inline, and says once how to get Graphviz's.
 """
 
@@ -25,9 +25,9 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from .engine import Value, op_kind
+from ..core.names import WORDS
+from ..engine import Value, op_kind
 from .formatting import format_number
-from .names import WORDS
 
 DEFAULT_MAX_NODES = 2000  # for draw_dot: Graphviz lays out ~2,000 nodes in seconds, not minutes
 DEFAULT_TEXT_MAX_NODES = 200  # for render_text: about what a terminal's scrollback shows usefully

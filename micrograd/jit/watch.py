@@ -1,7 +1,7 @@
 """The tracer's window into the engine: `watch_reads` tells who reads a Value's number.
 
 micrograd.jit traces per-sample code by watching how it reads Values' numbers (micrograd/
-tracing.py). While a thread is inside ``watch_reads(watcher)``, its reads of a Value's `.data`,
+jit/tracing.py). While a thread is inside ``watch_reads(watcher)``, its reads of a Value's `.data`,
 `._local` and `.grad` are told to `watcher` (a `ReadWatcher`), except the reads an op makes of
 its own inputs' `.data`: jit replays an op as a whole. Which code is an op's is decided here
 (`code_roles`): every registered op's method, read afresh each time watching starts, and every
@@ -21,8 +21,9 @@ from sys import _getframe
 from types import FrameType, FunctionType
 from typing import Any
 
-from . import engine, floats, names, registry, walk
-from .engine import Value
+from .. import engine
+from ..core import floats, names, registry, walk
+from ..engine import Value
 
 __all__ = ["ReadWatcher", "watch_reads", "code_role", "code_roles", "raw_data"]
 

@@ -1,5 +1,5 @@
 """Grading learners' filled-in notebooks: each one run top to bottom in a fresh Jupyter kernel,
-in a sandbox (`grade_sandbox.py`), under a time limit per notebook, and judged exercise by
+in a sandbox (`grading/sandbox.py`), under a time limit per notebook, and judged exercise by
 exercise.
 
 An exercise is a code cell whose metadata names it (``exercise="slope"``); the cells that check
@@ -41,8 +41,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from . import grade_sandbox
-from .atomic import atomic_write
+from ..core.atomic import atomic_write
+from . import sandbox as grade_sandbox
 
 RESULTS = ("passed", "failed", "error", "timeout", "not attempted", "skipped")
 DEFAULT_TIMEOUT = 120.0  # seconds per notebook; each of the course's runs in under 10

@@ -1,7 +1,7 @@
 """Where `micrograd grade` runs a submission: a sandbox on Linux, resource limits everywhere.
 
 A submission is code the teacher did not write. Each notebook runs (Jupyter's client and the
-kernel together, `grade_runner.py`) as one child process:
+kernel together, `grading/runner.py`) as one child process:
 
 - on Linux with bubblewrap (`bwrap`, Debian's `bubblewrap`), in a sandbox: a root of its own in
   which the system and the Python environment are read-only, the submission's folder (a fresh
@@ -105,8 +105,8 @@ def _readable_roots() -> list[str]:
 
 
 def command(folder: str, use_bwrap: bool) -> list[str]:
-    """The command that runs grade_runner with `folder` as its working folder."""
-    runner = [sys.executable, "-m", "micrograd.grade_runner"]
+    """The command that runs grading.runner with `folder` as its working folder."""
+    runner = [sys.executable, "-m", "micrograd.grading.runner"]
     if not use_bwrap:
         return runner
     cmd = [

@@ -1,12 +1,12 @@
 """micrograd.jit's traced graph and its plan, the same for every target (numpy, JavaScript).
 
 `Graph` turns a `tracing.Trace` (one sample's run of fn) into a program: interior nodes children
-first, the captured Values (parameters), the constants, the output and the guards; nodes that
-read no input move to a `prelude`. `group_nodes` groups same-kind nodes at the same depth into
-steps (a layer of fused neurons is one 'matrix product'), and `Layout` says where every number
-lives: rows of `values` (rows x batch) and entries of `scalars`. The numpy target
-(`jit_numpy`) and the JavaScript target (`jit_js`) each emit these steps; `jit` runs them. This
-module needs no numpy: the JavaScript target plans with it in a browser's Python.
+first, the captured Values (parameters), the constants, the output and the guards; nodes that read
+no input move to a `prelude`. `group_nodes` groups same-kind nodes at the same depth into steps (a
+layer of fused neurons is one 'matrix product'), and `Layout` says where every number lives: rows of
+`values` (rows x batch) and entries of `scalars`. The numpy target (`numpy_target`) and the
+JavaScript target (`js_target`) each emit these steps; `jit` runs them. This module needs no numpy:
+the JavaScript target plans with it in a browser's Python.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from .engine import OPS, Value, op_kind
+from ..engine import OPS, Value, op_kind
 from .tracing import Guard, Trace, number
 
 # What each op of any number of children computes, keyed by op name, so jit batches it whole: a
@@ -231,7 +231,7 @@ class Graph:
 # numpy operation, its 16 fused neurons reading the same inputs one matrix product.
 
 
-# How every sum adds: one order, which both targets (jit_numpy, jit_js) follow, so a step in
+# How every sum adds: one order, which both targets (numpy_target, js_target) follow, so a step in
 # the browser is the same bits as the step in CPython. Floating-point addition is not
 # associative; a library's matrix product (BLAS) adds in its own blocked, fused order that no
 # other target can repeat, so no step uses one.
@@ -239,7 +239,7 @@ class Graph:
 #   its bias (b + w0*x0 + w1*x1 + ...), a 'sum' from 0.
 # - A layer's input gradient adds over its neurons in order: dx_i = w_0i*g_0 + w_1i*g_1 + ...
 # - A sum over the batch (a captured Value's gradient, the mean of the outputs) is numpy's pairwise
-#   sum, what numpy's `sum` does along a contiguous axis (jit_js's $psum writes it out).
+#   sum, what numpy's `sum` does along a contiguous axis (js_target's $psum writes it out).
 
 
 def is_scalar(r: Ref) -> bool:

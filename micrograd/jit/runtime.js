@@ -1,5 +1,5 @@
 // micrograd.jit's JavaScript target, the part that is the same for every program: a whole
-// training step around a generated program (micrograd/jit_js.py writes the program and the MLP's
+// training step around a generated program (micrograd/jit/js_target.py writes the program and the MLP's
 // `layers`, then this), and the Train view's pictures. Every method takes and returns JSON-able
 // values (the site's worker and Node.js pass JSON text, never objects).
 //

@@ -1,7 +1,7 @@
 """The child process that runs one submission for `micrograd grade`: Jupyter's client and the
-learner's kernel, together, inside the sandbox (`grade_sandbox.py` starts it).
+learner's kernel, together, inside the sandbox (`grading/sandbox.py` starts it).
 
-    python -m micrograd.grade_runner < job.json > one JSON line per cell
+    python -m micrograd.grading.runner < job.json > one JSON line per cell
 
 It reads its job from stdin (the notebook to run, the time limit, the resource limits and, when
 it starts as root, the unprivileged uid to become), then runs each code cell in a fresh kernel

@@ -9,11 +9,11 @@
 
 A run is fixed by a `DemoConfig`: each data set's recipe is its `demo` entry in
 `micrograd.data.DATASETS` (collected here as `PRESETS`), the options override it. `run_demo`
-trains (on `micrograd.jit` when numpy is there, see `jit_train`) and writes to ``--out``
+trains (on `micrograd.jit` when numpy is there, see `jit.train`) and writes to ``--out``
 ``model.json``, ``training.png`` and ``decision_boundary.png`` (2-D) or ``predictions.png``
 (digits). The command checks everything it can before training (options,
 model size, the output files) and ends every failure with one line and a non-zero status; its
-command-line code is in `demo_command.py`.
+command-line code is in `commands/demo.py`.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import sys
 from dataclasses import dataclass
 from typing import IO, Any
 
-from . import data
-from .io import save
+from .. import data
+from ..io import save
 
 # The data sets the demo offers: those micrograd.data declares with a demo recipe.
 DATASETS = tuple(k for k, d in data.DATASETS.items() if d.demo is not None)
@@ -140,7 +140,7 @@ class Interrupted(KeyboardInterrupt):
 
 
 def make_optimizer(cfg: DemoConfig, model: Any) -> tuple[Any, Any]:
-    from . import optim
+    from .. import optim
 
     kinds = {"sgd": optim.SGD, "adam": optim.Adam, "adamw": optim.AdamW}
     if cfg.optimizer not in kinds:
@@ -156,9 +156,9 @@ def run_demo(cfg: DemoConfig, out: IO[str] | None = None) -> dict[str, Any]:
     A diverging run returns with ``result["diverged"]`` (a `train.Diverged`) after writing the
     curves up to that step; Ctrl-C raises `Interrupted`.
     """
-    from .jit_train import make_evaluator, make_step_fn, numpy_available
-    from .nn import MLP
-    from .train import Diverged, fit
+    from ..jit.train import make_evaluator, make_step_fn, numpy_available
+    from ..nn import MLP
+    from . import Diverged, fit
 
     out = sys.stdout if out is None else out
     check_size(cfg)

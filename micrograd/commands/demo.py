@@ -1,7 +1,7 @@
 """The `micrograd demo` command: its options, and one line and an exit status for every failure.
 
-The training it drives is library code in `demo.py` (`config_for`, `run_demo`); this module is only
-the command line around it, as `playground/command.py` is for the playground.
+The training it drives is library code in `train/demo.py` (`config_for`, `run_demo`); this module is
+only the command line around it, as `commands/playground.py` is for the playground.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ import math
 import sys
 from typing import Any
 
-from . import demo
-from .atomic import describe, prepare_folder, remove_if_empty
-from .demo import (
+from ..core.atomic import describe, prepare_folder, remove_if_empty
+from ..nn import ACTIVATIONS
+from ..train import demo
+from ..train.demo import (
     DATASETS,
     MAX_PARAMS,
     OPTIMIZERS,
@@ -26,7 +27,6 @@ from .demo import (
     older_files,
     output_paths,
 )
-from .nn import ACTIVATIONS
 
 
 def _int_option(name: str, low: int, high: float = math.inf) -> Any:
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         return _error(str(e), 2)
     try:
         _import_what_the_run_needs(cfg)
-        from .train import freeze_gc
+        from ..train import freeze_gc
 
         freeze_gc()
         result = demo.run_demo(cfg)  # looked up on the module: tests replace it
@@ -185,7 +185,7 @@ def _import_what_the_run_needs(cfg: DemoConfig) -> None:
     imports: scikit-learn for digits)."""
     import importlib
 
-    from .data import DATASETS
+    from ..data import DATASETS
 
     names = ["numpy", "matplotlib.figure", "matplotlib.backends.backend_agg", "tqdm"]
     for name in names + list(DATASETS[cfg.dataset].imports):

@@ -16,7 +16,7 @@ What cannot be guarded is refused, with `TraceError`, at trace time: arithmetic 
 (or one step's) number into a constant. Text (``print(x.data)``) is allowed and guarded as "this
 exact value".
 
-How uses are seen: through ``watch.watch_reads`` (micrograd/watch.py), which tells this thread's
+How uses are seen: through ``watch.watch_reads`` (micrograd/jit/watch.py), which tells this thread's
 reads of ``.data``, ``._local`` and ``.grad`` during the call, and no other thread's. The engine's
 op methods read ``.data`` too; their reads are the op itself (jit's numpy rule makes the same
 choice per sample), so they are not told (the engine declares which code is an op's).
@@ -38,8 +38,8 @@ from sys import _getframe
 from types import FrameType
 from typing import Any
 
+from ..engine import Value
 from . import watch
-from .engine import Value
 
 __all__ = ["TraceError", "TracedNumber", "Guard", "Trace", "record", "number", "numbers_of"]
 

@@ -3,12 +3,12 @@
 a learner's copies of the notebooks and opens JupyterLab on them, `site` writes the playground
 as a static site.
 
-Each subcommand's command-line code has a module of its own, apart from the library code it
-drives (`graph_command.py` runs `expr.py`, `demo_command.py` runs `demo.py`,
-`playground/command.py` the playground, `grade_command.py` runs `grade.py`, `course_command.py`
-copies the course, `site_command.py` runs `playground/site.py`), and adds itself here with an
-`add_*_command(subparsers)` function. `main(argv)` returns the exit status (it never raises
-SystemExit), so tests call it in-process.
+Each subcommand's command-line code has a module of its own, apart from the library code it drives
+(`commands/graph.py` runs `expr.py`, `commands/demo.py` runs `train/demo.py`,
+`commands/playground.py` the playground, `commands/grade.py` runs `grading/grade.py`,
+`commands/course.py` copies the course, `commands/site.py` runs `playground/site.py`), and adds
+itself here with an `add_*_command(subparsers)` function. `main(argv)` returns the exit status (it
+never raises SystemExit), so tests call it in-process.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import __version__
+from .. import __version__
 
 
 class _Parser(argparse.ArgumentParser):
@@ -28,12 +28,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .course_command import add_course_command
-    from .demo_command import add_demo_command
-    from .grade_command import add_grade_command
-    from .graph_command import add_graph_command
-    from .playground.command import add_playground_command
-    from .site_command import add_site_command
+    from .course import add_course_command
+    from .demo import add_demo_command
+    from .grade import add_grade_command
+    from .graph import add_graph_command
+    from .playground import add_playground_command
+    from .site import add_site_command
 
     parser = _Parser(
         prog="micrograd",

@@ -16,10 +16,10 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from .atomic import atomic_write
-from .jit_train import forward_numpy
-from .losses import predict
-from .nn import MLP
+from ..core.atomic import atomic_write
+from ..jit.train import forward_numpy
+from ..losses import predict
+from ..nn import MLP
 
 CLIP = 1e100  # the largest loss drawn as it is
 
