@@ -25,6 +25,10 @@ constant, neither. A re-assigned name labels each new node with a subscript: ``x
 without recursion; it never calls eval or exec, so anything else (attribute access, other calls,
 imports, indexing, strings, ...) is a `ProgramError` naming the line and the construct, in one
 short line (its `hint` says what the language has, for a caller that does not show it already).
+
+The expression language's folder: this module (parsing and evaluating a program); nesting.py,
+how deep a program may nest where a browser's stack is small; positions.py, where each node is
+written in the text.
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@ Each step is one call of a *step function* ``step_fn(X_batch, y_batch) -> (loss,
 that leaves the gradients in ``.grad``: a `Step` (`make_step` builds the eager one,
 `jit.train.JitStep` is the same step on micrograd.jit). Losses are declared in
 `losses.LOSSES`. A loss that stops being finite ends `fit` with `Diverged`, at that step.
+
+The training folder: this module (the loop, `Step`); demo.py, the demo's training and pictures
+(`micrograd demo`); plots.py, the loss curve and the decision boundary. jit's step is
+`micrograd.jit.train`.
 """
 
 from __future__ import annotations

@@ -14,6 +14,10 @@ of nodes. `draw_dot` lays the graph out with Graphviz's `dot` program (the OS pa
 ``graphviz``) and the `graphviz` Python package when both are installed; without them it draws
 the same picture with micrograd's built-in layered layout (`viz/layout.py`, the one the playground's
 explorer uses too) as an SVG that Jupyter shows inline, and says once how to get Graphviz's.
+
+The pictures' folder: this module; layout.py, where a graph's boxes go (Graphviz's dot or a
+built-in layered layout, shared with the playground's explorer); formatting.py, how every
+number is shown (the playground's static/common.js mirrors it).
 """
 
 from __future__ import annotations
