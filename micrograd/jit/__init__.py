@@ -24,10 +24,11 @@ Values and whose local derivatives are the batch's gradients: ``backward()`` tak
 numpy is imported on first use (``pip install numpy``); importing this module does
 not import it.
 
-Where the parts live: `micrograd.jit.tracing` records the trace; `jit.graph` makes it a program and
-plans its steps; one emitter per target writes them: `numpy_target` (numpy functions, what this
-module runs) and `js_target` (JavaScript source, for the static site's browser); this module is
-the runner and the public API.
+Where the parts live, in this folder: tracing.py records the trace, watching reads of `.data`
+through watch.py; graph.py makes it a program and plans its steps; one emitter per target writes
+them: numpy_target.py (numpy functions, what this module runs) and js_target.py with runtime.js
+(JavaScript, for the static site's browser); train.py is `fit`'s step on jit; this module is the
+runner and the public API.
 """
 
 from __future__ import annotations
