@@ -440,7 +440,7 @@ def test_no_view_module_imports_a_transport() -> None:
         "train_settings",
         "train_frames",
         "errors",
-        "../layout",
+        "../viz/layout",
     ):
         tree = ast.parse((views_dir / f"{name}.py").read_text())
         imported = set()
