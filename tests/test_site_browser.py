@@ -7,9 +7,13 @@ own run of the same settings, and no request goes to a server's /api/."""
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
+import json
 import math
+import pathlib
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -32,8 +36,8 @@ assert "neuron" in NEURON["title"] and "(a*b + c)*f" in LECTURE_L["title"]
 
 
 @pytest.fixture(scope="session")
-def site_url(tmp_path_factory: Any) -> Iterator[str]:
-    """The site, built by the command as a user runs it, served at http://127.0.0.1:PORT/s/."""
+def site_folder(tmp_path_factory: Any) -> pathlib.Path:
+    """The site, built by the command as a user runs it, into www/s."""
     root = tmp_path_factory.mktemp("www")
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -48,9 +52,15 @@ def site_url(tmp_path_factory: Any) -> Iterator[str]:
         said,
         re.M,
     ), said
+    return root / "s"
+
+
+@pytest.fixture(scope="session")
+def site_url(site_folder: pathlib.Path) -> Iterator[str]:
+    """The site served at http://127.0.0.1:PORT/s/."""
     server = subprocess.Popen(
         [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"],
-        cwd=root,
+        cwd=site_folder.parent,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -571,5 +581,94 @@ def test_the_untrained_network_is_drawn_from_the_snapshot_before_python_is_ready
         page.wait_for_function("() => window.trainView.frame().step > 10", timeout=START_MS)
         page.get_by_role("button", name="Pause").click()
         page.wait_for_function("() => window.trainView.frame().playing === false")
+    finally:
+        v.close()
+
+
+# -------------------------------------------------------------------- Python's saved start
+
+_RESTORE = """
+const fs = await import("node:fs");
+const url = await import("node:url");
+const [dir, memory, wheel] = process.argv.slice(-3);
+const { loadPyodide } = await import(url.pathToFileURL(`${dir}/pyodide.mjs`).href);
+const saved = new Uint8Array(fs.readFileSync(memory));
+const py = await loadPyodide({ indexURL: `${dir}/`, _loadSnapshot: saved });
+const before = py.runPython("import sys; 'micrograd.playground.worker' in sys.modules");
+py.unpackArchive(new Uint8Array(fs.readFileSync(wheel)), "wheel");
+console.log(JSON.stringify([before, py.runPython(`
+from micrograd.playground.worker import Host
+import json, random
+host = Host()
+answer = json.loads(host.receive(json.dumps({"id": 1, "view": "explorer", "action": "examples"})))
+json.dumps([answer[0]["answer"]["default"], random.random()])
+`)]));
+"""
+
+
+def test_pythons_saved_start_has_micrograd_imported_and_draws_new_random_numbers(
+    site_folder: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    # The worker restores Python as the build saved it (site.python_memory), micrograd
+    # imported, and the Host answers; a restored interpreter would draw the random numbers it
+    # was saved with on every visit, so the Host seeds them afresh: two restores differ.
+    node = shutil.which("node") or shutil.which("nodejs")
+    if node is None:
+        _unavailable("Node.js is not installed (apt install nodejs)")
+    site = json.loads((site_folder / "site.json").read_text())
+    assert site["memory"] == "python-memory.gz"
+    memory = tmp_path / "memory"
+    memory.write_bytes(gzip.decompress((site_folder / site["memory"]).read_bytes()))
+    args = [str(site_folder / "pyodide"), str(memory), str(site_folder / site["wheel"])]
+    runs = []
+    for _ in range(2):
+        done = subprocess.run(
+            [node, "--input-type=module", "-e", _RESTORE, *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        before, answer = json.loads(done.stdout.strip().splitlines()[-1])
+        runs.append(json.loads(answer))
+        assert before is True  # imported before the restore: nothing to import now
+    assert runs[0][0] == runs[1][0] == Tab().call("explorer", "examples", {})["default"]
+    assert runs[0][1] != runs[1][1]
+
+
+_BOOT_LOG = """
+window.bootLog = [];
+new MutationObserver(() => {
+  const boot = document.querySelector('#boot');
+  const said = boot && boot.textContent;
+  if (said && window.bootLog.at(-1) !== said) window.bootLog.push(said);
+}).observe(document, {childList: true, subtree: true, characterData: true});
+"""
+
+
+@pytest.mark.parametrize("memory", ["saved", "broken"])
+def test_the_page_restores_pythons_saved_start_or_starts_afresh(
+    browser: Any, site_url: str, memory: str
+) -> None:
+    v = Visit(browser, site_url, viewport={"width": 1280, "height": 800})
+    v.context.add_init_script(_BOOT_LOG)
+    if memory == "broken":  # (a host that mangles it): the page says so, and starts afresh
+        v.context.route("**/python-memory.gz", lambda r: r.fulfill(status=200, body=b"not gzip"))
+    try:
+        page = v.open()
+        v.ready()
+        log = page.evaluate("() => window.bootLog")
+        afresh = [line for line in log if "afresh" in line]
+        assert any(line.startswith("Installing micrograd") for line in log), log
+        if memory == "saved":
+            assert not afresh, log
+        else:
+            assert afresh and afresh[0].startswith(
+                "Starting Python afresh (its saved start could not be used: "
+            ), log
+        page.get_by_role("button", name="Backward pass", exact=True).click()
+        page.wait_for_function(
+            "() => /Backward pass done/.test(document.querySelector('#status').textContent)"
+        )
     finally:
         v.close()

@@ -1,6 +1,6 @@
 """micrograd.jit's JavaScript target: the traced program as JavaScript source, for a browser.
 
-    from micrograd.jit.js_target import program_source, mlp_source
+    from micrograd.jit.js_target import program_source
     src = program_source(fn, sample)     # fn traced on one sample, as `jit` traces it
     # src is the body of a JavaScript function returning {nInputs, nRows, ..., forward, backward}
 
@@ -14,11 +14,11 @@ forward and derivative rule is the engine's own, read a fifth time; nothing is w
 ``tanh`` is the engine's correctly rounded algorithm (`floats.tanh`), written out the same way (the
 same bits as the engine's); ``exp``, ``log``, ``sin`` are the browser's ``Math``.
 
-`mlp_source` writes an MLP's forward pass over a batch of points (every layer's activations, for
-the pictures), and `step_source` a whole training step: the program above and
-``jit/runtime.js`` (forward, loss, backward, L2/L1, the optimizer's update: SGD and Adam, as
-`micrograd.optim` computes them). `NodeHost` runs such source in Node.js, for tests and for
-Python without a browser; the site's worker compiles it with ``new Function`` (worker.js).
+`step_source` writes a whole training step: the program above, an MLP's pictures
+(`micrograd.jit.pictures`) and ``jit/runtime.js`` (forward, loss, backward, L2/L1, the
+optimizer's update: SGD and Adam, as `micrograd.optim` computes them). `NodeHost` runs such
+source in Node.js, for tests and for Python without a browser; the site's worker compiles it
+with ``new Function`` (worker.js).
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ __all__ = [
     "JsModule",
     "program_source",
     "graph_source",
-    "mlp_source",
     "step_source",
     "runner_source",
     "NodeHost",
@@ -157,13 +156,17 @@ class JS:
 
 # numpy's semantics where JavaScript's Math differs: pow(1, NaN) is 1 (and pow(-1, ±inf)),
 # maximum and minimum carry a NaN and keep a's zero on a tie, copysign, sign.
-HELPERS = """\
+MATH_HELPERS = """\
 const $pow = (a, b) => (a === 1 || b === 0 || (a === -1 && (b === Infinity || b === -Infinity)))
   ? 1 : Math.pow(a, b);
 const $max = (a, b) => (a >= b || a !== a) ? a : b;
 const $min = (a, b) => (a <= b || a !== a) ? a : b;
 const $copysign = (x, s) => (s < 0 || Object.is(s, -0)) ? -Math.abs(x) : Math.abs(x);
 const $sign = (x) => x > 0 ? 1 : x < 0 ? -1 : x;
+"""
+HELPERS = (
+    MATH_HELPERS
+    + """\
 // numpy's sum of n numbers from a[off] (pairwise, 8 accumulators: numpy's pairwise_sum), so a
 // batch's sums are numpy's to the bit
 function $psum(a, off, n) {
@@ -184,12 +187,93 @@ function $psum(a, off, n) {
   n2 -= n2 % 8;
   return $psum(a, off, n2) + $psum(a, off + n2, n - n2);
 }
+// $psum of the products a[ao + i] * b[bo + i], without storing them (the same roundings)
+function $pdot(a, ao, b, bo, n) {
+  if (n < 8) { let r = 0; for (let i = 0; i < n; i++) r += a[ao + i] * b[bo + i]; return r; }
+  if (n <= 128) {
+    let r0 = a[ao] * b[bo], r1 = a[ao + 1] * b[bo + 1], r2 = a[ao + 2] * b[bo + 2],
+      r3 = a[ao + 3] * b[bo + 3], r4 = a[ao + 4] * b[bo + 4], r5 = a[ao + 5] * b[bo + 5],
+      r6 = a[ao + 6] * b[bo + 6], r7 = a[ao + 7] * b[bo + 7], i = 8;
+    for (; i < n - (n % 8); i += 8) {
+      const j = ao + i, k = bo + i;
+      r0 += a[j] * b[k]; r1 += a[j + 1] * b[k + 1]; r2 += a[j + 2] * b[k + 2];
+      r3 += a[j + 3] * b[k + 3]; r4 += a[j + 4] * b[k + 4]; r5 += a[j + 5] * b[k + 5];
+      r6 += a[j + 6] * b[k + 6]; r7 += a[j + 7] * b[k + 7];
+    }
+    let r = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7));
+    for (; i < n; i++) r += a[ao + i] * b[bo + i];
+    return r;
+  }
+  let n2 = Math.floor(n / 2);
+  n2 -= n2 % 8;
+  return $pdot(a, ao, b, bo, n2) + $pdot(a, ao + n2, b, bo + n2, n - n2);
+}
+// A layer's neurons o0 .. o0+K-1 over a batch (W: the K x n weights' places in S, row by row;
+// Bi: the biases'; X: the n inputs' rows): V[o] = b + w0*x0 + w1*x1 + ..., each sum from the
+// bias in index order (jit/graph.py: how every sum adds), four neurons at a time so that each
+// input is read once for four
+function $layer(V, S, W, Bi, X, n, K, o0, B) {
+  let k = 0;
+  for (; k + 3 < K; k += 4) {
+    const o = (o0 + k) * B, o1 = o + B, o2 = o1 + B, o3 = o2 + B;
+    V.fill(S[Bi[k]], o, o1); V.fill(S[Bi[k + 1]], o1, o2);
+    V.fill(S[Bi[k + 2]], o2, o3); V.fill(S[Bi[k + 3]], o3, o3 + B);
+    for (let i = 0; i < n; i++) {
+      const x = X[i] * B, r = k * n + i;
+      const w0 = S[W[r]], w1 = S[W[r + n]], w2 = S[W[r + 2 * n]], w3 = S[W[r + 3 * n]];
+      for (let b = 0; b < B; b++) {
+        const v = V[x + b];
+        V[o + b] += w0 * v; V[o1 + b] += w1 * v; V[o2 + b] += w2 * v; V[o3 + b] += w3 * v;
+      }
+    }
+  }
+  for (; k < K; k++) {
+    const o = (o0 + k) * B;
+    V.fill(S[Bi[k]], o, o + B);
+    for (let i = 0; i < n; i++) {
+      const w = S[W[k * n + i]], x = X[i] * B;
+      for (let b = 0; b < B; b++) V[o + b] += w * V[x + b];
+    }
+  }
+}
+// Its inputs' gradients: G[x_i] += w_0i*g_0 + w_1i*g_1 + ..., over the neurons in order from
+// the first product, four inputs at a time (their weights gathered first)
+function $layerBack(G, S, W, X, n, K, o0, B) {
+  const q = $temp(9, 4 * K), O = o0 * B;
+  let i = 0;
+  for (; i + 3 < n; i += 4) {
+    for (let k = 0; k < K; k++) {
+      const r = k * n + i, j = 4 * k;
+      q[j] = S[W[r]]; q[j + 1] = S[W[r + 1]]; q[j + 2] = S[W[r + 2]]; q[j + 3] = S[W[r + 3]];
+    }
+    const x0 = X[i] * B, x1 = X[i + 1] * B, x2 = X[i + 2] * B, x3 = X[i + 3] * B;
+    for (let b = 0; b < B; b++) {
+      let g = G[O + b], s0 = q[0] * g, s1 = q[1] * g, s2 = q[2] * g, s3 = q[3] * g;
+      for (let k = 1; k < K; k++) {
+        g = G[O + k * B + b];
+        const j = 4 * k;
+        s0 += q[j] * g; s1 += q[j + 1] * g; s2 += q[j + 2] * g; s3 += q[j + 3] * g;
+      }
+      G[x0 + b] += s0; G[x1 + b] += s1; G[x2 + b] += s2; G[x3 + b] += s3;
+    }
+  }
+  for (; i < n; i++) {
+    for (let k = 0; k < K; k++) q[k] = S[W[k * n + i]];
+    const x = X[i] * B;
+    for (let b = 0; b < B; b++) {
+      let s = q[0] * G[O + b];
+      for (let k = 1; k < K; k++) s += q[k] * G[O + k * B + b];
+      G[x + b] += s;
+    }
+  }
+}
 const $scratch = [];
 function $temp(i, B) {
   if (!$scratch[i] || $scratch[i].length < B) $scratch[i] = new Float64Array(B);
   return $scratch[i];
 }
 """
+)
 
 _MATH = {
     "exp": "Math.exp",
@@ -211,7 +295,7 @@ _MATH = {
 class JsModule:
     """The `xp` of rules run on `JS` numbers: each function writes a statement. ``tanh`` calls
     ``$tanh`` (the engine's algorithm, written by `tanh_source`), or with `exact_tanh` False
-    (pictures) a quicker form by ``Math.exp``; an op by its method name runs the op's forward
+    (pictures) ``$qtanh`` (`quick_tanh_source`); an op by its method name runs the op's forward
     rule, a declared function (`registry.function`) its definition, as `registry.ArrayModule`
     does."""
 
@@ -230,12 +314,7 @@ class JsModule:
         return k.out.bind(f"{name}[{k.code}]")
 
     def tanh(self, x: JS) -> JS:
-        if self.exact_tanh:
-            return x.out.bind(f"$tanh({x.code})")
-        # a picture's: 1 - 2/(e^2x + 1), a third quicker than Math.tanh, a few 1e-16 from
-        # tanh (exp's overflow gives 1): nothing a picture's bytes can show
-        e = x.out.bind(f"Math.exp(2 * {x.code})")
-        return x.out.bind(f"1 - 2 / ({e.code} + 1)")
+        return x.out.bind(f"{'$tanh' if self.exact_tanh else '$qtanh'}({x.code})")
 
     def __getattr__(self, name: str) -> Any:
         if name in _MATH:
@@ -395,31 +474,16 @@ class _Emitter:
         wants_x = any(map(at.wants, x))
         # values[o] = b + W @ X, each sum from the bias in index order (jit_graph: how every
         # sum adds)
-        self.forward.append(
-            f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B; "
-            f"V.fill(S[{Bi}[k]], o, o + B);\n"
-            f"  for (let i = 0; i < {n}; i++) {{ const w = S[{W}[k * {n} + i]], x = {X}[i] * B;\n"
-            f"    for (let b = 0; b < B; b++) V[o + b] += w * V[x + b]; }} }}"
-        )
+        self.forward.append(f"$layer(V, S, {W}, {Bi}, {X}, {n}, {K}, {o0}, B);")
         back = ""
         if wants_x:  # dX = W.T @ g: over the neurons in order, from the first product; then added
-            back += (
-                f"{{ const t = $temp(0, B);\n"
-                f"for (let i = 0; i < {n}; i++) {{ const x = {X}[i] * B, w0 = S[{W}[i]];\n"
-                f"  for (let b = 0; b < B; b++) t[b] = w0 * G[{o0} * B + b];\n"
-                f"  for (let k = 1; k < {K}; k++) {{ const w = S[{W}[k * {n} + i]], "
-                f"o = ({o0} + k) * B;\n"
-                f"    for (let b = 0; b < B; b++) t[b] += w * G[o + b]; }}\n"
-                f"  for (let b = 0; b < B; b++) G[x + b] += t[b]; }} }}\n"
-            )
+            back += f"$layerBack(G, S, {W}, {X}, {n}, {K}, {o0}, B);\n"
         # dW and db: sums over the batch, pairwise (numpy's sum: $psum)
         back += (
-            f"{{ const t = $temp(0, B);\n"
             f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B;\n"
-            f"  for (let i = 0; i < {n}; i++) {{ const x = {X}[i] * B;\n"
-            f"    for (let b = 0; b < B; b++) t[b] = G[o + b] * V[x + b];\n"
-            f"    SG[{W}[k * {n} + i]] += $psum(t, 0, B); }} }}\n"
-            f"for (let k = 0; k < {K}; k++) SG[{Bi}[k]] += $psum(G, ({o0} + k) * B, B); }}"
+            f"  for (let i = 0; i < {n}; i++) "
+            f"SG[{W}[k * {n} + i]] += $pdot(G, o, V, {X}[i] * B, B); }}\n"
+            f"for (let k = 0; k < {K}; k++) SG[{Bi}[k]] += $psum(G, ({o0} + k) * B, B);"
         )
         self.backward.append(back)
 
@@ -522,56 +586,6 @@ def program_source(
 # ------------------------------------------------------------------------- an MLP's pictures
 
 
-def mlp_source(model: Any) -> str:
-    """``function layers(P, X, N)``: every layer's activations of an MLP over N points (X: N x
-    nin, row-major), each layer an (N x width) Float64Array, from the parameters P (in
-    ``model.parameters()`` order): matrix products (four running sums a dot product: a picture
-    needs no fixed order, and they run at once), then each activation's forward rule run on
-    `JS` with a quick tanh by ``Math.exp`` (a picture needs no correctly rounded tanh: numpy's
-    pictures use numpy's own, `train_frames.layer_outputs`)."""
-    from ..nn import ACTIVATIONS
-
-    xp = JsModule(exact_tanh=False)
-    parts, offset = [], 0
-    nin = len(model.layers[0].neurons[0].w)
-    for layer in model.layers:
-        width = len(layer.neurons)
-        op = ACTIVATIONS[layer.neurons[0].activation].op
-        lines = _Lines()
-        z = JS("z", lines)
-        out = z if op is None else op.forward(xp, z)
-        body = " ".join(lines.take())
-        prev = f"h{len(parts) - 1}" if parts else "X"
-        if nin <= 64:  # the dot product written out, term by term, in four running sums
-            terms = [f"s{i % 4} += P[w + {i}] * {prev}[x + {i}];" for i in range(nin)]
-            dot = "\n      ".join(" ".join(terms[i : i + 4]) for i in range(0, nin, 4))
-        else:
-            dot = (
-                f"let i = 0; for (; i + 3 < {nin}; i += 4) {{ s0 += P[w + i] * {prev}[x + i]; "
-                f"s1 += P[w + i + 1] * {prev}[x + i + 1];\n"
-                f"        s2 += P[w + i + 2] * {prev}[x + i + 2]; "
-                f"s3 += P[w + i + 3] * {prev}[x + i + 3]; }}\n"
-                f"      for (; i < {nin}; i++) s0 += P[w + i] * {prev}[x + i];"
-            )
-        parts.append(
-            f"const h{len(parts)} = new Float64Array(N * {width});\n"
-            f"for (let p = 0; p < N; p++) {{ const x = p * {nin};\n"
-            f"  for (let k = 0; k < {width}; k++) {{\n"
-            f"      const w = {offset} + k * {nin + 1}; let s0 = 0, s1 = 0, s2 = 0, s3 = 0;\n"
-            f"      {dot}\n"
-            f"      const z = ((s0 + s1) + (s2 + s3)) + P[w + {nin}]; {body} "
-            f"h{len(parts)}[p * {width} + k] = {literal(out)}; }} }}"
-        )
-        offset += width * (nin + 1)
-        nin = width
-    sizes = [len(model.layers[0].neurons[0].w)] + [len(la.neurons) for la in model.layers]
-    return (
-        f"const SIZES = [{','.join(map(str, sizes))}];\n"
-        f"function layers(P, X, N) {{\n" + "\n".join(parts) + "\n"
-        f"return [{', '.join(f'h{i}' for i in range(len(parts)))}]; }}\n"
-    )
-
-
 def runtime_source() -> str:
     """jit/runtime.js: the training step and the pictures around a program and an MLP."""
     return (resources.files(__package__) / "runtime.js").read_text("utf-8")
@@ -588,7 +602,7 @@ def runner_source(program: str) -> str:
 
 def step_source(program: str, mlp: str) -> str:
     """The body of a JavaScript function that returns a training step (jit/runtime.js's
-    `makeStep`) for this program (`graph_source`) and this MLP (`mlp_source`)."""
+    `makeStep`) for this program (`graph_source`) and this MLP (`pictures.mlp_source`)."""
     return (
         f"const program = (function () {{\n{program}}})();\n{mlp}\n{runtime_source()}\n"
         f"return makeStep(program, layers, SIZES);\n"

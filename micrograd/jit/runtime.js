@@ -264,6 +264,56 @@ function makeStep(program, layers, SIZES) {
   };
 }
 
+// The pictures' layers by micrograd/jit/pictures.py's WebAssembly kernel: `layers(P, X, N)` as
+// the JavaScript one gives them (every layer's activations, N x width), or null where this
+// JavaScript has no WebAssembly SIMD (then the JavaScript layers draw). In the kernel's memory:
+// the points, then per layer its weights transposed (nin x width, both padded to 8 with zeros:
+// a padded input's weights are 0, so it adds nothing), its biases and its activations.
+// ACTS: 1 the kernel's tanh, 0 none, or a function applying an op's rule in place.
+/* exported wasmLayers */
+function wasmLayers(SIZES, ACTS, wasm) {
+  "use strict";
+  const bytes = Uint8Array.from(atob(wasm), (c) => c.charCodeAt(0));
+  if (typeof WebAssembly !== "object" || !WebAssembly.validate(bytes)) return null;
+  const { mem, dense } = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports;
+  const pad = (n) => Math.ceil(n / 8) * 8;
+  return function layers(P, X, N) {
+    // where each part starts, in doubles
+    let at = N * pad(SIZES[0]);
+    const parts = [];
+    for (let l = 0; l + 1 < SIZES.length; l++) {
+      const pin = pad(SIZES[l]), pw = pad(SIZES[l + 1]);
+      parts.push({ wt: at, bias: at + pin * pw, h: at + pin * pw + pw });
+      at += pin * pw + pw + N * pw;
+    }
+    const need = at * 8 - mem.buffer.byteLength;
+    if (need > 0) mem.grow(Math.ceil(need / 65536));
+    const F = new Float64Array(mem.buffer);
+    const nin0 = SIZES[0], pin0 = pad(nin0);
+    F.fill(0, 0, N * pin0);
+    for (let p = 0; p < N; p++) for (let i = 0; i < nin0; i++) F[p * pin0 + i] = X[p * nin0 + i];
+    const out = [];
+    let input = 0, off = 0;
+    for (let l = 0; l < parts.length; l++) {
+      const nin = SIZES[l], w = SIZES[l + 1], pin = pad(nin), pw = pad(w), { wt, bias, h } = parts[l];
+      F.fill(0, wt, h);
+      for (let k = 0; k < w; k++) {
+        const r = off + k * (nin + 1);
+        for (let i = 0; i < nin; i++) F[wt + i * pw + k] = P[r + i];
+        F[bias + k] = P[r + nin];
+      }
+      dense(input * 8, wt * 8, bias * 8, h * 8, N, pin, pw, ACTS[l] === 1 ? 1 : 0);
+      if (typeof ACTS[l] === "function") ACTS[l](F, h, N * pw);
+      const a = new Float64Array(N * w);
+      for (let p = 0; p < N; p++) for (let k = 0; k < w; k++) a[p * w + k] = F[h + p * pw + k];
+      out.push(a);
+      input = h;
+      off += w * (nin + 1);
+    }
+    return out;
+  };
+}
+
 // x ** n for a whole n >= 0, correctly rounded, as C's pow gives Python's `b1 ** t` (the browser's
 // ** differs in the last bit: 0.9 ** 4, one power in ten): squarings and products in double-double
 // (Dekker's exact product, no fused multiply-add in JavaScript), rounded once at the end.

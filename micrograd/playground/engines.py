@@ -254,7 +254,8 @@ class JavaScriptEngine(Engine):
     batched = True
 
     def __init__(self, tr: Any, host: Any = None) -> None:
-        from ..jit.js_target import mlp_source, program_source, step_source
+        from ..jit.js_target import program_source, step_source
+        from ..jit.pictures import mlp_source
 
         super().__init__(tr)
         s = tr.settings

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import gzip
 import hashlib
 import io
 import json
@@ -235,6 +236,62 @@ def _urlsafe_sha256(data: bytes) -> str:
     return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode("ascii")
 
 
+# ------------------------------------------------------------------ Python, started once
+
+# Python started here once, in Node.js, with micrograd imported, and its memory saved by Pyodide
+# (`makeMemorySnapshot`, an API Pyodide marks private: PYODIDE_VERSION is pinned to the byte):
+# the browser's worker restores it (worker.js) in about a fifth of the time a fresh start takes,
+# unpacking the standard library, starting the interpreter and importing micrograd.
+MEMORY = "python-memory.gz"
+MEMORY_IMPORTS = (
+    "micrograd.playground.worker",
+    "micrograd.jit.js_target",
+    "micrograd.jit.pictures",
+)
+_MEMORY_SCRIPT = """
+const fs = await import("node:fs");
+const url = await import("node:url");
+const [dir, wheel, out, imports] = process.argv.slice(-4);
+const { loadPyodide } = await import(url.pathToFileURL(`${dir}/pyodide.mjs`).href);
+const py = await loadPyodide({ indexURL: `${dir}/`, _makeSnapshot: true });
+py.unpackArchive(new Uint8Array(fs.readFileSync(wheel)), "wheel");
+py.runPython(imports.split(",").map((m) => `import ${m}`).join("\\n"));
+fs.writeFileSync(out, py.makeMemorySnapshot());
+"""
+
+
+def python_memory(
+    pyodide: dict[str, bytes], wheel: bytes, log: Callable[[str], None] = print
+) -> bytes | None:
+    """Pyodide's memory after starting Python and importing MEMORY_IMPORTS from `wheel`, made in
+    Node.js and gzipped (the browser's DecompressionStream unpacks it); None without Node.js
+    (the worker then starts Python afresh, as it does in a browser that cannot restore it)."""
+    node = shutil.which("node") or shutil.which("nodejs")
+    if node is None:
+        log("no Node.js here: Python's start is not saved (the site's pages start it afresh)")
+        return None
+    with tempfile.TemporaryDirectory(prefix="micrograd-memory-") as tmp:
+        for name, data in pyodide.items():
+            pathlib.Path(tmp, name).write_bytes(data)
+        pathlib.Path(tmp, "micrograd.whl").write_bytes(wheel)
+        out = pathlib.Path(tmp, "memory")
+        args = [tmp, str(pathlib.Path(tmp, "micrograd.whl")), str(out), ",".join(MEMORY_IMPORTS)]
+        try:
+            done = subprocess.run(
+                [node, "--input-type=module", "-e", _MEMORY_SCRIPT, *args],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                env={**os.environ, "NODE_OPTIONS": ""},
+            )
+        except subprocess.TimeoutExpired:
+            raise SiteError("saving Python's start in Node.js took more than 5 minutes") from None
+        if done.returncode != 0 or not out.is_file():
+            why = _last_error_line(done.stderr) or f"exit status {done.returncode}"
+            raise SiteError(f"saving Python's start in Node.js failed: {why}")
+        return gzip.compress(out.read_bytes(), compresslevel=6, mtime=0)
+
+
 # ------------------------------------------------------------------ the site
 
 
@@ -310,13 +367,19 @@ def site_files(archive: bytes, log: Callable[[str], None] = print) -> dict[str, 
         files[f"pyodide/{name}"] = data
     wheel_name, wheel = package_wheel()
     files[f"wheels/{wheel_name}"] = wheel
+    memory = python_memory(pyodide, wheel, log)
+    if memory is not None:
+        files[MEMORY] = memory
     files["site.json"] = json.dumps(
         {
             "micrograd": __version__,
             "wheel": f"wheels/{wheel_name}",
             "pyodide": PYODIDE_VERSION,
+            "memory": None if memory is None else MEMORY,
             # what a first visit downloads before Python runs (the browser keeps it after)
-            "pyodide_mb": round(sum(len(d) for d in pyodide.values()) / 1e6, 1),
+            "pyodide_mb": round(
+                (sum(len(d) for d in pyodide.values()) + len(memory or b"")) / 1e6, 1
+            ),
         },
         indent=1,
     ).encode()

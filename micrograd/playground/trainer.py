@@ -345,15 +345,20 @@ class Trainer:
         (without numpy a frame's grid is one scalar forward pass per cell)."""
         return self.engine.frame_seconds(self.fps)
 
-    def advance(self, budget: float) -> bool:
+    def advance(self, budget: float, apart: bool = False) -> bool:
         """Train while playing, for at most `budget` seconds (at least one step unless a slowed
         run's next step is not due yet), then publish a frame if one is due. Returns whether a
         frame was published. A transport calls this again and again; between calls the page's
-        requests get the lock."""
+        requests get the lock. `apart`: a turn either trains (until the next frame is due) or
+        publishes that frame, never both: a transport with one thread (the site's worker)
+        answers the page between the two, so Pause waits for one or the other, not their sum."""
         with self.lock:
             if not self._playing:
                 return False
             now = self.clock()
+            if apart and now >= self._next_frame:
+                self._publish_due(now)
+                return True
             end = now + budget
             # A frame that falls due during the turn ends it (frames come on time); one already
             # due when it began does not (many runs at once: each turn trains, then shows)
@@ -370,12 +375,19 @@ class Trainer:
                 now = self.clock()
                 if now >= end or now >= frame_at:
                     break
-            if now >= self._next_frame or not self._playing:  # due, or it just diverged
-                self._publish()
-                # fps frames a second at most, and steps get as much time as frames at least
-                self._next_frame = now + max(self.frame_seconds, self.frame_cost)
+            if not self._playing or (now >= self._next_frame and not apart):  # (diverged: now)
+                self._publish_due(now)
                 return True
             return False
+
+    def _publish_due(self, now: float) -> None:
+        self._publish()
+        # Frames on a clock of fps a second (the next one period after the one due, not after
+        # now: the step that ran past the due time does not slow the clock), and steps get as
+        # much time as frames at least; a run that fell behind (a busy moment) is not caught up
+        # with a burst of frames
+        period = max(self.frame_seconds, 2 * self.frame_cost)
+        self._next_frame = max(self._next_frame + period, now + period / 2)
 
     def due_in(self) -> float:
         """Seconds until a playing run has work (0: now); infinity when it is paused. A

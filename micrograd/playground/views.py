@@ -313,8 +313,11 @@ class TrainView:
     )
     VIEW_KEYS = ("grads", "graph", "neuron", "read")
 
-    def __init__(self, jit: bool = True, settings: Settings | None = None) -> None:
+    def __init__(
+        self, jit: bool = True, settings: Settings | None = None, fps: float = 20.0
+    ) -> None:
         self.jit = jit
+        self.fps = fps  # frames a second while playing, at most (`Trainer`'s fps)
         self.settings = settings  # what the first trainer starts with (None: the defaults)
         self._trainer: Trainer | None = None
         self._cursor: FrameCursor | None = None
@@ -325,7 +328,7 @@ class TrainView:
     def trainer(self) -> Trainer:
         """This tab's trainer, made on first use."""
         if self._trainer is None or self._trainer.closed:
-            self._trainer = Trainer(self.settings, use_jit=self.jit)
+            self._trainer = Trainer(self.settings, use_jit=self.jit, fps=self.fps)
             self._cursor = None
             if self.on_trainer is not None:
                 self.on_trainer(self._trainer)
@@ -343,9 +346,10 @@ class TrainView:
     def playing(self) -> bool:
         return self.started and self.trainer.playing
 
-    def advance(self, seconds: float) -> bool:
-        """Train for at most `seconds` while playing; True if a frame was published."""
-        return self.started and self.trainer.advance(seconds)
+    def advance(self, seconds: float, apart: bool = False) -> bool:
+        """Train for at most `seconds` while playing; True if a frame was published (`apart`:
+        see `Trainer.advance`)."""
+        return self.started and self.trainer.advance(seconds, apart)
 
     def cursor(self) -> FrameCursor:
         """A new reader of this view's frames (each reader gets the curve it has not had)."""
@@ -476,9 +480,9 @@ class Tab:
     """One learner's playground: its explorer and its Train view, and the one entry point every
     transport calls (`call`)."""
 
-    def __init__(self, jit: bool = True) -> None:
+    def __init__(self, jit: bool = True, fps: float = 20.0) -> None:
         self.explorer = ExplorerView()
-        self.train = TrainView(jit=jit)
+        self.train = TrainView(jit=jit, fps=fps)
         self._views: dict[str, Any] = {"explorer": self.explorer, "train": self.train}
 
     def call(self, view: str, action: str, body: object = None) -> dict[str, Any]:

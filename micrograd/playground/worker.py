@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import time
 from typing import Any
 
@@ -26,6 +27,7 @@ from .limits import measure_text
 from .messages import MessageHost
 from .views import Tab
 
+FPS = 25.0  # the Train view's frames a second while playing, at most (20 on the server)
 WATCH_SECONDS = 90.0  # a playing run whose page has not asked for frames this long pauses
 # (a page says so every 5 s while shown; a hidden tab's timers may slow to once a minute)
 
@@ -35,7 +37,11 @@ class Host:
     messages out), `advance` its training."""
 
     def __init__(self, tab: Tab | None = None, clock: Any = time.monotonic) -> None:
-        self.tab = tab if tab is not None else Tab(jit="javascript")  # type: ignore[arg-type]
+        # Python restored from the site's saved memory (site.python_memory) would draw the
+        # random numbers it was saved with, the same on every visit: seeded afresh here
+        random.seed()
+        # (a frame crosses no network here: more of them than the server's 20 a second)
+        self.tab = tab if tab is not None else Tab(jit="javascript", fps=FPS)  # type: ignore[arg-type]
         self.clock = clock
         self.host = MessageHost(self.tab, clock)
 
@@ -59,7 +65,8 @@ class Host:
         if self.clock() - self.host.heard > WATCH_SECONDS:  # nobody looks: stop spending the CPU
             train.trainer.pause()
             return _out(self.host.frames())
-        return _out(self.host.frames()) if train.advance(seconds) else "[]"
+        # a slice trains or makes a frame, not both: the page's messages get a turn between
+        return _out(self.host.frames()) if train.advance(seconds, apart=True) else "[]"
 
     def due_in(self) -> float:
         """Seconds until the Train view has work (0: now); -1 when it is paused (JavaScript's

@@ -12,7 +12,7 @@
 
 import { loadPyodide } from "../pyodide/pyodide.mjs";
 
-const SLICE = 0.05; // seconds of training before the page's messages get a turn
+const SLICE = 0.03; // seconds of training before the page's messages get a turn (a frame is a turn of its own)
 const queue = [];
 let host = null; // the Python Host, once ready
 let dead = false; // Python failed: nothing is answered any more (the page was told)
@@ -96,12 +96,35 @@ async function fetchOk(url, base) {
   return response;
 }
 
+// Python as the build saved it, micrograd imported (site.py's python_memory): restored in a
+// fraction of a fresh start's time. Where that cannot be done (no DecompressionStream, a site
+// built without Node.js, a restore that fails) Python starts afresh, and the page says why.
+async function startPython(site, base) {
+  const indexURL = new URL("pyodide/", base).href;
+  if (!site.memory) return loadPyodide({ indexURL });
+  let why;
+  if (typeof DecompressionStream !== "function") {
+    why = "this browser cannot unpack it";
+  } else {
+    try {
+      const packed = await fetchOk(new URL(site.memory, base), base);
+      const memory = await new Response(packed.body.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer();
+      return await loadPyodide({ indexURL, _loadSnapshot: new Uint8Array(memory) });
+    } catch (err) {
+      why = lastLine(err);
+    }
+  }
+  console.warn(`micrograd: Python starts afresh, its saved start could not be used: ${why}`);
+  progress(`Starting Python afresh (its saved start could not be used: ${why})…`, 0.05);
+  return loadPyodide({ indexURL });
+}
+
 async function start() {
   const base = new URL("../", import.meta.url); // the site's folder, wherever it is served
   progress("Loading the site's description…", 0.02);
   const site = await (await fetchOk(new URL("site.json", base), base)).json();
   progress(`Starting Python in your browser (Pyodide ${site.pyodide}, ${site.pyodide_mb} MB the first time)…`, 0.05);
-  const pyodide = await loadPyodide({ indexURL: new URL("pyodide/", base).href });
+  const pyodide = await startPython(site, base);
   progress(`Installing micrograd ${site.micrograd}…`, 0.8);
   const wheel = await (await fetchOk(new URL(site.wheel, base), base)).arrayBuffer();
   pyodide.unpackArchive(new Uint8Array(wheel), "wheel");
