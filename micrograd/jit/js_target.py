@@ -66,7 +66,7 @@ def literal(x: Any) -> str:
     return f"({text})" if text.startswith("-") else text
 
 
-class _Lines:
+class Lines:
     """Where `JS` operations write their statements: one `const` per result."""
 
     def __init__(self, prefix: str = "t") -> None:
@@ -91,7 +91,7 @@ class JS:
 
     __slots__ = ("code", "out")
 
-    def __init__(self, code: str, out: _Lines) -> None:
+    def __init__(self, code: str, out: Lines) -> None:
         self.code, self.out = code, out
 
     def _op(self, a: Any, sym: str, b: Any) -> JS:
@@ -350,7 +350,7 @@ def tanh_source() -> str:
     """``function $tanh(x)``: `floats.tanh`, the engine's correctly rounded tanh, run on `JS`
     numbers (so written out statement by statement), with its tables."""
     xp = JsModule()
-    lines = _Lines("h")
+    lines = Lines("h")
     t = floats.tanh(xp, JS("x", lines))
     tables = "".join(f"const {name} = {_table(table)};\n" for name, table in xp.tables.values())
     body = "\n  ".join(lines.take())
@@ -421,7 +421,7 @@ class _Emitter:
         extra = (p,) if info.param else ()
         xp = JsModule()
         # forward
-        lines = _Lines()
+        lines = Lines()
         args = [JS(f"a{i}", lines) for i in range(len(ops))]
         out = info.forward(xp, *args, *extra)  # type: ignore[misc]
         body = lines.take()
@@ -438,7 +438,7 @@ class _Emitter:
         # backward
         if not any(w for _, _, w in ops):
             return
-        lines = _Lines()
+        lines = Lines()
         args = [JS(f"a{i}", lines) for i in range(len(ops))]
         ds = info.local(xp, JS("out", lines), *args, *extra)
         body = lines.take()

@@ -20,7 +20,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-from .js_target import JS, MATH_HELPERS, JsModule, _Lines, literal
+from .js_target import JS, MATH_HELPERS, JsModule, Lines, literal
 
 __all__ = ["QUICK_TANH", "quick_tanh_source", "kernel", "mlp_source"]
 
@@ -262,7 +262,7 @@ def _in_place(op: Any) -> str:
         return "0"
     if op.name == "tanh":
         return "1"
-    lines = _Lines()
+    lines = Lines()
     out = op.forward(JsModule(exact_tanh=False), JS("x", lines))
     return (
         f"(F, a, n) => {{ for (let j = a; j < a + n; j++) {{ const x = F[j]; "
@@ -277,7 +277,7 @@ def _layer_source(i: int, nin: int, width: int, offset: int, op: Any) -> str:
 
     def neurons(m: int, k: str) -> str:
         """Neurons k .. k+m-1 at point p (w{j}: where their weights start, bias last)."""
-        lines = _Lines()
+        lines = Lines()
         sums = (JS(f"s{j}", lines) for j in range(m))
         outs = [s if op is None else op.forward(xp, s) for s in sums]
         starts = " ".join(

@@ -272,8 +272,8 @@ def python_memory(
         return None
     with tempfile.TemporaryDirectory(prefix="micrograd-memory-") as tmp:
         for name, data in pyodide.items():
-            pathlib.Path(tmp, name).write_bytes(data)
-        pathlib.Path(tmp, "micrograd.whl").write_bytes(wheel)
+            atomic_write(os.path.join(tmp, name), data)
+        atomic_write(os.path.join(tmp, "micrograd.whl"), wheel)
         out = pathlib.Path(tmp, "memory")
         args = [tmp, str(pathlib.Path(tmp, "micrograd.whl")), str(out), ",".join(MEMORY_IMPORTS)]
         try:

@@ -356,7 +356,7 @@ class Trainer:
             if not self._playing:
                 return False
             now = self.clock()
-            if apart and now >= self._next_frame:
+            if apart and now >= self._next_frame and self._stale:  # (never two in a row)
                 self._publish_due(now)
                 return True
             end = now + budget
