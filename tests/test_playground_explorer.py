@@ -41,19 +41,33 @@ def open_explorer(page: Any, url: str, query: str = "") -> None:
 
 
 def build(page: Any, program: str) -> None:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     error = page.locator("#program-error")
     before = error.text_content() if error.is_visible() else None
     page.get_by_label("Expression", exact=True).fill(program)
     page.get_by_role("button", name="Build graph").click()
     # the graph, or a new refusal: a refusal fails here with its words, not as a timeout
-    page.wait_for_function(
-        """([n, before]) => {
-            const error = document.querySelector('#program-error');
-            const drawn = document.querySelectorAll('#graph-svg g.node.value').length === n;
-            return (drawn && error.hidden) || (!error.hidden && error.textContent !== before);
-        }""",
-        arg=[len(trace(next(reversed(parse_program(program).values())))[0]), before],
-    )
+    n = len(trace(next(reversed(parse_program(program).values())))[0])
+    try:
+        page.wait_for_function(
+            """([n, before]) => {
+                const error = document.querySelector('#program-error');
+                const drawn = document.querySelectorAll('#graph-svg g.node.value').length === n;
+                return (drawn && error.hidden) || (!error.hidden && error.textContent !== before);
+            }""",
+            arg=[n, before],
+        )
+    except PlaywrightTimeout:  # what the page shows instead, for whoever reads the failure
+        seen = page.evaluate(
+            """() => ({nodes: document.querySelectorAll('#graph-svg g.node.value').length,
+                expression: document.querySelector('#program').value.slice(0, 80),
+                status: document.querySelector('#status').textContent,
+                note: document.querySelector('#layout-note').textContent})"""
+        )
+        raise AssertionError(
+            f"no graph of {n} values after Build graph; the page: {seen}"
+        ) from None
     assert not error.is_visible(), error.text_content()
 
 
