@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test bench graphviz chromium npm eslint bubblewrap playground clean
+.PHONY: demo test test-fast bench graphviz chromium npm eslint bubblewrap playground clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,12 @@ test: $(VENV)/.test graphviz
 # The playground: a local web page (no extra packages needed); Ctrl-C stops it.
 playground: $(VENV)/.demo
 	$(BIN)/micrograd playground
+
+# The fast tier, while you work: every test that needs no browser, Jupyter, sandbox or long
+# build (markers in pyproject.toml; tests/conftest.py). `make test` runs everything, as CI does.
+FAST := not browser and not jupyter and not sandbox and not slow
+test-fast: $(VENV)/.test graphviz eslint
+	$(BIN)/python -m pytest -m "$(FAST)"
 
 bench: $(VENV)/.test
 	$(BIN)/python benchmarks/run.py

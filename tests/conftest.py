@@ -1,4 +1,12 @@
-"""Fixtures for the playground's tests.
+"""The suite's tiers, and fixtures for the playground's tests.
+
+Tiers (markers, registered in pyproject.toml): `browser` (drives Chromium), `jupyter` (starts a
+notebook kernel, JupyterLab or a JupyterLite build), `sandbox` (runs bubblewrap), `slow` (builds
+a wheel or a site, or trains for long). `make test-fast` runs the tests that carry none of them;
+`make test` runs all. A test gets its tiers from the fixtures it uses (`FIXTURE_TIERS`: `page`
+brings `browser`) or from a marker written on it. So that the fast tier never silently grows, a
+test without the marker that starts Chromium, a kernel or bubblewrap fails at that moment,
+naming the marker to add (`_tier_guard`).
 
 * `playground_server`: a running playground (`micrograd.playground.serve` on 127.0.0.1, a free
   port), shared by the whole session; `playground` is its URL, e.g. ``http://127.0.0.1:54321/``.
@@ -25,6 +33,17 @@ from typing import Any
 
 import pytest
 
+TIERS = ("browser", "jupyter", "sandbox", "slow")
+# The tiers a fixture brings to every test that uses it (directly or through another fixture).
+FIXTURE_TIERS: dict[str, tuple[str, ...]] = {
+    "browser": ("browser",),
+    "page": ("browser",),
+    "phone": ("browser",),
+    "graded": ("jupyter", "sandbox"),  # test_grade.py: a class graded in bubblewrap
+    "built": ("jupyter", "slow"),  # test_course_site.py: a JupyterLite build
+    "proxied": ("jupyter",),  # test_playground_proxy.py: JupyterLab behind its proxy
+    "site_folder": ("slow",),  # test_site_browser.py: the static site, Pyodide and all
+}
 SCREENSHOTS = pathlib.Path(__file__).resolve().parent / "screenshots"
 CHROMIUM_PATHS = ("/usr/lib/chromium/chromium", "/usr/lib/chromium-browser/chromium-browser")
 
@@ -46,6 +65,50 @@ def _unavailable(reason: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{reason} (CI must run the browser tests)")
     pytest.skip(reason)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        for tier in {t for name in used & FIXTURE_TIERS.keys() for t in FIXTURE_TIERS[name]}:
+            item.add_marker(getattr(pytest.mark, tier))
+
+
+def _needs(argv: Any) -> str | None:
+    """The tier a command needs: `browser` for Chromium, `sandbox` for bubblewrap, `jupyter` for
+    a notebook kernel or JupyterLab (what grading's runner starts), else None."""
+    words = [str(argv)] if isinstance(argv, (str, bytes, os.PathLike)) else [str(a) for a in argv]
+    text = " ".join(words)
+    first = os.path.basename(words[0]) if words else ""
+    if "chrom" in first:
+        return "browser"
+    if first == "bwrap":
+        return "sandbox"
+    if any(w in text for w in ("ipykernel", "jupyter-lab", "jupyterlab", "grading.runner")):
+        return "jupyter"
+    return None
+
+
+@pytest.fixture(autouse=True)
+def _tier_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail a test that starts Chromium, a kernel or bubblewrap without carrying its marker."""
+    marked = {m.name for m in request.node.iter_markers() if m.name in TIERS}
+    if "slow" in marked:
+        return  # not in the fast tier: nothing to guard
+    import subprocess
+
+    real = subprocess.Popen.__init__
+
+    def guarded(self: Any, args: Any, *rest: Any, **kw: Any) -> None:
+        tier = _needs(args)
+        if tier and tier not in marked:
+            raise RuntimeError(
+                f"{request.node.nodeid} starts {tier} work ({args!r:.120}) without "
+                f"@pytest.mark.{tier}: mark it, so that `make test-fast` leaves it out"
+            )
+        real(self, args, *rest, **kw)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", guarded)
 
 
 @pytest.fixture(scope="session")

@@ -101,6 +101,7 @@ def test_graph_output_failing_half_way_keeps_the_old_file(tmp_path, monkeypatch,
     assert os.listdir(tmp_path) == ["g.txt"]
 
 
+@pytest.mark.slow
 def test_plot_failing_half_way_keeps_the_old_png(tmp_path, monkeypatch) -> None:
     from micrograd.train import History, plots
 
@@ -147,6 +148,7 @@ def _writes(call: ast.Call) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_no_module_writes_a_file_any_other_way() -> None:
     offenders = []
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -159,6 +161,7 @@ def test_no_module_writes_a_file_any_other_way() -> None:
     assert not offenders, "\n".join(offenders)
 
 
+@pytest.mark.slow
 def test_curves_of_a_run_that_blew_up_still_draw(tmp_path) -> None:
     from micrograd.train import History, plots
 

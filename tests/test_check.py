@@ -283,6 +283,7 @@ def test_a_hanging_backward_is_stopped_once() -> None:
     )
 
 
+@pytest.mark.slow
 def test_time_limit_without_signals_in_another_thread() -> None:
     # Off the main thread there is no SIGALRM: a trace function stops the learner's code instead.
     V = variant((BACKWARD_LOOP, "        while True:\n            x = 1"))["Value"]
@@ -489,6 +490,7 @@ def test_an_op_that_returns_a_plain_number() -> None:
     assert len(report.problems) == 2
 
 
+@pytest.mark.slow
 def test_the_time_limit_leaves_signals_and_timers_as_it_found_them() -> None:
     import signal
 

@@ -28,6 +28,7 @@ def test_correct_code_is_never_stopped(case: Case) -> None:
 
 
 @pytest.mark.parametrize("case", BUGGY, ids=[c.name for c in BUGGY])
+@pytest.mark.slow
 def test_each_planted_bug_is_stopped_with_its_own_cause(case: Case) -> None:
     report = run_case(case)
     assert not report.ok, f"{case.name}: not stopped\n{report}"

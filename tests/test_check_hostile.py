@@ -61,6 +61,7 @@ def test_a_flood_of_prints_is_counted_not_kept():
 
 
 @needs_fork
+@pytest.mark.slow
 def test_a_loop_inside_one_c_call_is_ended():
     class V(learner.Value):
         def exp(self):
@@ -72,6 +73,7 @@ def test_a_loop_inside_one_c_call_is_ended():
 
 
 @needs_fork
+@pytest.mark.slow
 def test_a_learner_ignoring_the_alarm_is_ended():
     class V(learner.Value):
         def tanh(self):
@@ -90,6 +92,7 @@ class Loops(float):
 
 
 @needs_fork
+@pytest.mark.slow
 def test_a_number_whose_float_loops_is_ended():
     class V(learner.Value):
         def __init__(self, data, _children=(), _op="", label=""):

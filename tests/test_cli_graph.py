@@ -191,6 +191,7 @@ def long_program(statements: int) -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.slow
 def test_too_large_graph_is_refused_then_allowed_with_max_nodes(tmp_path: pathlib.Path) -> None:
     program = long_program(1200)  # 2,401 nodes
     out = tmp_path / "big.dot"

@@ -58,6 +58,7 @@ def built(tmp_path_factory: Any) -> pathlib.Path:
 # ------------------------------------------------------------------ the build
 
 
+@pytest.mark.slow
 def test_every_shipped_wheel_is_pinned_and_in_the_apps_own_lock(built: pathlib.Path) -> None:
     pyodide = built / "s" / "course" / "static" / "pyodide"
     lock = json.loads((pyodide / "pyodide-lock.json").read_text())
@@ -114,6 +115,7 @@ def test_the_pages_link_the_course(built: pathlib.Path) -> None:
         assert course_site.LINK_STYLE in html
 
 
+@pytest.mark.slow
 def test_no_course_builds_the_site_alone(tmp_path: pathlib.Path) -> None:
     status, said, err = _build(tmp_path / "s", "--no-course")
     if status != 0 and "npm is needed" in err:
@@ -123,6 +125,7 @@ def test_no_course_builds_the_site_alone(tmp_path: pathlib.Path) -> None:
     assert course_site.LINK_TEXT not in (tmp_path / "s" / "index.html").read_text()
 
 
+@pytest.mark.slow
 def test_missing_build_tools_are_one_line_and_the_site_is_still_written(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -22,6 +22,7 @@ def test_double() -> None:
     assert data.double([1, 3]) == ([[1.0], [3.0]], [2.0, 6.0])
 
 
+@pytest.mark.slow
 def test_moons_is_karpathys_data_exactly() -> None:
     from sklearn.datasets import make_moons
 

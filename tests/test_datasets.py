@@ -127,6 +127,7 @@ print(json.dumps({"menu": [d for d in options["datasets"] if d[0] == "wave"],
 """
 
 
+@pytest.mark.slow
 def test_a_new_data_set_is_one_entry_seen_by_the_train_view_and_the_demo(
     tmp_path: pathlib.Path,
 ) -> None:

@@ -82,6 +82,7 @@ def test_parsing_does_work_linear_in_the_program():
     assert large <= 10 * small + 100, (small, large)  # quadratic would be 100 times
 
 
+@pytest.mark.slow
 def test_a_4000_statement_program_parses():
     names = parse_program("a = 1.5\n" + "".join(f"a = a * 1.0001 + {k}.5\n" for k in range(4000)))
     assert len(names) == 1 and names["a"].label == "a₄₀₀₁"
@@ -110,6 +111,7 @@ def _nodes(v: Value) -> list[tuple]:
 
 
 @pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+@pytest.mark.slow
 def test_a_graph_far_deeper_than_the_recursion_limit_copies_and_pickles(how):
     depth = 20 * sys.getrecursionlimit()
     root = _chain(depth)

@@ -75,6 +75,7 @@ def final_line(out: str) -> re.Match:
 
 
 @pytest.mark.parametrize("engine", ["jit", "eager"])
+@pytest.mark.slow
 def test_default_demo_is_karpathys(capsys, tmp_path, engine) -> None:
     args = ["--out", str(tmp_path)] + (["--no-jit"] if engine == "eager" else [])
     status, out, err = run(capsys, *args)
@@ -101,6 +102,7 @@ def test_default_demo_is_karpathys(capsys, tmp_path, engine) -> None:
 # ------------------------------------------------------------------ as a user runs it
 
 
+@pytest.mark.slow
 def test_smoke_subprocess_progress_and_default_out(tmp_path: Path) -> None:
     p = subprocess_demo(
         "xor", "--steps", "5", "--hidden", "4", "--activation", "tanh", cwd=tmp_path
@@ -118,6 +120,7 @@ def test_smoke_subprocess_progress_and_default_out(tmp_path: Path) -> None:
     assert model.config()["activation"] == "tanh"
 
 
+@pytest.mark.slow
 def test_smoke_ctrl_c_is_one_line_exit_130_and_no_file(tmp_path: Path) -> None:
     p = subprocess_demo("digits", "--steps", "1000000", "--out", "o", cwd=tmp_path)
     seen = ""
@@ -139,6 +142,7 @@ def test_smoke_ctrl_c_is_one_line_exit_130_and_no_file(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()  # not even the folder the run made
 
 
+@pytest.mark.slow
 def test_smoke_moons_does_not_import_sklearn(tmp_path: Path) -> None:
     code = (
         "import sys; from micrograd import train; from micrograd.commands import cli; "
@@ -341,6 +345,7 @@ def test_ctrl_c_while_writing_leaves_whole_files(capsys, tmp_path, monkeypatch) 
 # ------------------------------------------------------------------ what the summary says
 
 
+@pytest.mark.slow
 def test_accuracy_is_on_the_whole_training_set(capsys, tmp_path) -> None:
     status, out, err = run(capsys, "--batch-size", "10", "--steps", "20", "--out", str(tmp_path))
     assert status == 0, err
@@ -351,6 +356,7 @@ def test_accuracy_is_on_the_whole_training_set(capsys, tmp_path) -> None:
     assert m.group(4) == f"{100 * whole:.1f}" and m.group(5) == "100"
 
 
+@pytest.mark.slow
 def test_digits_reports_training_and_test_accuracy(capsys, tmp_path) -> None:
     status, out, err = run(
         capsys, "digits", "--steps", "3", "--hidden", "4", "--out", str(tmp_path)
@@ -368,6 +374,7 @@ def test_digits_reports_training_and_test_accuracy(capsys, tmp_path) -> None:
 
 
 @pytest.mark.parametrize("name", ["sgd", "adam", "adamw"])
+@pytest.mark.slow
 def test_optimizer_option(capsys, tmp_path, name) -> None:
     status, out, err = run(
         capsys, "--optimizer", name, "--lr", "0.05", "--steps", "3", "--out", str(tmp_path)
@@ -402,6 +409,7 @@ def test_a_reused_out_folder_is_explained(capsys, tmp_path) -> None:
     assert f"note: predictions.png in {tmp_path} is from an earlier run, not this one" in out
 
 
+@pytest.mark.slow
 def test_digit_pictures_show_the_mistakes(tmp_path) -> None:
     assert plots.pick_digits([1, 2, 3, 4], [1, 0, 3, 0], n=4) == [1, 3, 0, 2]
     assert plots.pick_digits([0] * 40, [1] * 40, n=32) == list(range(32))  # all wrong
@@ -475,6 +483,7 @@ def test_ctrl_c_anywhere_in_a_command_is_one_line(capsys, monkeypatch) -> None:
     assert capsys.readouterr().err == "micrograd graph: interrupted\n"
 
 
+@pytest.mark.slow
 def test_a_finite_but_exploded_loss_is_called_out(capsys, tmp_path) -> None:
     status, out, err = run(capsys, "--lr", "1e3", "--out", str(tmp_path))
     first, last = (float(x) for x in re.search(r"loss rose from (\S+) to (\S+);", out).groups())

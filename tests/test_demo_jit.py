@@ -18,6 +18,7 @@ from micrograd.train import make_step
 TOL = dict(rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_digits_with_and_without_jit_agree(tmp_path, monkeypatch) -> None:
     import io
 

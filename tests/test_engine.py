@@ -146,6 +146,7 @@ def run_program(leaves, steps, make_leaf, apply_op, sigmoid):  # noqa: ANN001, A
 
 @settings(max_examples=150, deadline=None)
 @given(programs())
+@pytest.mark.slow
 def test_random_graphs_of_every_op_with_shared_subexpressions_match_pytorch(program) -> None:
     leaves, steps = program
     ours = run_program(leaves, steps, Value, lambda op, a: op.ours(*a), lambda v: v.sigmoid())
@@ -306,6 +307,7 @@ def test_backward_is_deterministic() -> None:
     assert runs[0] == runs[1] == runs[2]
 
 
+@pytest.mark.slow
 def test_million_deep_chain() -> None:
     x = Value(0.5)
     y = x
@@ -317,6 +319,7 @@ def test_million_deep_chain() -> None:
     assert g == 1.0
 
 
+@pytest.mark.slow
 def test_two_hundred_thousand_term_sum() -> None:
     xs = [Value(float(i % 7)) for i in range(200_000)]
     s = sum(xs)  # a 200,000-deep left-leaning chain of + nodes
@@ -471,6 +474,7 @@ def test_registry_apply_builds_the_op_from_its_declaration() -> None:
     assert ENGINE_OPS["tanh"].formula == "d/da = 1 - out²"
 
 
+@pytest.mark.slow
 def test_one_rule_gives_the_floats_the_text_and_the_second_derivative() -> None:
     # An op declared with its rule alone (a throwaway registry entry, removed after): the eager
     # node's floats, the text and the second-derivative rule all come from that one rule.

@@ -110,6 +110,7 @@ def test_grad_errors() -> None:
         Value.dot([Value(1.0), Value(2.0)], [1.0])
 
 
+@pytest.mark.slow
 def test_no_assert_statements_for_user_errors_in_the_package() -> None:
     package = pathlib.Path(__file__).resolve().parents[1] / "micrograd"
     for path in package.rglob("*.py"):

@@ -393,6 +393,8 @@ def test_the_html_page_learners_by_exercises(graded) -> None:
     assert by["01: step1"][2] == "error" and "ZeroDivisionError" in by["01: step1"][1]
 
 
+@pytest.mark.jupyter
+@pytest.mark.sandbox
 def test_every_exercise_passed_is_exit_status_0(tmp_path: pathlib.Path, capsys) -> None:
     """A flat class folder: the notebook lies in it, and the folder is its learner."""
     _write(tmp_path / "01.ipynb", N1, FILLS[N1])
@@ -634,6 +636,8 @@ def test_the_html_page_sorts_and_shows_a_cause_in_a_browser(graded, browser, scr
         assert all(u.startswith("file:") for u in requests), requests
 
 
+@pytest.mark.jupyter
+@pytest.mark.sandbox
 def test_a_sandbox_that_cannot_start_says_why(tmp_path, monkeypatch) -> None:
     if grade_sandbox.bwrap() is None:
         pytest.skip("bubblewrap is not installed")

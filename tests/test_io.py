@@ -308,6 +308,7 @@ ODD = st.one_of(
     value=ODD,
     weight=st.one_of(st.floats(), st.integers(), st.text(max_size=2)),
 )
+@pytest.mark.slow
 def test_every_file_load_accepts_save_could_have_written(tmp_path, field, value, weight) -> None:
     d = good()
     if field == "drop":

@@ -633,6 +633,7 @@ def test_the_module_is_callable_and_exposes_its_names() -> None:
     assert isinstance(mj(lambda x: x * p, reduce="sum"), Jitted)
 
 
+@pytest.mark.slow
 def test_random_programs_agree_with_eager_or_are_refused() -> None:
     # benchmarks/fuzz_jit.py runs thousands; JIT_PROGRAMS=n runs n here
     n = int(os.environ.get("JIT_PROGRAMS", "500"))

@@ -203,6 +203,7 @@ def test_what_the_javascript_target_cannot_replay_is_refused_in_one_line() -> No
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
 @pytest.mark.parametrize("hidden", [(8, 8), (32,) * 6], ids=["default", "6x32"])
+@pytest.mark.slow
 def test_200_steps_of_the_javascript_step_are_numpys_jit_to_the_bit(
     hidden: tuple, optimizer: str
 ) -> None:
@@ -227,6 +228,7 @@ def test_200_steps_of_the_javascript_step_are_numpys_jit_to_the_bit(
     assert [p.grad for p in js_run.params] == [p.grad for p in numpy_run.params]
 
 
+@pytest.mark.slow
 def test_adams_bias_correction_power_is_correctly_rounded(node: Any) -> None:
     """b ** t in the JavaScript step (jit/runtime.js's powInt) is the double nearest the exact
     power, as C's pow gives Python's `b1 ** t` (the browser's own ** misses it for 0.9 ** 4)."""

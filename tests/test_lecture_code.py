@@ -94,6 +94,7 @@ def test_the_lectures_second_notebook_runs_with_our_value() -> None:
     )
 
 
+@pytest.mark.slow
 def test_karpathys_demo_notebook_prints_what_it_printed_for_him() -> None:
     pytest.importorskip("sklearn")
     namespace: dict[str, Any] = {}
@@ -137,6 +138,7 @@ def eureka(
     return run([script], namespace).replace(f"/{steps},", "/100,"), namespace
 
 
+@pytest.mark.slow
 def test_eurekalabs_micrograd_script_runs_with_our_value(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -538,6 +538,8 @@ def test_every_exercise_has_the_cells_that_check_it(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.jupyter
+@pytest.mark.slow
 def test_correct_answers_run_every_check_green(
     name: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -564,6 +566,8 @@ def test_correct_answers_run_every_check_green(
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if FILLS[n]])
+@pytest.mark.jupyter
+@pytest.mark.slow
 def test_the_folded_solutions_are_right_too(
     name: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -658,6 +662,7 @@ BUGS = [
 @pytest.mark.parametrize(
     "name, key, change, said", BUGS, ids=[f"{b[0][:2]}-{b[1]}-{i}" for i, b in enumerate(BUGS)]
 )
+@pytest.mark.jupyter
 def test_a_bug_stops_the_notebook_at_the_check_that_names_it(
     name: str,
     key: str,
@@ -687,6 +692,7 @@ def test_a_bug_stops_the_notebook_at_the_check_that_names_it(
 
 
 @pytest.mark.parametrize("seed", [3, 11])
+@pytest.mark.jupyter
 def test_notebook_3_holds_whatever_the_seed(
     seed: int, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -710,6 +716,7 @@ def test_notebook_3_holds_whatever_the_seed(
     "name",
     ["02_backpropagation", "05_pytorch_side_by_side", "06_appendix_second_derivatives_and_jit"],
 )
+@pytest.mark.jupyter
 def test_without_pytorch_each_comparison_says_so_in_one_line(
     name: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

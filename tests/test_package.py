@@ -93,6 +93,7 @@ def import_graph() -> dict[str, set[str]]:
     }
 
 
+@pytest.mark.slow
 def test_the_import_graph_has_no_circle() -> None:
     graph = import_graph()
     # depth-first search for a back edge; report the circle
@@ -135,6 +136,7 @@ PLAYGROUND_USERS = {
 }
 
 
+@pytest.mark.slow
 def test_layers_point_down_only() -> None:
     # No module below the playground imports it: what the playground shares with the rest (the
     # graph layout viz draws with, the data sets the demo trains on) lives below both.
@@ -243,6 +245,7 @@ def _private_imports(path: pathlib.Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_no_module_imports_another_modules_private_names() -> None:
     # A private name is a module's own business: what another module needs is made public (or
     # moved to where it is used), so renaming a helper can never change another module.

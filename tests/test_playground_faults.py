@@ -49,6 +49,7 @@ def call(url, path, body=None, session=None, raw=None):
 # ------------------------------------------------------------------ 1. aborted event streams
 
 
+@pytest.mark.slow
 def test_a_stream_whose_first_write_fails_is_not_counted_as_a_watcher():
     sessions = Sessions(make_tab=lambda s: ViewTab())
     session = sessions.get("tab-aborted-1")
@@ -84,6 +85,7 @@ def _aborted_stream(port: int, session: str) -> None:
     s.close()  # RST
 
 
+@pytest.mark.slow
 def test_aborted_streams_leave_room_for_new_tabs():
     with serve(port=0, max_sessions=4) as pg:
         tabs = [uuid.uuid4().hex for _ in range(4)]
@@ -96,6 +98,7 @@ def test_aborted_streams_leave_room_for_new_tabs():
         assert status == 200, answer
 
 
+@pytest.mark.slow
 def test_a_tab_nobody_watches_stops_stepping_and_goes_on_when_watched():
     runner = Runner()
     tr = Trainer()
@@ -155,6 +158,7 @@ def test_a_body_that_unfolds_costs_no_more_than_its_size():
         ({"program": "a = " + "[" * 100_000}, None),  # a string: its brackets do not count
     ],
 )
+@pytest.mark.slow
 def test_every_transport_measures_a_body_before_building_it(body, words):
     from micrograd.playground.messages import MessageHost
     from micrograd.playground.worker import Host
@@ -197,6 +201,7 @@ def test_the_worker_refuses_deep_json_with_a_line_not_a_recursion_error():
 
 
 @pytest.mark.parametrize("field", ["target", "weight"])
+@pytest.mark.slow
 def test_an_overflowing_point_is_a_400_naming_the_field(field):
     with serve(port=0) as pg:
         t = uuid.uuid4().hex
@@ -260,6 +265,7 @@ def test_an_empty_token_off_loopback_is_refused_at_start():
 # ------------------------------------------------------------------ 3. evicted tabs come back
 
 
+@pytest.mark.slow
 def test_a_tab_pushed_out_by_others_comes_back_as_it_was():
     with serve(port=0, max_sessions=2) as pg:
         ex, tr = uuid.uuid4().hex, uuid.uuid4().hex
@@ -282,6 +288,7 @@ def test_a_tab_pushed_out_by_others_comes_back_as_it_was():
         assert call(pg.url, "/api/train/model", None, tr)[1] == model  # the same weights
 
 
+@pytest.mark.slow
 def test_a_tab_being_answered_is_never_dropped_under_it():
     from micrograd.playground.web import SessionsFull
 

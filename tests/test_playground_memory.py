@@ -59,6 +59,7 @@ print(json.dumps({"start": start, "busy": busy, "stopped": {"rss": rss(), "train
     not pathlib.Path("/proc/self/statm").exists(),
     reason="resident memory is read from /proc (Linux)",
 )
+@pytest.mark.slow
 def test_closed_tabs_give_their_memory_back() -> None:
     root = pathlib.Path(__file__).resolve().parents[1]
     run = subprocess.run(

@@ -85,6 +85,7 @@ def test_the_playground_works_under_jupyters_proxy(
     assert not errors, errors
 
 
+@pytest.mark.slow
 def test_without_the_trailing_slash_the_proxy_redirects(proxied: Any) -> None:
     """/proxy/PORT and /proxy/PORT/ reach the playground alike, but the page's relative URLs
     resolve against /proxy/ in the first: micrograd's Jupyter extension adds the slash."""
@@ -134,6 +135,7 @@ with serve(port=0) as pg:
         assert run.stdout.strip() == expected, (env, run.stdout, run.stderr[-500:])
 
 
+@pytest.mark.slow
 def test_an_event_stream_is_chunked_so_proxies_pass_it_on() -> None:
     # A proxy built on tornado (jupyter-server-proxy) holds a body that ends when the connection
     # does until it ends: frames must come as chunks.

@@ -225,6 +225,7 @@ def test_a_handler_bug_is_a_500_and_the_server_keeps_serving(
     assert call(server.url + "api/test/echo")[0] == 200
 
 
+@pytest.mark.slow
 def test_many_sessions_are_capped(server: Any) -> None:
     url = server.url + "api/test/echo"
     for i in range(MAX_SESSIONS + 20):
@@ -235,6 +236,7 @@ def test_many_sessions_are_capped(server: Any) -> None:
     assert call(url, headers={"X-Session": "many-tabs-0000"})[1]["count"] == 1
 
 
+@pytest.mark.slow
 def test_idle_sessions_expire_and_are_closed() -> None:
     now = [0.0]
     sessions = Sessions(limit=10, idle=60.0, clock=lambda: now[0])
@@ -259,11 +261,13 @@ def read_events(url: str) -> list[str]:
         return [line for line in r.read().decode().splitlines() if line.startswith("data:")]
 
 
+@pytest.mark.slow
 def test_an_event_stream_sends_one_data_line_per_item(server: Any) -> None:
     lines = read_events(server.url + "api/test/three")
     assert [json.loads(line[5:]) for line in lines] == [{"n": 1}, {"n": 2}, {"n": 3}]
 
 
+@pytest.mark.slow
 def test_a_client_vanishing_mid_stream_ends_it_and_the_server_goes_on(server: Any) -> None:
     for _ in range(3):
         stream_closed.clear()
@@ -284,6 +288,7 @@ def test_a_client_vanishing_mid_stream_ends_it_and_the_server_goes_on(server: An
         s.close()
 
 
+@pytest.mark.slow
 def test_stop_ends_open_streams_and_frees_the_port() -> None:
     stream_closed.clear()
     handle = serve(port=0, routes=ROUTES)
@@ -298,6 +303,7 @@ def test_stop_ends_open_streams_and_frees_the_port() -> None:
         urllib.request.urlopen(handle.url, timeout=5)
 
 
+@pytest.mark.slow
 def test_a_taken_port_falls_back_to_a_free_one() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -356,6 +362,7 @@ def test_ctrl_c_stops_the_command_promptly_with_status_0() -> None:
     assert elapsed < 5
 
 
+@pytest.mark.slow
 def test_host_0000_prints_a_warning_and_a_bad_port_is_one_line() -> None:
     proc, url = start_command("--port", "0", "--host", "0.0.0.0")
     try:
@@ -381,6 +388,7 @@ def test_host_0000_prints_a_warning_and_a_bad_port_is_one_line() -> None:
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--port" in bad.stderr
 
 
+@pytest.mark.slow
 def test_a_shared_playground_needs_its_token_then_a_cookie() -> None:
     # As Jupyter: off loopback a random token is required; here turned on for 127.0.0.1.
     from micrograd.playground.web import token_cookie, token_for
@@ -411,6 +419,7 @@ def test_a_shared_playground_needs_its_token_then_a_cookie() -> None:
         serve(port=0, token="short")
 
 
+@pytest.mark.slow
 def test_no_view_module_imports_a_transport() -> None:
     # The views are plain objects: the web server, the notebook widget and the static site's
     # worker are transports over them, and none of the views knows which one it runs under.

@@ -111,6 +111,7 @@ def test_two_playgrounds_on_two_ports_keep_their_own_tokens(browser: Any) -> Non
         assert not errors, errors
 
 
+@pytest.mark.slow
 def test_past_the_cap_an_idle_tab_makes_room_and_a_watching_one_never_does() -> None:
     now = [0.0]
     closed: list[str] = []
@@ -129,6 +130,7 @@ def test_past_the_cap_an_idle_tab_makes_room_and_a_watching_one_never_does() -> 
     assert len(sessions) == 3 and closed == ["tab-c-0000"]  # nobody watching was dropped
 
 
+@pytest.mark.slow
 def test_a_full_playground_says_so_in_one_line() -> None:
     with serve(port=0, max_sessions=2) as pg:
         streams = []

@@ -53,6 +53,7 @@ def torch_loss_and_grads(model_json, tr, regression=False):
 
 
 @pytest.mark.parametrize("use_jit", [True, False])
+@pytest.mark.slow
 def test_the_links_gradients_are_the_steps_against_torch(use_jit):
     tr = Trainer(Settings(hidden=(4, 3)), use_jit=use_jit)
     tr.step(5)
@@ -147,6 +148,7 @@ def test_a_bias_set_by_hand_and_training_goes_on_from_it():
 
 @pytest.mark.parametrize("use_jit", [True, False])
 @pytest.mark.parametrize("dataset", ["plane", "bumps"])
+@pytest.mark.slow
 def test_a_regression_trains_with_the_mean_squared_error_against_torch(dataset, use_jit):
     tr = Trainer(Settings(dataset=dataset, loss="mse", hidden=(6, 4)), use_jit=use_jit)
     assert tr.T == tr.labels and all(isinstance(t, float) for t in tr.T)
@@ -173,6 +175,7 @@ def test_a_regression_trains_with_the_mean_squared_error_against_torch(dataset, 
     json.dumps(f, allow_nan=False)
 
 
+@pytest.mark.slow
 def test_a_regression_learns_its_surface():
     for dataset in ("plane", "bumps"):
         tr = Trainer(Settings(dataset=dataset, loss="mse", lr=0.1))
@@ -347,6 +350,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 def test_frames_are_made_without_numpy():
     import subprocess
     import sys

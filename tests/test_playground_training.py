@@ -169,6 +169,7 @@ def batch_loss(tr, model):
         Settings(batch=16, points=50),
     ],
 )
+@pytest.mark.slow
 def test_each_step_is_the_batch_loss_of_micrograd_losses(settings, use_jit):
     tr = Trainer(settings, use_jit=use_jit)
     for _ in range(3):
@@ -180,6 +181,7 @@ def test_each_step_is_the_batch_loss_of_micrograd_losses(settings, use_jit):
     assert tr.step_no == 3 and len(tr.history) == 3
 
 
+@pytest.mark.slow
 def test_jit_and_eager_trainers_agree():
     a, b = Trainer(use_jit=True), Trainer(use_jit=False)
     a.step(10)
@@ -207,6 +209,7 @@ def test_reset_repeats_the_run_and_new_weights_do_not():
     assert tr.history != first
 
 
+@pytest.mark.slow
 def test_moons_reaches_100_percent_and_spiral3_above_90():
     tr = Trainer()
     for _ in range(40):
@@ -234,6 +237,7 @@ def test_divergence_stops_with_a_message():
     assert tr.error is None
 
 
+@pytest.mark.slow
 def test_after_divergence_the_points_graph_says_why_it_has_no_numbers():
     tr = Trainer(Settings(loss="mse", lr=5.0), use_jit=False)
     tr.step(200)
@@ -255,6 +259,7 @@ def test_after_divergence_the_points_graph_says_why_it_has_no_numbers():
 
 
 @pytest.mark.parametrize("use_jit", [True, False, "javascript"])
+@pytest.mark.slow
 def test_the_frame_is_what_the_model_computes(use_jit):
     tr = Trainer(Settings(hidden=(5, 3), activation="tanh"), use_jit=use_jit)
     tr.step(20)
@@ -299,6 +304,7 @@ def test_the_frame_is_what_the_model_computes(use_jit):
 
 @pytest.mark.parametrize("activation", ["relu", "sigmoid", "linear", "tanh"])
 @pytest.mark.parametrize("hidden", [(5, 3), (32, 32)], ids=["javascript", "kernel"])
+@pytest.mark.slow
 def test_the_javascript_engines_pictures_are_the_models_for_every_activation(activation, hidden):
     # (a ReLU network's pictures called a helper the step's program kept to itself: the site's
     # frame failed with "$max is not defined")
@@ -328,6 +334,7 @@ def test_the_javascript_engine_makes_the_links_bytes_as_python_does():
     assert unbyte(f["grads"]) == pytest.approx(unbyte(want), abs=1 / 127)
 
 
+@pytest.mark.slow
 def test_three_classes_paint_the_argmax():
     tr = Trainer(Settings(dataset="spiral3", loss="cross_entropy", hidden=(8,)))
     tr.step(30)
@@ -421,6 +428,7 @@ def test_a_slowed_run_steps_at_its_speed():
     assert tr.step_no == 2
 
 
+@pytest.mark.slow
 def test_frames_are_published_fps_times_a_second_on_a_steady_clock():
     # A frame falls due every 1/fps seconds, counted from when the last one fell due: the step
     # that runs past the due time must not push every later frame back (the site drew 18.8 of

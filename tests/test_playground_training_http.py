@@ -122,6 +122,7 @@ def test_the_stream_delivers_frames_while_playing_and_pause_stops(tab, playgroun
     assert tab.ok("/api/train/state")["frame"]["step"] == p["step"] and not p["playing"]
 
 
+@pytest.mark.slow
 def test_tabs_do_not_share_runs(playground):
     a, b = Tab(playground), Tab(playground)
     a.ok("/api/train/config", {"dataset": "xor"})
@@ -132,6 +133,7 @@ def test_tabs_do_not_share_runs(playground):
     assert sb["meta"]["settings"]["dataset"] == "circles" and sb["frame"]["step"] == 0
 
 
+@pytest.mark.slow
 def test_a_closed_stream_is_no_longer_a_listener(tab, playground_server):
     tab.ok("/api/train/config", {"hidden": [2]})
     url = f"{tab.url}/api/train/stream?session={tab.session}"
@@ -145,6 +147,7 @@ def test_a_closed_stream_is_no_longer_a_listener(tab, playground_server):
     assert wait(lambda: tr.streams == 0)  # so an unwatched tab's run pauses
 
 
+@pytest.mark.slow
 def test_a_closed_stream_of_a_paused_run_is_noticed_without_a_frame(tab, playground_server):
     # Nothing is written to a paused run's stream but keep-alive checks: the server must see
     # the tab's socket close there (the idea and fix are the train helper's), not only when a
@@ -167,6 +170,7 @@ def wait(cond, timeout=10.0):
     return False
 
 
+@pytest.mark.slow
 def test_no_jit_trains_on_the_eager_engine():
     from micrograd.playground import serve
 

@@ -20,6 +20,7 @@ STATIC = sorted(p.name for p in (REPO / "micrograd" / "playground" / "static").i
 pytest.importorskip("build", reason="the test extra's 'build' package builds the wheel")
 
 
+@pytest.mark.slow
 def test_an_installed_wheel_serves_the_playground(tmp_path: pathlib.Path) -> None:
     # Build from a copy, so the checkout gets no build/ or .egg-info droppings.
     src = tmp_path / "src"

@@ -12,6 +12,7 @@ BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
 
 
 @pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
+@pytest.mark.slow
 def test_readme_python_block_runs(code: str) -> None:
     exec(compile(code, str(README), "exec"), {"__name__": "readme"})
 

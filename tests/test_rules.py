@@ -65,6 +65,7 @@ def test_tanh_rule_edited_in_its_one_place_changes_all_four_backends(
     assert OPS["tanh"].formula == "d/da = 3·(1 - out²)"
 
 
+@pytest.mark.slow
 def test_tanh_rule_is_written_once_and_editing_that_text_changes_all_four(
     tmp_path: pathlib.Path,
 ) -> None:
@@ -187,6 +188,7 @@ def _points(n: int, seed: int) -> list[float]:
     return [rng.choice(kinds)() for _ in range(n)]
 
 
+@pytest.mark.slow
 def test_tanh_is_correctly_rounded() -> None:
     # math.tanh and numpy's tanh miss the nearest float about a fifth of the time; ours never.
     xs = _points(20_000, 1) + [0.8813735870195432, 19.06, 19.07, 1e-300, 2**-27, 2**-26]

@@ -7,6 +7,7 @@ import math
 import random
 
 import numpy as np
+import pytest
 import torch
 
 from micrograd.engine import Value
@@ -176,6 +177,7 @@ def test_41_parameter_mlp_trains_like_pytorch() -> None:
     assert [math.copysign(1, n(x).data) for x in XS] == YS
 
 
+@pytest.mark.slow
 def test_karpathy_moons_demo_step_99() -> None:
     from sklearn.datasets import make_moons
 

@@ -33,6 +33,7 @@ PACKAGE = pathlib.Path(micrograd.__file__).resolve().parent
 # ------------------------------------------------------------------ the wheel
 
 
+@pytest.mark.slow
 def test_the_wheel_is_the_installed_package_and_pip_installs_it(tmp_path: pathlib.Path) -> None:
     name, data = site.package_wheel()
     assert name == f"micrograd_plus-{micrograd.__version__}-py3-none-any.whl"
@@ -238,6 +239,7 @@ def test_the_host_answers_actions_as_the_views_do() -> None:
     assert json.loads(host.receive("{oops"))[0]["error"].startswith("a message that is not JSON")
 
 
+@pytest.mark.slow
 def test_the_host_trains_only_when_advanced_and_sends_frames_to_a_page_that_wants_them() -> None:
     clock = Clock()
     host = Host(clock=clock)
@@ -285,6 +287,7 @@ def test_a_run_nobody_looks_at_pauses() -> None:
 
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+@pytest.mark.slow
 def test_the_site_trains_every_size_in_javascript_with_the_numbers_of_numpys_jit(
     optimizer: str,
 ) -> None:

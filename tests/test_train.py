@@ -113,6 +113,7 @@ def test_a_weight_overflowing_in_the_last_update_is_a_divergence() -> None:
         run()
 
 
+@pytest.mark.slow
 def test_freeze_gc_is_a_named_helper(monkeypatch) -> None:
     import gc
 
@@ -123,6 +124,7 @@ def test_freeze_gc_is_a_named_helper(monkeypatch) -> None:
     assert "gc.freeze" in train.freeze_gc.__doc__
 
 
+@pytest.mark.slow
 def test_fit_minibatches_cross_entropy_learns() -> None:
     X, y = data.digits()
     X, y = X[:200], y[:200]

@@ -84,6 +84,7 @@ def test_trace_refuses_over_max_nodes_and_checks_its_arguments() -> None:
         trace(Value(1.0), max_nodes=0)
 
 
+@pytest.mark.slow
 def test_trace_is_iterative_on_a_deep_graph() -> None:
     nodes, edges = trace(chain(100_000))
     assert len(nodes) == 200_001  # each `+ 1.0` adds the sum and a constant leaf
@@ -177,6 +178,7 @@ def test_draw_dot_renders_an_mlp() -> None:
     assert texts.count("w·x+b") == 9 and texts.count("ReLU") == 8
 
 
+@pytest.mark.slow
 def test_draw_dot_refuses_a_large_graph_and_says_how_to_raise_the_limit() -> None:
     pytest.importorskip("graphviz")
     big = chain(100_000)  # 200,001 nodes: refused after counting 2,001 of them
@@ -316,6 +318,7 @@ def test_text_view_truncates_with_a_count_of_what_is_left() -> None:
     assert "… 0 more" not in render_text(chain(3))
 
 
+@pytest.mark.slow
 def test_text_view_of_a_deep_graph_is_iterative() -> None:
     text = render_text(chain(200_000))  # 400,001 nodes, 200 shown
     assert text.splitlines()[-1].startswith("… 399801 more nodes")

@@ -380,6 +380,7 @@ def test_after_a_kernel_restart_a_widget_says_so_in_one_line(
     assert not errors, errors
 
 
+@pytest.mark.slow
 def test_widget_files_are_the_pages_own() -> None:
     # One front end: the widget's module is the pages' modules (every one the pages load but
     # page.js, which picks a page's transport), joined, each line as it is but its imports and the
