@@ -27,6 +27,7 @@ import math
 import re
 import textwrap
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,8 @@ from ..viz.formatting import format_number as fmt
 from ..viz.formatting import json_float, reads_as_number
 from ..viz.layout import Box, layout
 from .errors import ViewError
-from .predict import Part, Quiz, questions, seed_question
+from .predict import Part, Question, Quiz, questions, seed_question
+from .softmax import consumers_of, logit
 
 MAX_PROGRAM_CHARS = 5000
 MAX_NODES = 500  # Values in one graph
@@ -83,6 +85,31 @@ EXAMPLES = [
         "program": "a = -4.0; b = 2.0\nc = a + b\nd = a*b + b**3\nc = c + c + 1\n"
         "c = c + 1 + c + (-a)\nd = d + d*2 + relu(b + a)\nd = d + 3*d + relu(b - a)\n"
         "e = c - d\nf = e**2\ng = f/2.0\ng = g + 10.0/f",
+    },
+    {
+        # A GPT's last step, written out: each logit's grad comes to pᵢ − yᵢ (softmax.py names
+        # the two halves when Predict each grad is given one alone). Class 2 is the target and
+        # not the likeliest, so the loss pulls z2 up and the others down.
+        "title": "Softmax and cross-entropy (the GPT's last step)",
+        "program": "z1 = 2.0; z2 = 1.0; z3 = 0.1  # the logits\n"
+        "y1: data = 0.0; y2: data = 1.0; y3: data = 0.0  # the target: class 2\n"
+        "e1 = exp(z1); e2 = exp(z2); e3 = exp(z3)\ns = e1 + e2 + e3\n"
+        "p1 = e1/s; p2 = e2/s; p3 = e3/s  # softmax: the probabilities\n"
+        "l1 = log(p1); l2 = log(p2); l3 = log(p3)\n"
+        "L = -(y1*l1 + y2*l2 + y3*l3)  # cross-entropy",
+    },
+    {
+        # One position looking at two: the GPT's attention at its smallest (size 2, so √2).
+        "title": "One attention head",
+        "program": "q1 = 1.0; q2 = -0.5  # the query\n"
+        "ka1 = 0.8; ka2 = 0.2; kb1 = -0.3; kb2 = 0.9  # two keys, a and b\n"
+        "va1 = 1.0; va2 = -1.0; vb1 = 0.5; vb2 = 2.0  # their values\n"
+        "sa = (q1*ka1 + q2*ka2)/2**0.5; sb = (q1*kb1 + q2*kb2)/2**0.5  # q·k/√2\n"
+        "ea = exp(sa); eb = exp(sb); s = ea + eb\n"
+        "wa = ea/s; wb = eb/s  # softmax: the weights\n"
+        "o1 = wa*va1 + wb*vb1; o2 = wa*va2 + wb*vb2  # the weighted sum of the values\n"
+        "t1: data = 0.0; t2: data = 1.0  # what o should be\n"
+        "L = (o1 - t1)**2 + (o2 - t2)**2",
     },
 ]
 DEFAULT_PROGRAM = EXAMPLES[0]["program"]
@@ -330,6 +357,7 @@ class Explorer:
         self.notice: dict[str, Any] | None = None  # what to know about this graph (a loss of 0)
         self.descents = 0
         self.quiz = Quiz()  # Predict each grad: off until the learner turns it on
+        self._consumers: dict[Value, list[Value]] | None = None  # each node's parents, when asked
         self.drawing = self._draw()
         self.order = [v for v in reversed(self.topo) if v._prev]  # the backward steps after seed
         self.reset()
@@ -491,11 +519,28 @@ class Explorer:
         else:
             v = self.order[self.done_steps - 1]
             asked = questions(v, in_formula(self.names[v]), v._op, self._parts(v))
+            asked = [self._with_logit(q) for q in asked]
         self.current, self.touched = None, []
         if asked:
             self.quiz.ask(asked)
         else:
             self._step()
+
+    def _with_logit(self, q: Question) -> Question:
+        """`q`, told that its child is a logit of a softmax with cross-entropy, when it is one
+        (softmax.py): a wrong answer can then be named pᵢ alone or −yᵢ alone."""
+        if not isinstance(q.parent, Value) or q.parent._op != "exp":
+            return q  # (the seed, or a learner's own Value class: its graph is its own)
+        if self._consumers is None:
+            self._consumers = consumers_of(self.topo)
+        z = logit(
+            q.child,
+            q.parent,
+            q.want - q.had,
+            self._consumers,
+            lambda v: in_formula(self.names[v]),
+        )
+        return q if z is None else replace(q, logit=z)
 
     def set_predict(self, on: object) -> None:
         if not isinstance(on, bool):

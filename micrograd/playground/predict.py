@@ -8,10 +8,11 @@ write (`Part`: the explorer's `_parts`, one source). An answer is right to 4 dec
 error of 5e-5 beyond ±1), or when it is the step's arithmetic done on the 4-decimal numbers the
 page shows (`Question.shown`: 0.7864 × 7.0000 for tanh's 0.786448… × 7 is right too: no more
 digits are shown anywhere). A wrong one gets one line naming the mistake its number suggests
-(`diagnose`): the local derivative alone, out.grad alone (each plus the grad so far), the other
-factor of a product, this path's term with the wrong sign, a second path forgotten (``b = a +
-a``: a.grad = 1), a grad from another path replaced rather than added to; else "not yet: try
-Hint" (or, the hints used up, what they give). `Hint` gives the line's shape, then its factors.
+(`diagnose`): a softmax's logit given pᵢ alone or −yᵢ alone (softmax.py), the local derivative
+alone, out.grad alone (each plus the grad so far), the other factor of a product, this path's
+term with the wrong sign, a second path forgotten (``b = a + a``: a.grad = 1), a grad from another
+path replaced rather than added to; else "not yet: try Hint" (or, the hints used up, what they
+give). `Hint` gives the line's shape, then its factors.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..engine import Value
 from ..viz.formatting import format_number as fmt
 from ..viz.formatting import reads_as_number
 from .errors import ViewError
+from .softmax import Logit
 
 TOLERANCE = 5e-5  # an answer within this of the grad (relative, beyond ±1) is right
 TOLERANCE_TEXT = (
@@ -67,6 +69,7 @@ class Question:
     own: float | None = None  # ... and the child's own data (the swapped factor's number)
     product: str = ""  # the product as written: a·b
     shown: float = 1.0  # `want` worked out from the numbers as shown (4 decimals): also right
+    logit: Logit | None = None  # the child is a logit of a softmax with cross-entropy (pᵢ − yᵢ)
 
 
 def shown(x: float) -> float:
@@ -138,11 +141,23 @@ def diagnose(q: Question, x: float, level: int = 0) -> str:
         if level >= 2:
             return f"not yet: the hints above say it ({out}.grad is where the backward pass starts)"
         return f"not yet: try Hint ({out}.grad is where the backward pass starts)"
+    z = q.logit  # the shortcut pᵢ − yᵢ, with one of its halves left out
+    if z is not None and looks(had + z.p, had + shown(z.p)):
+        return (
+            f"that is {z.p_name} alone, the softmax's part: it leaves out −{z.y_name}, the "
+            f"target's part (here {z.y_name} = {fmt(z.y)})"
+        )
+    if z is not None and looks(had - z.y):
+        return (
+            f"that is −{z.y_name} alone, the target's part: it leaves out {z.p_name}, the "
+            f"softmax's part ({kid} is in every p through the sum {z.sum_name}, so its grad has "
+            f"{z.p_name} whatever the target)"
+        )
     if q.paths > 1 and looks(had + d * g):
         times = "twice" if q.paths == 2 else f"{q.paths} times"
-        shown = f" {q.op} ".join([kid] * q.paths)
+        uses = f" {q.op} ".join([kid] * q.paths)
         return (
-            f"{kid} is used {times}: {out} = {shown} adds a grad along each path (+=, once per use)"
+            f"{kid} is used {times}: {out} = {uses} adds a grad along each path (+=, once per use)"
         )
     if had != 0 and looks(q.want - had):
         return (
