@@ -114,7 +114,10 @@ class RMSNorm(Module):
     """x / sqrt(mean(x²) + 1e-5): every vector back to a root mean square of about 1."""
 
     def __call__(self, x: Sequence[Value]) -> list[Value]:
-        ms = Value.dot(x, x) / len(x)  # x used twice in one node: its grad adds up, 2x
+        # x used twice in one node: its grad adds up, 2x. (* 1/n, a plain number, rather than
+        # / n: the same bits as microgpt's / for his sizes, and no node of constants alone,
+        # which jit's JavaScript target would have to compute apart)
+        ms = Value.dot(x, x) * (1 / len(x))
         scale = (ms + 1e-5) ** -0.5
         return [xi * scale for xi in x]
 
@@ -148,7 +151,7 @@ class Attention(Module):
         out: list[Value] = []
         for h in range(0, self.n_head * d, d):
             qh = q[h : h + d]
-            scores = [Value.dot(qh, k[h : h + d]) / d**0.5 for k in cache["keys"]]
+            scores = [Value.dot(qh, k[h : h + d]) * (1 / d**0.5) for k in cache["keys"]]
             weights = softmax(scores, shift)
             vs = [v[h : h + d] for v in cache["values"]]
             out.extend(Value.dot(weights, [v[j] for v in vs]) for j in range(d))
@@ -241,7 +244,7 @@ class GPT(Module):
     def step(self, token: Token, pos: int, cache: list[dict], shift: bool = True) -> list[Value]:
         """The logits of the token after `token` at position `pos`, given the earlier positions
         in `cache` (which this position joins)."""
-        x = [t + p for t, p in zip(self.wte(self._token(token)), self.wpe(pos))]
+        x = [t + p for t, p in zip(self.wte(self.check_token(token)), self.wpe(pos))]
         x = self.norm(x)  # (not redundant: the residual path below skips the blocks' norms)
         for block, layer_cache in zip(self.layers, cache):
             x = block(x, layer_cache, shift)
@@ -267,10 +270,11 @@ class GPT(Module):
         losses = []
         for logits, target in zip(self.logits(tokens[:n]), tokens[1 : n + 1]):
             probs = softmax(logits, shift)
-            losses.append(-_pick(probs, self._token(target)).log())
+            losses.append(-_pick(probs, self.check_token(target)).log())
         return (1 / n) * Value.sum(losses)
 
-    def _token(self, token: Token) -> Token:
+    def check_token(self, token: Token) -> Token:
+        """`token` itself, if it is an id of the vocabulary or a one-hot row of its size."""
         if isinstance(token, bool) or (isinstance(token, int) and not 0 <= token < self.vocab_size):
             raise ValueError(f"GPT: token {token!r} is not in 0..{self.vocab_size - 1}")
         if not isinstance(token, int) and len(token) != self.vocab_size:
