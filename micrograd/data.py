@@ -15,7 +15,7 @@ real-valued targets (for `mse`).
     spiral3()       three spiral arms, classes 0, 1, 2 (cs231n's)
     plane(), bumps()   regression: a real-valued target over the square [-1, 1]²
     digits()        scikit-learn's bundled 8x8 handwritten digits (1,797 images; needs it)
-    names()         makemore's 32,032 names, one document each: what micrograd.gpt trains on
+    names()         makemore's 32,033 names, one document each: what micrograd.gpt trains on
     train_test_split, minibatches, batches     deterministic given a seed
 
 `DATASETS` declares each data set once (a `DataSet`: name, title, generator, classes, dimensions,
@@ -353,7 +353,7 @@ NAMES_SHA256 = "0a30b5557f192f32ab962680889aac5f6fda0f4cecf40a6d0b5694f58ea8cc4d
 
 def names(path: str | pathlib.Path | None = None) -> list[str]:
     """The documents of a word list, one a line, stripped, blank lines left out, in the file's
-    order: by default makemore's names.txt (32,032 names, ``emma`` to ``zzyzx``), which
+    order: by default makemore's names.txt (32,033 names, ``emma`` to ``zzyzx``), which
     `micrograd.gpt.microgpt` trains on. A FileNotFoundError says what to do if it is absent."""
     file = NAMES_FILE if path is None else pathlib.Path(path)
     try:

@@ -380,5 +380,5 @@ def test_names_is_makemores_file() -> None:
 
     assert hashlib.sha256(data.NAMES_FILE.read_bytes()).hexdigest() == data.NAMES_SHA256
     docs = data.names()
-    assert len(docs) == 32032 and docs[:3] == ["emma", "olivia", "ava"]
+    assert len(docs) == 32033 and docs[:3] == ["emma", "olivia", "ava"]
     assert docs[-1] == "zzyzx"
