@@ -244,6 +244,8 @@ class GPT(Module):
     def step(self, token: Token, pos: int, cache: list[dict], shift: bool = True) -> list[Value]:
         """The logits of the token after `token` at position `pos`, given the earlier positions
         in `cache` (which this position joins)."""
+        if isinstance(pos, bool) or not isinstance(pos, int) or not 0 <= pos < self.block_size:
+            raise ValueError(f"GPT.step: position {pos!r} is not in 0..{self.block_size - 1}")
         x = [t + p for t, p in zip(self.wte(self.check_token(token)), self.wpe(pos))]
         x = self.norm(x)  # (not redundant: the residual path below skips the blocks' norms)
         for block, layer_cache in zip(self.layers, cache):

@@ -143,6 +143,8 @@ def test_loss_reads_at_most_block_size_positions() -> None:
         model.loss([1, 5])
     with pytest.raises(ValueError, match="token -1 is not in 0..4"):
         model.logits([-1])
+    with pytest.raises(ValueError, match="position 4 is not in 0..3"):
+        model.step(1, 4, model.new_cache())
 
 
 def test_a_one_hot_token_gives_the_same_numbers() -> None:
