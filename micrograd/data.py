@@ -15,6 +15,7 @@ real-valued targets (for `mse`).
     spiral3()       three spiral arms, classes 0, 1, 2 (cs231n's)
     plane(), bumps()   regression: a real-valued target over the square [-1, 1]²
     digits()        scikit-learn's bundled 8x8 handwritten digits (1,797 images; needs it)
+    names()         makemore's 32,033 names, one document each: what micrograd.gpt trains on
     train_test_split, minibatches, batches     deterministic given a seed
 
 `DATASETS` declares each data set once (a `DataSet`: name, title, generator, classes, dimensions,
@@ -29,6 +30,7 @@ Mersenne Twister stream in pure Python (tests/test_data.py compares all three).
 from __future__ import annotations
 
 import math
+import pathlib
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -341,6 +343,30 @@ def digits() -> Dataset:
     bunch = sk.load_digits()
     X, y = _lists(bunch.data, bunch.target)
     return [[v / 16.0 for v in row] for row in X], y
+
+
+# makemore's names.txt (karpathy/makemore at commit 988aa59, MIT): shipped beside this module in
+# datasets/, read offline. It is text, not (X, y) points, so it is no entry of DATASETS.
+NAMES_FILE = pathlib.Path(__file__).resolve().parent / "datasets" / "names.txt"
+NAMES_SHA256 = "0a30b5557f192f32ab962680889aac5f6fda0f4cecf40a6d0b5694f58ea8cc4d"
+
+
+def names(path: str | pathlib.Path | None = None) -> list[str]:
+    """The documents of a word list, one a line, stripped, blank lines left out, in the file's
+    order: by default makemore's names.txt (32,033 names, ``emma`` to ``zzyzx``), which
+    `micrograd.gpt.microgpt` trains on. A FileNotFoundError says what to do if it is absent."""
+    file = NAMES_FILE if path is None else pathlib.Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if path is not None:
+            raise
+        raise FileNotFoundError(
+            f"names: {file} is not in this build; put makemore's names.txt there "
+            "(karpathy/makemore, commit 988aa59) or train on a word list of your own "
+            "(micrograd gpt --docs FILE)"
+        ) from None
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 # ------------------------------------------------------------------ the data sets, declared once

@@ -1,5 +1,5 @@
-"""Saving, loading and exporting an `MLP`: ``save(model, path)``, ``load(path)``, the same as text
-(``dumps(model)``, ``loads(text)``), and ``to_torch(model)``, its PyTorch twin.
+"""Saving, loading and exporting an `MLP` or a `GPT`: ``save(model, path)``, ``load(path)``, the
+same as text (``dumps(model)``, ``loads(text)``), and ``to_torch(model)``, its PyTorch twin.
 
     from micrograd.io import load, save, to_torch
     save(model, 'moons.json')       # atomic: a failed save leaves the old file as it was
@@ -8,8 +8,9 @@
 `nn` knows nothing of this module (the library core imports nothing above it): this module builds
 the model from its constructor arguments, `MLP(**config)`.
 
-The file is plain JSON a learner can open: the constructor arguments (``nin``, ``nouts``,
-``activation``, ``out_activation``, ``fused``) and the weights in `model.parameters()` order, as
+The file is plain JSON a learner can open: the constructor arguments (an MLP's ``nin``,
+``nouts``, ``activation``, ``out_activation``, ``fused``; a GPT's ``vocab_size``, ``n_layer``,
+``n_embd``, ``n_head``, ``block_size``) and the weights in `model.parameters()` order, as
 floats written with `repr` (which round-trips exactly, so a loaded model computes bit-identical
 outputs). It is written with `atomic_write`. `load` checks everything `save` guarantees, so a file
 is accepted exactly when `save` could have written it; anything else is a ValueError naming the
@@ -28,40 +29,44 @@ from collections.abc import Callable
 from typing import Any
 
 from .core.atomic import atomic_write
+from .gpt import GPT
 from .nn import ACTIVATIONS, MLP
 
 FORMAT = "micrograd-mlp"
 VERSION = 1
 MAX_FILE_BYTES = 8 * 1024 * 1024  # what `load` reads at most (see above)
 FIELDS = ("format", "version", "nin", "nouts", "activation", "out_activation", "fused", "weights")
+GPT_FORMAT = "micrograd-gpt"  # a GPT's file: its constructor arguments (GPT_SIZES) and weights
+GPT_SIZES = ("vocab_size", "n_layer", "n_embd", "n_head", "block_size")
 
 
-def dumps(model: MLP, what: str = "the model") -> str:
+def dumps(model: MLP | GPT, what: str = "the model") -> str:
     """The model as the text of a model file: constructor arguments and weights, as JSON.
 
     A ValueError if a weight is NaN or infinite (JSON has no such numbers; training diverged?)."""
-    if not isinstance(model, MLP):
+    if not isinstance(model, (MLP, GPT)):
         raise TypeError(
-            f"only an MLP can be saved: its constructor arguments describe it, got a "
+            f"only an MLP or a GPT can be saved: its constructor arguments describe it, got a "
             f"{type(model).__name__}; wrap your layers in an MLP"
         )
     weights = [p.data for p in model.parameters()]
     for i, w in enumerate(weights):
         if not math.isfinite(w):  # refuse rather than write a file load would refuse
             raise ValueError(f"cannot save {what}: weight {i} is {w!r} (training diverged?)")
-    d = {"format": FORMAT, "version": VERSION, **model.config(), "weights": weights}
+    kind = FORMAT if isinstance(model, MLP) else GPT_FORMAT
+    d = {"format": kind, "version": VERSION, **model.config(), "weights": weights}
     return json.dumps(d, indent=1, allow_nan=False) + "\n"
 
 
-def save(model: MLP, path: str | os.PathLike) -> None:
+def save(model: MLP | GPT, path: str | os.PathLike) -> None:
     """Write `model` to `path` as JSON, atomically: ``load(path)`` reads it back with
     bit-identical weights. A ValueError if a weight is NaN or infinite; an OSError naming `path`
     if it cannot be written (the old file, if any, is left as it was)."""
     atomic_write(path, dumps(model, os.fspath(path)))
 
 
-def load(path: str | os.PathLike) -> MLP:
-    """The MLP saved at `path`. Any problem with the file's contents is a ValueError naming
+def load(path: str | os.PathLike) -> MLP | GPT:
+    """The MLP or GPT saved at `path`. Any problem with the file's contents is a ValueError naming
     `path` and what is wrong; a file that cannot be read at all is the OSError `open` raises
     (FileNotFoundError, PermissionError, ...), which names it too."""
     path = os.fspath(path)
@@ -87,12 +92,12 @@ def load(path: str | os.PathLike) -> MLP:
     return loads(text, path)
 
 
-def loads(text: str, what: str = "the model text") -> MLP:
-    """The MLP of a model file's text (as `dumps` writes it); ValueError naming `what` if bad."""
+def loads(text: str, what: str = "the model text") -> MLP | GPT:
+    """The model of a model file's text (as `dumps` writes it); ValueError naming `what` if bad."""
     config, weights = _parse(text, what)
     state = random.getstate()  # building draws random weights: leave the caller's stream
     try:
-        model = MLP(**config)
+        model = GPT(**config) if "vocab_size" in config else MLP(**config)
     except (TypeError, ValueError) as e:
         raise bad_file(what, str(e)) from None
     finally:
@@ -125,19 +130,24 @@ def torch_module(torch: Any, name: str, fn: Callable[[Any], Any]) -> Any:
     return cls()
 
 
-def to_torch(model: MLP) -> Any:
-    """A float64 `torch.nn.Sequential` computing the same function as `model` (needs PyTorch).
+def to_torch(model: MLP | GPT) -> Any:
+    """A float64 `torch.nn.Module` computing the same function as `model` (needs PyTorch).
 
-    Linear layers hold the weights (row j of a layer's weight matrix is neuron j's `w`), each
-    followed by the torch module of its activation.
+    An MLP's is a `torch.nn.Sequential`: Linear layers hold the weights (row j of a layer's
+    weight matrix is neuron j's `w`), each followed by the torch module of its activation. A
+    GPT's maps a LongTensor of tokens (..., T) to logits (..., T, vocab_size) (see `TorchGPT`).
     """
-    if not isinstance(model, MLP):
-        raise TypeError(f"to_torch: only an MLP can be exported, got a {type(model).__name__}")
-    c = model.config()
+    if not isinstance(model, (MLP, GPT)):
+        raise TypeError(
+            f"to_torch: only an MLP or a GPT can be exported, got a {type(model).__name__}"
+        )
     try:
         import torch
     except ImportError:
         raise ImportError('to_torch needs PyTorch: pip install -e ".[export]"') from None
+    if isinstance(model, GPT):
+        return _torch_gpt(torch, model)
+    c = model.config()
     f64 = torch.float64  # torch.tensor of Python floats is float32 unless told
     modules: list[Any] = []
     for i, layer in enumerate(model.layers):
@@ -152,6 +162,51 @@ def to_torch(model: MLP) -> Any:
         if op is not None:  # (linear: none)
             modules.append(TORCH_MODULES[op.name](torch))
     return torch.nn.Sequential(*modules)
+
+
+def _torch_gpt(torch: Any, model: GPT) -> Any:
+    """The GPT as a torch module whose parameters are its matrices (microgpt's names, one
+    `torch.nn.Linear` without bias each), in float64: whole sequences at once, causal by a mask."""
+    nn, f64 = torch.nn, torch.float64
+
+    def linear(rows: list) -> Any:
+        lin = nn.Linear(len(rows[0]), len(rows), bias=False, dtype=f64)
+        with torch.no_grad():
+            lin.weight.copy_(torch.tensor([[w.data for w in r] for r in rows], dtype=f64))
+        return lin
+
+    def norm(x: Any) -> Any:
+        return x * ((x * x).mean(-1, keepdim=True) + 1e-5) ** -0.5
+
+    class TorchGPT(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.n_head = model.n_head
+            self.wte = nn.Parameter(linear(model.wte.w).weight.detach().clone())
+            self.wpe = nn.Parameter(linear(model.wpe.w).weight.detach().clone())
+            self.lm_head = linear(model.lm_head.w)
+            self.layers = nn.ModuleList()
+            for b in model.layers:
+                parts = (b.attn.wq, b.attn.wk, b.attn.wv, b.attn.wo, b.mlp.fc1, b.mlp.fc2)
+                names = ("wq", "wk", "wv", "wo", "fc1", "fc2")
+                self.layers.append(nn.ModuleDict({n: linear(p.w) for n, p in zip(names, parts)}))
+
+        def forward(self, tokens: Any) -> Any:
+            T = tokens.shape[-1]
+            x = norm(self.wte[tokens] + self.wpe[:T])
+            causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+            for layer in self.layers:
+                h = norm(x)
+                q, k, v = (layer[n](h) for n in ("wq", "wk", "wv"))
+                d = q.shape[-1] // self.n_head
+                q, k, v = (a.unflatten(-1, (self.n_head, d)).transpose(-2, -3) for a in (q, k, v))
+                scores = (q @ k.transpose(-1, -2)) / d**0.5
+                att = scores.masked_fill(~causal, float("-inf")).softmax(-1) @ v
+                x = x + layer["wo"](att.transpose(-2, -3).flatten(-2))
+                x = x + layer["fc2"](torch.relu(layer["fc1"](norm(x))))
+            return self.lm_head(x)
+
+    return TorchGPT()
 
 
 def bad_file(path: object, why: str) -> ValueError:
@@ -216,6 +271,8 @@ def _parse(text: str, path: str) -> tuple[dict[str, Any], list[float]]:
 def _check(d: object, path: str) -> tuple[dict[str, Any], list[float]]:
     if not isinstance(d, dict):
         raise bad_file(path, f"expected a JSON object, got {type(d).__name__}")
+    if d.get("format") == GPT_FORMAT:
+        return _check_gpt(d, path)
     for key in FIELDS:
         if key not in d:
             raise bad_file(path, f"missing field {key!r}")
@@ -245,6 +302,38 @@ def _check(d: object, path: str) -> tuple[dict[str, Any], list[float]]:
             path,
             f"wrong number of weights: {len(weights)}, but an MLP({nin}, {nouts}) has {expected}",
         )
+    config = {k: d[k] for k in ("nin", "nouts", "activation", "out_activation", "fused")}
+    return config, _weights(weights, path)
+
+
+def _check_gpt(d: dict, path: str) -> tuple[dict[str, Any], list[float]]:
+    fields = ("format", "version", *GPT_SIZES, "weights")
+    for key in fields:
+        if key not in d:
+            raise bad_file(path, f"missing field {key!r}")
+    extra = [k for k in d if k not in fields]
+    if extra:
+        raise bad_file(path, f"unknown field {extra[0]!r}")
+    if type(d["version"]) is not int or d["version"] != VERSION:
+        raise bad_file(path, f"version {d['version']!r} is not supported (this reads {VERSION})")
+    for key in GPT_SIZES:
+        if not _positive_int(d[key]) or d[key] > 100_000:
+            raise bad_file(path, f"{key} must be a positive integer, got {d[key]!r}")
+    V, L, E, H, B = (d[k] for k in GPT_SIZES)
+    if E % H:
+        raise bad_file(path, f"n_embd ({E}) must be a multiple of n_head ({H})")
+    weights = d["weights"]
+    if not isinstance(weights, list):
+        raise bad_file(path, f"weights must be a list, got {type(weights).__name__}")
+    expected = (2 * V + B) * E + L * 12 * E * E
+    if len(weights) != expected:
+        raise bad_file(
+            path, f"wrong number of weights: {len(weights)}, but this GPT has {expected}"
+        )
+    return {k: d[k] for k in GPT_SIZES}, _weights(weights, path)
+
+
+def _weights(weights: list, path: str) -> list[float]:
     floats = []
     for i, w in enumerate(weights):
         if type(w) not in (int, float):
@@ -256,5 +345,4 @@ def _check(d: object, path: str) -> tuple[dict[str, Any], list[float]]:
         if type(w) is int and x != w:  # save writes floats: it could never have written this
             raise bad_file(path, f"weight {i} is an integer a float cannot hold exactly: {w!r}")
         floats.append(x)
-    config = {k: d[k] for k in ("nin", "nouts", "activation", "out_activation", "fused")}
-    return config, floats
+    return floats

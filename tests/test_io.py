@@ -200,9 +200,11 @@ def test_latin1_and_missing_files(tmp_path) -> None:
 
 def test_only_an_mlp_saves_or_exports(tmp_path) -> None:
     for module in (Neuron(2), Layer(2, 3)):
-        with pytest.raises(TypeError, match=r"only an MLP can be saved.* got a (Neuron|Layer)"):
+        with pytest.raises(
+            TypeError, match=r"only an MLP or a GPT can be saved.* got a (Neuron|Layer)"
+        ):
             save(module, tmp_path / "n.json")
-        with pytest.raises(TypeError, match="to_torch: only an MLP"):
+        with pytest.raises(TypeError, match="to_torch: only an MLP or a GPT"):
             to_torch(module)
     assert not (tmp_path / "n.json").exists()
     model = MLP(2, [3, 3, 1])

@@ -1,12 +1,13 @@
 """The `micrograd` command: `graph` draws a computation graph, `demo` trains a network,
 `playground` opens the explorer in a browser, `grade` runs learners' notebooks, `course` writes
 a learner's copies of the notebooks and opens JupyterLab on them, `site` writes the playground
-as a static site.
+as a static site, `gpt` trains Karpathy's microgpt and samples names.
 
 Each subcommand's command-line code has a module of its own, apart from the library code it drives
 (`commands/graph.py` runs `expr.py`, `commands/demo.py` runs `train/demo.py`,
 `commands/playground.py` the playground, `commands/grade.py` runs `grading/grade.py`,
-`commands/course.py` copies the course, `commands/site.py` runs `playground/site.py`), and adds
+`commands/course.py` copies the course, `commands/site.py` runs `playground/site.py`,
+`commands/gpt.py` runs `gpt.py`), and adds
 itself here with an `add_*_command(subparsers)` function. `main(argv)` returns the exit status (it
 never raises SystemExit), so tests call it in-process.
 """
@@ -30,6 +31,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     from .course import add_course_command
     from .demo import add_demo_command
+    from .gpt import add_gpt_command
     from .grade import add_grade_command
     from .graph import add_graph_command
     from .playground import add_playground_command
@@ -47,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_grade_command(sub)
     add_course_command(sub)
     add_site_command(sub)
+    add_gpt_command(sub)
     return parser
 
 

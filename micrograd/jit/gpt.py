@@ -1,0 +1,69 @@
+"""micrograd.gpt's loss on jit: documents as data, one trace per length, replayed on a batch.
+
+    from micrograd.jit.gpt import JitGPT
+    jg = JitGPT(model)                          # model: a micrograd.gpt.GPT
+    loss = jg.loss([tok.encode(d) for d in docs])   # the mean of model.loss over the documents
+    loss.backward()                             # every parameter's grad, as eager backward() gives
+    jg.losses(token_lists)                      # each document's loss, forward only
+
+A token chooses an embedding row and a target probability: indexing by data, which no trace can
+replay. So each document goes in as one-hot rows (`gpt.one_hot`), and the model reads them with
+`Value.dot`, which gives the same numbers (1.0 * w plus exact zeros). The documents of one length
+share a graph: it is traced once (the jit's program for that shape) and replayed on all of
+them. The softmaxes of a traced loss are not shifted by their largest logit (a number read from
+the data), so the losses equal eager's to rounding (1e-12), not to the bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..engine import Value
+from ..gpt import GPT, one_hot
+from . import jit, load_numpy
+
+
+class JitGPT:
+    """`model.loss` compiled by `micrograd.jit`: see the module's docstring. `jitted` is the
+    `Jitted` function (its `traces`: how many lengths were traced)."""
+
+    def __init__(self, model: GPT) -> None:
+        if not isinstance(model, GPT):
+            raise TypeError(f"JitGPT: needs a micrograd.gpt.GPT, got {type(model).__name__}")
+        self.model = model
+        self.jitted = jit(model.loss, reduce="sum")
+
+    def _groups(self, docs: Sequence[Sequence[int]]) -> dict[int, list[int]]:
+        """The documents' indices by length, each cropped as the loss reads it."""
+        if not docs:
+            raise ValueError("JitGPT: no documents")
+        groups: dict[int, list[int]] = {}
+        for i, tokens in enumerate(docs):
+            n = len(tokens[: self.model.block_size + 1])
+            if n < 2:
+                raise ValueError(f"JitGPT: document {i} has {n} token(s); a loss needs 2")
+            groups.setdefault(n, []).append(i)
+        return groups
+
+    def _batch(self, docs: Sequence[Sequence[int]], idx: list[int]) -> Any:
+        np = load_numpy()
+        cut = self.model.block_size + 1
+        for i in idx:
+            for t in docs[i][:cut]:
+                self.model.check_token(t)  # a token out of range is named, as eager names it
+        rows = [one_hot(list(docs[i][:cut]), self.model.vocab_size) for i in idx]
+        return np.array(rows, dtype=float)
+
+    def loss(self, docs: Sequence[Sequence[int]]) -> Value:
+        """The mean of the documents' losses, one Value: backward() fills the parameters' grads."""
+        parts = [self.jitted(self._batch(docs, idx)) for idx in self._groups(docs).values()]
+        return (1 / len(docs)) * Value.sum(parts)
+
+    def losses(self, docs: Sequence[Sequence[int]]) -> list[float]:
+        """Each document's loss, in the order given (forward only)."""
+        out = [0.0] * len(docs)
+        for idx in self._groups(docs).values():
+            for i, x in zip(idx, self.jitted.outputs(self._batch(docs, idx)).tolist()):
+                out[i] = x
+        return out
