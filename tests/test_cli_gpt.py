@@ -34,6 +34,7 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
     return status, out, err
 
 
+@pytest.mark.slow
 def test_prints_each_step_then_the_samples(capsys, words: Path) -> None:
     status, out, err = run(capsys, "--docs", str(words), "--steps", "4", "--samples", "5")
     assert status == 0 and err == ""
@@ -42,6 +43,7 @@ def test_prints_each_step_then_the_samples(capsys, words: Path) -> None:
     assert out.splitlines() == expected + sample(model, tok, n=5, temperature=0.5)
 
 
+@pytest.mark.slow
 def test_temperature_and_seed_reach_the_run(capsys, words: Path) -> None:
     args = ("--docs", str(words), "--steps", "2", "--samples", "6", "--seed", "3")
     status, out, _ = run(capsys, *args, "--temperature", "1.5")
@@ -80,6 +82,7 @@ def test_missing_words_are_one_line_and_status_2(capsys, monkeypatch, tmp_path: 
     assert status == 2 and "no words in it" in err
 
 
+@pytest.mark.slow
 def test_save_then_load(capsys, words: Path, tmp_path: Path) -> None:
     path = tmp_path / "gpt.json"
     status, out, _ = run(capsys, "--docs", str(words), "--steps", "3", "--save", str(path))

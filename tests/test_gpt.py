@@ -100,7 +100,11 @@ def flat_grads(model: GPT, W: dict) -> list[float]:
 
 @pytest.mark.parametrize(
     "shape",
-    [dict(), dict(n_layer=2, n_embd=8, n_head=2), dict(n_embd=12, n_head=3, block_size=16)],
+    [
+        dict(),
+        pytest.param(dict(n_layer=2, n_embd=8, n_head=2), marks=pytest.mark.slow),
+        pytest.param(dict(n_embd=12, n_head=3, block_size=16), marks=pytest.mark.slow),
+    ],
     ids=str,
 )
 def test_logits_loss_and_grads_equal_pytorch_at_every_length(shape: dict) -> None:
@@ -335,6 +339,7 @@ def straight_line_microgpt(docs: list[str], steps: int, seed: int) -> tuple[list
     return losses, samples
 
 
+@pytest.mark.slow
 def test_microgpt_equals_a_straight_line_reimplementation() -> None:
     docs = DOCS * 2 + ["abcdefghijklmnopqrstu"]  # one longer than the block, cropped
     expected, expected_samples = straight_line_microgpt(docs, steps=3, seed=7)

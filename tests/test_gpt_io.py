@@ -60,7 +60,9 @@ def test_a_diverged_gpt_is_not_saved() -> None:
         dumps(model)
 
 
-@pytest.mark.parametrize("shape", [dict(), dict(n_layer=2, n_embd=12, n_head=3)])
+@pytest.mark.parametrize(
+    "shape", [dict(), pytest.param(dict(n_layer=2, n_embd=12, n_head=3), marks=pytest.mark.slow)]
+)
 def test_to_torch_gives_the_same_logits_and_grads(shape: dict) -> None:
     model = random_gpt(4, **shape)
     twin = to_torch(model)

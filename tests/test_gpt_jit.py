@@ -24,6 +24,7 @@ def eager_mean(model: GPT, docs: list[list[int]]) -> Value:
     return (1 / len(docs)) * Value.sum([model.loss(d) for d in docs])
 
 
+@pytest.mark.slow
 def test_jit_losses_and_grads_equal_eager() -> None:
     rng = random.Random(11)
     random.seed(11)
