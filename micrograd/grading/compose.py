@@ -1,7 +1,8 @@
 """How the notebook that runs is put together from a learner's copy (`compose`: their cells,
 the course's check cells in place, whatever the copy did to them), and put together again with
 the course's solution in an exercise's place (`with_solutions`), to tell an exercise that is
-wrong from one that only stands on a wrong one (`blame`: the `blocked` rows)."""
+wrong from one that only stands on a wrong one (`blame`: the `blocked` rows); and the hand-out
+a class gets instead, `without_solutions` (`micrograd course` and `micrograd site`)."""
 
 from __future__ import annotations
 
@@ -70,6 +71,34 @@ def with_solutions(nb: Any, answers: dict[str, str]) -> Any:
         if name in answers:
             nb.cells[index].source = answers[name]
     return nb
+
+
+def without_solutions(nb: dict[str, Any]) -> dict[str, Any]:
+    """A hand-out of the notebook (nbformat's dict): no folded solution cell (tagged
+    "solution"), and no sentence of its text that speaks of solutions (a promise of one below
+    would be false); the rest of the text as it was."""
+    out = copy.deepcopy(nb)
+    out["cells"] = []
+    for cell in nb["cells"]:
+        if "solution" in cell.get("metadata", {}).get("tags", []):
+            continue
+        cell = copy.deepcopy(cell)
+        if cell.get("cell_type") == "markdown":
+            text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            kept, dropped = [], False
+            for paragraph in text.split("\n\n"):
+                sentences = re.split(r"(?<=[.!?])\s+", paragraph)
+                mine = [x for x in sentences if not re.search(r"\bsolutions?\b", x, re.I)]
+                if len(mine) == len(sentences):
+                    kept.append(paragraph)  # untouched: its line breaks kept
+                else:
+                    dropped = True
+                    if mine:
+                        kept.append(" ".join(" ".join(x.split("\n")) for x in mine))
+            if dropped:  # else as it was, list of lines or text
+                cell["source"] = "\n\n".join(kept)
+        out["cells"].append(cell)
+    return out
 
 
 def compose(submission: Any, original: Any) -> tuple[Any, list[Role]]:
