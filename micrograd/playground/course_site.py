@@ -58,7 +58,7 @@ NOTEBOOKS = (
     "05_pytorch_side_by_side",
     "06_appendix_second_derivatives_and_jit",
 )
-TOOLS = ("jupyterlite_core", "jupyterlite_pyodide_kernel")  # the build's modules (extra `site`)
+TOOLS = ("jupyterlite_core", "jupyterlite_pyodide_kernel", "jupyter_server")  # extra `site`
 TOOLS_MISSING = (
     "the course (JupyterLite) was left out: its build tools are not installed "
     "(pip install 'micrograd-plus[site]'; --no-course builds the site without it)"
@@ -211,13 +211,15 @@ def tools_missing() -> str | None:
 
 
 def notebooks_folder() -> pathlib.Path | None:
-    """The course's notebooks: ``notebooks/`` of the clone micrograd is installed from (editable
-    installs), else None (a wheel install has no notebooks)."""
+    """The course's notebooks: the package's own (``micrograd/notebooks``: package data in a
+    wheel, a link to the clone's ``notebooks/`` in an editable install), else the clone's; None
+    if neither holds them all."""
     import micrograd
 
-    folder = pathlib.Path(micrograd.__file__).resolve().parent.parent / "notebooks"
-    if all((folder / f"{name}.ipynb").is_file() for name in NOTEBOOKS):
-        return folder
+    package = pathlib.Path(micrograd.__file__).resolve().parent
+    for folder in (package / "notebooks", package.parent / "notebooks"):
+        if all((folder / f"{name}.ipynb").is_file() for name in NOTEBOOKS):
+            return folder
     return None
 
 
@@ -483,8 +485,8 @@ def course_files(
     notebooks = notebooks_folder()
     if notebooks is None:
         log(
-            "the course was left out: its notebooks are in a clone of micrograd (notebooks/), and "
-            "this micrograd is installed from a wheel"
+            "the course was left out: its notebooks are missing from this micrograd "
+            "(micrograd/notebooks): reinstall micrograd-plus"
         )
         return {}
     wheels = all_wheels(cache_dir, log)
