@@ -294,6 +294,16 @@ o.grad = 1.0
 for node in (o, n, x1w1x2w2, x1w1, x2w2):
     node._backward()
 compare(n, x1w1x2w2, b, x1w1, x2w2, x1, w1, x2, w2)
+# the neuron uses each node once; a node used twice gets the sum of both uses
+for op, twice, want in (('+', lambda a: a + a, 2.0), ('*', lambda a: a * a, 6.0)):
+    a = Value(3.0, label='a')
+    out = twice(a)
+    out.grad = 1.0
+    out._backward()
+    why = ('`_backward` assigns (=) instead of accumulating (+=) in `' + op + '`: '
+           if a.grad == want / 2 else op + ': ')
+    assert a.grad == want, (f'{why}for out = a {op} a with a = 3.0, a.grad is {a.grad} '
+                            f'after out._backward(), expected {want}')
 
 # %% [markdown]
 # ## Exercise: the order, and `backward()`

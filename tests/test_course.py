@@ -14,6 +14,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import zipfile
 from typing import Any
 
 import pytest
@@ -49,15 +50,66 @@ def test_the_copies_are_the_courses_and_a_second_run_keeps_a_learners_work(
     assert NAMES[0] in out[1] and NAMES[1] not in out[1]
 
 
+def _words(source: Any) -> list[str]:
+    return ("".join(source) if isinstance(source, list) else source).split()
+
+
 def test_copies_without_solutions_hold_no_solution(tmp_path: pathlib.Path) -> None:
-    assert main(["course", str(tmp_path), "--no-lab", "--no-solutions"]) == 0
+    """No solution cell, and no text promising one: the sentences that speak of solutions are
+    gone, every other cell and word is the course's."""
+    assert main(["course", str(tmp_path / "out"), "--no-lab", "--no-solutions", "--zip"]) == 0
+    with zipfile.ZipFile(tmp_path / "out.zip") as archive:
+        assert sorted(archive.namelist()) == [f"micrograd-course/{n}" for n in NAMES]
+        for name in NAMES:  # the archive holds what the folder does
+            assert (
+                archive.read(f"micrograd-course/{name}") == (tmp_path / "out" / name).read_bytes()
+            )
+    promised = 0
     for name in NAMES:
         ours = json.loads((NOTEBOOKS / name).read_text())
-        theirs = json.loads((tmp_path / name).read_text())
+        theirs = json.loads((tmp_path / "out" / name).read_text())
         solutions = [c for c in ours["cells"] if "solution" in c["metadata"].get("tags", [])]
         assert len(solutions) == sum("exercise" in c["metadata"] for c in ours["cells"])
-        assert theirs["cells"] == [c for c in ours["cells"] if c not in solutions]
-        assert "<summary>Solution" not in json.dumps(theirs)
+        rest = [c for c in ours["cells"] if c not in solutions]
+        assert len(theirs["cells"]) == len(rest)
+        for mine, handed in zip(rest, theirs["cells"]):
+            if mine["cell_type"] == "code" or "solution" not in json.dumps(mine).lower():
+                assert handed == mine
+                continue
+            promised += 1  # a text that spoke of solutions: those words gone, the others kept
+            words, kept = _words(mine["source"]), _words(handed["source"])
+            assert kept and len(kept) < len(words)
+            assert "solution" not in " ".join(kept).lower()
+            it = iter(words)
+            assert all(w in it for w in kept), "the words kept are the course's, in order"
+        assert "solution" not in json.dumps(theirs).lower()
+    assert promised >= 2  # notebook 1's "a solution below it, folded" and notebook 2's
+
+
+def test_the_sites_course_without_solutions_is_the_same_hand_out(tmp_path, monkeypatch) -> None:
+    """`micrograd site OUT --no-solutions` hands its course hook solutions=False, and the app's
+    notebooks are then `without_solutions`, as `micrograd course --no-solutions` writes them."""
+    from micrograd.commands import course
+    from micrograd.grading.compose import without_solutions
+    from micrograd.playground import course_site, site
+
+    seen: dict[str, Any] = {}
+
+    def build_site(out_dir, cache, log, course):
+        seen["course"] = course
+        raise site.SiteError("stopped here: the test looks at the hook only")
+
+    monkeypatch.setattr(site, "build_site", build_site)
+    assert main(["site", str(tmp_path / "out"), "--no-solutions"]) == 1
+    assert seen["course"].func is course_site.add_course
+    assert seen["course"].keywords == {"solutions": False}
+    assert main(["site", str(tmp_path / "out")]) == 1
+    assert seen["course"].keywords == {"solutions": True}
+    for name in NAMES:
+        text = (NOTEBOOKS / name).read_text()
+        handed = without_solutions(json.loads(text))
+        assert json.loads(course.without_solutions(text)) == handed
+        assert "solution" not in json.dumps(handed).lower()
 
 
 def test_a_folder_that_cannot_be_written_is_one_line(tmp_path: pathlib.Path, capsys) -> None:

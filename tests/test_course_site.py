@@ -144,6 +144,36 @@ def test_missing_build_tools_are_one_line_and_the_site_is_still_written(
     assert course_site.LINK_TEXT not in (tmp_path / "s" / "index.html").read_text()
 
 
+def test_a_wheel_install_has_the_notebooks_and_the_extra_brings_the_build_tools(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Installed from a wheel, micrograd/notebooks holds the course (package data) and no
+    clone is around it: the course is built from there. The `site` extra names every module
+    the build needs (jupyter lite build asks for jupyter-server), and a missing one is said."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    import micrograd
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    wheel = tmp_path / "site-packages" / "micrograd"
+    (wheel / "notebooks").mkdir(parents=True)
+    for name in course_site.NOTEBOOKS:
+        (wheel / "notebooks" / f"{name}.ipynb").write_text("{}")
+    monkeypatch.setattr(micrograd, "__file__", str(wheel / "__init__.py"))
+    assert course_site.notebooks_folder() == wheel / "notebooks"
+    (wheel / "notebooks" / f"{course_site.NOTEBOOKS[0]}.ipynb").unlink()
+    assert course_site.notebooks_folder() is None
+    extra = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    names = {re.split(r"[<>=\[ ]", req, maxsplit=1)[0].replace("-", "_") for req in extra["site"]}
+    assert set(course_site.TOOLS) <= names
+    assert "jupyter_server" in course_site.TOOLS
+    monkeypatch.setattr(
+        course_site.importlib.util,
+        "find_spec",
+        lambda name: None if name == "jupyter_server" else True,
+    )
+    assert course_site.tools_missing() == course_site.TOOLS_MISSING
+
+
 def test_a_cached_wheel_that_does_not_match_is_fetched_again_and_checked(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import html
 import io
 import os
 import pathlib
 import re
+import signal
 import socket
+import threading
 from typing import Any
 
 import pytest
@@ -34,6 +37,15 @@ def _write(path: pathlib.Path, name: str, answers: dict[str, str]) -> None:
 
 def _with(name: str, **changes: str) -> dict[str, str]:
     return {**FILLS[name], **changes}
+
+
+# `=` for `+=` in notebook 2's `*` (FILLS' own lines): the neuron uses each node once, so only a
+# node used twice shows it
+ASSIGNS = (
+    FILLS[N2]["backward_ops"]
+    .replace("self.grad += out.grad * other.data", "self.grad = out.grad * other.data")
+    .replace("other.grad += out.grad * self.data", "other.grad = out.grad * self.data")
+)
 
 
 HOSTILE = {  # each exercise is right, after an attack that raises if it got anywhere
@@ -197,6 +209,8 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, list[dic
     listener.listen()
     _write(root / "hal" / "01.ipynb", N1, _hostile(root, listener.getsockname()[1]))
     _write(root / "zed" / "01.ipynb", N1, FILLS[N1])
+    assert ASSIGNS != FILLS[N2]["backward_ops"]
+    _write(root / "ivy" / "02.ipynb", N2, _with(N2, backward_ops=ASSIGNS))
     out = root / "grades.csv"
     out.write_text("the last run's grades")
     stdout = io.StringIO()
@@ -208,8 +222,8 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, list[dic
                     str(root),
                     "--csv",
                     str(out),
-                    "--timeout",
-                    "25",
+                    "--timeout",  # every cell's (hal's attacks take time on a loaded machine)
+                    "30",
                     "--summary",
                     str(root / "summary.csv"),
                     "--html",
@@ -262,12 +276,23 @@ def test_each_kind_of_bug_is_reported_with_its_cause(graded) -> None:
 
 def test_a_hang_a_dead_kernel_and_untouched_copies(graded) -> None:
     _, _, rows, _ = graded
+    # cy's slope never returns: its check is stopped after the --timeout, and the run goes on
     cy = _results(rows, "cy", "01")
-    assert cy["slope"] == ("timeout", "the notebook did not finish within 25 s")
-    assert all(r[0] == "timeout" for r in cy.values())  # the rest never ran
+    assert cy["slope"] == (
+        "timeout",
+        "the check of slope did not finish within 30 s: stopped there",
+    )
+    # value's cells before it call slope too (a cell of the course's own, stopped in turn):
+    # with the course's slope, value passes, so the hang is slope's alone
+    assert cy["value"] == ("blocked", "blocked by slope (timeout): it passes once slope is right")
+    assert [cy[k] for k in ("step1", "step2", "step3", "step4")] == [("passed", "")] * 4
     dee = _results(rows, "dee", "01")
     assert dee["slope"] == ("passed", "")
     assert dee["value"][0] == "error" and dee["value"][1].startswith("the kernel died")
+    # with the course's Value in her value cell, the rest pass: the kernel's death blocked them
+    assert {dee[k] for k in ("step1", "step2", "step3", "step4")} == {
+        ("blocked", "blocked by value (error): it passes once value is right")
+    }
     eve = _results(rows, "eve", "01")
     assert len(eve) == 6 and all(r[0] == "not attempted" for r in eve.values()), eve
     broken = [r for r in rows if r["submission"].endswith("eve/02.ipynb")]
@@ -277,15 +302,19 @@ def test_a_hang_a_dead_kernel_and_untouched_copies(graded) -> None:
 def test_the_table_the_csv_and_the_exit_status(graded) -> None:
     status, text, rows, root = graded
     assert status == 1  # not everyone passed
-    assert list(rows[0]) == ["learner", "submission", "notebook", "exercise", "result", "detail"]
-    assert {r["learner"] for r in rows} == {"ada", "bob", "cy", "dee", "eve", "fay", "hal", "zed"}
+    assert list(rows[0]) == [
+        *("learner", "submission", "notebook", "exercise", "result", "detail", "flag")
+    ]
+    assert {r["learner"] for r in rows} == {
+        *("ada", "bob", "cy", "dee", "eve", "fay", "hal", "ivy", "zed")
+    }
     assert all(f"/{r['learner']}/" in r["submission"] for r in rows)
     lines = text.splitlines()
     assert lines[0].split() == ["submission", "notebook", "exercise", "result", "detail"]
     assert len(lines) == len(rows) + 2  # a line per row, then the summary
     counts = {k: sum(r["result"] == k for r in rows if r["exercise"]) for k in grade.RESULTS}
     assert lines[-1] == (
-        f"12 submissions, {sum(counts.values())} exercises: "
+        f"13 submissions, {sum(counts.values())} exercises: "
         + ", ".join(f"{n} {k}" for k, n in counts.items() if n)
     )
     for row, line in zip(rows, lines[1:]):
@@ -305,8 +334,147 @@ def test_tampered_check_cells_change_nothing(graded) -> None:
     assert fay["step1"][0] == "failed" and "L.grad = 2" in fay["step1"][1]
     assert fay["step4"][0] == "error"
     assert re.fullmatch(
-        r"cell \d+, before this exercise, raised ValueError: my own cell", fay["step4"][1]
+        r"cell \d+, line 1 \(`raise ValueError\('my own cell'\)`\), before this exercise, "
+        r"raised ValueError: my own cell",
+        fay["step4"][1],
     ), fay["step4"]
+
+
+@pytest.mark.sandbox
+def test_one_bug_is_one_failure_and_the_rest_blocked_by_it(graded) -> None:
+    """ivy typed `=` for `+=` in notebook 2's `*`: backward_ops' own check names it (a node
+    used twice), and the exercises standing on it are blocked by it, not failed."""
+    _, _, rows, _ = graded
+    ivy = _results(rows, "ivy", "02")
+    assert ivy["backward_ops"] == (
+        "failed",
+        "`_backward` assigns (=) instead of accumulating (+=) in `*`: for out = a * a with "
+        "a = 3.0, a.grad is 3.0 after out._backward(), expected 6.0",
+    )
+    blocked = ("blocked", "blocked by backward_ops (failed): it passes once backward_ops is right")
+    assert {k: v for k, v in ivy.items() if v[0] != "passed"} == {
+        "backward_ops": ivy["backward_ops"],
+        **{k: blocked for k, v in ivy.items() if v[0] == "blocked"},
+    }
+    assert sum(v[0] == "failed" for v in ivy.values()) == 1
+    assert ivy["by_hand"] == ivy["prediction"] == ("passed", "")
+    assert ivy["backward"] == blocked  # its check runs on x * x
+
+
+@pytest.mark.sandbox
+def test_a_bug_in_a_flat_folder_blocks_by_name(tmp_path, capsys) -> None:
+    """The flat layout (the notebooks in the class folder): one learner's notebook 2 whose
+    backward() never ends (its check says so), and notebook 1 whose slope never returns: the
+    grader stops its check after the time the course's own solution took for that cell, times
+    FACTOR (at least FLOOR seconds), and goes on."""
+    if grade_sandbox.bwrap() is None:
+        pytest.skip("bubblewrap is not installed")
+    hang = "def backward(self):\n    while True:\n        pass\n\nValue.backward = backward"
+    _write(tmp_path / "02.ipynb", N2, _with(N2, backward=hang))
+    slope = "def slope(f, x, h=0.0001):\n    while True:\n        pass"
+    _write(tmp_path / "01.ipynb", N1, _with(N1, slope=slope))
+    out = tmp_path / "g.csv"
+    assert main(["grade", str(tmp_path), "--csv", str(out)]) == 1
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    two = _results(rows, str(tmp_path), "02")
+    assert two["backward"][0] == "failed" and "did not finish" in two["backward"][1]
+    blocked = ("blocked", "blocked by backward (failed): it passes once backward is right")
+    assert two["assign_value"] == two["my_value"] == blocked
+    assert two["backward_ops"] == two["by_hand"] == ("passed", "")
+    one = _results(rows, str(tmp_path), "01")
+    limit = max(grade.FLOOR, grade.FACTOR * grade.course_times("01")["check:slope#0"])
+    assert limit < 60
+    assert one["slope"] == (
+        "timeout",
+        f"the check of slope did not finish within {limit:g} s: stopped there",
+    )
+    assert one["value"] == ("blocked", "blocked by slope (timeout): it passes once slope is right")
+    assert [one[k] for k in ("step1", "step2", "step3", "step4")] == [("passed", "")] * 4
+
+
+def test_a_cell_of_the_learners_own_names_its_line() -> None:
+    """An assert with no message in a cell that is no exercise's: its cell, line and source."""
+    course = grade.course()["02"]
+    runnable, roles = grade.compose(_filled(N2, FILLS[N2]), course)
+    where = next(i for i, c in enumerate(runnable.cells) if "assert a.grad == 2.0" in c.source)
+    line = (
+        runnable.cells[where]
+        .source.splitlines()
+        .index(next(x for x in runnable.cells[where].source.splitlines() if "assert a.grad" in x))
+    )
+    outcomes = {i: {"state": "ok"} for i, c in enumerate(runnable.cells) if c.cell_type == "code"}
+    outcomes[where] = {
+        "state": "error",
+        "line": "AssertionError",
+        "assertion": True,
+        "at": line + 1,
+    }
+    cells = grade._cells(outcomes, "done", runnable)
+    limits = grade.limits(runnable, roles, {}, 9.0)
+    rows = {r.exercise: r for r in grade.judge(runnable, roles, cells, course, "02", limits)}
+    source = runnable.cells[where].source.splitlines()[line].strip()
+    assert rows["assign_value"].result == "error"
+    assert rows["assign_value"].detail == (
+        f"cell {roles[where].index + 1}, line {line + 1} (`{source}`), before this exercise, "
+        f"raised AssertionError (an assert with no message)"
+    )
+
+
+def test_blame_reruns_with_the_courses_solution_and_names_the_blocker() -> None:
+    """Without a kernel: `attempt` stands in for a run, passing exercise c only when b holds
+    the course's solution; d fails whatever b holds; a is not attempted and blocks nothing."""
+    course = grade.course()["01"]
+    names = list(grade.exercises(course))
+    a, b, c, d = names[:4]
+    answers = grade.solutions(course)
+    seen = []
+
+    def attempt(nb):
+        mine = {n: nb.cells[i].source for n, i in grade.exercises(nb).items()}
+        seen.append(sorted(n for n in mine if mine[n] == answers[n]))
+        fixed = mine[b] == answers[b]
+        return [
+            grade.Row("s", "01", c, "passed" if fixed else "failed", "x"),
+            grade.Row("s", "01", d, "failed", "its own"),
+        ]
+
+    rows = [
+        grade.Row("s", "01", a, "not attempted", "`...` left"),
+        grade.Row("s", "01", b, "error", "ZeroDivisionError"),
+        grade.Row("s", "01", c, "failed", "x"),
+        grade.Row("s", "01", d, "failed", "its own"),
+        *(grade.Row("s", "01", n, "passed") for n in names[4:]),
+        grade.Row("s", "01", "", "error", "after the last"),
+    ]
+    copy = nbformat.reads(nbformat.writes(course), as_version=4)
+    got = grade.blame(rows, copy, course, attempt)
+    assert [(r.exercise, r.result) for r in got[:4]] == [
+        (a, "not attempted"),
+        (b, "error"),
+        (c, "blocked"),
+        (d, "failed"),
+    ]
+    assert got[2].detail == f"blocked by {b} (error): it passes once {b} is right"
+    assert got[4:] == rows[4:]
+    # a first (it stands before the failures), then a and b; d has nothing after it to block
+    assert seen == [[a], sorted([a, b])]
+
+
+def test_the_time_limits_come_from_the_course_unless_given() -> None:
+    course = grade.course()["01"]
+    runnable, roles = grade.compose(course, course)
+    keys = grade.role_keys(roles)
+    code = [i for i, c in enumerate(runnable.cells) if c.cell_type == "code"]
+    times = {keys[i]: 0.01 * n for n, i in enumerate(code)}
+    del times[keys[code[-1]]]  # a cell the course's run did not time: the notebook's largest
+    got = grade.limits(runnable, roles, times)
+    want = [max(grade.FLOOR, grade.FACTOR * times[keys[i]]) for i in code[:-1]]
+    assert [got[i] for i in code] == [*want, max(want)]
+    assert all(got[i] is None for i in range(len(got)) if i not in code)
+    assert grade.limits(runnable, roles, times, 7.0) == [
+        7.0 if i in code else None for i in range(len(got))
+    ]
 
 
 def test_a_hostile_submission_harms_no_one(graded) -> None:
@@ -318,6 +486,15 @@ def test_a_hostile_submission_harms_no_one(graded) -> None:
     _, _, rows, root = graded
     hal = _results(rows, "hal", "01")
     assert hal == {k: ("passed", "") for k in hal} and len(hal) == 6, hal
+    # and the teacher is told it was tried: hal's rows carry the flag, no one else's
+    flag = {r["flag"] for r in rows if r["learner"] == "hal"}
+    assert len(flag) == 1 and flag.pop().startswith("tried to reach outside its folder: ")
+    said = next(r["flag"] for r in rows if r["learner"] == "hal")
+    for tried in (f"wrote {root / 'pwned.txt'}", "os.remove", "socket.connect ('127.0.0.1'"):
+        assert tried in said, said
+    assert {r["learner"] for r in rows if r["flag"]} == {"hal"}
+    page = (root / "grades.html").read_text()
+    assert page.count("<span class=flag ") == 1 and "Reached outside their folder" in page
     assert (root / "teacher.txt").read_text() == "the teacher's notes"
     assert not (root / "pwned.txt").exists() and not (root / "late.txt").exists()
     assert nbformat.read(root / "zed" / "01.ipynb", as_version=4) == _filled(N1, FILLS[N1])
@@ -344,18 +521,12 @@ def test_the_summary_a_row_per_learner(graded) -> None:
         "failed",
         "error",
         "timeout",
+        "blocked",
         "not attempted",
         "skipped",
     ]
     assert [s["learner"] for s in summary] == [
-        "ada",
-        "bob",
-        "cy",
-        "dee",
-        "eve",
-        "fay",
-        "hal",
-        "zed",
+        *("ada", "bob", "cy", "dee", "eve", "fay", "hal", "ivy", "zed")
     ]
     for s in summary:
         mine = [r for r in rows if r["learner"] == s["learner"]]
@@ -367,6 +538,7 @@ def test_the_summary_a_row_per_learner(graded) -> None:
         "failed": "0",
         "error": "0",
         "timeout": "0",
+        "blocked": "0",
         "not attempted": "0",
         "skipped": "0",
     }
@@ -376,12 +548,19 @@ def test_the_html_page_learners_by_exercises(graded) -> None:
     _, _, rows, root = graded
     page = (root / "grades.html").read_text()
     assert "<script src" not in page and "http" not in page.replace("http-equiv", "")
-    trs = re.findall(r"<tr>(.*?)</tr>", page, re.S)
-    heads = re.findall(r"<th scope=col>(.*?)</th>", trs[0])
+    trs = re.findall(r"<tr[^>]*>(.*?)</tr>", page, re.S)
+    heads = re.findall(r"<th scope=col[^>]*>(.*?)</th>", trs[0])
     assert heads[:2] == ["learner", "passed"] and "01: slope" in heads and "03: step" in heads
-    learners = [re.search(r"<th scope=row>(.*?)</th>", tr).group(1) for tr in trs[1:]]
-    assert learners == ["ada", "bob", "cy", "dee", "eve", "fay", "hal", "zed"]
-    bob = trs[1 + learners.index("bob")]
+    learners = [
+        re.sub(
+            r"<span class=flag [^>]*>⚑</span> ",
+            "⚑ ",
+            re.search(r"<th scope=row[^>]*>(.*?)</th>", tr).group(1),
+        )
+        for tr in trs[2:]
+    ]
+    assert learners == ["ada", "bob", "cy", "dee", "eve", "fay", "⚑ hal", "ivy", "zed"]
+    bob = trs[2 + learners.index("bob")]
     cells = re.findall(
         r"<td class=r [^>]*style='background:(#\w+)'[^>]*data-cause='([^']*)'"
         r"[^>]*>([^<]*)</td>",
@@ -399,7 +578,7 @@ def test_every_exercise_passed_is_exit_status_0(tmp_path: pathlib.Path, capsys) 
     """A flat class folder: the notebook lies in it, and the folder is its learner."""
     _write(tmp_path / "01.ipynb", N1, FILLS[N1])
     assert main(["grade", str(tmp_path), "--summary", str(tmp_path / "s.csv")]) == 0
-    assert (tmp_path / "s.csv").read_text().splitlines()[1] == f"{tmp_path},6,0,0,0,0,0"
+    assert (tmp_path / "s.csv").read_text().splitlines()[1] == f"{tmp_path},6,0,0,0,0,0,0"
     assert capsys.readouterr().out.splitlines()[-1] == "1 submission, 6 exercises: 6 passed"
 
 
@@ -412,7 +591,81 @@ def test_ctrl_c_stops_it_in_one_line_and_writes_nothing(tmp_path, monkeypatch, c
     assert main(["grade", "a.ipynb", "b.ipynb", "--csv", str(out)]) == 130
     err = capsys.readouterr().err.splitlines()
     assert err[-1] == "micrograd grade: interrupted after 0 of 2 submissions; nothing written"
+    assert not (tmp_path / "grade-results").exists()
     assert not out.exists()
+
+
+def test_results_are_kept_as_they_come_and_a_rerun_grades_only_the_rest(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """Ctrl-C after two of four keeps those two; running again grades the other two; a late
+    submission is graded alone, then a changed one (a file beside it counts); --regrade grades
+    all; the reports always hold everyone's results."""
+    root = tmp_path / "class"
+    for who in ("ada", "bob", "cy", "dee"):
+        _write(root / who / "01.ipynb", N1, FILLS[N1])
+    graded: list[str] = []
+    stop_at: list[int] = [3]
+    released = threading.Event()
+
+    def fake(path, timeout, shared=(), label=None, *, learner="", **kwargs):
+        graded.append(learner)
+        if len(graded) == stop_at[0]:  # the teacher presses Ctrl-C while this one runs
+            os.kill(os.getpid(), signal.SIGINT)
+            released.wait()
+        return [grade.Row(str(path), "01", "slope", "passed", f"run {len(graded)}", learner)]
+
+    monkeypatch.setattr(grade, "grade", fake)
+    out = tmp_path / "g.csv"
+
+    def run(*extra: str) -> tuple[int, list[str], list[dict]]:
+        graded.clear()
+        status = main(["grade", str(root), "--jobs", "1", "--csv", str(out), *extra])
+        rows = []
+        if out.exists():
+            with open(out, newline="") as f:
+                rows = list(csv.DictReader(f))
+        return status, list(graded), rows
+
+    status, who, rows = run()
+    released.set()
+    err = capsys.readouterr().err.splitlines()
+    assert (status, who, rows) == (130, ["ada", "bob", "cy"], [])
+    assert err[-1] == (
+        f"micrograd grade: interrupted after 2 of 4 submissions; the 2 graded are kept in "
+        f"{tmp_path / 'grade-results'}: run again to grade the rest"
+    )
+    assert len(list((tmp_path / "grade-results").glob("*.json"))) == 2
+    stop_at[0] = 0
+    status, who, rows = run()
+    assert (status, who) == (0, ["cy", "dee"])
+    assert [(r["learner"], r["detail"]) for r in rows] == [
+        ("ada", "run 1"),
+        ("bob", "run 2"),
+        ("cy", "run 1"),
+        ("dee", "run 2"),
+    ]
+    assert "2 of 4 notebooks unchanged since their results" in capsys.readouterr().err
+    _write(root / "eve" / "01.ipynb", N1, FILLS[N1])  # late
+    assert run()[1] == ["eve"]
+    _write(root / "bob" / "01.ipynb", N1, _with(N1, step1="L.grad = 1.0"))  # changed
+    (root / "dee" / "data.txt").write_text("read by her notebook")  # a file beside it
+    status, who, rows = run()
+    assert who == ["bob", "dee"] and [r["learner"] for r in rows] == [
+        *("ada", "bob", "cy", "dee", "eve")
+    ]
+    assert run()[1] == []
+    assert run("--regrade")[1] == ["ada", "bob", "cy", "dee", "eve"]
+    # graded one by one, each learner's results join the others' in the reports
+    (root / "eve" / "01.ipynb").unlink()  # a submission withdrawn: its result leaves the reports
+    _write(root / "fay" / "01.ipynb", N1, FILLS[N1])
+    graded.clear()
+    assert main(["grade", str(root / "fay" / "01.ipynb"), "--csv", str(out)]) == 0
+    with open(out, newline="") as f:
+        learners = [r["learner"] for r in csv.DictReader(f)]
+    assert graded == [str(root / "fay")] and sorted(learners) == sorted(
+        ["ada", "bob", "cy", "dee", str(root / "fay")]
+    )
 
 
 def test_bad_options_are_one_line(tmp_path, capsys) -> None:
@@ -461,8 +714,9 @@ def test_a_check_pytorch_would_run_is_skipped_not_an_error() -> None:
         for i, r in enumerate(roles)
         if runnable.cells[i].cell_type == "code"
     }
-    cells = grade._cells(outcomes, "done", runnable, 60)
-    rows = grade.judge(runnable, roles, cells, course, "05.ipynb", 60)
+    cells = grade._cells(outcomes, "done", runnable)
+    limits = grade.limits(runnable, roles, {}, 60.0)
+    rows = grade.judge(runnable, roles, cells, course, "05.ipynb", limits)
     assert [(r.exercise, r.result) for r in rows] == [("torch_function", "skipped")]
 
 
@@ -503,6 +757,122 @@ def test_no_csv_cell_is_a_formula(tmp_path, monkeypatch) -> None:
         rows = list(csv.DictReader(f))
     assert rows[0]["learner"] == "'=cmd" and rows[0]["exercise"] == "'-2+3"
     assert rows[1]["detail"] == '\'=HYPERLINK("http://x","@SUM(A1)")'
+
+
+def test_the_gradebook_follows_the_roster_in_each_format(tmp_path, monkeypatch, capsys) -> None:
+    """GitHub Classroom's folders (assignment-login) matched to a roster by login, e-mail or
+    id; points per notebook (passed and skipped count) and the total; who is missing from
+    either side in one line."""
+    results = {  # learner folder -> notebook -> results
+        "hw1-ada": {"01": ["passed", "passed", "failed"], "02": ["passed", "skipped"]},
+        "hw1-Bob": {"01": ["blocked", "passed", "error"], "02": ["timeout", "not attempted"]},
+        "hw1-s1234": {"01": ["passed", "passed", "passed"]},
+        "hw1-zoe": {"01": ["passed", "passed", "passed"], "02": ["passed", "passed"]},
+    }
+    for who in results:
+        (tmp_path / "class" / who).mkdir(parents=True)
+        (tmp_path / "class" / who / "01.ipynb").write_text("{}")
+
+    def fake(path, timeout, shared=(), label=None, *, learner="", **kwargs):
+        return [
+            grade.Row(str(path), nb, f"e{i}", res, "", learner)
+            for nb, got in results[learner].items()
+            for i, res in enumerate(got)
+        ]
+
+    monkeypatch.setattr(grade, "grade", fake)
+    roster = tmp_path / "roster.csv"
+    roster.write_text(
+        "Name,ID,SIS User ID,SIS Login ID,Section,Email,github_username\n"
+        "Ada Lovelace,101,ada-sis,ada-login,A,ada@school.edu,ada\n"
+        "Bob Bell,102,,,B,bob@school.edu,\n"
+        "Cy Young,s1234,,,A,,\n"
+        "Dee Dee,104,,,B,dee@school.edu,dee\n"
+    )
+    book = tmp_path / "book.csv"
+    want = {
+        "Ada Lovelace": ["2", "2", "4"],
+        "Bob Bell": ["1", "0", "1"],
+        "Cy Young": ["3", "0", "3"],
+    }
+    for fmt in ("canvas", "moodle", "plain"):
+        args = ["grade", str(tmp_path / "class"), "--no-sandbox", "--gradebook", str(book)]
+        assert main([*args, "--roster", str(roster), "--format", fmt]) == 1
+        err = capsys.readouterr().err.splitlines()
+        missing = [line for line in err if "gradebook:" in line]
+        assert missing == [
+            "micrograd grade: gradebook: 1 submitting learner not on the roster (left out): "
+            "hw1-zoe; 1 on the roster with no submission (empty cells): dee"
+        ]
+        with open(book, newline="") as f:
+            table = list(csv.reader(f))
+        if fmt == "canvas":
+            assert table[0] == [
+                *("Student", "ID", "SIS User ID", "SIS Login ID", "Section"),
+                *("micrograd 01", "micrograd 02", "micrograd total"),
+            ]
+            assert table[1] == ["Points Possible", "", "", "", "", "3", "2", "5"]
+            assert table[2] == ["Ada Lovelace", "101", "ada-sis", "ada-login", "A", "2", "2", "4"]
+            got = {r[0]: r[5:] for r in table[2:]}
+        elif fmt == "moodle":
+            assert table[0] == [
+                *("Email address", "ID number", "Full name"),
+                *("micrograd 01", "micrograd 02", "micrograd total"),
+            ]
+            assert table[1][:3] == ["ada@school.edu", "101", "Ada Lovelace"]
+            got = {r[2]: r[3:] for r in table[1:]}
+        else:
+            assert table[0] == ["learner", "id", "name", "01", "02", "total"]
+            assert [r[0] for r in table[1:]] == ["hw1-ada", "hw1-Bob", "hw1-s1234", "dee"]
+            got = {r[2]: r[3:] for r in table[1:]}
+        # Cy handed in no notebook 2: 0 points for it, his total is notebook 1's
+        assert got == {**want, "Dee Dee": ["", "", ""]}, fmt
+    assert main(["grade", str(tmp_path / "class"), "--gradebook", str(book)]) == 2
+    bad = tmp_path / "bad.csv"
+    bad.write_text("colour,size\nred,3\n")
+    assert main(["grade", str(tmp_path), "--gradebook", str(book), "--roster", str(bad)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-2] == (
+        "micrograd grade: error: --gradebook and --roster go together: the gradebook follows "
+        "the roster"
+    )
+    assert err[-1].startswith(f"micrograd grade: error: {bad} has none of the columns")
+
+
+def test_feedback_pages_hold_one_learner_each(tmp_path, monkeypatch) -> None:
+    causes = {
+        "ada": [("slope", "failed", "slope(f, 3.0) is 7.0, should be close to 14")],
+        "bob": [
+            ("slope", "passed", ""),
+            ("value", "blocked", "blocked by slope (failed): it passes once slope is right"),
+            ("step1", "timeout", "the check of step1 did not finish within 10 s: stopped there"),
+        ],
+    }
+    for who in causes:
+        (tmp_path / "class" / who).mkdir(parents=True)
+        (tmp_path / "class" / who / "01.ipynb").write_text("{}")
+
+    def fake(path, timeout, shared=(), label=None, *, learner="", **kwargs):
+        return [
+            grade.Row(str(path), "01", ex, res, why, learner) for ex, res, why in causes[learner]
+        ]
+
+    monkeypatch.setattr(grade, "grade", fake)
+    out = tmp_path / "feedback"
+    assert main(["grade", str(tmp_path / "class"), "--no-sandbox", "--feedback", str(out)]) == 1
+    assert sorted(p.name for p in out.iterdir()) == ["ada.html", "bob.html"]
+    for who, mine in causes.items():
+        page = (out / f"{who}.html").read_text()
+        other = "bob" if who == "ada" else "ada"
+        assert who in page and other not in page and "class/" not in page
+        for exercise, result, why in mine:
+            assert (
+                f"01: {exercise}</strong>" in page and result in page and html.escape(why) in page
+            )
+        assert "<script" not in page and "http" not in page
+    bob = (out / "bob.html").read_text()
+    assert grade_report.NEXT["blocked"] in bob and grade_report.NEXT["timeout"] in bob
+    assert "1 passed, 1 timeout, 1 blocked" in bob
 
 
 def test_learners_are_the_class_folders_and_a_list_is_by_folder(tmp_path) -> None:
@@ -548,19 +918,33 @@ def test_two_learners_sharing_my_value_is_refused_in_one_line(tmp_path, capsys) 
     assert not out.exists()
 
 
-def test_without_bubblewrap_one_line_says_so(tmp_path, monkeypatch, capsys) -> None:
-    (tmp_path / "ada").mkdir()
-    (tmp_path / "ada" / "01.ipynb").write_text("{}")
-    monkeypatch.setattr(grade, "grade", _fake({"a": "passed"}))
+def test_without_bubblewrap_it_refuses_in_one_line_and_runs_nothing(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """Secure by default: where bubblewrap is missing, a submission that would write a file
+    writes none; exit status 2, one line saying why and how; --no-sandbox runs it, said once."""
+    target = tmp_path / "written.txt"
+    writes = f"pathlib.Path({str(target)!r}).write_text('ran')\n" + FILLS[N1]["slope"]
+    _write(tmp_path / "ada" / "01.ipynb", N1, _with(N1, slope="import pathlib\n" + writes))
     monkeypatch.setattr(grade_sandbox, "bwrap", lambda: None)
-    assert main(["grade", str(tmp_path)]) == 0
-    err = [line for line in capsys.readouterr().err.splitlines() if "[1/1]" not in line]
-    assert err[-1] == "micrograd grade: 1 notebook in 0 s, 1 at once (CPU time of the kernels: 0 s)"
-    err = err[:-1]
-    assert len(err) == 1 and "run with your permissions" in err[0]
+    out = tmp_path / "g.csv"
+    assert main(["grade", str(tmp_path), "--csv", str(out)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        "micrograd grade: error: no sandbox here (bubblewrap is missing), so no submission was "
+        "run: "
+    )
+    assert err[0].endswith(
+        "or pass --no-sandbox to run them with your own permissions (they "
+        "could read and write your files)"
+    )
     if os.uname().sysname == "Linux":
         assert "apt install bubblewrap" in err[0]
-    monkeypatch.undo()
+    assert not target.exists() and not out.exists()
+    assert not (tmp_path / "grade-results").exists()
+    with pytest.raises(RuntimeError, match="no sandbox here"):  # the library refuses too
+        grade.grade(tmp_path / "ada" / "01.ipynb", 30)
+    assert not target.exists()
     monkeypatch.setattr(grade, "grade", _fake({"a": "passed"}))
     assert main(["grade", str(tmp_path), "--no-sandbox"]) == 0
     err = [
@@ -614,7 +998,7 @@ def test_the_html_page_sorts_and_shows_a_cause_in_a_browser(graded, browser, scr
             page.goto((root / "grades.html").as_uri())
             learners = "els => els.map(e => e.textContent)"
             names = page.locator("tbody th").evaluate_all(learners)
-            assert names == ["ada", "bob", "cy", "dee", "eve", "fay", "hal", "zed"]
+            assert names == ["ada", "bob", "cy", "dee", "eve", "fay", "⚑ hal", "ivy", "zed"]
             page.get_by_role("columnheader", name="passed").click()
             passed = page.locator("tbody tr td:nth-child(2)").evaluate_all(
                 "els => els.map(e => Number(e.dataset.sort))"
@@ -627,7 +1011,7 @@ def test_the_html_page_sorts_and_shows_a_cause_in_a_browser(graded, browser, scr
             assert again == sorted(passed, reverse=True)
             bob = page.locator("tbody tr", has=page.locator("th", has_text="bob"))
             bob.locator("td.r", has_text="failed").first.click()
-            shown = page.locator("#cause").text_content()
+            shown = page.locator("tr.cause").text_content()
             assert shown.startswith("bob · 01: slope · ") and "should be close to 14" in shown
             screenshot(page, f"grade-html-{name}")
         finally:
@@ -648,7 +1032,7 @@ def test_a_sandbox_that_cannot_start_says_why(tmp_path, monkeypatch) -> None:
         lambda folder, use: [real(folder, use)[0], "--no-such-option"],
     )
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")])
-    outcomes, end = grade_sandbox.run(dict(nb), str(tmp_path), 30, use_bwrap=True, uid=None)
+    outcomes, end = grade_sandbox.run(dict(nb), str(tmp_path), [30.0], use_bwrap=True, uid=None)
     assert end == "killed" and outcomes[-1]["line"] == (
         "the sandbox did not start: bwrap: Unknown option --no-such-option (micrograd grade "
         "--no-sandbox runs without it)"

@@ -606,7 +606,17 @@ BUGS = [
             "self.grad + out.grad\n            other.grad = other.grad + out.grad",
             "out.grad\n            other.grad = out.grad",
         ),
-        "does _backward assign (=) instead of accumulating (+=)?",
+        # caught by backward_ops' own check (a node used twice), not by a later exercise's
+        "`_backward` assigns (=) instead of accumulating (+=) in `+`",
+    ),
+    (
+        "02_backpropagation",
+        "backward_ops",
+        (
+            "self.grad += out.grad * other.data\n            other.grad += out.grad * self.data",
+            "self.grad = out.grad * other.data\n            other.grad = out.grad * self.data",
+        ),
+        "`_backward` assigns (=) instead of accumulating (+=) in `*`",
     ),
     (
         "02_backpropagation",

@@ -4,6 +4,7 @@ JupyterLab.
     pip install "micrograd-plus[course]"
     micrograd course                      # ./micrograd-course, then JupyterLab on it
     micrograd course DIR --no-solutions   # copies without the folded solutions, to hand out
+    micrograd course DIR --no-solutions --zip --no-lab   # and DIR.zip, one archive of them
 
 The copies come from the installed package (`micrograd/notebooks/`). A file already in DIR is
 kept, never overwritten (it holds the learner's work), and the command says so. Each copy is
@@ -15,17 +16,19 @@ are written all the same), 2 when DIR cannot be written.
 from __future__ import annotations
 
 import argparse
-import copy
 import importlib.resources
 import importlib.util
+import io
 import json
 import os
 import pathlib
 import subprocess
 import sys
+import zipfile
 from typing import Any
 
 from ..core.atomic import atomic_write, describe
+from ..grading.compose import without_solutions as hand_out
 
 DEFAULT_DIR = "micrograd-course"
 
@@ -52,6 +55,11 @@ def add_course_command(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="copies without the folded solutions (for a teacher to hand out)",
     )
+    p.add_argument(
+        "--zip",
+        action="store_true",
+        help="also write the course's copies as one archive, DIR.zip, to hand out",
+    )
     p.add_argument("--no-lab", action="store_true", help="write the copies, do not open JupyterLab")
     p.add_argument(
         "--no-browser",
@@ -74,13 +82,9 @@ def notebooks() -> dict[str, str]:
 
 
 def without_solutions(text: str) -> str:
-    """The notebook (JSON text) without its folded solution cells (tagged "solution")."""
-    nb = json.loads(text)
-    out = copy.deepcopy(nb)
-    out["cells"] = [
-        c for c in nb["cells"] if "solution" not in c.get("metadata", {}).get("tags", [])
-    ]
-    return json.dumps(out, indent=1, ensure_ascii=False) + "\n"
+    """The notebook (JSON text) as a hand-out: `grading.compose.without_solutions` (no folded
+    solution, no sentence promising one), the same as the site's course without solutions."""
+    return json.dumps(hand_out(json.loads(text)), indent=1, ensure_ascii=False) + "\n"
 
 
 def write_copies(folder: pathlib.Path, solutions: bool = True) -> tuple[list[str], list[str]]:
@@ -97,6 +101,18 @@ def write_copies(folder: pathlib.Path, solutions: bool = True) -> tuple[list[str
     return written, kept
 
 
+def zipped(solutions: bool = True) -> bytes:
+    """The course's copies as one zip archive (what `write_copies` writes, in a folder
+    micrograd-course/), to hand out."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in notebooks().items():
+            archive.writestr(
+                f"{DEFAULT_DIR}/{name}", text if solutions else without_solutions(text)
+            )
+    return out.getvalue()
+
+
 def run(args: argparse.Namespace) -> int:
     folder = pathlib.Path(args.dir)
     try:
@@ -105,6 +121,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"micrograd course: error: {describe(exc)}", file=sys.stderr)
         return 2
     what = "without solutions" if args.no_solutions else "solutions folded"
+    if args.zip:
+        archive = folder.with_name(folder.name + ".zip")
+        try:
+            atomic_write(archive, zipped(solutions=not args.no_solutions))
+        except OSError as exc:
+            print(f"micrograd course: error: {describe(exc)}", file=sys.stderr)
+            return 2
+        print(
+            f"micrograd course: wrote {archive} (the course's {len(notebooks())} notebooks, {what})"
+        )
     if written:
         print(f"micrograd course: wrote {len(written)} notebooks into {folder} ({what})")
     if kept:

@@ -1,38 +1,46 @@
 """The `micrograd grade` command: run learners' filled-in notebooks and report each exercise.
 
     micrograd grade CLASS_DIR --csv grades.csv --summary summary.csv --html grades.html
-    micrograd grade ada/*.ipynb bob/*.ipynb --timeout 120 --jobs 4
+    micrograd grade ada/*.ipynb bob/*.ipynb --timeout 30 --jobs 4
 
 A learner is a folder directly under CLASS_DIR (GitHub Classroom's layout: one repository per
 learner; every notebook under it is theirs); notebooks directly in CLASS_DIR, or named one by one,
 belong to their own folder. The grading is library code in `grading/grade.py` (in the sandbox of
 `grading/sandbox.py`); this module is the command line around it: the options, a table on stdout,
-the reports (`grading/report.py`, written atomically, and only once every notebook's processes
-are gone), progress on stderr, and the exit status (0 when nothing failed, raised an error or
-timed out; 1 otherwise; 2 for a bad option, a report that cannot be written or a folder where
-learners would share my_value.py; 130 on Ctrl-C, with nothing written).
+each notebook's result kept as it is done (`grading/store.py`: ``--results DIR``, by default
+``grade-results`` beside the first report; a second run grades only what is new or changed,
+``--regrade`` everything), the reports made from every result kept (`grading/report.py`,
+written atomically, and only once every notebook's processes are gone), progress on stderr, and
+the exit status (0 when nothing failed, raised an error, timed out or was blocked; 1 otherwise;
+2 for a bad option, no sandbox (bubblewrap missing) without ``--no-sandbox``, a report that
+cannot be written or a folder where learners would share my_value.py; 130 on Ctrl-C, with the
+results graded so far kept and no report written).
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import csv
 import math
 import os
 import pathlib
 import queue
 import sys
+import threading
 import time
 from collections import Counter
 from typing import Any
 
 from ..core.atomic import atomic_write, check_writable, describe
 from ..grading import grade
+from ..grading import gradebook as grade_book
 from ..grading import report as grade_report
 from ..grading import sandbox as grade_sandbox
+from ..grading import store as grade_store
 
 COLUMNS = ("submission", "notebook", "exercise", "result", "detail")
-BAD = ("failed", "error", "timeout")  # what makes the exit status 1
+BAD = ("failed", "error", "timeout", "blocked")  # what makes the exit status 1
 
 
 def _seconds(text: str) -> float:
@@ -66,9 +74,10 @@ def add_grade_command(subparsers: Any) -> argparse.ArgumentParser:
             "Run each learner's notebook top to bottom in a fresh kernel, in a sandbox (Linux, "
             "bubblewrap), with the course's own check cells (whatever the copy did to them), "
             "and report every exercise: passed, failed (with the checker's one-line cause), "
-            "error, timeout, not attempted or skipped (the check needs what this machine "
-            "lacks). A learner is a folder directly under CLASS_DIR. Exit status 0 when "
-            "nothing failed, raised an error or timed out."
+            "error, timeout, blocked (by an earlier exercise, named), not attempted or skipped "
+            "(the check needs what this machine lacks). A learner is a folder directly under "
+            "CLASS_DIR. Exit status 0 when nothing failed, raised an error, timed out or was "
+            "blocked."
         ),
     )
     p.add_argument(
@@ -94,11 +103,37 @@ def add_grade_command(subparsers: Any) -> argparse.ArgumentParser:
         "for its cause, a heading to sort)",
     )
     p.add_argument(
+        "--feedback",
+        metavar="DIR",
+        help="also write one page per learner into DIR (made if missing), holding only their "
+        "own results: each cause in full and what to try next",
+    )
+    p.add_argument(
+        "--gradebook",
+        metavar="FILE",
+        help="also write the points per notebook and the total of each learner on --roster, "
+        "as CSV for the school's gradebook (--format)",
+    )
+    p.add_argument(
+        "--roster",
+        metavar="ROSTER.csv",
+        help="the class list the gradebook follows: a CSV whose header names an id, login "
+        "(github_username, username), email or name column; learners' folders are matched to "
+        "it (GitHub Classroom's assignment-login too)",
+    )
+    p.add_argument(
+        "--format",
+        choices=grade_book.FORMATS,
+        default="plain",
+        help="the gradebook's columns: Canvas's import, Moodle's, or plain (default)",
+    )
+    p.add_argument(
         "--timeout",
         type=_seconds,
-        default=grade.DEFAULT_TIMEOUT,
+        default=None,
         metavar="S",
-        help=f"seconds per notebook (default {grade.DEFAULT_TIMEOUT:g})",
+        help=f"seconds per cell (default: {grade.FACTOR:g} times what the course's own "
+        f"solution takes for it here, at least {grade.FLOOR:g})",
     )
     p.add_argument(
         "--jobs",
@@ -106,6 +141,18 @@ def add_grade_command(subparsers: Any) -> argparse.ArgumentParser:
         default=os.cpu_count() or 1,
         metavar="N",
         help=f"notebooks graded at once (default: the number of cores, {os.cpu_count() or 1} here)",
+    )
+    p.add_argument(
+        "--results",
+        metavar="DIR",
+        help="keep each notebook's result here as it is graded (default: grade-results beside "
+        "the first report; none without reports); a second run grades only what is new or "
+        "changed, and the reports hold every result kept",
+    )
+    p.add_argument(
+        "--regrade",
+        action="store_true",
+        help="grade every submission again, even those whose results are kept and unchanged",
     )
     p.add_argument(
         "--no-sandbox",
@@ -218,7 +265,29 @@ def run(args: argparse.Namespace) -> int:
         grade.require()
     except ImportError as exc:
         return _error(str(exc), 1)
-    outputs = [f for f in (args.csv, args.summary, args.html) if f]
+    refused = None if args.no_sandbox else grade_sandbox.refusal()
+    if refused:
+        return _error(refused, 2)
+    outputs = [f for f in (args.csv, args.summary, args.html, args.gradebook) if f]
+    if args.feedback:
+        try:
+            os.makedirs(args.feedback, exist_ok=True)
+            check_writable(os.path.join(args.feedback, "learner.html"))
+        except OSError as exc:
+            return _error(
+                describe(exc) if exc.filename else f"--feedback {args.feedback}: {exc}", 2
+            )
+    roster = None
+    if bool(args.gradebook) != bool(args.roster):
+        return _error("--gradebook and --roster go together: the gradebook follows the roster", 2)
+    if args.roster:
+        try:
+            with open(args.roster, encoding="utf-8", newline="") as f:
+                roster = grade_book.read_roster(f.read(), args.roster)
+        except OSError as exc:
+            return _error(f"cannot read {args.roster}: {exc.strerror or exc}", 2)
+        except (ValueError, csv.Error) as exc:
+            return _error(f"{args.roster}: {exc}" if args.roster not in str(exc) else str(exc), 2)
     for out in outputs:
         try:
             check_writable(out)  # before any notebook runs, not after
@@ -233,15 +302,46 @@ def run(args: argparse.Namespace) -> int:
     note = grade_sandbox.unconfined_note(args.no_sandbox)
     if note:
         print(f"micrograd grade: {note}", file=sys.stderr)
-    jobs = min(args.jobs, len(subs))
+    folder = args.results or next(
+        (os.path.join(os.path.dirname(os.path.abspath(f)), "grade-results") for f in outputs),
+        None,
+    )
+    store = grade_store.Store(folder) if folder else None
+    settings = {"timeout": args.timeout, "sandbox": not args.no_sandbox}
+    digests: dict[int, str] = {}
+    results: dict[int, list[grade.Row]] = {}
+    if store is not None:
+        for n, (path, _, where, own) in enumerate(subs):
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+                files = grade.inputs(path, shared.get(where, ()), own)
+            except OSError:  # graded all the same: its row says why it cannot be read
+                continue
+            digests[n] = grade_store.digest(data, files, settings)
+            try:
+                kept = None if args.regrade else store.get(path, digests[n])
+            except ValueError as exc:
+                return _error(str(exc), 2)
+            if kept is not None:
+                results[n] = kept
+        if results:
+            print(
+                f"micrograd grade: {len(results)} of {len(subs)} notebooks unchanged since "
+                f"their results in {folder} (--regrade grades them again)",
+                file=sys.stderr,
+            )
+    todo = [n for n in range(len(subs)) if n not in results]
+    jobs = max(1, min(args.jobs, len(todo)))
     slots: queue.Queue[int] = queue.Queue()
     for n in range(jobs):
         slots.put(n)
 
-    def one(path: str, learner: str, folder: str, own: bool) -> list[grade.Row]:
+    def one(n: int) -> list[grade.Row]:
+        path, learner, folder, own = subs[n]
         slot = slots.get()
         try:
-            return grade.grade(
+            rows = grade.grade(
                 path,
                 args.timeout,
                 shared.get(folder, ()),
@@ -252,38 +352,63 @@ def run(args: argparse.Namespace) -> int:
             )
         finally:
             slots.put(slot)
+        # kept the moment it is done; never a run that Ctrl-C cut short
+        if store is not None and n in digests and not stopping.is_set():
+            store.put(path, digests[n], rows)
+        return rows
 
-    results: dict[int, list[grade.Row]] = {}
+    done = 0
+    stopping = threading.Event()
+    futures: dict[concurrent.futures.Future, int] = {}
     start, cpu = time.perf_counter(), grade_sandbox.CPU.seconds
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
     try:
-        futures = {pool.submit(one, *s): n for n, s in enumerate(subs)}
+        futures = {pool.submit(one, n): n for n in todo}
         for future in concurrent.futures.as_completed(futures):
             n = futures[future]
             results[n] = future.result()
+            done += 1
             got = Counter(r.result for r in results[n])
             print(
-                f"micrograd grade: [{len(results)}/{len(subs)}] {subs[n][0]}: "
+                f"micrograd grade: [{done}/{len(todo)}] {subs[n][0]}: "
                 + ", ".join(f"{got[k]} {k}" for k in grade.RESULTS if got[k]),
                 file=sys.stderr,
             )
     except KeyboardInterrupt:
+        stopping.set()
         pool.shutdown(wait=False, cancel_futures=True)
         grade_sandbox.CHILDREN.kill_all()
+        done = sum(f.done() and not f.cancelled() and f.exception() is None for f in futures)
+        kept = (
+            f"the {done} graded are kept in {folder}: run again to grade the rest"
+            if store is not None and done
+            else "nothing written"
+        )
         print(
-            f"micrograd grade: interrupted after {len(results)} of {len(subs)} "
-            f"submissions; nothing written",
+            f"micrograd grade: interrupted after {done} of {len(todo)} submissions; {kept}",
             file=sys.stderr,
         )
         return 130
+    except OSError as exc:  # a result that could not be kept
+        pool.shutdown(wait=False, cancel_futures=True)
+        grade_sandbox.CHILDREN.kill_all()
+        return _error(describe(exc), 1)
     pool.shutdown()
     print(
-        f"micrograd grade: {len(subs)} notebook{'s' * (len(subs) != 1)} in "
+        f"micrograd grade: {len(todo)} notebook{'s' * (len(todo) != 1)} in "
         f"{time.perf_counter() - start:.0f} s, {jobs} at once (CPU time of the kernels: "
         f"{grade_sandbox.CPU.seconds - cpu:.0f} s)",
         file=sys.stderr,
     )
     rows = [r for n in range(len(subs)) for r in results[n]]
+    if store is not None:  # and every other result kept, of notebooks still there
+        mine = {os.path.abspath(path) for path, *_ in subs}
+        try:
+            others = [kept for path, kept in store.everything().items() if path not in mine]
+        except ValueError as exc:
+            return _error(str(exc), 1)
+        others.sort(key=lambda kept: (kept[0].learner, kept[0].submission) if kept else ("", ""))
+        rows += [r for kept in others for r in kept]
     sys.stdout.write(table(rows))
     # Every notebook's processes are gone by now (grade() returns only then): nothing a
     # submission started can touch these files after they are written.
@@ -292,6 +417,17 @@ def run(args: argparse.Namespace) -> int:
         (args.summary, grade_report.to_summary),
         (args.html, grade_report.to_html),
     )
+    if args.gradebook and roster is not None:
+        book, missing = grade_book.gradebook(rows, roster, args.format)
+        reports += ((args.gradebook, lambda _rows: book),)
+        if missing:
+            print(f"micrograd grade: gradebook: {missing}", file=sys.stderr)
+    if args.feedback:
+        pages = grade_report.feedback(rows)
+        reports += tuple(
+            (os.path.join(args.feedback, name), lambda _rows, page=page: page)
+            for name, page in pages.items()
+        )
     for path, make in reports:
         if path:
             try:

@@ -6,6 +6,7 @@ every failure; Ctrl-C is one line too.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 from typing import Any
@@ -55,6 +56,12 @@ def add_site_command(subparsers: Any) -> argparse.ArgumentParser:
         "else ~/.cache/micrograd)",
     )
     parser.add_argument(
+        "--no-solutions",
+        action="store_true",
+        help="the course without its solutions (a class's hand-out): no folded solution, and "
+        "no text that promises one",
+    )
+    parser.add_argument(
         "--no-course",
         action="store_true",
         help="leave out the course (the notebooks in a JupyterLite app, OUT_DIR/course/): a "
@@ -77,7 +84,9 @@ def run_site(args: argparse.Namespace) -> int:
             args.out_dir,
             args.cache,
             log=lambda line: print(line, flush=True),
-            course=None if args.no_course else add_course,
+            course=None
+            if args.no_course
+            else functools.partial(add_course, solutions=not args.no_solutions),
         )
     except (SiteError, ValueError, OSError) as exc:
         print(f"micrograd site: {exc}", file=sys.stderr)

@@ -1,5 +1,5 @@
 """Grading learners' filled-in notebooks: each one run top to bottom in a fresh Jupyter kernel,
-in a sandbox (`grading/sandbox.py`), under a time limit per notebook, and judged exercise by
+in a sandbox (`grading/sandbox.py`), under a time limit per cell, and judged exercise by
 exercise.
 
 An exercise is a code cell whose metadata names it (``exercise="slope"``); the cells that check
@@ -8,10 +8,19 @@ it name it too (``checks="slope"``). Each exercise is then one of `RESULTS`:
 - passed: every cell that checks it ran without an error;
 - failed: a check stopped it (an AssertionError): the detail is the checker's one-line cause;
 - error: a cell of it, or one checking it, or a cell of the notebook's own before it, raised
-  something else (the exception's one line), or the kernel died;
-- timeout: the notebook's time ran out before its checks finished;
+  something else (the exception's one line; for a cell of the notebook's own, the line that
+  raised), or the kernel died;
+- timeout: a cell of it, or checking it, or before it, outlived its time (`limits`) and was
+  stopped (the row names that cell); the run goes on with the next cell;
+- blocked: it did not pass, but passes once an earlier exercise that is wrong (or not done) is
+  replaced by the course's solution: the fault is that one's, and the row names it (the
+  notebook runs again so, only when some exercise after a wrong one did not pass);
 - not attempted: it did not pass and its cell still holds a `...` placeholder (or is gone);
 - skipped: a check needs what the grader's machine lacks (PyTorch for notebook 5).
+
+Each cell's time limit comes from the course itself (`limits`): its notebook run once with its
+solutions, on this machine, in the same sandbox, each cell given `FACTOR` times what it took
+there and at least `FLOOR` seconds; so a hang costs seconds, not minutes.
 
 The checks are the course's, never the submission's: every cell with ``checks=`` metadata is
 taken from the course's own notebook in the installed package (`course()`), matched by that
@@ -29,7 +38,7 @@ learner's notebook 2 when the folder has none). Needs nbclient, nbformat and ipy
 from __future__ import annotations
 
 import ast
-import copy
+import dataclasses
 import functools
 import importlib.resources
 import os
@@ -37,15 +46,19 @@ import pathlib
 import re
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from ..core.atomic import atomic_write
 from . import sandbox as grade_sandbox
+from .compose import Role, blame, compose, exercises, role_keys, solutions, with_solutions
 
-RESULTS = ("passed", "failed", "error", "timeout", "not attempted", "skipped")
-DEFAULT_TIMEOUT = 120.0  # seconds per notebook; each of the course's runs in under 10
+RESULTS = ("passed", "failed", "error", "timeout", "blocked", "not attempted", "skipped")
+FACTOR = 20.0  # a cell's time limit: this many times the course's solution's time ...
+FLOOR = 10.0  # ... and at least this many seconds (a loaded machine, a slower learner)
+UNTIMED = 60.0  # seconds for a cell the course's run did not time (its run stopped early)
 SHARED_FILES = {"my_value": "my_value.py"}  # an exercise whose %%writefile cell others import
 NO_TORCH = "skipped: PyTorch is not installed"
 
@@ -61,6 +74,7 @@ class Row:
     result: str  # one of RESULTS
     detail: str = ""
     learner: str = ""
+    flag: str = ""  # what its notebook tried outside its folder (the sandbox stopped it)
 
 
 @dataclass
@@ -69,6 +83,8 @@ class _Cell:
     line: str = ""  # the error's one line
     assertion: bool = False
     text: str = ""  # what it printed
+    at: int = 0  # the line of the cell that raised (1-based; 0: not known)
+    stuck: bool = False  # outlived its time and would not stop: the run ended there
 
 
 def require() -> tuple[Any, Any]:
@@ -93,15 +109,6 @@ def read(path: str | os.PathLike) -> Any:
     except Exception as exc:  # nbformat raises JSON and validation errors of many kinds
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ValueError(f"not a notebook: {first[:120]}") from None
-
-
-def exercises(nb: Any) -> dict[str, int]:
-    """Exercise name -> its cell's index, in notebook order."""
-    return {
-        c.metadata["exercise"]: i
-        for i, c in enumerate(nb.cells)
-        if c.cell_type == "code" and "exercise" in c.metadata
-    }
 
 
 def notebook_id(nb: Any, path: str) -> str:
@@ -172,90 +179,7 @@ def course_notebook(nb: Any, path: str) -> tuple[str, Any] | None:
     return None
 
 
-@dataclass(frozen=True)
-class Role:
-    """What a cell of the notebook that runs is: an exercise's cell, a check's (from the
-    course), or another of the learner's (`index`: its place in the submission)."""
-
-    kind: str  # "exercise", "check", "other"
-    name: str = ""
-    index: int = -1
-
-
-def compose(submission: Any, original: Any) -> tuple[Any, list[Role]]:
-    """The notebook to run: the submission's cells, its check cells replaced by the course's.
-
-    A course check cell takes the place of the submission's cell with the same `checks=` name
-    (the first such cell for the first, and so on); where the submission has none left, it goes
-    after the cell it follows in the course (found by its exercise name or cell id), else after
-    its exercise. Check cells the course does not have are dropped."""
-    out: list[Any] = []
-    roles: list[Role] = []
-    seen: dict[str, int] = {}
-    for i, cell in enumerate(submission.cells):
-        meta = cell.get("metadata", {})
-        if cell.cell_type == "code" and "checks" in meta:
-            name = str(meta["checks"])
-            k = seen[name] = seen.get(name, -1) + 1
-            out.append(None)  # a slot, for the course's k-th check cell of that name
-            roles.append(Role("slot", f"{name}#{k}"))
-        elif cell.cell_type == "code" and "exercise" in meta:
-            out.append(cell)
-            roles.append(Role("exercise", str(meta["exercise"]), i))
-        else:
-            out.append(cell)
-            roles.append(Role("other", str(cell.get("id", "")), i))
-    count: dict[str, int] = {}
-    for j, cell in enumerate(original.cells):
-        meta = cell.get("metadata", {})
-        if cell.cell_type != "code" or "checks" not in meta:
-            continue
-        name = str(meta["checks"])
-        k = count[name] = count.get(name, -1) + 1
-        mine = copy.deepcopy(cell)
-        role = Role("check", name)
-        slot = next((n for n, r in enumerate(roles) if r == Role("slot", f"{name}#{k}")), None)
-        if slot is not None:
-            out[slot], roles[slot] = mine, role
-            continue
-        at = len(out)
-        for before in reversed(original.cells[:j]):
-            bm = before.get("metadata", {})
-            key = (
-                Role("exercise", str(bm["exercise"]), -1)
-                if "exercise" in bm and before.cell_type == "code"
-                else None
-            )
-            hits = [
-                n
-                for n, r in enumerate(roles)
-                if r.kind != "slot"
-                and (
-                    (key is not None and r.kind == "exercise" and r.name == key.name)
-                    or (r.kind == "other" and before.get("id") and r.name == before.get("id"))
-                    or (
-                        r.kind == "check"
-                        and out[n] is not None
-                        and out[n].get("id") == before.get("id")
-                        and before.get("id")
-                    )
-                )
-            ]
-            if hits:
-                at = hits[-1] + 1
-                break
-        out.insert(at, mine)
-        roles.insert(at, role)
-    keep = [n for n, r in enumerate(roles) if r.kind != "slot"]
-    nb = copy.deepcopy(submission)
-    nb.cells = [out[n] for n in keep]
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-    return nb, [roles[n] for n in keep]
-
-
-def _cells(outcomes: dict[int, dict[str, Any]], end: str, nb: Any, timeout: float) -> list[_Cell]:
+def _cells(outcomes: dict[int, dict[str, Any]], end: str, nb: Any) -> list[_Cell]:
     """What became of each cell, from the runner's lines and how its run ended."""
     cells = [_Cell() if c.cell_type == "code" else _Cell("ok") for c in nb.cells]
     if -1 in outcomes:  # the kernel never started
@@ -267,25 +191,31 @@ def _cells(outcomes: dict[int, dict[str, Any]], end: str, nb: Any, timeout: floa
                 str(o.get("line", "")),
                 bool(o.get("assertion")),
                 str(o.get("text", "")),
+                int(o.get("at") or 0),
+                bool(o.get("stuck")),
             )
     last = max((i for i in outcomes if 0 <= i < len(cells)), default=-1)
-    stopped = cells[last].state if last >= 0 else ""
+    stopped = cells[last] if last >= 0 else _Cell("")
     later = [
         c for c, nbc in zip(cells[last + 1 :], nb.cells[last + 1 :]) if nbc.cell_type == "code"
     ]
-    if end == "done" or stopped == "timeout":
+    if end == "done":
         return cells
-    if stopped == "dead" or end == "killed":
+    if stopped.state == "timeout" and stopped.stuck:
+        for c in later:
+            c.line = "not run: an earlier cell outlived its time and would not stop"
+        return cells
+    if stopped.state == "dead" or end == "killed":
         line = (
             "not run: the kernel died before it"
-            if stopped == "dead"
+            if stopped.state == "dead"
             else "the notebook's run was killed (by its own code?) before this cell ended"
         )
         for c in later:
             c.state, c.line = "dead", line
         return cells
-    for c in later:  # "expired": the grader stopped it when its time was up
-        c.state = "timeout"
+    for c in later:  # "expired": the grader stopped the whole run when its time was up
+        c.state, c.line = "timeout", "the notebook's run outlived the time of all its cells"
     return cells
 
 
@@ -295,7 +225,7 @@ def judge(
     cells: list[_Cell],
     original: Any,
     submission: str,
-    timeout: float,
+    limits: list[float | None],
     learner: str = "",
 ) -> list[Row]:
     """Each of the course's exercises' result, from what became of its cell, the cells checking
@@ -329,7 +259,7 @@ def judge(
             )
             continue
         index = seen_exercise[name]
-        result, detail = _result(cells, roles, steps[name], index, timeout)
+        result, detail = _result(nb, cells, roles, steps[name], index, limits)
         if result not in ("passed", "skipped") and has_placeholder(nb.cells[index].source):
             result, detail = (
                 "not attempted",
@@ -342,14 +272,15 @@ def judge(
         c = cells[n]
         if any(r.result not in ("passed", "skipped") for r in rows):
             break
-        if c.state == "error":
+        if c.state in ("error", "timeout"):
+            said = _other(nb, n, roles[n], c, limits[n])
             rows.append(
                 Row(
                     submission,
                     notebook,
                     "",
-                    "error",
-                    f"{_where(roles[n])} (after the last exercise) raised {c.line}",
+                    c.state,
+                    said.replace(", before this exercise,", " (after the last exercise)"),
                     learner,
                 )
             )
@@ -361,8 +292,24 @@ def _where(role: Role) -> str:
     return f"cell {role.index + 1}"
 
 
+def _other(nb: Any, i: int, role: Role, c: _Cell, limit: float | None) -> str:
+    """What became of a cell of the learner's own (not an exercise's): its place, and the
+    time it outlived or the line that raised and the error."""
+    if c.state == "timeout":
+        return f"{_where(role)}, before this exercise, did not finish within {limit or 0:g} s"
+    source = nb.cells[i].source.splitlines()
+    at = f", line {c.at} (`{source[c.at - 1].strip()[:80]}`)" if 0 < c.at <= len(source) else ""
+    line = "AssertionError (an assert with no message)" if c.line == "AssertionError" else c.line
+    return f"{_where(role)}{at}, before this exercise, raised {line}"
+
+
 def _result(
-    cells: list[_Cell], roles: list[Role], steps: list[int], index: int, timeout: float
+    nb: Any,
+    cells: list[_Cell],
+    roles: list[Role],
+    steps: list[int],
+    index: int,
+    limits: list[float | None],
 ) -> tuple[str, str]:
     for i in steps:
         c, role = cells[i], roles[i]
@@ -371,13 +318,18 @@ def _result(
                 return "skipped", "needs PyTorch, which is not installed where the grader ran"
             continue
         if c.state == "timeout":
-            return "timeout", f"the notebook did not finish within {timeout:g} s"
+            if c.line:  # not run, or the whole run expired
+                return "timeout", c.line
+            if role.kind == "other":
+                return "timeout", _other(nb, i, role, c, limits[i])
+            what = "the exercise's cell" if i == index else f"the check of {role.name}"
+            return "timeout", f"{what} did not finish within {limits[i] or 0:g} s: stopped there"
         if c.state == "dead":
             return "error", c.line
         if c.state == "not run":
-            return "timeout", "not run: the notebook stopped at an earlier cell"
+            return "timeout", c.line or "not run: the notebook stopped at an earlier cell"
         if role.kind == "other":
-            return "error", f"{_where(role)}, before this exercise, raised {c.line}"
+            return "error", _other(nb, i, role, c, limits[i])
         if c.assertion and i != index:
             return "failed", c.line.removeprefix("AssertionError: ") or "a check failed"
         return "error", c.line
@@ -404,9 +356,109 @@ def learner_files(folder: str | os.PathLike) -> dict[str, bytes]:
     return found
 
 
+_TIMES: dict[tuple[str, bool], dict[str, float]] = {}
+_TIMING: dict[tuple[str, bool], threading.Lock] = {}
+_TIMING_LOCK = threading.Lock()
+
+
+def course_files() -> dict[str, bytes]:
+    """The files the course's own notebooks write for each other (my_value.py), solved."""
+    found = {}
+    for original in course().values():
+        solved = with_solutions(original, solutions(original))
+        for exercise in SHARED_FILES:
+            written = shared_file(solved, exercise)
+            if written is not None:
+                found[written[0]] = written[1].encode()
+    return found
+
+
+def course_times(key: str, sandbox: bool = True, slot: int = 0) -> dict[str, float]:
+    """Cell (`role_keys`) -> the seconds the course notebook `key`, run with its solutions,
+    took for it here (once per process: the grader's first notebook of each kind waits)."""
+    with _TIMING_LOCK:
+        lock = _TIMING.setdefault((key, sandbox), threading.Lock())
+    with lock:
+        if (key, sandbox) not in _TIMES:
+            original = course()[key]
+            runnable, roles = compose(with_solutions(original, solutions(original)), original)
+            keys = role_keys(roles)
+            untimed = [UNTIMED if c.cell_type == "code" else None for c in runnable.cells]
+            outcomes, _ = _run(runnable, course_files(), untimed, sandbox, slot)
+            _TIMES[key, sandbox] = {
+                keys[i]: float(o["seconds"])
+                for i, o in outcomes.items()
+                if 0 <= i < len(keys) and isinstance(o.get("seconds"), (int, float))
+            }
+    return _TIMES[key, sandbox]
+
+
+def limits(
+    runnable: Any, roles: list[Role], times: dict[str, float], timeout: float | None = None
+) -> list[float | None]:
+    """Each cell's time limit in seconds (None: not code): `timeout` for all if given, else
+    FACTOR times the course's own time for it, at least FLOOR; a cell the course has not (the
+    learner's own) gets the notebook's largest."""
+    code = [c.cell_type == "code" for c in runnable.cells]
+    if timeout is not None:
+        return [timeout if k else None for k in code]
+    keys = role_keys(roles)
+    known = [
+        max(FLOOR, FACTOR * times[k]) if k in times and not k.endswith(":") else None for k in keys
+    ]
+    most = max((t for t in known if t is not None), default=UNTIMED)
+    return [(t if t is not None else most) if k else None for t, k in zip(known, code)]
+
+
+def _run(
+    runnable: Any, files: dict[str, bytes], timeouts: list[float | None], sandbox: bool, slot: int
+) -> tuple[dict[int, dict[str, Any]], str]:
+    """Run the notebook in a fresh folder holding `files`: the sandbox's outcomes and end."""
+    refused = grade_sandbox.refusal() if sandbox else None
+    if refused:
+        raise RuntimeError(refused)
+    use_bwrap = sandbox
+    uid = grade_sandbox.UID_BASE + slot if use_bwrap and os.geteuid() == 0 else None
+    folder = tempfile.mkdtemp(prefix="micrograd-grade-")
+    try:
+        for name, data in files.items():
+            target = pathlib.Path(folder, name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(target, data)
+        if uid is not None:
+            for dirpath, _, filenames in os.walk(folder):
+                os.chown(dirpath, uid, uid)
+                for name in filenames:
+                    os.chown(os.path.join(dirpath, name), uid, uid)
+        return grade_sandbox.run(dict(runnable), folder, timeouts, use_bwrap=use_bwrap, uid=uid)
+    finally:
+        shutil.rmtree(folder)
+
+
+def inputs(
+    path: str | os.PathLike, shared: Iterable[tuple[str, str]] = (), own_folder: bool = False
+) -> dict[str, bytes]:
+    """The files a submission runs beside (name -> bytes): those of its own folder when that is
+    its learner's alone (`own_folder`: `learner_files`), else only the my_value.py there; and
+    `shared`, (file name, text) pairs such as the learner's my_value.py from their notebook 2,
+    where there is no such file."""
+    here = pathlib.Path(path).resolve().parent
+    if own_folder:
+        files = learner_files(here)
+    else:  # a folder of many learners' (or the teacher's) files: none of them but my_value.py
+        files = {
+            name: (here / name).read_bytes()
+            for name in SHARED_FILES.values()
+            if (here / name).is_file() and not (here / name).is_symlink()
+        }
+    for name, text in shared:
+        files.setdefault(name, text.encode())
+    return files
+
+
 def grade(
     path: str | os.PathLike,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float | None = None,
     shared: Iterable[tuple[str, str]] = (),
     label: str | None = None,
     *,
@@ -417,10 +469,9 @@ def grade(
 ) -> list[Row]:
     """Grade one submission: its rows, one per exercise of the course notebook it is a copy of
     (one row saying why, if it cannot be read or is none of the course's). It runs in a fresh
-    folder holding the files of its own folder when that is its learner's alone (`own_folder`:
-    `learner_files`), else only the my_value.py there; and `shared`, (file name, text) pairs
-    such as the learner's my_value.py from their notebook 2, where there is no such file.
-    `sandbox`: run it in bubblewrap (where there is one); `slot`: which parallel job this is."""
+    folder holding `inputs(path, shared, own_folder)`. `timeout`: seconds for every cell
+    (default: `limits`, from the course's own times); `sandbox`: run it in bubblewrap (a
+    RuntimeError where there is none); `slot`: which parallel job this is."""
     label = label or os.fspath(path)
     try:
         nb = read(path)
@@ -441,35 +492,19 @@ def grade(
     key, original = found
     if not exercises(original):
         return [Row(label, key, "", "passed", "no exercises to grade", learner)]
-    runnable, roles = compose(nb, original)
-    here = pathlib.Path(path).resolve().parent
-    if own_folder:
-        files = learner_files(here)
-    else:  # a folder of many learners' (or the teacher's) files: none of them but my_value.py
-        files = {
-            name: (here / name).read_bytes()
-            for name in SHARED_FILES.values()
-            if (here / name).is_file() and not (here / name).is_symlink()
-        }
-    for name, text in shared:
-        files.setdefault(name, text.encode())
-    use_bwrap = sandbox and grade_sandbox.bwrap() is not None
-    uid = grade_sandbox.UID_BASE + slot if use_bwrap and os.geteuid() == 0 else None
-    folder = tempfile.mkdtemp(prefix="micrograd-grade-")
-    try:
-        for name, data in files.items():
-            target = pathlib.Path(folder, name)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(target, data)
-        if uid is not None:
-            for dirpath, _, filenames in os.walk(folder):
-                os.chown(dirpath, uid, uid)
-                for name in filenames:
-                    os.chown(os.path.join(dirpath, name), uid, uid)
-        outcomes, end = grade_sandbox.run(
-            dict(runnable), folder, timeout, use_bwrap=use_bwrap, uid=uid
-        )
-    finally:
-        shutil.rmtree(folder)
-    cells = _cells(outcomes, end, runnable, timeout)
-    return judge(runnable, roles, cells, original, label, timeout, learner)
+    files = inputs(path, shared, own_folder)
+    times = course_times(key, sandbox, slot) if timeout is None else {}
+
+    def attempt(submission: Any) -> list[Row]:
+        runnable, roles = compose(submission, original)
+        cell_limits = limits(runnable, roles, times, timeout)
+        outcomes, end = _run(runnable, files, cell_limits, sandbox, slot)
+        cells = _cells(outcomes, end, runnable)
+        rows = judge(runnable, roles, cells, original, label, cell_limits, learner)
+        reached = outcomes.get(-2, {}).get("reached") or []
+        if reached:
+            flag = "tried to reach outside its folder: " + "; ".join(map(str, reached))
+            rows = [dataclasses.replace(r, flag=flag) for r in rows]
+        return rows
+
+    return blame(attempt(nb), nb, original, attempt)

@@ -13,8 +13,9 @@ kernel together, `grading/runner.py`) as one child process:
   process limit holds (Linux does not apply it to root);
 - everywhere, limits on memory (address space), processes, file size and CPU time.
 
-Without bubblewrap (or with ``--no-sandbox``) only the limits apply: the submissions run with
-the teacher's permissions, and the grader says so once.
+Without bubblewrap the grader refuses to run submissions (`refusal`), unless the teacher says
+``--no-sandbox``: then only the limits apply, the submissions run with the teacher's
+permissions, and the grader says so once.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from typing import IO, Any, cast
 MEMORY = 2 << 30  # bytes of address space: the course's kernels (PyTorch's too) peak near 1 GiB
 PROCESSES = 256  # a kernel and its threads use a few dozen
 FILE_SIZE = 64 << 20  # bytes: the course writes a few kilobytes
-CPU_SLACK = 30  # CPU seconds beyond the notebook's time limit (per process)
+CPU_SLACK = 30  # CPU seconds beyond the notebook's time limits (per process)
 UID_BASE = 64100  # root's runs become uid UID_BASE + job slot (no user of that uid needed)
 INSTALL = (
     "install bubblewrap for the sandbox (Debian/Ubuntu: sudo apt install bubblewrap; "
@@ -57,17 +58,23 @@ def unconfined_note(no_sandbox: bool) -> str | None:
             "--no-sandbox: the submissions run with your permissions (they can read and "
             "write your files, and use the network); only resource limits apply"
         )
-    if bwrap() is None:
-        where = (
-            ("on Linux, " + INSTALL)
-            if sys.platform.startswith("linux")
-            else ("the sandbox needs Linux and bubblewrap")
-        )
-        return (
-            f"no sandbox: the submissions run with your permissions (they can read and write "
-            f"your files); {where}"
-        )
     return None
+
+
+def refusal() -> str | None:
+    """Why the grader will not run submissions here, in one line (None where it will): there
+    is no sandbox, and running learners' code with the teacher's permissions is a choice the
+    teacher makes (``--no-sandbox``), never a default."""
+    if bwrap() is not None:
+        return None
+    where = (
+        INSTALL if sys.platform.startswith("linux") else "the sandbox needs Linux and bubblewrap"
+    )
+    return (
+        f"no sandbox here (bubblewrap is missing), so no submission was run: {where}; or pass "
+        f"--no-sandbox to run them with your own permissions (they could read and write your "
+        f"files)"
+    )
 
 
 def limits(timeout: float) -> dict[str, int]:
@@ -247,15 +254,22 @@ def kill(p: subprocess.Popen) -> None:
 
 
 def run(
-    notebook: dict[str, Any], folder: str, timeout: float, *, use_bwrap: bool, uid: int | None
+    notebook: dict[str, Any],
+    folder: str,
+    timeouts: list[float | None],
+    *,
+    use_bwrap: bool,
+    uid: int | None,
 ) -> tuple[dict[int, dict[str, Any]], str]:
-    """Run the notebook (nbformat's dict) in `folder`: each cell's outcome by index, and how the
-    run ended: "done", "expired" (killed when its time was up) or "killed" (the child died: the
+    """Run the notebook (nbformat's dict) in `folder`, each code cell within its `timeouts`
+    seconds (None for a cell that is not code): each cell's outcome by index, and how the run
+    ended: "done", "expired" (killed when its time was up) or "killed" (the child died: the
     learner's code took it down). Returns only once the child, and with the sandbox everything
     it started, is gone."""
+    timeout = sum(t for t in timeouts if t is not None)
     job = {
         "notebook": notebook,
-        "timeout": timeout,
+        "timeouts": timeouts,
         "limits": limits(timeout),
         "uid": uid if use_bwrap else None,
     }
@@ -280,8 +294,9 @@ def run(
         expired.set()
         kill(p)
 
-    # The kernel's start and stop are outside the notebook's time: a wall-clock bound of its own.
-    timer = threading.Timer(timeout + 60, expire)
+    # The kernel's start and stop, and a grace to stop each interrupted cell, are outside the
+    # cells' time: a wall-clock bound of its own.
+    timer = threading.Timer(timeout + 60 + 10 * sum(t is not None for t in timeouts), expire)
     timer.start()
     try:
         stdin, stdout = cast(IO[bytes], p.stdin), cast(IO[bytes], p.stdout)  # both PIPEs

@@ -43,6 +43,7 @@ from collections.abc import Callable
 
 from .. import __version__
 from ..core.atomic import atomic_write
+from ..grading.compose import without_solutions
 from .site import DIST_NAME, PYODIDE_VERSION, SiteError, package_wheel, pyodide_files
 
 COURSE = "course"  # the app's folder in the site
@@ -57,7 +58,7 @@ NOTEBOOKS = (
     "05_pytorch_side_by_side",
     "06_appendix_second_derivatives_and_jit",
 )
-TOOLS = ("jupyterlite_core", "jupyterlite_pyodide_kernel")  # the build's modules (extra `site`)
+TOOLS = ("jupyterlite_core", "jupyterlite_pyodide_kernel", "jupyter_server")  # extra `site`
 TOOLS_MISSING = (
     "the course (JupyterLite) was left out: its build tools are not installed "
     "(pip install 'micrograd-plus[site]'; --no-course builds the site without it)"
@@ -210,13 +211,15 @@ def tools_missing() -> str | None:
 
 
 def notebooks_folder() -> pathlib.Path | None:
-    """The course's notebooks: ``notebooks/`` of the clone micrograd is installed from (editable
-    installs), else None (a wheel install has no notebooks)."""
+    """The course's notebooks: the package's own (``micrograd/notebooks``: package data in a
+    wheel, a link to the clone's ``notebooks/`` in an editable install), else the clone's; None
+    if neither holds them all."""
     import micrograd
 
-    folder = pathlib.Path(micrograd.__file__).resolve().parent.parent / "notebooks"
-    if all((folder / f"{name}.ipynb").is_file() for name in NOTEBOOKS):
-        return folder
+    package = pathlib.Path(micrograd.__file__).resolve().parent
+    for folder in (package / "notebooks", package.parent / "notebooks"):
+        if all((folder / f"{name}.ipynb").is_file() for name in NOTEBOOKS):
+            return folder
     return None
 
 
@@ -405,13 +408,16 @@ def build_app(
     wheels: dict[str, bytes],
     log: Callable[[str], None],
     work: pathlib.Path,
+    solutions: bool = True,
 ) -> pathlib.Path:
-    """Run ``jupyter lite build`` in `work`; returns the folder it wrote."""
+    """Run ``jupyter lite build`` in `work` (the notebooks `without_solutions` unless
+    `solutions`); returns the folder it wrote."""
     lite = work / "lite"
     contents = lite / "files"
     contents.mkdir(parents=True)
     for name in NOTEBOOKS:  # the app's kernel is "python" (Pyodide), not the notebooks' python3
         nb = json.loads((notebooks / f"{name}.ipynb").read_text("utf-8"))
+        nb = nb if solutions else without_solutions(nb)
         nb.setdefault("metadata", {})["kernelspec"] = KERNELSPEC
         text = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
         atomic_write(contents / f"{name}.ipynb", text)
@@ -464,10 +470,14 @@ def build_app(
 
 
 def course_files(
-    archive: bytes, cache_dir: pathlib.Path, log: Callable[[str], None] = print
+    archive: bytes,
+    cache_dir: pathlib.Path,
+    log: Callable[[str], None] = print,
+    solutions: bool = True,
 ) -> dict[str, bytes]:
     """Every file of the course app, by its path under the site (``course/...``); {} with a line
-    in the log when the notebooks or the build tools are missing."""
+    in the log when the notebooks or the build tools are missing. `solutions`: False for a
+    class's hand-out (`without_solutions`)."""
     missing = tools_missing()
     if missing:
         log(missing)
@@ -475,15 +485,15 @@ def course_files(
     notebooks = notebooks_folder()
     if notebooks is None:
         log(
-            "the course was left out: its notebooks are in a clone of micrograd (notebooks/), and "
-            "this micrograd is installed from a wheel"
+            "the course was left out: its notebooks are missing from this micrograd "
+            "(micrograd/notebooks): reinstall micrograd-plus"
         )
         return {}
     wheels = all_wheels(cache_dir, log)
     mg_name, mg_data = package_wheel()
     pyodide = pyodide_files(archive)
     with tempfile.TemporaryDirectory(prefix="micrograd-lite-") as tmp:
-        app = build_app(notebooks, wheels, log, pathlib.Path(tmp))
+        app = build_app(notebooks, wheels, log, pathlib.Path(tmp), solutions)
         files = {
             p.relative_to(app).as_posix(): p.read_bytes()
             for p in sorted(app.rglob("*"))
@@ -539,10 +549,11 @@ def add_course(
     cache_dir: pathlib.Path,
     pages: tuple[str, ...],
     log: Callable[[str], None] = print,
+    solutions: bool = True,
 ) -> None:
     """`build_site`'s hook: the course's files into the site's `files`, and its link on `pages`
     (nothing, with a line in the log, when it cannot be built here)."""
-    course = course_files(archive, cache_dir, log)
+    course = course_files(archive, cache_dir, log, solutions)
     if course:
         files.update(course)
         link_pages(files, pages)
