@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import pathlib
 import re
+import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -56,7 +59,7 @@ def test_every_address_of_the_project_in_the_readme_is_the_one_in_pyproject() ->
     owner, name = repository().split("/")
     said = re.findall(r"github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?(?=[/\s\"')`#]|$)", README)
     ours = [r for r in said if not r.startswith("karpathy/")]
-    assert ours and set(ours) == {repository()}, ours
+    assert set(ours) <= {repository()}, ours
     # the site GitHub Pages serves: at the README's top, and the project's Homepage
     pages = f"https://{owner}.github.io/{name}/"
     assert PROJECT["urls"]["Homepage"] == pages
@@ -83,3 +86,101 @@ def test_the_changelog_starts_at_the_version_the_package_says() -> None:
     versions = re.findall(r"^## (\d+\.\d+\.\d+)\b", text, flags=re.M)
     assert versions and versions[0] == micrograd.__version__, versions
     assert PROJECT["dynamic"] == ["version"]  # pyproject reads micrograd.__version__
+
+
+# ------------------------------------------------------------------ the workflows, linted
+WORKFLOWS = ROOT / ".github" / "workflows"
+
+
+def linter(name: str) -> str | None:
+    """A linter's command: beside this Python (the test extra's venv), else on PATH."""
+    here = pathlib.Path(sys.executable).parent / name
+    return str(here) if here.exists() else shutil.which(name)
+
+
+def test_the_workflows_are_the_three_the_project_needs() -> None:
+    assert sorted(p.name for p in WORKFLOWS.iterdir()) == ["ci.yml", "pages.yml", "release.yml"]
+    ci = (WORKFLOWS / "ci.yml").read_text()
+    for python in ("3.10", "3.11", "3.12", "3.13"):
+        assert f'"{python}"' in ci
+    assert "make test PYTHON=python" in ci and "make dist PYTHON=python" in ci
+    assert "make test-fast" in ci and "windows" in ci and "macos" in ci
+    pages = (WORKFLOWS / "pages.yml").read_text()
+    assert "micrograd site public" in pages and "actions/deploy-pages@" in pages
+    release = (WORKFLOWS / "release.yml").read_text()
+    assert 'tags: ["v*"]' in release and "make dist" in release
+    assert "pypa/gh-action-pypi-publish@" in release and "id-token: write" in release
+    # every action pinned to a commit, its version beside it
+    for text in (ci, pages, release):
+        for use in re.findall(r"uses: (\S+)", text):
+            assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", use), use
+
+
+def test_zizmor_finds_nothing_in_the_workflows() -> None:
+    zizmor = linter("zizmor")
+    if zizmor is None:
+        pytest.fail("zizmor is not installed: pip install -e '.[test]'")
+    # offline: the audits that read only the files (the online ones ask GitHub's API)
+    done = subprocess.run(
+        [zizmor, "--offline", "--no-progress", str(WORKFLOWS)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "No findings to report" in done.stdout, done.stdout
+
+
+def test_actionlint_finds_nothing_in_the_workflows() -> None:
+    actionlint = linter("actionlint")
+    if actionlint is None:
+        pytest.skip("actionlint is not installed (scripts/ensure-actionlint says why)")
+    files = sorted(str(p) for p in WORKFLOWS.glob("*.yml"))
+    done = subprocess.run(
+        [actionlint, "-no-color", "-oneline", *files], capture_output=True, text=True
+    )
+    assert done.returncode == 0 and done.stdout == "", done.stdout + done.stderr
+
+
+# ------------------------------------------------------------------ the README true
+def test_the_readme_says_which_mlp_is_karpathys_and_which_the_lectures() -> None:
+    from micrograd.nn import MLP
+
+    intro = README.split("\n## ")[0]
+    assert "verbatim" not in intro  # MLP(3, [4, 4, 1]) is not the lecture's network
+    config = MLP(3, [4, 4, 1]).config()
+    assert (config["activation"], config["out_activation"]) == ("relu", "linear")
+    assert "`MLP(3, [4, 4, 1])` from it\n  is ReLU hidden layers and a linear output" in intro
+    lectures = MLP(3, [4, 4, 1], activation="tanh", out_activation="tanh").config()
+    assert (lectures["activation"], lectures["out_activation"]) == ("tanh", "tanh")
+    assert "MLP(3, [4, 4, 1], activation='tanh', out_activation='tanh')" in intro
+
+
+def test_backward_twice_is_pytorchs_answer_only_with_retain_graph() -> None:
+    torch = pytest.importorskip("torch")
+    from micrograd.engine import Value
+
+    x = Value(3.0)
+    y = x * x * x
+    y.backward()
+    y.backward()
+    tx = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)
+    ty = tx * tx * tx
+    ty.backward(retain_graph=True)
+    ty.backward()
+    assert x.grad == tx.grad.item() == 54.0
+    tx.grad = None
+    ty = tx * tx * tx
+    ty.backward()
+    with pytest.raises(RuntimeError):  # PyTorch refuses a second call without retain_graph
+        ty.backward()
+    # so the README says retain_graph wherever it compares the two
+    assert "not wrong" not in README
+    assert README.count("`retain_graph=True`") == 2
+
+
+def test_the_readme_gives_one_figure_for_what_a_visitor_downloads() -> None:
+    # the playground's first visit; the course's folder; neither is the whole build's size
+    playground = re.findall(r"about\s+(\d+) MB", README)
+    assert playground and set(playground) == {"21"}, playground
+    assert "14 MB" not in README
+    course = re.search(r"`course/` is \d+ files, ([\d.]+) MB", README).group(1)
+    assert f"{course} MB more to a student who opens the course" in README
+    assert "what the host stores, not what a visitor downloads" in README
