@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-import pty
 import subprocess
 import sys
 
@@ -19,6 +18,7 @@ BASH = "/bin/bash"
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32" or not os.path.exists(BASH), reason="a bash script"
 )
+pty = pytest.importorskip("pty", reason="a terminal of its own (POSIX)")
 
 
 def stand_ins(tmp_path: pathlib.Path, uid: int) -> tuple[dict[str, str], pathlib.Path]:

@@ -86,6 +86,8 @@ def test_the_changelog_starts_at_the_version_the_package_says() -> None:
     versions = re.findall(r"^## (\d+\.\d+\.\d+)\b", text, flags=re.M)
     assert versions and versions[0] == micrograd.__version__, versions
     assert PROJECT["dynamic"] == ["version"]  # pyproject reads micrograd.__version__
+    # the wheel the README's quickstart installs is this version's
+    assert f"dist/micrograd_plus-{micrograd.__version__}-py3-none-any.whl[demo]" in README
 
 
 # ------------------------------------------------------------------ the workflows, linted
