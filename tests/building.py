@@ -1,0 +1,63 @@
+"""Builds this tree's wheel and sdist as a release does, and fresh virtual environments to install
+them in: for the tests that run micrograd outside the clone (test_playground_wheel.py,
+test_release_install.py). The build runs on a copy, so the checkout gets no build/ or
+.egg-info droppings, and without build isolation, so it needs no network."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+# what the build reads: the package (micrograd/notebooks links to notebooks/, copied as files),
+# the project's metadata and license files, and the Jupyter config the wheel installs
+PACKAGED = ("micrograd", "jupyter-config", "pyproject.toml", "README.md", "LICENSE", "NOTICE")
+
+
+def clean_env() -> dict[str, str]:
+    """This process's environment without PYTHONPATH, which would put the checkout's micrograd
+    ahead of the installed one."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
+def copy_source(dest: pathlib.Path) -> pathlib.Path:
+    """A copy of what the build reads (PACKAGED) at dest, as a clone has it; returns dest."""
+    for name in PACKAGED:
+        if (REPO / name).is_dir():
+            shutil.copytree(REPO / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(REPO / name, dest / name)
+    return dest
+
+
+def build(tmp_path: pathlib.Path, *, sdist: bool = False) -> dict[str, pathlib.Path]:
+    """Build the wheel (and the sdist, if asked) into tmp_path/dist: {'wheel': ., 'sdist': .}."""
+    src = copy_source(tmp_path / "src")
+    dist = tmp_path / "dist"
+    kinds = ["--sdist", "--wheel"] if sdist else ["--wheel"]
+    built = subprocess.run(
+        [sys.executable, "-m", "build", *kinds, "--no-isolation", "--outdir", str(dist), str(src)],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=300,
+    )
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    out = {"wheel": next(dist.glob("*.whl"))}
+    if sdist:
+        out["sdist"] = next(dist.glob("*.tar.gz"))
+    return out
+
+
+def venv_bin(venv: pathlib.Path) -> pathlib.Path:
+    """Where a virtual environment keeps its python and its scripts, on this platform."""
+    return venv / ("Scripts" if sys.platform == "win32" else "bin")
+
+
+def fresh_venv(venv: pathlib.Path) -> pathlib.Path:
+    """A new virtual environment at venv, made by this Python; returns its python."""
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    return venv_bin(venv) / ("python.exe" if sys.platform == "win32" else "python")

@@ -1,0 +1,189 @@
+"""What a release is made of, checked where it is written: the license and the credits, the
+repository's one address (pyproject.toml's [project.urls]) and everything that repeats it, the
+changelog's version, and the workflows that build, check, deploy and publish it.
+
+The slow half (a wheel built, checked and installed in a fresh virtual environment; the README's
+quickstart run as written) is tests/test_release_install.py."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import micrograd
+
+tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+README = (ROOT / "README.md").read_text()
+
+
+def repository() -> str:
+    """'owner/name' of [project.urls] Repository, the one place the address is written."""
+    url = PROJECT["urls"]["Repository"]
+    m = re.fullmatch(r"https://github\.com/([\w.-]+/[\w.-]+)", url)
+    assert m, f"[project.urls] Repository is not a GitHub repository's address: {url!r}"
+    return m.group(1)
+
+
+def setup_cell_repo() -> str:
+    """The REPO the notebooks' setup cell installs from (notebooks/setup_cell.py, its one source,
+    wherever in it the assignment sits)."""
+    text = (ROOT / "notebooks" / "setup_cell.py").read_text()
+    found = re.findall(r"""^\s*REPO\s*=\s*(['"])([^'"]*)\1""", text, flags=re.M)
+    assert len(found) == 1, f"notebooks/setup_cell.py should assign REPO once: {found}"
+    return found[0][1]
+
+
+def test_the_setup_cell_installs_from_the_repository_pyproject_names() -> None:
+    assert setup_cell_repo() == repository()
+
+
+def test_every_colab_link_in_the_readme_opens_a_notebook_of_the_repository() -> None:
+    links = re.findall(r"https://colab\.research\.google\.com/github/([^)\s]+)", README)
+    assert len(links) == 6, links  # one per notebook
+    for link in links:
+        m = re.fullmatch(r"([\w.-]+/[\w.-]+)/blob/main/(notebooks/[\w.-]+\.ipynb)", link)
+        assert m, link
+        assert m.group(1) == repository(), link
+        assert (ROOT / m.group(2)).is_file(), link
+
+
+def test_every_address_of_the_project_in_the_readme_is_the_one_in_pyproject() -> None:
+    owner, name = repository().split("/")
+    said = re.findall(r"github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?(?=[/\s\"')`#]|$)", README)
+    ours = [r for r in said if not r.startswith("karpathy/")]
+    assert set(ours) <= {repository()}, ours
+    # the site GitHub Pages serves: at the README's top, and the project's Homepage
+    pages = f"https://{owner}.github.io/{name}/"
+    assert PROJECT["urls"]["Homepage"] == pages
+    assert pages in README.split("\n## ")[0], "the README's top should link the deployed site"
+    assert (
+        PROJECT["urls"]["Changelog"] == f"https://github.com/{repository()}/blob/main/CHANGELOG.md"
+    )
+
+
+def test_license_and_notice_are_the_projects_license_files() -> None:
+    assert PROJECT["license"] == "MIT"
+    assert PROJECT["license-files"] == ["LICENSE", "NOTICE"]
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License\n")
+    notice = (ROOT / "NOTICE").read_text()
+    # what the project follows or ships from others, each with its license
+    for credit in ("https://github.com/karpathy/micrograd", "https://github.com/karpathy/makemore"):
+        (block,) = [b for b in notice.split("\n\n") if credit in b]
+        assert "MIT License" in block and "Copyright (c)" in block, block
+    assert "names.txt" in notice and "Permission is hereby granted" in notice
+
+
+def test_the_changelog_starts_at_the_version_the_package_says() -> None:
+    text = (ROOT / "CHANGELOG.md").read_text()
+    versions = re.findall(r"^## (\d+\.\d+\.\d+)\b", text, flags=re.M)
+    assert versions and versions[0] == micrograd.__version__, versions
+    assert PROJECT["dynamic"] == ["version"]  # pyproject reads micrograd.__version__
+    # the wheel the README's quickstart installs is this version's
+    assert f"dist/micrograd_plus-{micrograd.__version__}-py3-none-any.whl[demo]" in README
+
+
+# ------------------------------------------------------------------ the workflows, linted
+WORKFLOWS = ROOT / ".github" / "workflows"
+
+
+def linter(name: str) -> str | None:
+    """A linter's command: beside this Python (the test extra's venv), else on PATH."""
+    here = pathlib.Path(sys.executable).parent / name
+    return str(here) if here.exists() else shutil.which(name)
+
+
+def test_the_workflows_are_the_three_the_project_needs() -> None:
+    assert sorted(p.name for p in WORKFLOWS.iterdir()) == ["ci.yml", "pages.yml", "release.yml"]
+    ci = (WORKFLOWS / "ci.yml").read_text()
+    for python in ("3.10", "3.11", "3.12", "3.13"):
+        assert f'"{python}"' in ci
+    assert "make test PYTHON=python" in ci and "make dist PYTHON=python" in ci
+    assert "make test-fast" in ci and "windows" in ci and "macos" in ci
+    pages = (WORKFLOWS / "pages.yml").read_text()
+    assert "micrograd site public" in pages and "actions/deploy-pages@" in pages
+    release = (WORKFLOWS / "release.yml").read_text()
+    assert 'tags: ["v*"]' in release and "make dist" in release
+    assert "pypa/gh-action-pypi-publish@" in release and "id-token: write" in release
+    # every action pinned to a commit, its version beside it
+    for text in (ci, pages, release):
+        for use in re.findall(r"uses: (\S+)", text):
+            assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", use), use
+
+
+def test_zizmor_finds_nothing_in_the_workflows() -> None:
+    zizmor = linter("zizmor")
+    if zizmor is None:
+        pytest.fail("zizmor is not installed: pip install -e '.[test]'")
+    # offline: the audits that read only the files (the online ones ask GitHub's API)
+    done = subprocess.run(
+        [zizmor, "--offline", "--no-progress", str(WORKFLOWS)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "No findings to report" in done.stdout, done.stdout
+
+
+def test_actionlint_finds_nothing_in_the_workflows() -> None:
+    actionlint = linter("actionlint")
+    if actionlint is None:
+        pytest.skip("actionlint is not installed (scripts/ensure-actionlint says why)")
+    files = sorted(str(p) for p in WORKFLOWS.glob("*.yml"))
+    done = subprocess.run(
+        [actionlint, "-no-color", "-oneline", *files], capture_output=True, text=True
+    )
+    assert done.returncode == 0 and done.stdout == "", done.stdout + done.stderr
+
+
+# ------------------------------------------------------------------ the README true
+def test_the_readme_says_which_mlp_is_karpathys_and_which_the_lectures() -> None:
+    from micrograd.nn import MLP
+
+    intro = README.split("\n## ")[0]
+    assert "verbatim" not in intro  # MLP(3, [4, 4, 1]) is not the lecture's network
+    config = MLP(3, [4, 4, 1]).config()
+    assert (config["activation"], config["out_activation"]) == ("relu", "linear")
+    assert "`MLP(3, [4, 4, 1])` from it\n  is ReLU hidden layers and a linear output" in intro
+    lectures = MLP(3, [4, 4, 1], activation="tanh", out_activation="tanh").config()
+    assert (lectures["activation"], lectures["out_activation"]) == ("tanh", "tanh")
+    assert "MLP(3, [4, 4, 1], activation='tanh', out_activation='tanh')" in intro
+
+
+def test_backward_twice_is_pytorchs_answer_only_with_retain_graph() -> None:
+    torch = pytest.importorskip("torch")
+    from micrograd.engine import Value
+
+    x = Value(3.0)
+    y = x * x * x
+    y.backward()
+    y.backward()
+    tx = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)
+    ty = tx * tx * tx
+    ty.backward(retain_graph=True)
+    ty.backward()
+    assert x.grad == tx.grad.item() == 54.0
+    tx.grad = None
+    ty = tx * tx * tx
+    ty.backward()
+    with pytest.raises(RuntimeError):  # PyTorch refuses a second call without retain_graph
+        ty.backward()
+    # so the README says retain_graph wherever it compares the two
+    assert "not wrong" not in README
+    assert README.count("`retain_graph=True`") == 2
+
+
+def test_the_readme_gives_one_figure_for_what_a_visitor_downloads() -> None:
+    # the playground's first visit; the course's folder; neither is the whole build's size
+    playground = re.findall(r"about\s+(\d+) MB", README)
+    assert playground and set(playground) == {"21"}, playground
+    assert "14 MB" not in README
+    course = re.search(r"`course/` is \d+ files, ([\d.]+) MB", README).group(1)
+    flat = " ".join(README.split())
+    assert f"{course} MB more to a student who opens the course" in flat
+    assert "what the host stores, not what a visitor downloads" in flat
