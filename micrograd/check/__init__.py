@@ -24,7 +24,8 @@ node; a crash inside your class is reported with its traceback's last line.
 Inside: `table` (the ops and their classic mistakes), `ops`, `compose` and `graphs` (the checks of
 a Value class), `nets` (of Neuron, Layer, MLP), `training` and `learners` (of a training step, on
 the learner's own engine), `sandbox` (the one run loop: time limits, crashes as one line),
-`report` (one line per cause).
+`report` (one line per cause), `notebook` (the course notebooks' own checks of grads by hand,
+and how a failed check shows there).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import Any
 from ..core.callable_module import make_callable
 from .graphs import ValueChecker
 from .nets import NNChecker
+from .notebook import show_plainly
 from .report import CheckReport
 from .sandbox import DEFAULT_TIME_LIMIT, MAX_TIMEOUTS, Printed, Runner, StopChecking, isolated
 from .training import check_train_step
@@ -155,4 +157,5 @@ def _run_checks(
         )
 
 
+show_plainly()  # under IPython: a failed check is its diagnosis, not a traceback (notebook.py)
 make_callable(__name__, "check")  # micrograd.check is this module, callable
