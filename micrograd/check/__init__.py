@@ -106,6 +106,7 @@ def check(
     ]
     if train_step is not None:
         args.append(f"train_step={getattr(train_step, '__name__', 'fn')}")
+    show_plainly()  # the cell's `assert report.ok` shows as the report's line, not a traceback
     report = CheckReport(f"check({', '.join(args)})")
     limit = float(time_limit)
 

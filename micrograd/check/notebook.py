@@ -45,6 +45,7 @@ class CheckFailed(AssertionError):
 
 
 def fail(diagnosis: str) -> NoReturn:
+    show_plainly()  # micrograd.check may have been imported before IPython started
     raise CheckFailed(diagnosis)
 
 
