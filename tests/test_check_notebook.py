@@ -193,3 +193,42 @@ def test_an_assert_inside_a_function_keeps_its_traceback(shell: Any, capsys: Any
     out = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)
     assert "Traceback (most recent call last)" in out and "----> 2" in out, out
     assert out.rstrip().endswith("AssertionError: my own")
+
+
+class PlusTimes:
+    """Notebook 1's Value: + and * only, no backward() yet."""
+
+    def __init__(self, data: float, _children: tuple = (), _op: str = "", label: str = "") -> None:
+        self.data, self.grad, self._prev, self._op = data, 0.0, set(_children), _op
+        self.label = label
+
+    def __add__(self, other: PlusTimes) -> PlusTimes:
+        return PlusTimes(self.data + other.data, (self, other), "+")
+
+    def __mul__(self, other: PlusTimes) -> PlusTimes:
+        return PlusTimes(self.data * other.data, (self, other), "*")
+
+
+def test_an_all_good_report_names_only_what_the_notebook_asked_for() -> None:
+    from micrograd import check
+
+    everything = check(PlusTimes)
+    assert everything.ok and len(everything.missing) == 4 and not everything.later
+    report = check(PlusTimes, asked="+ *")
+    assert report.ok and report.missing == [], str(report)
+    text = str(report)
+    assert "not implemented yet" not in text and "not implemented yet" not in report._repr_html_()
+    (later,) = [ln for ln in text.splitlines() if "later" in ln]
+    assert later.startswith("  … for later notebooks (not asked for yet): backward(), 2.0 + a")
+    assert [ln for ln in text.splitlines() if ln.startswith("  ✓")][1:] == [
+        "  ✓ +: a + b, value at 3 points",
+        "  ✓ *: a * b, value at 3 points",
+    ]
+    # what was asked for and is missing is still named
+    assert "tanh" in " ".join(check(PlusTimes, asked="+ * tanh").missing)
+
+
+def test_the_notebooks_ask_check_for_what_their_exercises_wrote() -> None:
+    nb1 = (NB2.parent / "01_derivatives_and_value.py").read_text()
+    assert 'check(Value, asked="+ *")' in nb1
+    assert 'check(Value, asked="+ * tanh backward")' in NB2.read_text()

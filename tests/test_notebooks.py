@@ -587,7 +587,8 @@ BUGS = [
         "01_derivatives_and_value",
         "step2",
         ("d.grad = -2.0", "d.grad = d.data"),
-        "✗ d.grad = 4.0, but nudging d moves L by -2.000000 per unit",
+        "✗ d.grad = 4.0000, but nudging d moves L by -2.000000 per unit: "
+        "∂(d·f)/∂d is f, the other factor, not d itself",
     ),
     (
         "02_backpropagation",

@@ -55,6 +55,7 @@ def check(
     MLPClass: type | None = None,
     train_step: Callable[..., Any] | None = None,
     time_limit: float = DEFAULT_TIME_LIMIT,
+    asked: str | None = None,
 ) -> CheckReport:
     """Check your own Value class (and/or Neuron, Layer, MLP classes) against micrograd's.
 
@@ -70,6 +71,10 @@ def check(
     else the lecture's MLP built from `ValueClass` (or the Value class your step names), else
     micrograd's; each classic mistake (wrong sign, grads zeroed at the wrong time or only once,
     lr ignored, a loss carried over, another network updated, inputs moved) is named.
+
+    `asked` is what a notebook has asked for so far, space-separated: ops (``"+ * tanh"``) or
+    methods, ``backward``, ``numbers`` (``a + 2.0``). What the class lacks beyond it is one line
+    of the report, "for later notebooks", not a list of things not implemented yet.
 
     Returns a `CheckReport`; nothing is raised for a problem in your code. `time_limit` bounds
     each check in seconds. The random module's state is restored afterwards, so a seeded notebook
@@ -107,7 +112,11 @@ def check(
     if train_step is not None:
         args.append(f"train_step={getattr(train_step, '__name__', 'fn')}")
     show_plainly()  # the cell's `assert report.ok` shows as the report's line, not a traceback
-    report = CheckReport(f"check({', '.join(args)})")
+    if asked is not None and not isinstance(asked, str):
+        raise TypeError(f"check: asked must be a string like '+ * tanh', got {asked!r}")
+    report = CheckReport(
+        f"check({', '.join(args)})", asked=None if asked is None else asked.split()
+    )
     limit = float(time_limit)
 
     def work(beat: Callable[[bool], None] | None) -> None:

@@ -64,6 +64,7 @@ class OpChecks:
         self.shared_wrong: str = ""  # the shared-graph problem, reported if order() finds none
         self.missing_methods: dict[str, list[str]] = {}  # method -> the expressions needing it
         self.missing_reflected: set[str] = set()
+        self.later_ops: set[tuple[str, bool]] = set()  # not asked for yet, already in `later`
         self.number_ok: list[str] = []  # expressions with a plain number that work
         self.number_crashes: list[tuple[str, str]] = []  # (expression, crash) for a bare number
 
@@ -179,7 +180,12 @@ class OpChecks:
             )
         if not callable(getattr(V, "backward", None)):
             self.has_backward = False
-            r.missing.append("backward(): not implemented yet — only forward values are checked")
+            if r.is_asked("backward"):
+                r.missing.append(
+                    "backward(): not implemented yet — only forward values are checked"
+                )
+            else:
+                r.later.append("backward()")
         r.passed.append("Value(2.0): data 2.0, grad 0.0, no children")
         return True
 
@@ -189,7 +195,11 @@ class OpChecks:
         r = self.report
         if not self.defines(row.needs):
             method = row.needs[0]
-            if row.extra:  # all on one line: they are not part of the lecture's path
+            if not r.is_asked(row.op, method) or (row.number and not r.is_asked("numbers")):
+                if (row.op, row.number) not in self.later_ops:  # an op's first expression
+                    self.later_ops.add((row.op, row.number))
+                    r.later.append(row.expr)
+            elif row.extra:  # all on one line: they are not part of the lecture's path
                 self.missing_methods.setdefault("beyond the lecture", []).append(method)
             else:
                 self.missing_methods.setdefault(method, []).append(row.expr)
@@ -290,6 +300,9 @@ class OpChecks:
         if not self.number_crashes:
             return
         exprs = [e for e, _ in self.number_crashes]
+        if not self.number_ok and not self.report.is_asked("numbers"):
+            self.report.later.append("plain numbers (a + 2.0)")
+            return
         if not self.number_ok:
             self.report.missing.append(
                 f"{', '.join(exprs)}: not implemented yet — a plain number has no .data: wrap it "
