@@ -8,6 +8,19 @@
 #     name: python3
 # ---
 
+# %% [markdown]
+# # 1. Derivatives, and a Value of your own
+#
+# A derivative answers one question: *if I nudge the input a tiny bit, how much does the output
+# move, and in which direction?* We start with plain numbers; then you write the lecture's `Value`
+# (about 25 lines), draw an expression with it, and backpropagate through it by hand.
+#
+# **How the exercises work.** An *exercise* cell is yours: replace each `...` with your code and
+# run it. The cell after it checks what you wrote and says what, if anything, is wrong (for a
+# class, `micrograd.check` does, op by op). Your code is always what runs. Each exercise has a
+# solution below it, folded under "Solution": it never runs by itself; if you want it, open it
+# and copy it into the exercise cell.
+
 # %% tags=["setup"]
 # Set-up: installs micrograd-plus with what these notebooks import (never Jupyter itself) where
 # it is missing (Colab, a Jupyter of your own); where it is installed this does nothing.
@@ -38,19 +51,6 @@ except ImportError:
         del sys.modules[name]
     importlib.invalidate_caches()
     import micrograd.check
-
-# %% [markdown]
-# # 1. Derivatives, and a Value of your own
-#
-# A derivative answers one question: *if I nudge the input a tiny bit, how much does the output
-# move, and in which direction?* We start with plain numbers; then you write the lecture's `Value`
-# (about 25 lines), draw an expression with it, and backpropagate through it by hand.
-#
-# **How the exercises work.** An *exercise* cell is yours: replace each `...` with your code and
-# run it. The cell after it checks what you wrote and says what, if anything, is wrong (for a
-# class, `micrograd.check` does, op by op). Your code is always what runs. Each exercise has a
-# solution below it, folded under "Solution": it never runs by itself; if you want it, open it
-# and copy it into the exercise cell.
 
 # %%
 import math

@@ -8,6 +8,16 @@
 #     name: python3
 # ---
 
+# %% [markdown]
+# # 2. Backpropagation: your Value does it itself
+#
+# You backpropagate through a neuron by hand, give each op a `_backward` (its local derivative,
+# times the output's gradient), write the topological sort and `backward()`, predict what
+# `a + a` does and find out, write the rest of the lecture's ops into a file of your own
+# (`my_value.py`: notebook 3 trains a network on it), and compare your gradients with PyTorch's.
+# Exercises work as in notebook 1: your code is what runs; each solution is folded under
+# "Solution" and runs only if you copy it in.
+
 # %% tags=["setup"]
 # Set-up: installs micrograd-plus with what these notebooks import (never Jupyter itself) where
 # it is missing (Colab, a Jupyter of your own); where it is installed this does nothing.
@@ -38,16 +48,6 @@ except ImportError:
         del sys.modules[name]
     importlib.invalidate_caches()
     import micrograd.check
-
-# %% [markdown]
-# # 2. Backpropagation: your Value does it itself
-#
-# You backpropagate through a neuron by hand, give each op a `_backward` (its local derivative,
-# times the output's gradient), write the topological sort and `backward()`, predict what
-# `a + a` does and find out, write the rest of the lecture's ops into a file of your own
-# (`my_value.py`: notebook 3 trains a network on it), and compare your gradients with PyTorch's.
-# Exercises work as in notebook 1: your code is what runs; each solution is folded under
-# "Solution" and runs only if you copy it in.
 
 # %% [markdown]
 # ## Your Value from notebook 1, plus tanh

@@ -8,6 +8,14 @@
 #     name: python3
 # ---
 
+# %% [markdown]
+# # 3. From a neuron to an MLP, and training it
+#
+# A neuron computes tanh(w·x + b). A layer is neurons side by side, reading the same inputs; an
+# MLP is layers in a row. You write all three (as in the lecture) on **your own `Value`**, the
+# one notebook 2 wrote to `my_value.py`, take one training step by hand, then write the training
+# step, find out what a forgotten `zero_grad` does, and train the network to the lecture's result.
+
 # %% tags=["setup"]
 # Set-up: installs micrograd-plus with what these notebooks import (never Jupyter itself) where
 # it is missing (Colab, a Jupyter of your own); where it is installed this does nothing.
@@ -38,14 +46,6 @@ except ImportError:
         del sys.modules[name]
     importlib.invalidate_caches()
     import micrograd.check
-
-# %% [markdown]
-# # 3. From a neuron to an MLP, and training it
-#
-# A neuron computes tanh(w·x + b). A layer is neurons side by side, reading the same inputs; an
-# MLP is layers in a row. You write all three (as in the lecture) on **your own `Value`**, the
-# one notebook 2 wrote to `my_value.py`, take one training step by hand, then write the training
-# step, find out what a forgotten `zero_grad` does, and train the network to the lecture's result.
 
 # %%
 import importlib, math, random

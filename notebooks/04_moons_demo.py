@@ -8,6 +8,15 @@
 #     name: python3
 # ---
 
+# %% [markdown]
+# # 4. karpathy's moons demo
+#
+# A 2-16-16-1 network learns to separate two interleaved half-moons, with karpathy's own code from
+# his micrograd repository (`demo.ipynb`), run on this package's `MLP` and `Value`. Three things
+# differ from notebook 3, and you write each of them: a max-margin loss instead of squared error,
+# L2 regularisation, and a learning rate that decays. With them, and his seeds, the training
+# reaches his final loss, **0.010978370135492717**, and 100% accuracy. The neurons use ReLU.
+
 # %% tags=["setup"]
 # Set-up: installs micrograd-plus with what these notebooks import (never Jupyter itself) where
 # it is missing (Colab, a Jupyter of your own); where it is installed this does nothing.
@@ -38,15 +47,6 @@ except ImportError:
         del sys.modules[name]
     importlib.invalidate_caches()
     import micrograd.check
-
-# %% [markdown]
-# # 4. karpathy's moons demo
-#
-# A 2-16-16-1 network learns to separate two interleaved half-moons, with karpathy's own code from
-# his micrograd repository (`demo.ipynb`), run on this package's `MLP` and `Value`. Three things
-# differ from notebook 3, and you write each of them: a max-margin loss instead of squared error,
-# L2 regularisation, and a learning rate that decays. With them, and his seeds, the training
-# reaches his final loss, **0.010978370135492717**, and 100% accuracy. The neurons use ReLU.
 
 # %%
 import random

@@ -8,6 +8,14 @@
 #     name: python3
 # ---
 
+# %% [markdown]
+# # 5. PyTorch side by side, and an op of your own in PyTorch
+#
+# Notebook 2 put your neuron next to PyTorch's, right after tanh, as the lecture does. Here the
+# lecture's whole MLP is compared, every weight's and every bias's gradient, and then you write an
+# op for PyTorch the way micrograd's ops are written: a forward, and a backward that applies the
+# local derivative, as a `torch.autograd.Function`.
+
 # %% tags=["setup"]
 # Set-up: installs micrograd-plus with what these notebooks import (never Jupyter itself) where
 # it is missing (Colab, a Jupyter of your own); where it is installed this does nothing.
@@ -38,14 +46,6 @@ except ImportError:
         del sys.modules[name]
     importlib.invalidate_caches()
     import micrograd.check
-
-# %% [markdown]
-# # 5. PyTorch side by side, and an op of your own in PyTorch
-#
-# Notebook 2 put your neuron next to PyTorch's, right after tanh, as the lecture does. Here the
-# lecture's whole MLP is compared, every weight's and every bias's gradient, and then you write an
-# op for PyTorch the way micrograd's ops are written: a forward, and a backward that applies the
-# local derivative, as a `torch.autograd.Function`.
 
 # %%
 import math

@@ -399,8 +399,11 @@ def test_every_exercise_has_a_folded_solution_that_never_runs(name: str) -> None
     assert "from micrograd.check import exercise" not in "".join(c.source for c in nb.cells)
 
 
-def test_the_first_cell_of_every_notebook_is_the_same_install_cell() -> None:
-    firsts = {name: _nb(name).cells[0] for name in NAMES}
+def test_below_each_title_is_the_same_install_cell() -> None:
+    for name in NAMES:  # the title first: a learner opens the notebook on it, not on pip
+        assert _nb(name).cells[0].cell_type == "markdown"
+        assert _nb(name).cells[0].source.startswith("# "), name
+    firsts = {name: _nb(name).cells[1] for name in NAMES}
     cell = firsts[NAMES[0]]
     assert cell.cell_type == "code" and cell.metadata["tags"] == ["setup"]
     assert all(c.source == cell.source and c.metadata == cell.metadata for c in firsts.values())
@@ -448,7 +451,7 @@ def _run_setup_cell(
 
     # the cell's text in a file of its own, never in `cwd` (notebooks/ holds setup_cell.py)
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-        f.write(_nb(NAMES[0]).cells[0].source.replace("OWNER/REPO", repo))
+        f.write(_nb(NAMES[0]).cells[1].source.replace("OWNER/REPO", repo))
     cell = pathlib.Path(f.name)
     env = dict(os.environ, PYTHONPATH=str(HERE.parent))
     try:

@@ -5,7 +5,7 @@ against a nudge, at the lecture's numbers and at a second point, and how a check
     compare_grads([n, x1, w2], root=o, rerun=lambda: neuron(x1=1.5, x2=-0.5, ...))
 
 `compare_grads` prints a line per node (✓, or ✗ with the mistake its number suggests, named in
-the explorer's words: `playground.predict.diagnose`, the one list of mistakes both use) and
+the explorer's words: `check.mistakes.diagnose`, the one list of mistakes both use) and
 stops with `CheckFailed` at a wrong one. The lecture's numbers can hide a mistake (x2 = 0, so
 ``w2.grad = x2.data`` comes out right), so a by-hand exercise is run again (`rerun`: the
 learner's cell, found in IPython's input history, re-executed with its names bound to the same
@@ -142,7 +142,7 @@ def _near(x: float, y: float) -> bool:
 
 def _why(v: Any, got: float, order: list[Any], truth: dict[int, float], names: Names) -> str:
     """The mistake `got` (v's grad, not truth) suggests, as the explorer names it."""
-    from ..playground.predict import Question, diagnose  # the explorer's list of mistakes
+    from .mistakes import Question, diagnose  # the explorer's list of mistakes, shared
 
     parents = [p for p in order if any(k is v for k in _kids(p))]
     if len(parents) != 1 or parents[0]._op not in FORWARD:

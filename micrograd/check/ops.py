@@ -8,6 +8,7 @@ from itertools import islice
 from typing import Any
 
 from ..engine import Value, grad
+from .by_hand import BACKWARD_MISSING
 from .report import CheckReport
 from .sandbox import (
     MAX_PREV,
@@ -64,7 +65,6 @@ class OpChecks:
         self.shared_wrong: str = ""  # the shared-graph problem, reported if order() finds none
         self.missing_methods: dict[str, list[str]] = {}  # method -> the expressions needing it
         self.missing_reflected: set[str] = set()
-        self.later_ops: set[tuple[str, bool]] = set()  # not asked for yet, already in `later`
         self.number_ok: list[str] = []  # expressions with a plain number that work
         self.number_crashes: list[tuple[str, str]] = []  # (expression, crash) for a bare number
 
@@ -180,12 +180,7 @@ class OpChecks:
             )
         if not callable(getattr(V, "backward", None)):
             self.has_backward = False
-            if r.is_asked("backward"):
-                r.missing.append(
-                    "backward(): not implemented yet — only forward values are checked"
-                )
-            else:
-                r.later.append("backward()")
+            r.not_yet(BACKWARD_MISSING, "backward()", "backward")
         r.passed.append("Value(2.0): data 2.0, grad 0.0, no children")
         return True
 
@@ -196,9 +191,7 @@ class OpChecks:
         if not self.defines(row.needs):
             method = row.needs[0]
             if not r.is_asked(row.op, method) or (row.number and not r.is_asked("numbers")):
-                if (row.op, row.number) not in self.later_ops:  # an op's first expression
-                    self.later_ops.add((row.op, row.number))
-                    r.later.append(row.expr)
+                r.not_yet("", row.expr, key=(row.op, row.number))  # the op's first expression
             elif row.extra:  # all on one line: they are not part of the lecture's path
                 self.missing_methods.setdefault("beyond the lecture", []).append(method)
             else:
@@ -301,8 +294,7 @@ class OpChecks:
             return
         exprs = [e for e, _ in self.number_crashes]
         if not self.number_ok and not self.report.is_asked("numbers"):
-            self.report.later.append("plain numbers (a + 2.0)")
-            return
+            return self.report.not_yet("", "plain numbers (a + 2.0)")
         if not self.number_ok:
             self.report.missing.append(
                 f"{', '.join(exprs)}: not implemented yet — a plain number has no .data: wrap it "

@@ -24,6 +24,7 @@ class CheckReport:
     # everything. Whatever else the class lacks is `later`, one line, not a list of "not yet"
     asked: list[str] | None = None  # (a list: the report crosses the sandbox as JSON)
     later: list[str] = field(default_factory=list)
+    _later_keys: list[str] = field(default_factory=list, repr=False)
     # the evidence behind a problem, one attribute away: problem line -> what was tried and got
     details: dict[str, str] = field(default_factory=dict)
     # same cause -> (index in problems, the first line, where else it was seen)
@@ -77,6 +78,15 @@ class CheckReport:
     def is_asked(self, *names: str) -> bool:
         """Whether the notebook asks for any of `names` yet (always, without `asked`)."""
         return self.asked is None or any(n in self.asked for n in names)
+
+    def not_yet(self, line: str, short: str, *names: str, key: object = None) -> None:
+        """Not implemented yet: `line` if the notebook asks for any of `names` (or asks for
+        everything), else `short` among what is for later (once per `key`, by default `short`)."""
+        if names and self.is_asked(*names):
+            self.missing.append(line)
+        elif str(key or short) not in self._later_keys:
+            self._later_keys.append(str(key or short))
+            self.later.append(short)
 
     @property
     def later_line(self) -> str:

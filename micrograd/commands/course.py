@@ -26,6 +26,7 @@ import sys
 from typing import Any
 
 from ..core.atomic import atomic_write, describe
+from ..core.setup_cell import installed_setup
 
 DEFAULT_DIR = "micrograd-course"
 
@@ -92,6 +93,7 @@ def write_copies(folder: pathlib.Path, solutions: bool = True) -> tuple[list[str
         if target.exists():
             kept.append(name)
             continue
+        text = installed_setup(text)
         atomic_write(target, text if solutions else without_solutions(text))
         written.append(name)
     return written, kept
