@@ -59,8 +59,8 @@ try:
 except ModuleNotFoundError:
     torch = None
     Function = object   # so that the exercise's class still runs
-    print('PyTorch is not installed: each comparison below is skipped with one line '
-          '(pip install torch to run them).')
+    print('PyTorch is not installed: the comparisons below are skipped; they run on a laptop '
+          '(pip install torch) or in Colab.')   # the course in the browser has no PyTorch
 
 # %% [markdown]
 # ## An MLP, both ways

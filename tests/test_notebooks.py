@@ -740,6 +740,7 @@ def test_without_pytorch_each_comparison_says_so_in_one_line(
     assert lines and all(len(line) < 120 for line in lines), lines
     if name.startswith("05"):
         assert "skipped: PyTorch is not installed, so your Tanh cannot run" in lines
+        assert "they run on a laptop (pip install torch) or in Colab." in lines[0]
 
 
 def test_notebook_2_by_hand_is_predicted_in_the_explorer_first() -> None:
