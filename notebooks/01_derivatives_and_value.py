@@ -64,8 +64,10 @@ except ModuleNotFoundError:   # the course in the browser (JupyterLite) has no n
 def f(x):
     return 3*x**2 - 4*x + 5
 
-if plt is None:
-    print('No matplotlib here (the course in the browser): the plot of f is skipped.')
+if plt is None:   # the course in the browser: micrograd's own picture of it
+    from micrograd.viz.plot import line
+    xs = [x / 4 for x in range(-20, 20)]
+    display(line([f(x) for x in xs], xs=xs, title='f(x) = 3x² - 4x + 5'))
 else:
     xs = np.arange(-5, 5, 0.25)
     plt.plot(xs, f(xs)); plt.title('f(x) = 3x² - 4x + 5'); plt.show()

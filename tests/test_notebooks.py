@@ -768,3 +768,37 @@ def test_long_numbers_quoted_in_the_text_are_numbers_the_code_writes(name: str) 
             continue
         for number in re.findall(r"\d+\.\d{11,}", "".join(cell.source)):
             assert number in code, f"{name}: the text quotes {number}, which no cell writes"
+
+
+@pytest.mark.parametrize(
+    "name, pictures",
+    [("01_derivatives_and_value", 1), ("03_neuron_to_mlp", 3), ("04_moons_demo", 2)],
+)
+def test_without_matplotlib_micrograds_own_pictures_stand_in(
+    name: str, pictures: int, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As in the browser (JupyterLite): no numpy, matplotlib or scikit-learn. The parabola, the
+    # loss curves, the moons and the decision boundary are micrograd.viz.plot's SVG pictures.
+    for module in ("numpy", "matplotlib", "sklearn"):
+        hidden = tmp_path / "hidden" / module
+        hidden.mkdir(parents=True)
+        (hidden / "__init__.py").write_text(
+            f"raise ModuleNotFoundError(\"No module named '{module}'\", name='{module}')\n"
+        )
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "hidden"))
+    if name.startswith("03"):
+        _learners_value(tmp_path)
+    nb = _filled(name, FILLS[name])
+    _execute(nb, tmp_path, monkeypatch)
+    svgs = [
+        o.data["image/svg+xml"]
+        for c in nb.cells
+        for o in c.get("outputs", [])
+        if o.output_type == "display_data" and "image/svg+xml" in o.data
+    ]
+    drawn = [s for s in svgs if "<polyline" in s or "<circle" in s]  # (not draw_dot's graphs)
+    assert len(drawn) == pictures, len(drawn)
+    if name.startswith("04"):  # the boundary: the grid's squares, both classes' colours
+        assert drawn[1].count("<rect") > 100 and drawn[1].count("<circle") == 100
+    printed = "".join(_printed(c) for c in nb.cells)
+    assert "not drawn" not in printed and "is skipped" not in printed
