@@ -471,7 +471,11 @@ def test_learn_opens_the_start_page_then_notebook_1_alone(
             .slice(0, 2).map(c => [c.model.type, c.model.sharedModel.getSource()])""")
         assert cells[0][0] == "markdown" and cells[0][1].startswith("# 1. ")
         assert cells[1] == ["code", setup_cell.INSTALLED_SETUP]
-        if size[0] < 500:
+        if size[0] < 500:  # a phone: no sidebar, nothing wider than the screen, Run touch-sized
+            run = page.locator('.jp-Toolbar .jp-ToolbarButtonComponent[title^="Run"]').first
+            box = run.bounding_box()
+            assert box["width"] >= 44 and box["height"] >= 44, box
+            assert page.evaluate("document.documentElement.scrollWidth") <= size[0]
             return  # the rest is the same on a phone
         exercise = page.evaluate(CELL_INDEX, ["exercise", "slope"])
         checks = page.evaluate(CELL_INDEX, ["checks", "slope"])

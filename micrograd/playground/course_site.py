@@ -192,6 +192,11 @@ REPL_KERNEL = (
     "history.replaceState(null, '', u); } })();</script>"
 )
 KERNELSPEC = {"display_name": "Python (Pyodide)", "language": "python", "name": "python"}
+# The single-document view on a phone: its toolbar's buttons (Run among them) touch-sized.
+PHONE_STYLE = (
+    "\n<style>@media (max-width: 600px) { .jp-Toolbar { min-height: 48px; } "
+    ".jp-Toolbar .jp-ToolbarButtonComponent { min-width: 44px; min-height: 44px; } }</style>"
+)
 # Saved as the learner works, not every two minutes (JupyterLab's default): a reload keeps it.
 AUTOSAVE_SECONDS = 3
 OVERRIDES = {"@jupyterlab/docmanager-extension:plugin": {"autosaveInterval": AUTOSAVE_SECONDS}}
@@ -507,6 +512,7 @@ def course_files(
         }
     files[PAGE] = start_page(notebooks, NOTEBOOKS, lite_config()["jupyter-config-data"]["appName"])
     _insert(files, "repl/index.html", '<meta charset="utf-8">', REPL_KERNEL)
+    _insert(files, "notebooks/index.html", "<head>", PHONE_STYLE)
     for page in APP_PAGES:  # else the browser asks the host's root for /favicon.ico
         up = "../" * page.count("/")
         _insert(files, page, "<head>", f'\n<link rel="icon" href="{up}lab/favicon.ico">')

@@ -10,8 +10,6 @@ import html
 import math
 from collections.abc import Callable, Sequence
 
-from .formatting import format_number
-
 W, H, M = 480.0, 320.0, 44.0  # the picture, and the margin its axes' numbers sit in
 COLOURS = ("#0969da", "#cf222e", "#1a7f37", "#8250df", "#bf8700")
 CLASSES = {-1: ("#cf222e", "#fbd7da"), 1: ("#0969da", "#d4e5fb")}  # point, region
@@ -43,17 +41,21 @@ def _scale(lo: float, hi: float, a: float, b: float) -> Callable[[float], float]
     return lambda v: a + (v - lo) / span * (b - a)
 
 
+def _n(v: float) -> str:
+    return f"{v:.4g}"  # an axis's end: short, so that it fits beside the frame
+
+
 def _frame(x0: float, x1: float, y0: float, y1: float, title: str, xlabel: str, ylabel: str) -> str:
     t = lambda s: html.escape(str(s))  # noqa: E731
     return (
         f'<rect x="{M}" y="{M / 2}" width="{W - 1.5 * M}" height="{H - 1.5 * M}" fill="none" '
         f'stroke="#59636e"/>'
         f'<text x="{W / 2}" y="14" text-anchor="middle">{t(title)}</text>'
-        f'<text x="{M}" y="{H - M / 2 + 14}" text-anchor="middle">{t(format_number(x0))}</text>'
+        f'<text x="{M}" y="{H - M / 2 + 14}" text-anchor="middle">{_n(x0)}</text>'
         f'<text x="{W - M / 2}" y="{H - M / 2 + 14}" text-anchor="middle">'
-        f"{t(format_number(x1))}</text>"
-        f'<text x="{M - 4}" y="{H - M + 4}" text-anchor="end">{t(format_number(y0))}</text>'
-        f'<text x="{M - 4}" y="{M / 2 + 4}" text-anchor="end">{t(format_number(y1))}</text>'
+        f"{_n(x1)}</text>"
+        f'<text x="{M - 4}" y="{H - M + 4}" text-anchor="end">{_n(y0)}</text>'
+        f'<text x="{M - 4}" y="{M / 2 + 4}" text-anchor="end">{_n(y1)}</text>'
         f'<text x="{W / 2}" y="{H - 4}" text-anchor="middle">{t(xlabel)}</text>'
         f'<text x="10" y="{H / 2}" text-anchor="middle" transform="rotate(-90 10 {H / 2})">'
         f"{t(ylabel)}</text>"
