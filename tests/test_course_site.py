@@ -501,6 +501,28 @@ def test_learn_opens_the_start_page_then_notebook_1_alone(
             exercise,
         )
         assert kept == right
+        # notebook 2's by-hand grads: w2.grad = x2.data is right only where x2 = 0; the check
+        # runs the learner's cell again at a second point, in the browser's kernel too
+        name = f"{course_site.NOTEBOOKS[1]}.ipynb"
+        page.goto(app.base + f"course/notebooks/index.html?path={name}")
+        page.wait_for_function(KERNEL_IDLE, arg=name, timeout=START_MS)
+        exercise = page.evaluate(CELL_INDEX, ["exercise", "by_hand"])
+        checks = page.evaluate(CELL_INDEX, ["checks", "by_hand"])
+        for i in range(exercise):
+            page.evaluate(RUN_CELL, [i, None])
+        solution = _solutions(course_site.NOTEBOOKS[1])[exercise]
+        wrong = solution.replace("w2.grad = x2.data * x2w2.grad", "w2.grad = x2.data")
+        assert wrong != solution
+        page.evaluate(RUN_CELL, [exercise, wrong])
+        said = page.evaluate(RUN_CELL, [checks, None])
+        assert "Traceback" not in said and "AssertionError" not in said, said
+        assert said.rstrip().splitlines()[-1].startswith("✗ at a second point (x1 = 1.5000")
+        assert "that is ∂x2w2/∂w2 alone: the chain rule multiplies it by x2w2.grad" in said
+        page.evaluate(RUN_CELL, [exercise, solution])
+        said = page.evaluate(RUN_CELL, [checks, None])
+        assert said.rstrip().endswith(
+            "✓ all 10 grads right, at the lecture's numbers and at a second point"
+        ), said
     finally:
         app.close()
 
