@@ -8,6 +8,19 @@
 #     name: python3
 # ---
 
+# %% [markdown]
+# # 1. Derivatives, and a Value of your own
+#
+# A derivative answers one question: *if I nudge the input a tiny bit, how much does the output
+# move, and in which direction?* We start with plain numbers; then you write the lecture's `Value`
+# (about 25 lines), draw an expression with it, and backpropagate through it by hand.
+#
+# **How the exercises work.** An *exercise* cell is yours: replace each `...` with your code and
+# run it. The cell after it checks what you wrote and says what, if anything, is wrong (for a
+# class, `micrograd.check` does, op by op). Your code is always what runs. Each exercise has a
+# solution below it, folded under "Solution": it never runs by itself; if you want it, open it
+# and copy it into the exercise cell.
+
 # %% tags=["setup"]
 # Set-up: installs micrograd-plus with what these notebooks import (never Jupyter itself) where
 # it is missing (Colab, a Jupyter of your own); where it is installed this does nothing.
@@ -39,19 +52,6 @@ except ImportError:
     importlib.invalidate_caches()
     import micrograd.check
 
-# %% [markdown]
-# # 1. Derivatives, and a Value of your own
-#
-# A derivative answers one question: *if I nudge the input a tiny bit, how much does the output
-# move, and in which direction?* We start with plain numbers; then you write the lecture's `Value`
-# (about 25 lines), draw an expression with it, and backpropagate through it by hand.
-#
-# **How the exercises work.** An *exercise* cell is yours: replace each `...` with your code and
-# run it. The cell after it checks what you wrote and says what, if anything, is wrong (for a
-# class, `micrograd.check` does, op by op). Your code is always what runs. Each exercise has a
-# solution below it, folded under "Solution": it never runs by itself; if you want it, open it
-# and copy it into the exercise cell.
-
 # %%
 import math
 from micrograd import check
@@ -64,8 +64,10 @@ except ModuleNotFoundError:   # the course in the browser (JupyterLite) has no n
 def f(x):
     return 3*x**2 - 4*x + 5
 
-if plt is None:
-    print('No matplotlib here (the course in the browser): the plot of f is skipped.')
+if plt is None:   # the course in the browser: micrograd's own picture of it
+    from micrograd.viz.plot import line
+    xs = [x / 4 for x in range(-20, 20)]
+    display(line([f(x) for x in xs], xs=xs, title='f(x) = 3x² - 4x + 5'))
 else:
     xs = np.arange(-5, 5, 0.25)
     plt.plot(xs, f(xs)); plt.title('f(x) = 3x² - 4x + 5'); plt.show()
@@ -99,6 +101,7 @@ for x in (3.0, -3.0, 2/3):
 assert abs(slope(f, 3.0) - 14) < 1e-3, 'slope(f, 3.0) should be close to 14 (f\'(3) = 6·3 - 4)'
 assert abs(slope(f, -3.0) + 22) < 1e-3, 'slope(f, -3.0) should be close to -22'
 assert abs(slope(f, 2/3)) < 1e-3, 'slope(f, 2/3) should be close to 0'
+print('✓ slope is right: 14, -22 and 0, to 3 decimals')
 
 # %% [markdown]
 # 14.0003, -21.9997 and 0.0003, not 14, -22 and 0: this one-sided difference is off by 3h
@@ -188,7 +191,7 @@ class Value:
 # written yet are listed as "not implemented yet", not as failures.
 
 # %% checks="value"
-report = check(Value)
+report = check(Value, asked="+ *")   # what this notebook asks for; the rest comes later
 display(report)
 assert report.ok, report.headline   # the first problem; all of them are listed above
 
@@ -215,36 +218,24 @@ draw_dot(L)
 # ## Backpropagation by hand
 #
 # `L.grad` is to hold dL/dL, `d.grad` dL/dd, and so on down to the leaves. Each answer is checked
-# against a nudge, the lecture's `lol()`: move one node by h, recompute L, take rise over run.
+# against a nudge, as the lecture's `lol()` does: move one node by h, recompute L, take rise over run.
+# Then your cell runs again on the same expression at other numbers (`elsewhere`), so that an
+# answer right only by a coincidence of the lecture's numbers is caught.
 
 # %%
-def lol(name, h=0.0001):
-    # dL/d(name) by nudging: recompute L with that one node moved by h, as in the lecture.
-    def L_with(bump):
-        a = 2.0 + (h if bump == 'a' else 0)
-        b = -3.0 + (h if bump == 'b' else 0)
-        c = 10.0 + (h if bump == 'c' else 0)
-        f = -2.0 + (h if bump == 'f' else 0)
-        e = a*b + (h if bump == 'e' else 0)
-        d = e + c + (h if bump == 'd' else 0)
-        return d*f + (h if bump == 'L' else 0)
-    return (L_with(name) - L_with(None)) / h
+from micrograd.check.notebook import compare_grads
+
+def elsewhere(a=3.0, b=-1.5, c=4.0, f=2.5):
+    # The lecture's expression at other numbers: the root first, then every node.
+    a, b, c, f = Value(a, label='a'), Value(b, label='b'), Value(c, label='c'), Value(f, label='f')
+    e = a*b; e.label = 'e'
+    d = e + c; d.label = 'd'
+    L = d * f; L.label = 'L'
+    return L, d, e, a, b, c, f
 
 def compare(*nodes):
-    # Your grads against the nudge: a line each, then stop at the first that disagrees.
-    wrong = []
-    for node in nodes:
-        nudge = lol(node.label)
-        if node.grad is ...:
-            print(f'  {node.label}.grad: not filled in yet')
-            wrong.append(f'{node.label}.grad is not filled in yet')
-        elif abs(node.grad - nudge) < 1e-3:
-            print(f'✓ {node.label}.grad = {node.grad}  (nudge: {nudge:.6f})')
-        else:
-            wrong.append(f'{node.label}.grad = {node.grad}, but nudging {node.label} moves L by '
-                         f'{nudge:.6f} per unit')
-            print('✗', wrong[-1])
-    assert not wrong, wrong[0] + (f' (and {len(wrong) - 1} more, above)' if len(wrong) > 1 else '')
+    # Your grads against the nudge, a line each, at the lecture's numbers and then elsewhere.
+    compare_grads(nodes, root=L, rerun=elsewhere)
 
 # %% [markdown]
 # **Step 1.** How much does L move when L moves by h? (`...` is Python's Ellipsis: replace it

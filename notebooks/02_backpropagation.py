@@ -8,6 +8,16 @@
 #     name: python3
 # ---
 
+# %% [markdown]
+# # 2. Backpropagation: your Value does it itself
+#
+# You backpropagate through a neuron by hand, give each op a `_backward` (its local derivative,
+# times the output's gradient), write the topological sort and `backward()`, predict what
+# `a + a` does and find out, write the rest of the lecture's ops into a file of your own
+# (`my_value.py`: notebook 3 trains a network on it), and compare your gradients with PyTorch's.
+# Exercises work as in notebook 1: your code is what runs; each solution is folded under
+# "Solution" and runs only if you copy it in.
+
 # %% tags=["setup"]
 # Set-up: installs micrograd-plus with what these notebooks import (never Jupyter itself) where
 # it is missing (Colab, a Jupyter of your own); where it is installed this does nothing.
@@ -38,16 +48,6 @@ except ImportError:
         del sys.modules[name]
     importlib.invalidate_caches()
     import micrograd.check
-
-# %% [markdown]
-# # 2. Backpropagation: your Value does it itself
-#
-# You backpropagate through a neuron by hand, give each op a `_backward` (its local derivative,
-# times the output's gradient), write the topological sort and `backward()`, predict what
-# `a + a` does and find out, write the rest of the lecture's ops into a file of your own
-# (`my_value.py`: notebook 3 trains a network on it), and compare your gradients with PyTorch's.
-# Exercises work as in notebook 1: your code is what runs; each solution is folded under
-# "Solution" and runs only if you copy it in.
 
 # %% [markdown]
 # ## Your Value from notebook 1, plus tanh
@@ -95,11 +95,11 @@ class Value:
 # %%
 print(math.atanh(1 / math.sqrt(2)), math.log(1 + math.sqrt(2)))
 
-def neuron(V=None):
+def neuron(V=None, x1=2.0, x2=0.0, w1=-3.0, w2=1.0, b=6.8813735870195432):
     V = V or Value   # your Value; micrograd's too, for the explorer below
-    x1, x2 = V(2.0, label='x1'), V(0.0, label='x2')
-    w1, w2 = V(-3.0, label='w1'), V(1.0, label='w2')
-    b = V(6.8813735870195432, label='b')
+    x1, x2 = V(x1, label='x1'), V(x2, label='x2')
+    w1, w2 = V(w1, label='w1'), V(w2, label='w2')
+    b = V(b, label='b')
     x1w1 = x1*w1; x1w1.label = 'x1*w1'
     x2w2 = x2*w2; x2w2.label = 'x2*w2'
     x1w1x2w2 = x1w1 + x2w2; x1w1x2w2.label = 'x1*w1 + x2*w2'
@@ -114,34 +114,13 @@ draw_dot(o)
 
 # %% [markdown]
 # Each gradient you compute below is checked against a nudge of that node (a central difference,
-# in plain floats), as notebook 1's `lol()` did.
+# in plain floats), as notebook 1's `lol()` did, at the lecture's numbers and then at a second
+# point where no input is 0 or 1: there x2 = 0 cannot make a wrong product come out right.
 
 # %%
-def o_with(bump=None, h=0.0):
-    # o, in plain floats, with the node named `bump` moved by h.
-    def at(name, value):
-        return value + (h if name == bump else 0.0)
-    x1, x2 = at('x1', 2.0), at('x2', 0.0)
-    w1, w2, b = at('w1', -3.0), at('w2', 1.0), at('b', 6.8813735870195432)
-    x1w1, x2w2 = at('x1*w1', x1*w1), at('x2*w2', x2*w2)
-    n = at('n', at('x1*w1 + x2*w2', x1w1 + x2w2) + b)
-    return at('o', math.tanh(n))
+from micrograd.check.notebook import compare_grads
 
-def compare(*nodes, h=1e-6):
-    # Your grads against the nudge: a line each, then stop if any disagrees.
-    wrong = []
-    for node in nodes:
-        nudge = (o_with(node.label, h) - o_with(node.label, -h)) / (2*h)
-        if node.grad is ...:
-            print(f'  {node.label}.grad: not filled in yet')
-            wrong.append(f'{node.label}.grad is not filled in yet')
-        elif abs(node.grad - nudge) < 1e-6:
-            print(f'✓ {node.label}.grad = {node.grad:.6f}  (nudge: {nudge:.6f})')
-        else:
-            wrong.append(f'{node.label}.grad = {node.grad}, but nudging {node.label} moves o by '
-                         f'{nudge:.6f} per unit')
-            print('✗', wrong[-1])
-    assert not wrong, wrong[0] + (f' (and {len(wrong) - 1} more, above)' if len(wrong) > 1 else '')
+SECOND = dict(x1=1.5, x2=-0.5, w1=-2.5, w2=0.75, b=4.5)   # the second point
 
 # %% [markdown]
 # ## Exercise: the chain rule through the neuron, by hand
@@ -195,7 +174,8 @@ w2.grad = ...
 # </details>
 
 # %% checks="by_hand"
-compare(o, n, x1w1x2w2, b, x1w1, x2w2, x1, w1, x2, w2)
+compare_grads([o, n, x1w1x2w2, b, x1w1, x2w2, x1, w1, x2, w2], root=o,
+              rerun=lambda: neuron(**SECOND))   # your cell above, run again at SECOND
 
 # %% [markdown]
 # ## Exercise: each op's `_backward`
@@ -290,10 +270,12 @@ class Value:
 
 # %% checks="backward_ops"
 o, n, x1w1x2w2, x1w1, x2w2, x1, x2, w1, w2, b = neuron()
-o.grad = 1.0
-for node in (o, n, x1w1x2w2, x1w1, x2w2):
-    node._backward()
-compare(n, x1w1x2w2, b, x1w1, x2w2, x1, w1, x2, w2)
+there = neuron(**SECOND)
+for nodes in (o, n, x1w1x2w2, x1w1, x2w2), there[:5]:
+    nodes[0].grad = 1.0
+    for node in nodes:
+        node._backward()
+compare_grads([n, x1w1x2w2, b, x1w1, x2w2, x1, w1, x2, w2], root=o, second=there)
 # the neuron uses each node once; a node used twice gets the sum of both uses
 for op, twice, want in (('+', lambda a: a + a, 2.0), ('*', lambda a: a * a, 6.0)):
     a = Value(3.0, label='a')
@@ -417,7 +399,7 @@ explore(b)
 # graphs where the visiting order matters, and `backward()` called twice. It names the cause.
 
 # %% checks="backward"
-report = check(Value)
+report = check(Value, asked="+ * tanh backward")   # this notebook asks for these so far
 display(report)
 assert report.ok, report.headline   # the first problem; all of them are listed above
 

@@ -8,6 +8,14 @@
 #     name: python3
 # ---
 
+# %% [markdown]
+# # 3. From a neuron to an MLP, and training it
+#
+# A neuron computes tanh(w·x + b). A layer is neurons side by side, reading the same inputs; an
+# MLP is layers in a row. You write all three (as in the lecture) on **your own `Value`**, the
+# one notebook 2 wrote to `my_value.py`, take one training step by hand, then write the training
+# step, find out what a forgotten `zero_grad` does, and train the network to the lecture's result.
+
 # %% tags=["setup"]
 # Set-up: installs micrograd-plus with what these notebooks import (never Jupyter itself) where
 # it is missing (Colab, a Jupyter of your own); where it is installed this does nothing.
@@ -39,22 +47,14 @@ except ImportError:
     importlib.invalidate_caches()
     import micrograd.check
 
-# %% [markdown]
-# # 3. From a neuron to an MLP, and training it
-#
-# A neuron computes tanh(w·x + b). A layer is neurons side by side, reading the same inputs; an
-# MLP is layers in a row. You write all three (as in the lecture) on **your own `Value`**, the
-# one notebook 2 wrote to `my_value.py`, take one training step by hand, then write the training
-# step, find out what a forgotten `zero_grad` does, and train the network to the lecture's result.
-
 # %%
 import importlib, math, random
 from micrograd import check
 try:
     import matplotlib.pyplot as plt
 except ModuleNotFoundError:   # the course in the browser (JupyterLite) has no matplotlib
-    plt = None
-    print('No matplotlib here (the course in the browser): the loss curves are printed, not drawn.')
+    plt = None   # micrograd's own pictures draw the loss curves instead
+    from micrograd.viz.plot import line
 
 try:
     import my_value
@@ -246,6 +246,8 @@ model, losses = train(step, lr=0.05, steps=30)
 print('loss', losses[0], '->', losses[-1])
 if plt:
     plt.plot(losses); plt.xlabel('step'); plt.ylabel('loss'); plt.show()
+else:
+    display(line(losses, xlabel='step', ylabel='loss'))
 
 # %% [markdown]
 # ## Predict, then run: the same step twice
@@ -313,6 +315,8 @@ print('loss', losses[0], '->', losses[-1])
 print('predictions', [round(p, 3) for p in preds], 'wanted', ys)
 if plt:
     plt.plot(losses); plt.yscale('log'); plt.xlabel('step'); plt.ylabel('loss'); plt.show()
+else:
+    display(line([math.log10(v) for v in losses], xlabel='step', ylabel='log10 of the loss'))
 assert losses[-1] < 0.05, f'the loss ended at {losses[-1]}'
 assert all(abs(p - y) < 0.25 for p, y in zip(preds, ys)), 'a prediction is far from its target'
 
@@ -330,6 +334,9 @@ if plt:
     for lr, curve in curves.items():
         plt.plot(curve, label=f'lr={lr}')
     plt.legend(); plt.yscale('log'); plt.xlabel('step'); plt.ylabel('loss'); plt.show()
+else:
+    display(line(*[[math.log10(v) for v in c] for c in curves.values()],
+                 labels=[f'lr={lr}' for lr in curves], xlabel='step', ylabel='log10 of the loss'))
 for lr, curve in curves.items():
     print(f'lr={lr}: last loss {curve[-1]:.4f}, went up on {ups(curve)} steps')
 assert curves[0.01][-1] > curves[0.05][-1]   # too small a step is slow

@@ -8,6 +8,15 @@
 #     name: python3
 # ---
 
+# %% [markdown]
+# # 4. karpathy's moons demo
+#
+# A 2-16-16-1 network learns to separate two interleaved half-moons, with karpathy's own code from
+# his micrograd repository (`demo.ipynb`), run on this package's `MLP` and `Value`. Three things
+# differ from notebook 3, and you write each of them: a max-margin loss instead of squared error,
+# L2 regularisation, and a learning rate that decays. With them, and his seeds, the training
+# reaches his final loss, **0.010978370135492717**, and 100% accuracy. The neurons use ReLU.
+
 # %% tags=["setup"]
 # Set-up: installs micrograd-plus with what these notebooks import (never Jupyter itself) where
 # it is missing (Colab, a Jupyter of your own); where it is installed this does nothing.
@@ -39,15 +48,6 @@ except ImportError:
     importlib.invalidate_caches()
     import micrograd.check
 
-# %% [markdown]
-# # 4. karpathy's moons demo
-#
-# A 2-16-16-1 network learns to separate two interleaved half-moons, with karpathy's own code from
-# his micrograd repository (`demo.ipynb`), run on this package's `MLP` and `Value`. Three things
-# differ from notebook 3, and you write each of them: a max-margin loss instead of squared error,
-# L2 regularisation, and a learning rate that decays. With them, and his seeds, the training
-# reaches his final loss, **0.010978370135492717**, and 100% accuracy. The neurons use ReLU.
-
 # %%
 import random
 from micrograd.engine import Value
@@ -63,7 +63,8 @@ random.seed(1337)
 if np is None:   # the same 100 points, bit for bit, as lists (micrograd.data repeats sklearn)
     from micrograd.data import moons
     X, y = moons(n_samples=100, noise=0.1, seed=1337)
-    print('No numpy or matplotlib here (the course in the browser): the points are not drawn.')
+    from micrograd.viz.plot import points   # micrograd's own picture, without matplotlib
+    display(points(X, y, title='the moons'))
 else:
     np.random.seed(1337)
     X, y = make_moons(n_samples=100, noise=0.1)
@@ -254,8 +255,8 @@ assert acc == 1.0
 # Score every point of a grid and colour it by the sign of the score.
 
 # %%
-if np is None:
-    print('No numpy or matplotlib here (the course in the browser): the boundary is not drawn.')
+if np is None:   # micrograd's own picture: each grid square coloured by the sign of its score
+    display(points(X, y, score=lambda a, b: model([Value(a), Value(b)]).data, title='the boundary'))
 else:
     h = 0.25
     x_min, x_max = X[:, 0].min() - 1, X[:, 0].max() + 1

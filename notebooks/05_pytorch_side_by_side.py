@@ -8,6 +8,14 @@
 #     name: python3
 # ---
 
+# %% [markdown]
+# # 5. PyTorch side by side, and an op of your own in PyTorch
+#
+# Notebook 2 put your neuron next to PyTorch's, right after tanh, as the lecture does. Here the
+# lecture's whole MLP is compared, every weight's and every bias's gradient, and then you write an
+# op for PyTorch the way micrograd's ops are written: a forward, and a backward that applies the
+# local derivative, as a `torch.autograd.Function`.
+
 # %% tags=["setup"]
 # Set-up: installs micrograd-plus with what these notebooks import (never Jupyter itself) where
 # it is missing (Colab, a Jupyter of your own); where it is installed this does nothing.
@@ -39,14 +47,6 @@ except ImportError:
     importlib.invalidate_caches()
     import micrograd.check
 
-# %% [markdown]
-# # 5. PyTorch side by side, and an op of your own in PyTorch
-#
-# Notebook 2 put your neuron next to PyTorch's, right after tanh, as the lecture does. Here the
-# lecture's whole MLP is compared, every weight's and every bias's gradient, and then you write an
-# op for PyTorch the way micrograd's ops are written: a forward, and a backward that applies the
-# local derivative, as a `torch.autograd.Function`.
-
 # %%
 import math
 import random
@@ -59,8 +59,8 @@ try:
 except ModuleNotFoundError:
     torch = None
     Function = object   # so that the exercise's class still runs
-    print('PyTorch is not installed: each comparison below is skipped with one line '
-          '(pip install torch to run them).')
+    print('PyTorch is not installed: the comparisons below are skipped; they run on a laptop '
+          '(pip install torch) or in Colab.')   # the course in the browser has no PyTorch
 
 # %% [markdown]
 # ## An MLP, both ways

@@ -8,6 +8,11 @@
 #     name: python3
 # ---
 
+# %% [markdown]
+# # Appendix: second derivatives, Newton's method, and `micrograd.jit`
+#
+# Beyond the lecture: two things micrograd adds to its engine, shown briefly.
+
 # %% tags=["setup"]
 # Set-up: installs micrograd-plus with what these notebooks import (never Jupyter itself) where
 # it is missing (Colab, a Jupyter of your own); where it is installed this does nothing.
@@ -38,11 +43,6 @@ except ImportError:
         del sys.modules[name]
     importlib.invalidate_caches()
     import micrograd.check
-
-# %% [markdown]
-# # Appendix: second derivatives, Newton's method, and `micrograd.jit`
-#
-# Beyond the lecture: two things micrograd adds to its engine, shown briefly.
 
 # %% [markdown]
 # ## Second derivatives

@@ -27,6 +27,18 @@ NOTEBOOKS = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
 NAMES = sorted(p.name for p in NOTEBOOKS.glob("0*.ipynb"))
 
 
+def same_but_setup(copy: str, course: str) -> bool:
+    """The copy is the course's notebook, but for its set-up cell: one line, where micrograd
+    is installed (no pip, no REPO placeholder)."""
+    theirs, ours = json.loads(copy), json.loads(course)
+    setup = [i for i, c in enumerate(ours["cells"]) if "setup" in c["metadata"].get("tags", [])]
+    assert setup == [1], "the set-up cell is the one below the title"
+    line = "".join(theirs["cells"][1]["source"])
+    assert line == "import micrograd.check   # set-up", line
+    theirs["cells"][1]["source"] = ours["cells"][1]["source"]
+    return theirs == ours
+
+
 def test_the_copies_are_the_courses_and_a_second_run_keeps_a_learners_work(
     tmp_path: pathlib.Path, capsys: Any
 ) -> None:
@@ -34,7 +46,7 @@ def test_the_copies_are_the_courses_and_a_second_run_keeps_a_learners_work(
     assert main(["course", str(folder), "--no-lab"]) == 0
     assert sorted(p.name for p in folder.iterdir()) == NAMES and len(NAMES) == 6
     for name in NAMES:
-        assert (folder / name).read_text() == (NOTEBOOKS / name).read_text()
+        assert same_but_setup((folder / name).read_text(), (NOTEBOOKS / name).read_text())
     assert capsys.readouterr().out.splitlines() == [
         f"micrograd course: wrote 6 notebooks into {folder} (solutions folded)"
     ]
@@ -43,7 +55,7 @@ def test_the_copies_are_the_courses_and_a_second_run_keeps_a_learners_work(
     (folder / NAMES[1]).unlink()
     assert main(["course", str(folder), "--no-lab"]) == 0
     assert "def my_slope(" in mine.read_text()  # the learner's edit stays
-    assert (folder / NAMES[1]).read_text() == (NOTEBOOKS / NAMES[1]).read_text()
+    assert same_but_setup((folder / NAMES[1]).read_text(), (NOTEBOOKS / NAMES[1]).read_text())
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"micrograd course: wrote 1 notebooks into {folder} (solutions folded)"
     assert out[1].startswith(f"micrograd course: kept 5 already in {folder}, never overwritten")
@@ -60,14 +72,17 @@ def test_copies_without_solutions_hold_no_solution(tmp_path: pathlib.Path) -> No
     assert main(["course", str(tmp_path / "out"), "--no-lab", "--no-solutions", "--zip"]) == 0
     with zipfile.ZipFile(tmp_path / "out.zip") as archive:
         assert sorted(archive.namelist()) == [f"micrograd-course/{n}" for n in NAMES]
-        for name in NAMES:  # the archive holds what the folder does
-            assert (
-                archive.read(f"micrograd-course/{name}") == (tmp_path / "out" / name).read_bytes()
-            )
+        for name in NAMES:  # the archive holds what the folder does, but the full set-up cell
+            zipped = json.loads(archive.read(f"micrograd-course/{name}"))
+            folder = json.loads((tmp_path / "out" / name).read_text())
+            assert "pip" in "".join(zipped["cells"][1]["source"])
+            zipped["cells"][1] = folder["cells"][1]
+            assert zipped == folder
     promised = 0
     for name in NAMES:
         ours = json.loads((NOTEBOOKS / name).read_text())
         theirs = json.loads((tmp_path / "out" / name).read_text())
+        theirs["cells"][1]["source"] = ours["cells"][1]["source"]  # the set-up line (above)
         solutions = [c for c in ours["cells"] if "solution" in c["metadata"].get("tags", [])]
         assert len(solutions) == sum("exercise" in c["metadata"] for c in ours["cells"])
         rest = [c for c in ours["cells"] if c not in solutions]

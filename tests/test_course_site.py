@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from micrograd.commands.cli import main
+from micrograd.core import setup_cell
 from micrograd.playground import course_site, site
 
 from .conftest import _unavailable, watch_errors
@@ -98,7 +99,12 @@ def test_the_app_loads_micrograd_and_never_falls_back_to_pypi(built: pathlib.Pat
     for name in course_site.NOTEBOOKS:  # the learner's notebook, on the app's kernel
         nb = json.loads((course / "files" / f"{name}.ipynb").read_text())
         ours = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())
-        assert nb["cells"] == ours["cells"]
+        # but for the set-up cell, one line here (micrograd is loaded), and the title's last
+        # line, where work is kept
+        assert nb["cells"][1]["source"] == setup_cell.INSTALLED_SETUP
+        assert nb["cells"][0]["source"].endswith(course_site.KEPT)
+        assert "".join(nb["cells"][0]["source"]).startswith("".join(ours["cells"][0]["source"]))
+        assert nb["cells"][2:] == ours["cells"][2:] and len(nb["cells"]) == len(ours["cells"])
         assert nb["metadata"]["kernelspec"]["name"] == "python"
     # no address outside the folder in what the app's pages and config load
     for rel in ("jupyter-lite.json", "repl/jupyter-lite.json", "lab/jupyter-lite.json"):
@@ -109,10 +115,44 @@ def test_the_pages_link_the_course(built: pathlib.Path) -> None:
     for page in ("index.html", "train.html"):
         html = (built / "s" / page).read_text()
         assert (
-            '<a href="course/lab/index.html" title="Learn: the course in your browser">Learn'
+            '<a href="course/start.html" title="Learn: the course in your browser">Learn'
             '<span class="course-more">: the course in your browser</span></a></nav>'
         ) in html
         assert course_site.LINK_STYLE in html
+
+
+def test_the_start_page_lists_the_chapters_in_order(built: pathlib.Path) -> None:
+    import html.parser
+
+    class Links(html.parser.HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.links: list[tuple[str, str]] = []
+            self.text: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: list) -> None:
+            if tag == "a":
+                self.links.append((dict(attrs)["href"], ""))
+
+        def handle_data(self, data: str) -> None:
+            self.text.append(data)
+            if self.links:
+                self.links[-1] = (self.links[-1][0], self.links[-1][1] + data)
+
+    page = Links()
+    page.feed((built / "s" / "course" / "start.html").read_text())
+    opens = [(h, t) for h, t in page.links if h.startswith("notebooks/index.html?path=")]
+    assert [h.split("=", 1)[1] for h, _ in opens] == [f"{n}.ipynb" for n in course_site.NOTEBOOKS]
+    labs = [h for h, _ in page.links if h.startswith("lab/index.html?path=")]
+    assert labs == [f"lab/index.html?path={n}.ipynb" for n in course_site.NOTEBOOKS]
+    for (_, text), name in zip(opens, course_site.NOTEBOOKS):
+        nb = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())
+        title = "".join(nb["cells"][0]["source"]).splitlines()[0].lstrip("# ").replace("`", "")
+        assert text.startswith(title), (text, title)  # the title, then one line
+        assert len(text) > len(title) + 20  # and its one line
+        assert ("Start here" in text) == (name == course_site.NOTEBOOKS[0])
+    assert "".join(page.text).count("Start here") == 1 and "Start here" in opens[0][1]
+    assert "kept in this browser" in "".join(page.text)
 
 
 @pytest.mark.slow
@@ -420,3 +460,109 @@ def test_each_notebook_runs_in_the_app_with_its_solutions_typed_in(app: App) -> 
         assert len(ran) == n_code, name  # top to bottom
         if name == "04_moons_demo":  # karpathy's result, on micrograd.data's moons
             assert "step 99 loss 0.0109783701354" in printed, printed[-500:]
+
+
+RUN_CELL = """async ([i, source]) => {  // as a learner does: the cell selected, then Run
+    const panel = window.jupyterapp.shell.currentWidget;
+    if (source !== null) panel.content.widgets[i].model.sharedModel.setSource(source);
+    panel.content.activeCellIndex = i;
+    await window.jupyterapp.commands.execute('notebook:run-cell');
+    const out = panel.content.widgets[i].node.querySelector('.jp-Cell-outputWrapper');
+    return out ? out.innerText : '';  // (a markdown cell has none)
+}"""
+CELL_INDEX = """([key, value]) => window.jupyterapp.shell.currentWidget.content.widgets.findIndex(
+    c => c.model.getMetadata(key) === value)"""
+
+
+@pytest.mark.parametrize("size", [(1280, 900), (390, 844)], ids=["laptop", "phone"])
+def test_learn_opens_the_start_page_then_notebook_1_alone(
+    browser: Any, course_url: str, screenshot: Any, size: tuple[int, int]
+) -> None:
+    """Learn → the start page → "Start here": notebook 1 in the single-document view, its title
+    first and its set-up one line; a wrong then a right slope show a diagnosis (no traceback)
+    and a ✓ line; the work is saved within seconds and a reload keeps it."""
+    app = App(browser, course_url)
+    app.context.close()  # (its 1280×800 context; this one is the size asked)
+    app.context = browser.new_context(
+        viewport={"width": size[0], "height": size[1]}, has_touch=size[0] < 500
+    )
+    app.context.set_default_timeout(30_000)
+    app.context.route("**/*", app._route)
+    page = app.page = app.context.new_page()
+    app.errors = watch_errors(page)
+    name = f"{course_site.NOTEBOOKS[0]}.ipynb"
+    try:
+        page.goto(app.base + "index.html")
+        page.get_by_role("link", name=re.compile("^Learn")).first.click()
+        page.wait_for_url("**/course/start.html")
+        screenshot(page, f"course-start-{size[0]}", full_page=True)
+        page.get_by_role("link", name=re.compile("Start here")).click()
+        page.wait_for_url(f"**/course/notebooks/index.html?path={name}")
+        page.wait_for_function(KERNEL_IDLE, arg=name, timeout=START_MS)
+        screenshot(page, f"course-notebook-1-{size[0]}")
+        cells = page.evaluate("""() => window.jupyterapp.shell.currentWidget.content.widgets
+            .slice(0, 2).map(c => [c.model.type, c.model.sharedModel.getSource()])""")
+        assert cells[0][0] == "markdown" and cells[0][1].startswith("# 1. ")
+        assert cells[1] == ["code", setup_cell.INSTALLED_SETUP]
+        if size[0] < 500:  # a phone: no sidebar, nothing wider than the screen, Run touch-sized
+            run = page.locator('.jp-Toolbar .jp-ToolbarButtonComponent[title^="Run"]').first
+            box = run.bounding_box()
+            assert box["width"] >= 44 and box["height"] >= 44, box
+            assert page.evaluate("document.documentElement.scrollWidth") <= size[0]
+            return  # the rest is the same on a phone
+        exercise = page.evaluate(CELL_INDEX, ["exercise", "slope"])
+        checks = page.evaluate(CELL_INDEX, ["checks", "slope"])
+        for i in range(exercise):
+            page.evaluate(RUN_CELL, [i, None])
+        half = "def slope(f, x, h=0.0001):\n    return (f(x + h) - f(x)) / (2 * h)"
+        page.evaluate(RUN_CELL, [exercise, half])
+        wrong = page.evaluate(RUN_CELL, [checks, None])
+        assert "✗ slope(f, 3.0) should be close to 14" in wrong and "Traceback" not in wrong
+        assert "AssertionError" not in wrong and "File " not in wrong, wrong
+        right = "def slope(f, x, h=0.0001):\n    return (f(x + h) - f(x)) / h"
+        page.evaluate(RUN_CELL, [exercise, right])
+        said = page.evaluate(RUN_CELL, [checks, None])
+        assert said.rstrip().endswith("✓ slope is right: 14, -22 and 0, to 3 decimals"), said
+        screenshot(page, "course-notebook-1-right-1280")
+        # saved as the learner works: the autosave, in seconds, then a reload keeps the answer
+        page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+        page.reload()
+        page.wait_for_function(KERNEL_IDLE, arg=name, timeout=START_MS)
+        kept = page.evaluate(
+            "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].model"
+            ".sharedModel.getSource()",
+            exercise,
+        )
+        assert kept == right
+        # notebook 2's by-hand grads: w2.grad = x2.data is right only where x2 = 0; the check
+        # runs the learner's cell again at a second point, in the browser's kernel too
+        name = f"{course_site.NOTEBOOKS[1]}.ipynb"
+        page.goto(app.base + f"course/notebooks/index.html?path={name}")
+        page.wait_for_function(KERNEL_IDLE, arg=name, timeout=START_MS)
+        exercise = page.evaluate(CELL_INDEX, ["exercise", "by_hand"])
+        checks = page.evaluate(CELL_INDEX, ["checks", "by_hand"])
+        for i in range(exercise):
+            page.evaluate(RUN_CELL, [i, None])
+        solution = _solutions(course_site.NOTEBOOKS[1])[exercise]
+        wrong = solution.replace("w2.grad = x2.data * x2w2.grad", "w2.grad = x2.data")
+        assert wrong != solution
+        page.evaluate(RUN_CELL, [exercise, wrong])
+        said = page.evaluate(RUN_CELL, [checks, None])
+        assert "Traceback" not in said and "AssertionError" not in said, said
+        assert said.rstrip().splitlines()[-1].startswith("✗ at a second point (x1 = 1.5000")
+        assert "that is ∂x2w2/∂w2 alone: the chain rule multiplies it by x2w2.grad" in said
+        page.evaluate(RUN_CELL, [exercise, solution])
+        said = page.evaluate(RUN_CELL, [checks, None])
+        assert said.rstrip().endswith(
+            "✓ all 10 grads right, at the lecture's numbers and at a second point"
+        ), said
+    finally:
+        app.close()
+
+
+def test_work_is_saved_in_seconds(built: pathlib.Path) -> None:
+    settings = json.loads((built / "s" / "course" / "jupyter-lite.json").read_text())
+    overrides = settings["jupyter-config-data"]["settingsOverrides"]
+    interval = overrides["@jupyterlab/docmanager-extension:plugin"]["autosaveInterval"]
+    assert interval == course_site.AUTOSAVE_SECONDS <= 5  # JupyterLab's own is 120
+    assert f"saved every {interval} seconds" in course_site.KEPT

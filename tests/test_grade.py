@@ -262,7 +262,11 @@ def test_each_kind_of_bug_is_reported_with_its_cause(graded) -> None:
         "*: for out = a * b with a = 2.0, b = -3.0, out.data is -1.0, expected -6.0"
     )
     assert bob["step1"] == ("error", "ZeroDivisionError: division by zero")
-    assert bob["step2"] == ("failed", "d.grad = 9.0, but nudging d moves L by -2.000000 per unit")
+    assert bob["step2"] == (
+        "failed",
+        "d.grad = 9.0000, but nudging d moves L by -2.000000 per unit: ∂(d·f)/∂d is f, the "
+        "other factor, not d itself",
+    )
     assert bob["step3"][0] == "not attempted" and "`...` left" in bob["step3"][1]
     # built on step 3's grads, still `...`: the exercise's own line crashes on them
     assert bob["step4"] == (

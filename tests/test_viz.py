@@ -352,3 +352,25 @@ def test_a_small_number_that_is_not_zero_never_reads_as_zero() -> None:
     assert "data 1.0000e-10" in rows["y"] and "data 0.0000" in rows["z"]
     assert "grad 0.0000" in rows["x"]  # a true zero stays 0.0000
     assert "grad 1.0000e-10" in rows["c1"]
+
+
+def test_in_a_browser_the_builtin_layout_is_said_nothing_of_and_fits(monkeypatch, capsys) -> None:
+    # The course in the browser (Pyodide: sys.platform emscripten) has no programs: the built-in
+    # layout is its normal path, so no Graphviz advice; the picture zooms to fit its output, to
+    # half size at most, then scrolls inside its own box.
+    import xml.etree.ElementTree as ET
+
+    from micrograd import viz
+
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    monkeypatch.setattr(viz, "_SAID", [])
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    L, _ = lecture_L()
+    picture = draw_dot(L)
+    assert capsys.readouterr().err == ""
+    box = ET.fromstring(picture._repr_html_())
+    assert "overflow-x:auto" in box.get("style")
+    (svg,) = list(box)
+    width = float(svg.get("width"))
+    assert svg.get("style") == f"max-width:100%;min-width:{width / 2:.0f}px;height:auto"
+    assert svg.get("viewBox").split()[2] == f"{width:.1f}"  # scaled, not cropped

@@ -24,7 +24,8 @@ node; a crash inside your class is reported with its traceback's last line.
 Inside: `table` (the ops and their classic mistakes), `ops`, `compose` and `graphs` (the checks of
 a Value class), `nets` (of Neuron, Layer, MLP), `training` and `learners` (of a training step, on
 the learner's own engine), `sandbox` (the one run loop: time limits, crashes as one line),
-`report` (one line per cause).
+`report` (one line per cause), `notebook` (the course notebooks' own checks of grads by hand,
+and how a failed check shows there).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import Any
 from ..core.callable_module import make_callable
 from .graphs import ValueChecker
 from .nets import NNChecker
+from .notebook import show_plainly
 from .report import CheckReport
 from .sandbox import DEFAULT_TIME_LIMIT, MAX_TIMEOUTS, Printed, Runner, StopChecking, isolated
 from .training import check_train_step
@@ -53,6 +55,7 @@ def check(
     MLPClass: type | None = None,
     train_step: Callable[..., Any] | None = None,
     time_limit: float = DEFAULT_TIME_LIMIT,
+    asked: str | None = None,
 ) -> CheckReport:
     """Check your own Value class (and/or Neuron, Layer, MLP classes) against micrograd's.
 
@@ -68,6 +71,10 @@ def check(
     else the lecture's MLP built from `ValueClass` (or the Value class your step names), else
     micrograd's; each classic mistake (wrong sign, grads zeroed at the wrong time or only once,
     lr ignored, a loss carried over, another network updated, inputs moved) is named.
+
+    `asked` is what a notebook has asked for so far, space-separated: ops (``"+ * tanh"``) or
+    methods, ``backward``, ``numbers`` (``a + 2.0``). What the class lacks beyond it is one line
+    of the report, "for later notebooks", not a list of things not implemented yet.
 
     Returns a `CheckReport`; nothing is raised for a problem in your code. `time_limit` bounds
     each check in seconds. The random module's state is restored afterwards, so a seeded notebook
@@ -104,7 +111,12 @@ def check(
     ]
     if train_step is not None:
         args.append(f"train_step={getattr(train_step, '__name__', 'fn')}")
-    report = CheckReport(f"check({', '.join(args)})")
+    show_plainly()  # the cell's `assert report.ok` shows as the report's line, not a traceback
+    if asked is not None and not isinstance(asked, str):
+        raise TypeError(f"check: asked must be a string like '+ * tanh', got {asked!r}")
+    report = CheckReport(
+        f"check({', '.join(args)})", asked=None if asked is None else asked.split()
+    )
     limit = float(time_limit)
 
     def work(beat: Callable[[bool], None] | None) -> None:
@@ -155,4 +167,5 @@ def _run_checks(
         )
 
 
+show_plainly()  # under IPython: a failed check is its diagnosis, not a traceback (notebook.py)
 make_callable(__name__, "check")  # micrograd.check is this module, callable

@@ -8,6 +8,7 @@ from itertools import islice
 from typing import Any
 
 from ..engine import Value, grad
+from .by_hand import BACKWARD_MISSING
 from .report import CheckReport
 from .sandbox import (
     MAX_PREV,
@@ -179,7 +180,7 @@ class OpChecks:
             )
         if not callable(getattr(V, "backward", None)):
             self.has_backward = False
-            r.missing.append("backward(): not implemented yet — only forward values are checked")
+            r.not_yet(BACKWARD_MISSING, "backward()", "backward")
         r.passed.append("Value(2.0): data 2.0, grad 0.0, no children")
         return True
 
@@ -189,7 +190,9 @@ class OpChecks:
         r = self.report
         if not self.defines(row.needs):
             method = row.needs[0]
-            if row.extra:  # all on one line: they are not part of the lecture's path
+            if not r.is_asked(row.op, method) or (row.number and not r.is_asked("numbers")):
+                r.not_yet("", row.expr, key=(row.op, row.number))  # the op's first expression
+            elif row.extra:  # all on one line: they are not part of the lecture's path
                 self.missing_methods.setdefault("beyond the lecture", []).append(method)
             else:
                 self.missing_methods.setdefault(method, []).append(row.expr)
@@ -290,6 +293,8 @@ class OpChecks:
         if not self.number_crashes:
             return
         exprs = [e for e, _ in self.number_crashes]
+        if not self.number_ok and not self.report.is_asked("numbers"):
+            return self.report.not_yet("", "plain numbers (a + 2.0)")
         if not self.number_ok:
             self.report.missing.append(
                 f"{', '.join(exprs)}: not implemented yet — a plain number has no .data: wrap it "

@@ -20,6 +20,11 @@ class CheckReport:
     notes: list[str] = field(default_factory=list)  # worth knowing, not wrong
     passed: list[str] = field(default_factory=list)  # what was checked and found right
     skipped: list[str] = field(default_factory=list)  # not run: an earlier problem would spoil it
+    # what the notebook has asked for so far (op names, methods, "backward", "numbers"); None:
+    # everything. Whatever else the class lacks is `later`, one line, not a list of "not yet"
+    asked: list[str] | None = None  # (a list: the report crosses the sandbox as JSON)
+    later: list[str] = field(default_factory=list)
+    _later_keys: list[str] = field(default_factory=list, repr=False)
     # the evidence behind a problem, one attribute away: problem line -> what was tried and got
     details: dict[str, str] = field(default_factory=dict)
     # same cause -> (index in problems, the first line, where else it was seen)
@@ -70,6 +75,28 @@ class CheckReport:
         text = self.problems[problem] if isinstance(problem, int) else problem
         return self.details.get(text, "")
 
+    def is_asked(self, *names: str) -> bool:
+        """Whether the notebook asks for any of `names` yet (always, without `asked`)."""
+        return self.asked is None or any(n in self.asked for n in names)
+
+    def not_yet(self, line: str, short: str, *names: str, key: object = None) -> None:
+        """Not implemented yet: `line` if the notebook asks for any of `names` (or asks for
+        everything), else `short` among what is for later (once per `key`, by default `short`)."""
+        if names and self.is_asked(*names):
+            self.missing.append(line)
+        elif str(key or short) not in self._later_keys:
+            self._later_keys.append(str(key or short))
+            self.later.append(short)
+
+    @property
+    def later_line(self) -> str:
+        """The one line for everything not asked for yet."""
+        if not self.later:
+            return ""
+        more = len(self.later) - 4
+        shown = ", ".join(self.later[:4]) + (f" and {more} more" if more > 0 else "")
+        return f"for later notebooks (not asked for yet): {shown}"
+
     def summary(self) -> str:
         parts = [f"{len(self.problems)} problem{'s' * (len(self.problems) != 1)}"]
         parts.append(f"{len(self.passed)} passed")
@@ -84,6 +111,7 @@ class CheckReport:
         lines = [self.summary()]
         lines += [f"  ✗ {p}" for p in self.problems]
         lines += [f"  … {m}" for m in self.missing]
+        lines += [f"  … {self.later_line}"] if self.later else []
         lines += [f"  skipped until the problems are fixed: {s}" for s in self.skipped]
         lines += [f"  note: {n}" for n in self.notes]
         lines += [f"  ✓ {p}" for p in self.passed]
@@ -106,6 +134,7 @@ class CheckReport:
         colour = "#1a7f37" if self.ok else "#cf222e"
         out = [f'<div><b style="color:{colour}">{html.escape(self.summary())}</b><ul>']
         out.append("".join(map(problem, self.problems)) + items("…", self.missing))
+        out.append(items("…", [self.later_line] if self.later else []))
         out.append(items("skipped until the problems are fixed:", self.skipped))
         out.append(items("note:", self.notes))
         out.append("</ul>")

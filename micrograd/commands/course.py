@@ -28,6 +28,7 @@ import zipfile
 from typing import Any
 
 from ..core.atomic import atomic_write, describe
+from ..core.setup_cell import installed_setup
 from ..grading.compose import without_solutions as hand_out
 
 DEFAULT_DIR = "micrograd-course"
@@ -96,6 +97,7 @@ def write_copies(folder: pathlib.Path, solutions: bool = True) -> tuple[list[str
         if target.exists():
             kept.append(name)
             continue
+        text = installed_setup(text)
         atomic_write(target, text if solutions else without_solutions(text))
         written.append(name)
     return written, kept
@@ -103,7 +105,8 @@ def write_copies(folder: pathlib.Path, solutions: bool = True) -> tuple[list[str
 
 def zipped(solutions: bool = True) -> bytes:
     """The course's copies as one zip archive (what `write_copies` writes, in a folder
-    micrograd-course/), to hand out."""
+    micrograd-course/), to hand out; but with the full set-up cell, which installs micrograd
+    wherever a learner opens them (the folder's copies run where it is installed already)."""
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, text in notebooks().items():

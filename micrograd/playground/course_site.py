@@ -2,6 +2,8 @@
 written by `micrograd site OUT` into ``OUT/course/`` (`add_course`, which the command hands to
 `site.build_site`; ``--no-course`` leaves it out).
 
+    OUT/course/start.html                       the start page: the chapters, "Start here"
+    OUT/course/notebooks/index.html?path=01_...ipynb   one notebook, alone (a phone's view)
     OUT/course/lab/index.html                   JupyterLab, the notebooks in its file browser
     OUT/course/repl/index.html?code=print(1)    a console that runs the code it is given
 
@@ -43,12 +45,14 @@ from collections.abc import Callable
 
 from .. import __version__
 from ..core.atomic import atomic_write
+from ..core.setup_cell import installed_setup
 from ..grading.compose import without_solutions
+from .course_start import PAGE, start_page
 from .site import DIST_NAME, PYODIDE_VERSION, SiteError, package_wheel, pyodide_files
 
 COURSE = "course"  # the app's folder in the site
 LINK_TEXT = "Learn: the course in your browser"
-LINK_HREF = "course/lab/index.html"
+LINK_HREF = "course/start.html"  # the start page (course_start.py)
 LINK_STYLE = "<style>@media (max-width: 600px) { .course-more { display: none; } }</style>\n"
 NOTEBOOKS = (
     "01_derivatives_and_value",
@@ -189,6 +193,20 @@ REPL_KERNEL = (
     "history.replaceState(null, '', u); } })();</script>"
 )
 KERNELSPEC = {"display_name": "Python (Pyodide)", "language": "python", "name": "python"}
+# The single-document view on a phone: its toolbar's buttons (Run among them) touch-sized.
+PHONE_STYLE = (
+    "\n<style>@media (max-width: 600px) { .jp-Toolbar { min-height: 48px; } "
+    ".jp-Toolbar .jp-ToolbarButtonComponent { min-width: 44px; min-height: 44px; } }</style>"
+)
+# Saved as the learner works, not every two minutes (JupyterLab's default): a reload keeps it.
+AUTOSAVE_SECONDS = 3
+OVERRIDES = {"@jupyterlab/docmanager-extension:plugin": {"autosaveInterval": AUTOSAVE_SECONDS}}
+# Each notebook's title cell ends, in the browser, with where the work is and what a reload means.
+KEPT = (
+    f"*Your work is kept in this browser, saved every {AUTOSAVE_SECONDS} seconds (File → "
+    "Download takes a copy). After a reload, run the notebook from the top (Run → Run All "
+    "Cells): the kernel starts empty.*"
+)
 APP_PAGES = (
     "index.html",
     "lab/index.html",
@@ -416,12 +434,15 @@ def build_app(
     contents = lite / "files"
     contents.mkdir(parents=True)
     for name in NOTEBOOKS:  # the app's kernel is "python" (Pyodide), not the notebooks' python3
-        nb = json.loads((notebooks / f"{name}.ipynb").read_text("utf-8"))
+        nb = json.loads(installed_setup((notebooks / f"{name}.ipynb").read_text("utf-8")))
         nb = nb if solutions else without_solutions(nb)
         nb.setdefault("metadata", {})["kernelspec"] = KERNELSPEC
+        title = nb["cells"][0]  # the note ends the title's cell: no cell moves
+        title["source"] = "".join(title["source"]).rstrip("\n") + "\n\n" + KEPT
         text = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
         atomic_write(contents / f"{name}.ipynb", text)
     atomic_write(lite / "jupyter-lite.json", json.dumps(lite_config(), indent=1))
+    atomic_write(lite / "overrides.json", json.dumps(OVERRIDES, indent=1))
     (lite / "repl").mkdir()
     atomic_write(lite / "repl" / "jupyter-lite.json", json.dumps(REPL_CONFIG, indent=1))
     extensions = [*_front_ends(wheels, work / "front-ends"), _kernel_front_end()]
@@ -499,7 +520,9 @@ def course_files(
             for p in sorted(app.rglob("*"))
             if p.is_file() and not p.name.startswith(".jupyterlite.doit") and p.name not in UNUSED
         }
+    files[PAGE] = start_page(notebooks, NOTEBOOKS, lite_config()["jupyter-config-data"]["appName"])
     _insert(files, "repl/index.html", '<meta charset="utf-8">', REPL_KERNEL)
+    _insert(files, "notebooks/index.html", "<head>", PHONE_STYLE)
     for page in APP_PAGES:  # else the browser asks the host's root for /favicon.ico
         up = "../" * page.count("/")
         _insert(files, page, "<head>", f'\n<link rel="icon" href="{up}lab/favicon.ico">')

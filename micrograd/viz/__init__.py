@@ -291,7 +291,7 @@ _SAID: list[bool] = []  # the note about Graphviz's layout, said once per proces
 
 
 def _say_once(no_package: bool) -> None:
-    if _SAID:
+    if _SAID or sys.platform == "emscripten":  # in a browser the built-in layout is the normal
         return
     _SAID.append(True)
     package = ", and pip install graphviz" if no_package else ""
@@ -312,6 +312,17 @@ class GraphPicture:
 
     def _repr_svg_(self) -> str:
         return self.svg
+
+    def _repr_html_(self) -> str:
+        """The picture zoomed to fit the output's width, down to half size; past that it keeps
+        half size and scrolls inside its own box (a wide graph never widens the notebook)."""
+        width = float(self.svg.split('width="', 1)[1].split('"', 1)[0])
+        fit = f'style="max-width:100%;min-width:{width / 2:.0f}px;height:auto" '
+        return (
+            '<div class="micrograd-graph" style="overflow-x:auto;max-width:100%">'
+            + self.svg.replace("<svg ", "<svg " + fit, 1)
+            + "</div>"
+        )
 
     def pipe(self, format: str | None = None, **kwargs: Any) -> bytes:
         """Only Graphviz renders other formats: this raises `DotNotFoundError` (use `.svg`)."""

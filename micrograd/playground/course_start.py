@@ -1,0 +1,80 @@
+"""The course's start page in the static site, ``OUT/course/start.html``: where the site's "Learn"
+link lands. The chapters in order, each with its title and one line (both read from the
+notebook's first cell, so a chapter added to the course is listed without an edit here),
+"Start here" on the first; each opens in JupyterLite's single-document notebook view
+(``notebooks/index.html?path=...``: readable on a phone), JupyterLab one click away. It says once
+where work is kept (this browser) and how to take it away.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import pathlib
+import re
+
+PAGE = "start.html"  # in course/: its index.html is the app's, where its pages read their config
+CSS = """
+body { font: 16px/1.5 system-ui, sans-serif; margin: 0; color: #1f2328; background: #fff; }
+main { max-width: 46rem; margin: 0 auto; padding: 1.5rem 1rem 3rem; }
+h1 { font-size: 1.6rem; margin: 0 0 .25rem; }
+.lead { color: #59636e; margin: 0 0 1.25rem; }
+ol { list-style: none; padding: 0; margin: 0; }
+li { border: 1px solid #d1d9e0; border-radius: 8px; margin: 0 0 .75rem; }
+li a.open { display: block; padding: .8rem 1rem; color: inherit; text-decoration: none;
+  min-height: 44px; box-sizing: border-box; }
+li a.open:hover, li a.open:focus { background: #f6f8fa; border-radius: 8px; }
+.title { font-weight: 600; color: #0969da; }
+.line { display: block; color: #59636e; font-size: .95rem; }
+.start { display: inline-block; background: #1a7f37; color: #fff; font-size: .8rem;
+  font-weight: 600; border-radius: 1rem; padding: .05rem .6rem; margin-left: .4rem; }
+.lab { display: block; padding: 0 1rem .6rem; font-size: .85rem; }
+.note { margin-top: 1.5rem; font-size: .9rem; color: #59636e; }
+a { color: #0969da; }
+"""
+
+
+def chapter(nb: dict) -> tuple[str, str]:
+    """A notebook's title (its first heading) and one line (the first sentence after it)."""
+    first = "".join(next(c for c in nb["cells"] if c["cell_type"] == "markdown")["source"])
+    lines = first.splitlines()
+    title = next(ln for ln in lines if ln.startswith("# "))[2:].strip()
+    rest = " ".join(ln.strip() for ln in lines[lines.index("# " + title) + 1 :] if ln.strip())
+    plain = re.sub(r"[*`]", "", rest)
+    return re.sub(r"[*`]", "", title), re.split(r"(?<=[.!?])\s+(?=[A-Z])", plain, maxsplit=1)[0]
+
+
+def start_page(notebooks: pathlib.Path, names: tuple[str, ...], title: str) -> bytes:
+    """The start page's HTML for the course's notebooks `names` (in `notebooks`)."""
+    items = []
+    for i, name in enumerate(names):
+        nb = json.loads((notebooks / f"{name}.ipynb").read_text("utf-8"))
+        head, line = chapter(nb)
+        path = html.escape(f"{name}.ipynb", quote=True)
+        start = ' <span class="start">Start here</span>' if i == 0 else ""
+        items.append(
+            f'<li><a class="open" href="notebooks/index.html?path={path}">'
+            f'<span class="title">{html.escape(head)}</span>{start}'
+            f'<span class="line">{html.escape(line)}</span></a>'
+            f'<a class="lab" href="lab/index.html?path={path}">or open it in JupyterLab</a></li>'
+        )
+    page = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(title)}</title>
+<link rel="icon" href="lab/favicon.ico">
+<style>{CSS}</style></head>
+<body><main>
+<p><a href="../index.html">← micrograd</a></p>
+<h1>The course</h1>
+<p class="lead">Karpathy's micrograd lecture as notebooks you fill in, running here in your browser
+(Python in WebAssembly: nothing to install). One chapter at a time, in order.</p>
+<ol>
+{"".join(items)}
+</ol>
+<p class="note">Your work is kept in this browser (its storage for this site), saved as you type.
+To take it with you, use File → Download in a notebook. Another browser, or clearing this site's
+data, starts from a fresh copy. <a href="lab/index.html">All the files in JupyterLab</a>.</p>
+</main></body></html>
+"""
+    return page.encode("utf-8")
