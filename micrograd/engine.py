@@ -20,6 +20,7 @@ from math import isfinite
 from operator import mul
 from typing import SupportsIndex, Union
 
+from .core.collector import adopt, restore_gc
 from .core.copying import reduce_value
 from .core.floats import DERIVATIVES, FLOAT_MAX_TEXT, as_float, check_overflow, pow_forward
 from .core.floats import sigmoid as _sigmoid
@@ -37,7 +38,10 @@ __all__ = [
     "explain_local",
     "topological_order",
     "backward_step",
+    "restore_gc",
 ]  # the public names (README's API table)
+
+adopt()  # the garbage-collector policy (core/collector.py); restore_gc() undoes it
 
 Number = Union[int, float, Fraction]
 Operand = Union["Value", int, float, Fraction]
