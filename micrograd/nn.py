@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .core.registry import array_module
+from .core.registry import array_module, by_method
 from .engine import OPS, Operand, OpInfo, Value
 
 # The ops a neuron may use as its activation, keyed by op name: the title a neuron's repr shows
@@ -45,7 +45,7 @@ class Activation:
     @property
     def op(self) -> OpInfo | None:
         """The engine op this activation is (None for linear)."""
-        return next((i for i in OPS.values() if i.method is self.apply), None)
+        return None if self.apply is None else by_method(self.name)
 
     def numpy(self, np: Any, a: Any) -> Any:
         """The activation of every entry of the array `a` (`np` is numpy): the op's own forward
@@ -71,7 +71,8 @@ class _Activations(Mapping):
         acts = {}
         for kind, (title, equation) in ACTIVATION_OPS.items():
             method = OPS[kind].method
-            acts[method.__name__] = Activation(method.__name__, title, equation, method)
+            name = method.__name__  # apply: the method as Value has it (core/fast.py's, if any)
+            acts[name] = Activation(name, title, equation, getattr(Value, name))
         acts["linear"] = Activation("linear", "Linear", "x", None)
         return acts
 

@@ -1,3 +1,4 @@
 """What engine.py stands on: the op registry (each rule read on floats, numpy, Values
-and names), the numbers policy, the graph walk, copying a graph of any depth; and atomic
-writes, the one way every part of micrograd writes a file."""
+and names), the numbers policy, the graph walk, the fast paths of + and *, the
+garbage-collector policy, copying a graph of any depth; and atomic writes, the one way
+every part of micrograd writes a file."""

@@ -5,7 +5,8 @@ jit/tracing.py). While a thread is inside ``watch_reads(watcher)``, its reads of
 `._local` and `.grad` are told to `watcher` (a `ReadWatcher`), except the reads an op makes of
 its own inputs' `.data`: jit replays an op as a whole. Which code is an op's is decided here
 (`code_roles`): every registered op's method, read afresh each time watching starts, and every
-function of engine.py, where the ops and the helpers they call live (but `Value.__repr__`).
+function of engine.py, where the ops and the helpers they call live (but `Value.__repr__`), and
+the fast paths core/fast.py puts on Value.
 
 How: while any thread watches, the three slots of `Value` become properties of the class
 (nothing else can see a read); other threads read the plain values through them, untold, and the
@@ -22,7 +23,7 @@ from types import FrameType, FunctionType
 from typing import Any
 
 from .. import engine
-from ..core import floats, names, registry, walk
+from ..core import fast, floats, gradients, names, registry, walk
 from ..engine import Value
 
 __all__ = ["ReadWatcher", "watch_reads", "code_role", "code_roles", "raw_data"]
@@ -67,7 +68,7 @@ def _in_engine_py() -> list[Callable[..., Any]]:
     found = []
     for obj in [*vars(engine).values(), *vars(Value).values()]:
         fn = getattr(obj, "__func__", obj)  # (a staticmethod's function)
-        if isinstance(fn, FunctionType) and fn.__module__ == engine.__name__:
+        if isinstance(fn, FunctionType) and fn.__module__ in (engine.__name__, fast.__name__):
             found.append(fn)
     return [fn for fn in found if fn is not Value.__repr__]  # it shows your program a number
 
@@ -81,7 +82,9 @@ def code_roles() -> dict[str, list[Callable[..., Any]]]:
     return {"op": ops + _in_engine_py(), "constant": [floats.as_float]}
 
 
-_ENGINE = tuple(map(vars, (engine, registry, floats, names, walk)))  # the engine's modules
+_ENGINE = tuple(
+    map(vars, (engine, fast, gradients, registry, floats, names, walk))
+)  # the engine's modules
 _SLOTS = {name: Value.__dict__[name] for name in ("data", "_local", "grad")}
 _RAW_DATA, _RAW_LOCAL, _RAW_GRAD = _SLOTS.values()
 _INIT_CODE = Value.__init__.__code__

@@ -1,0 +1,53 @@
+"""`grad` (micrograd.grad, micrograd.engine.grad): d output / d input for each input, returned
+instead of stored in `.grad`; with ``create_graph=True`` as Values built by the ops' rules, to
+differentiate again."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .floats import DERIVATIVES
+from .registry import OPS, op_kind
+from .walk import local_derivatives, topological_order
+
+
+def grad(output: Any, inputs: Any, create_graph: bool = False) -> Any:
+    """d output / d input for each input, returned; no `.grad` is touched.
+
+    `inputs` is one Value (one gradient back) or a sequence (a tuple back); inputs the output
+    does not depend on get 0. With ``create_graph=True`` the gradients are Values, built by the
+    ops' rules, to differentiate again: for ``y = x ** 3`` at 2, ``dy = grad(y, x,
+    create_graph=True)`` is 3x² = 12 and ``grad(dy, x)`` is 6x = 12.
+    """
+    if not hasattr(output, "_prev"):
+        raise TypeError(f"grad: output must be a Value, got {type(output).__name__} {output!r}")
+    single = hasattr(inputs, "_prev")
+    xs = [inputs] if single else list(inputs)
+    for x in xs:
+        if not hasattr(x, "_prev"):
+            raise TypeError(f"grad: inputs must be Values, got {type(x).__name__} {x!r}")
+    Value = type(output).__mro__[-2]  # the Value class (output may be a subclass)
+    grads: dict[Value, object] = {output: Value(1.0) if create_graph else 1.0}
+    active, DERIVATIVES.active = DERIVATIVES.active, create_graph or DERIVATIVES.active
+    try:
+        for v in reversed(topological_order(output)):
+            g = grads.get(v)
+            if g is None or not v._prev:
+                continue
+            if create_graph and op_kind(v) in OPS:
+                local = OPS[op_kind(v)].on_values(v)  # the op's rule, on Values
+            elif create_graph or callable(v._local):
+                raise NotImplementedError(
+                    f"grad: node {v!r} (op {v._op!r}) has no registered "
+                    f"rule; use .backward() for it"
+                )
+            else:
+                local = local_derivatives(v)
+            for child, d in zip(v._prev, local):
+                prev = grads.get(child)
+                grads[child] = d * g if prev is None else prev + d * g
+    finally:
+        DERIVATIVES.active = active
+    zero = Value(0.0) if create_graph else 0.0
+    result = tuple(grads.get(x, zero) for x in xs)
+    return result[0] if single else result
