@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def widget_run(browser: Any, folder: pathlib.Path, seconds: float) -> dict[str, float]:
-    from tests.jupyterlab import jupyterlab
+    from tests.support.jupyterlab import jupyterlab
 
     with jupyterlab(folder) as lab:
         name = lab.notebook(
@@ -86,7 +86,7 @@ def play(page: Any, scope: Any, seconds: float) -> dict[str, float]:
 
 def proxy_runs(browser: Any, folder: pathlib.Path, seconds: float) -> dict[str, dict]:
     from micrograd.playground import serve
-    from tests.jupyterlab import jupyterlab
+    from tests.support.jupyterlab import jupyterlab
 
     out = {}
     with serve(port=0) as pg, jupyterlab(folder) as lab:

@@ -1,11 +1,11 @@
 """Differential test at scale: thousands of random programs run by micrograd.jit and eagerly.
 
-Each program (tests/jit_programs.py: random ops of the shared op table, fused `Value.dot` and
-`Value.sum`, shared sub-expressions, captured parameters, constants, Python branches on `.data`)
+Each program (tests/support/jit_programs.py: random ops of the shared op table, fused `Value.dot`
+and `Value.sum`, shared sub-expressions, captured parameters, constants, Python branches on `.data`)
 runs on a small random batch both ways. jit must give the eager per-sample values and parameter
-gradients (to 1e-9), or -- when some sample takes another path through the branches than the
-traced one -- raise TraceError naming such a sample. Never a silent wrong answer. The normal test
-suite runs the first few hundred seeds; this script runs as many as you ask.
+gradients (to 1e-9), or -- when some sample takes another path through the branches than the traced
+one -- raise TraceError naming such a sample. Never a silent wrong answer. The normal test suite
+runs the first few hundred seeds; this script runs as many as you ask.
 
     python benchmarks/fuzz_jit.py [--programs 5000] [--first 0]
 
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     try:
-        from tests.jit_programs import check
+        from tests.support.jit_programs import check
     except ImportError as e:
         print(f"fuzz_jit: needs numpy and the test extras ({e})", file=sys.stderr)
         return 1

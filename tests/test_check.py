@@ -1,5 +1,5 @@
 """micrograd.check on a learner's code: the lecture's implementation passes, and each classic bug
-(one line of it changed, see tests/learner.py) is diagnosed by name, with the numbers."""
+(one line of it changed, see tests/support/learner.py) is diagnosed by name, with the numbers."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import micrograd
 from micrograd import check
 from micrograd.check import CheckReport
 from micrograd.engine import Value as EngineValue
-from tests import learner
-from tests.learner import variant
+from tests.support import learner
+from tests.support.learner import variant
 
 ASSIGN_ADD = (
     "self.grad += 1.0 * out.grad\n            other.grad += 1.0 * out.grad",

@@ -14,7 +14,7 @@ from micrograd import check
 from micrograd.check.by_hand import BY_HAND, START
 from micrograd.check.table import UPSTREAM
 
-from .lecture_code import LECTURE_VALUE
+from .support.lecture_code import LECTURE_VALUE
 
 # The lecture's Value as it stands before backward(): every op and its closure, no backward().
 BEFORE_BACKWARD = LECTURE_VALUE.split("\n  def backward(self):")[0] + "\n"

@@ -1,12 +1,12 @@
-"""micrograd.check on a corpus of learners' code (tests/corpus.py): correct code written every
-which way is never stopped, and each planted bug is stopped with its own cause, named in the
+"""micrograd.check on a corpus of learners' code (tests/support/corpus.py): correct code written
+every which way is never stopped, and each planted bug is stopped with its own cause, named in the
 first line of the report (what a notebook's check cell stops with)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.corpus import CASES, Case, run_case
+from tests.support.corpus import CASES, Case, run_case
 
 CORRECT = [c for c in CASES if c.correct]
 BUGGY = [c for c in CASES if not c.correct]

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from micrograd import check
-from tests import learner
+from tests.support import learner
 
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="no processes here")
 

@@ -15,8 +15,8 @@ import pytest
 
 from micrograd.engine import Value
 from micrograd.expr import ARITY, FUNCTIONS, LANGUAGE, ProgramError, parse_program
-from tests.lecture import GOLDEN_L
-from tests.optable import BY_NAME
+from tests.support.lecture import GOLDEN_L
+from tests.support.optable import BY_NAME
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is missing")

@@ -24,7 +24,7 @@ from micrograd.io import TORCH_MODULES, torch_module
 from micrograd.nn import ACTIVATION_OPS
 
 from . import test_engine
-from .optable import Op
+from .support.optable import Op
 from .test_engine import assert_matches_torch, check_edge, edge_points
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,7 +21,7 @@ import pytest
 
 from micrograd.commands.cli import main
 from tests.conftest import watch_errors
-from tests.jupyterlab import free_port, hide_jupyterlite_kernel
+from tests.support.jupyterlab import free_port, hide_jupyterlite_kernel
 
 NOTEBOOKS = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
 NAMES = sorted(p.name for p in NOTEBOOKS.glob("0*.ipynb"))

@@ -1,6 +1,7 @@
-"""Engine tests driven by the shared op table (tests/optable.py): values and gradients against
-PyTorch float64, against central differences, under hypothesis, and on random expression graphs
-with shared sub-expressions; plus backward()'s contract (iterative, deterministic, accumulating)."""
+"""Engine tests driven by the shared op table (tests/support/optable.py): values and gradients
+against PyTorch float64, against central differences, under hypothesis, and on random expression
+graphs with shared sub-expressions; plus backward()'s contract (iterative, deterministic,
+accumulating)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from micrograd import Value, grad, gradcheck, numerical_grad
 from micrograd.engine import OPS as ENGINE_OPS
 from micrograd.engine import explain_local, op_kind
 from micrograd.nn import ACTIVATIONS
-from tests.optable import BY_NAME, OPS, Op, ours_value_and_grads, torch_value_and_grads
+from tests.support.optable import BY_NAME, OPS, Op, ours_value_and_grads, torch_value_and_grads
 
 TOL = dict(rel_tol=1e-9, abs_tol=1e-12)
 

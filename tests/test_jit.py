@@ -19,8 +19,8 @@ import torch
 from micrograd import MLP, Value, grad
 from micrograd.jit import Jitted, TraceError, jit
 
-from . import jit_programs
-from .optable import OPS
+from .support import jit_programs
+from .support.optable import OPS
 
 TOL = 1e-9
 

@@ -1,6 +1,6 @@
 """micrograd.jit's JavaScript target against its numpy target and the eager engine, run in Node.js.
 
-Every op of the table (tests/optable.py) is traced once and emitted as JavaScript
+Every op of the table (tests/support/optable.py) is traced once and emitted as JavaScript
 (`micrograd.jit.js_target`), then run over a batch in Node.js: each sample's output and the gradient
 of their sum w.r.t. captured Values equal numpy's jit (and so the eager engine's, which test_jit
 holds numpy's to) -- the same bits where a rule uses + - * / and tanh alone (tanh is the engine's
@@ -21,7 +21,7 @@ from micrograd.jit import jit, pictures
 from micrograd.jit import js_target as js_target
 from micrograd.nn import MLP
 
-from .optable import OPS
+from .support.optable import OPS
 
 np = pytest.importorskip("numpy")
 if shutil.which("node") is None and shutil.which("nodejs") is None:

@@ -1,5 +1,5 @@
-"""The lecture's own code runs unchanged with micrograd's `Value` (tests/lecture_code.py holds it,
-verbatim): karpathy's two lecture notebooks, his micrograd demo notebooks and EurekaLabs'
+"""The lecture's own code runs unchanged with micrograd's `Value` (tests/support/lecture_code.py
+holds it, verbatim): karpathy's two lecture notebooks, his micrograd demo notebooks and EurekaLabs'
 micrograd script. The truth each run is held to is the same code with its own Value class (the
 lecture's, EurekaLabs'), or the output karpathy's demo notebook printed."""
 
@@ -20,7 +20,7 @@ import pytest
 
 from micrograd.engine import Value
 
-from . import lecture_code as code
+from .support import lecture_code as code
 
 NUMBER = re.compile(r"-?\d+\.\d+(?:e-?\d+)?")
 

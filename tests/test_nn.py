@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from micrograd import MLP, Layer, Module, Neuron, Value
-from tests.lecture import torch_layers
+from tests.support.lecture import torch_layers
 
 
 def test_parameter_count_of_the_lecture_mlp() -> None:

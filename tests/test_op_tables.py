@@ -21,7 +21,7 @@ from micrograd.jit import watch
 from micrograd.jit.graph import KERNELS
 from micrograd.nn import ACTIVATION_OPS, ACTIVATIONS
 
-from .optable import BY_NAME
+from .support.optable import BY_NAME
 
 ENGINE = Path(engine.__file__)
 ANY_ARITY = {k for k, info in OPS.items() if info.arity is None}  # dot, sum

@@ -3,7 +3,7 @@ cell, or another view of the same graph, leaves grads behind, and a leaf may be 
 (``a.data = 3.0``). The explorer's Backward pass still gives what one ``backward()`` from zero
 grads gives, and its Forward pass computes every node's data from the leaves as they are now.
 Truth: the lecture's numbers, and the same graph built afresh and backpropagated by the engine
-(micrograd's own Value, and the learner's class of tests/corpus.py)."""
+(micrograd's own Value, and the learner's class of tests/support/corpus.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from micrograd.engine import Value
 from micrograd.playground.views import Tab
-from tests.corpus import LECTURE_VALUE
+from tests.support.corpus import LECTURE_VALUE
 from tests.test_playground_foreign import learner
 
 

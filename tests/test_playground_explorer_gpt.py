@@ -218,7 +218,7 @@ def test_predict_names_both_mistakes_on_the_page(
 ) -> None:
     from playwright.sync_api import expect
 
-    from tests.predict_browser import WAIT, answer, asked, wrong_answer
+    from tests.support.predict_browser import WAIT, answer, asked, wrong_answer
 
     p, y = softmax_reference()
     page.goto(playground)

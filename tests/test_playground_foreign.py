@@ -1,9 +1,9 @@
 """The explorer on a learner's own Value class (`explore(L)` on their engine): every Backward step
 runs *their* `_backward`, and a node whose local derivative is not its op's slope (by central
-differences) is marked, with the numbers. Judged by what the code computes: the learners' engines
-of tests/corpus.py (a dataclass, a float subclass, grads kept in a dict, a `_prev` set, stored
-local derivatives, their own - and /...) are never marked where they are right; each engine with
-a wrong rule is marked at that rule's node."""
+differences) is marked, with the numbers. Judged by what the code computes: the learners' engines of
+tests/support/corpus.py (a dataclass, a float subclass, grads kept in a dict, a `_prev` set, stored
+local derivatives, their own - and /...) are never marked where they are right; each engine with a
+wrong rule is marked at that rule's node."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 from micrograd.engine import Value
 from micrograd.playground.errors import ViewError
 from micrograd.playground.foreign import ForeignExplorer
-from tests.corpus import CASES, LECTURE_VALUE, edit
+from tests.support.corpus import CASES, LECTURE_VALUE, edit
 
 # Graphs every engine of the lecture can build, one op each (and one with an input used twice):
 # name -> (code building `out` from the learner's Value class V, the op whose node is checked)

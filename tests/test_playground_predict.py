@@ -1,8 +1,9 @@
 """Predict each grad (issue 33): the explorer asks each grad a Backward step writes before it shows
 it, and names the mistake a wrong number suggests. Without a browser: the questions and the lines
 against the engine's own `backward()` and the lecture's numbers, on micrograd's Value and on a
-learner's own; then in Chromium on the page, at 1280 and on a phone (tests/predict_browser.py
-drives it; the static site's and JupyterLab's tests drive the same)."""
+learner's own; then in Chromium on the page, at 1280 and on a phone
+(tests/support/predict_browser.py drives it; the static site's and JupyterLab's tests drive the
+same)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from micrograd.playground.errors import ViewError
 from micrograd.playground.explorer import EXAMPLES
 from micrograd.playground.views import Tab
 from micrograd.viz.formatting import format_number as fmt
-from tests.corpus import LECTURE_VALUE
+from tests.support.corpus import LECTURE_VALUE
 from tests.test_playground_foreign import learner
 
 DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs"
@@ -374,7 +375,7 @@ VALUES = "(n) => document.querySelectorAll('#graph-svg g.node.value').length ===
 def test_predict_the_lectures_grads_on_the_page(
     page: Any, playground: str, screenshot: Any
 ) -> None:
-    from tests.predict_browser import predict_a_plus_a, predict_lecture
+    from tests.support.predict_browser import predict_a_plus_a, predict_lecture
 
     page.goto(playground)
     page.wait_for_selector("body[data-ready='1']")

@@ -18,7 +18,7 @@ import pytest
 from micrograd.engine import Value
 from micrograd.playground import serve
 from tests.conftest import watch_errors
-from tests.jupyterlab import jupyterlab
+from tests.support.jupyterlab import jupyterlab
 
 pytest.importorskip("jupyter_server_proxy", reason="pip install -e '.[test]' installs it")
 

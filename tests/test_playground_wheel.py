@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 
-from .building import REPO, build, clean_env, fresh_venv
+from .support.building import REPO, build, clean_env, fresh_venv
 
 STATIC = sorted(p.name for p in (REPO / "micrograd" / "playground" / "static").iterdir())
 

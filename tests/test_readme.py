@@ -23,6 +23,6 @@ def test_readme_quickstart_is_two_make_commands() -> None:
 
 
 def test_readme_text_view_is_what_render_text_prints() -> None:
-    from tests.lecture import GOLDEN_L
+    from tests.support.lecture import GOLDEN_L
 
     assert f"```text\n{GOLDEN_L}```" in README.read_text()

@@ -19,7 +19,7 @@ import zipfile
 
 import pytest
 
-from .building import REPO, build, clean_env, copy_source, fresh_venv, venv_bin
+from .support.building import REPO, build, clean_env, copy_source, fresh_venv, venv_bin
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("build", reason="the test extra's 'build' package builds the wheel")

@@ -12,7 +12,7 @@ import torch
 
 from micrograd.engine import Value
 from micrograd.nn import MLP
-from tests.lecture import build_L, torch_layers
+from tests.support.lecture import build_L, torch_layers
 
 
 def test_readme_expression() -> None:

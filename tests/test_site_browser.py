@@ -468,7 +468,7 @@ def test_a_link_carries_a_typed_program_and_a_refused_setting_stays_said(visit: 
 
 def test_predict_each_grad_on_the_static_site(visit: Visit, screenshot: Any) -> None:
     # The same front end on Pyodide: the lecture's L backpropagated by typing each grad
-    from tests.predict_browser import predict_a_plus_a, predict_lecture
+    from tests.support.predict_browser import predict_a_plus_a, predict_lecture
 
     page = visit.open()
     visit.ready()

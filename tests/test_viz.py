@@ -14,7 +14,7 @@ import pytest
 from micrograd.engine import Value
 from micrograd.nn import MLP, Neuron
 from micrograd.viz import DotNotFoundError, draw_dot, render_text, trace
-from tests.lecture import GOLDEN_L, build_L
+from tests.support.lecture import GOLDEN_L, build_L
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is missing")
 SVG = "{http://www.w3.org/2000/svg}"

@@ -22,8 +22,8 @@ from micrograd.playground import Tab  # noqa: E402
 from micrograd.viz.formatting import format_number as fmt  # noqa: E402
 from micrograd.widgets import PlaygroundWidget, explore, train  # noqa: E402
 from tests.conftest import SCREENSHOTS, watch_errors  # noqa: E402
-from tests.corpus import LECTURE_VALUE, edit  # noqa: E402
-from tests.jupyterlab import jupyterlab  # noqa: E402
+from tests.support.corpus import LECTURE_VALUE, edit  # noqa: E402
+from tests.support.jupyterlab import jupyterlab  # noqa: E402
 
 LECTURE_L = """a = Value(2.0, label='a'); b = Value(-3.0, label='b')
 c = Value(10.0, label='c'); f = Value(-2.0, label='f')
@@ -410,7 +410,7 @@ def test_widget_files_are_the_pages_own() -> None:
 
 def test_predict_each_grad_in_jupyterlab(lab: Any, browser: Any, screenshot: Any) -> None:
     # explore(L, predict=True): the lecture's L backpropagated by typing each grad in the cell
-    from tests.predict_browser import predict_a_plus_a, predict_lecture
+    from tests.support.predict_browser import predict_a_plus_a, predict_lecture
 
     name = lab.notebook(
         "predict.ipynb",

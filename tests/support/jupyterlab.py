@@ -132,7 +132,7 @@ def jupyterlab(folder: pathlib.Path, extra_args: Sequence[str] = ()) -> Iterator
         "JUPYTERLAB_SETTINGS_DIR": str(folder / "settings"),
         "JUPYTERLAB_WORKSPACES_DIR": str(folder / "workspaces"),
         "JUPYTER_RUNTIME_DIR": str(folder / "runtime"),
-        "PYTHONPATH": str(pathlib.Path(__file__).resolve().parents[1]),
+        "PYTHONPATH": str(pathlib.Path(__file__).resolve().parents[2]),
     }
     log = open(folder / "jupyterlab.log", "w")  # noqa: SIM115  (closed below)
     proc = subprocess.Popen(

@@ -1,15 +1,14 @@
 """Random per-sample programs, run by micrograd.jit and eagerly, must agree (or jit must refuse).
 
 A program is a recipe drawn from a seed: inputs x (a few numbers per sample) and y, captured
-parameters, constants made inside the program, every op of the shared table (tests/optable.py,
-its inputs squashed into the op's domain), the fused `Value.dot` and `Value.sum` over earlier
-results (shared sub-expressions: every result stays available), and Python branches on `.data`
-(comparisons, `bool`, `int`, `round`) choosing between earlier results. Eagerly, each sample
-records the decisions it took. `check(seed)` then demands: if every sample took sample 0's path,
-jit's per-sample values and its gradients for every parameter equal the eager ones; otherwise jit
-raises TraceError naming a sample whose path differs. Used by tests/test_jit.py (a few hundred
-seeds) and benchmarks/fuzz_jit.py (thousands).
-"""
+parameters, constants made inside the program, every op of the shared table
+(tests/support/optable.py, its inputs squashed into the op's domain), the fused `Value.dot` and
+`Value.sum` over earlier results (shared sub-expressions: every result stays available), and Python
+branches on `.data` (comparisons, `bool`, `int`, `round`) choosing between earlier results. Eagerly,
+each sample records the decisions it took. `check(seed)` then demands: if every sample took sample
+0's path, jit's per-sample values and its gradients for every parameter equal the eager ones;
+otherwise jit raises TraceError naming a sample whose path differs. Used by tests/test_jit.py (a few
+hundred seeds) and benchmarks/fuzz_jit.py (thousands)."""
 
 from __future__ import annotations
 

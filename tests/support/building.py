@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 # what the build reads: the package (micrograd/notebooks links to notebooks/, copied as files),
 # the project's metadata and license files, and the Jupyter config the wheel installs
 PACKAGED = ("micrograd", "jupyter-config", "pyproject.toml", "README.md", "LICENSE", "NOTICE")

@@ -16,7 +16,7 @@ import textwrap
 import types
 from dataclasses import dataclass
 
-from tests.learner import SOURCE as LECTURE
+from tests.support.learner import SOURCE as LECTURE
 
 
 @dataclass(frozen=True)
