@@ -43,7 +43,10 @@ FIXTURE_TIERS: dict[str, tuple[str, ...]] = {
     "built": ("jupyter", "slow"),  # test_course_site.py: a JupyterLite build
     "proxied": ("jupyter",),  # test_playground_proxy.py: JupyterLab behind its proxy
     "site_folder": ("slow",),  # test_site_browser.py: the static site, Pyodide and all
+    "lab": ("jupyter",),  # test_widgets.py: JupyterLab
 }
+# what a `python -m` that starts a kernel, JupyterLab or grading's runner names
+JUPYTER_MODULES = ("ipykernel_launcher", "ipykernel", "jupyterlab", "micrograd.grading.runner")
 SCREENSHOTS = pathlib.Path(__file__).resolve().parent / "screenshots"
 CHROMIUM_PATHS = ("/usr/lib/chromium/chromium", "/usr/lib/chromium-browser/chromium-browser")
 
@@ -76,16 +79,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def _needs(argv: Any) -> str | None:
     """The tier a command needs: `browser` for Chromium, `sandbox` for bubblewrap, `jupyter` for
-    a notebook kernel or JupyterLab (what grading's runner starts), else None."""
-    words = [str(argv)] if isinstance(argv, (str, bytes, os.PathLike)) else [str(a) for a in argv]
-    text = " ".join(words)
-    first = os.path.basename(words[0]) if words else ""
+    a notebook kernel, JupyterLab or `micrograd course` (which opens it), or grading's runner,
+    else None. Read from the program and its module (``-m``), never from its other arguments (a
+    folder may be named anything)."""
+    if isinstance(argv, (str, bytes, os.PathLike)):
+        words = str(argv).split()
+    else:
+        words = [str(a) for a in argv]
+    if not words:
+        return None
+    first = os.path.basename(words[0])
+    module = words[words.index("-m") + 1] if "-m" in words[:-1] else ""
     if "chrom" in first:
         return "browser"
     if first == "bwrap":
         return "sandbox"
-    if any(w in text for w in ("ipykernel", "jupyter-lab", "jupyterlab", "grading.runner")):
+    if first in ("jupyter", "jupyter-lab") or module in JUPYTER_MODULES:
         return "jupyter"
+    if module == "micrograd" and words[words.index("-m") + 2 : words.index("-m") + 3] == ["course"]:
+        return "jupyter" if "--no-lab" not in words else None
     return None
 
 

@@ -134,6 +134,7 @@ def test_a_folder_that_cannot_be_written_is_one_line(tmp_path: pathlib.Path, cap
     assert len(err) == 1 and err[0].startswith("micrograd course: error: ")
 
 
+@pytest.mark.jupyter
 def test_jupyterlab_opens_on_the_copies(
     tmp_path: pathlib.Path, browser: Any, screenshot: Any
 ) -> None:
