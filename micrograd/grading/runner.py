@@ -87,7 +87,10 @@ def _micrograd_watch():
     own = (os.getcwd(), "/tmp/home", "/tmp/ipython", "/tmp/jupyter", "/tmp/matplotlib",
            "/tmp/ipykernel_" + pid,
            "/dev", "/proc/self", "/proc/thread-self", "/proc/" + pid)
-    read = ("/usr", "/etc", "/opt", "/lib", "/bin", "/sys", "/proc", *own,
+    import importlib.util
+    spec = importlib.util.find_spec("micrograd")  # an editable install: not on sys.path
+    ours = list(spec.submodule_search_locations or ()) if spec else []
+    read = ("/usr", "/etc", "/opt", "/lib", "/bin", "/sys", "/proc", *own, *ours,
             *[p for p in sys.path if isinstance(p, str) and p.startswith("/")])
     seen = []
     def under(path, roots):
