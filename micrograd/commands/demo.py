@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 import sys
 from typing import Any
 
@@ -27,30 +26,7 @@ from ..train.demo import (
     older_files,
     output_paths,
 )
-
-
-def _int_option(name: str, low: int, high: float = math.inf) -> Any:
-    def parse(text: str) -> int:
-        try:
-            n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} needs a whole number, got {text!r}") from None
-        if not low <= n <= high:
-            where = f"at least {low}" if high == math.inf else f"from {low} to {high}"
-            raise argparse.ArgumentTypeError(f"{name} must be {where}, got {n}")
-        return n
-
-    return parse
-
-
-def _lr(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--lr needs a number, got {text!r}") from None
-    if not 0 < x < math.inf:
-        raise argparse.ArgumentTypeError(f"--lr must be a positive number, got {text}")
-    return x
+from .options import positive_number, whole_number
 
 
 def _hidden(text: str) -> tuple[int, ...]:
@@ -79,12 +55,14 @@ def add_demo_command(subparsers: Any) -> argparse.ArgumentParser:
         "dataset", nargs="?", default="moons", choices=DATASETS, help="data set (default: moons)"
     )
     p.add_argument(
-        "--steps", type=_int_option("--steps", 1), help="optimisation steps (moons: 100)"
+        "--steps", type=whole_number("--steps", 1), help="optimisation steps (moons: 100)"
     )
-    p.add_argument("--lr", type=_lr, help="initial learning rate, decays linearly to lr/10")
+    p.add_argument(
+        "--lr", type=positive_number("--lr"), help="initial learning rate, decays linearly to lr/10"
+    )
     p.add_argument(
         "--seed",
-        type=_int_option("--seed", 0, SEED_MAX),
+        type=whole_number("--seed", 0, SEED_MAX),
         help=f"random seed for weights and data, 0 to {SEED_MAX} (default 1337)",
     )
     p.add_argument("--hidden", type=_hidden, help='hidden layer sizes, e.g. "16,16"')
@@ -100,12 +78,12 @@ def add_demo_command(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--batch-size",
-        type=_int_option("--batch-size", 1),
+        type=whole_number("--batch-size", 1),
         help="minibatch size (moons: full batch)",
     )
     p.add_argument(
         "--max-params",
-        type=_int_option("--max-params", 1),
+        type=whole_number("--max-params", 1),
         help=f"refuse models with more parameters than this (default {MAX_PARAMS:,})",
     )
     p.add_argument(

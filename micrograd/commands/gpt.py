@@ -9,34 +9,12 @@ or an unwritable --save folder is one line and exit status 2, before any trainin
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time
 from typing import Any, TextIO
 
-
-def _int(name: str, low: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} needs a whole number, got {text!r}") from None
-        if n < low:
-            raise argparse.ArgumentTypeError(f"{name} must be at least {low}, got {n}")
-        return n
-
-    return parse
-
-
-def _temperature(text: str) -> float:
-    try:
-        t = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--temperature needs a number, got {text!r}") from None
-    if not 0 < t < math.inf:
-        raise argparse.ArgumentTypeError(f"--temperature must be a number > 0, got {text}")
-    return t
+from .options import positive_number, whole_number
 
 
 def add_gpt_command(subparsers: Any) -> argparse.ArgumentParser:
@@ -49,10 +27,15 @@ def add_gpt_command(subparsers: Any) -> argparse.ArgumentParser:
             "options: his run exactly (makemore's names, seed 42, 1000 steps, 20 samples)."
         ),
     )
-    p.add_argument("--steps", type=_int("--steps", 1), default=1000, help="default 1000")
-    p.add_argument("--seed", type=_int("--seed", 0), default=42, help="default 42")
-    p.add_argument("--samples", type=_int("--samples", 0), default=20, help="default 20")
-    p.add_argument("--temperature", type=_temperature, default=0.5, help="default 0.5")
+    p.add_argument("--steps", type=whole_number("--steps", 1), default=1000, help="default 1000")
+    p.add_argument("--seed", type=whole_number("--seed", 0), default=42, help="default 42")
+    p.add_argument("--samples", type=whole_number("--samples", 0), default=20, help="default 20")
+    p.add_argument(
+        "--temperature",
+        type=positive_number("--temperature", "a number > 0"),
+        default=0.5,
+        help="default 0.5",
+    )
     p.add_argument("--save", metavar="FILE", help="write the trained model (micrograd.io.load)")
     p.add_argument("--docs", metavar="FILE", help="a word list, one a line (default: names)")
     p.set_defaults(run=run)
