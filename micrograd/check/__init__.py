@@ -25,7 +25,8 @@ Inside: `table` (the ops and their classic mistakes), `ops`, `compose` and `grap
 a Value class), `nets` (of Neuron, Layer, MLP), `training` and `learners` (of a training step, on
 the learner's own engine), `sandbox` (the one run loop: time limits, crashes as one line),
 `report` (one line per cause), `notebook` (the course notebooks' own checks of grads by hand,
-and how a failed check shows there).
+and how a failed check shows there), `language` (chapters 7 and 8's softmax, cross-entropy,
+RMSNorm and attention, judged by what they compute).
 """
 
 from __future__ import annotations
