@@ -7,6 +7,7 @@ quickstart run as written) is tests/test_release_install.py."""
 
 from __future__ import annotations
 
+import ast
 import os
 import pathlib
 import re
@@ -36,10 +37,15 @@ def repository() -> str:
 def setup_cell_repo() -> str:
     """The REPO the notebooks' setup cell installs from (notebooks/setup_cell.py, its one source,
     wherever in it the assignment sits)."""
-    text = (ROOT / "notebooks" / "setup_cell.py").read_text()
-    found = re.findall(r"""^\s*REPO\s*=\s*(['"])([^'"]*)\1""", text, flags=re.M)
+    found = [
+        node.value.value
+        for node in ast.walk(ast.parse((ROOT / "notebooks" / "setup_cell.py").read_text()))
+        if isinstance(node, ast.Assign)
+        and [ast.unparse(t) for t in node.targets] == ["REPO"]
+        and isinstance(node.value, ast.Constant)
+    ]
     assert len(found) == 1, f"notebooks/setup_cell.py should assign REPO once: {found}"
-    return found[0][1]
+    return found[0]
 
 
 def test_the_setup_cell_installs_from_the_repository_pyproject_names() -> None:
