@@ -25,6 +25,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..check.mistakes import Question, mistake
+from ..check.timeout import DEFAULT_TIME_LIMIT, Failed, Runner, StopChecking
 from ..engine import OPS, Value
 from ..viz.formatting import format_number as fmt
 from .errors import ViewError
@@ -125,12 +127,15 @@ class ForeignExplorer(Explorer):
     """The explorer on a graph of a learner's own Value class (see the module docstring)."""
 
     own_value = True
+    time_limit = DEFAULT_TIME_LIMIT  # seconds for one call of the learner's code: the checker's
 
     def __init__(self, root: Any, engine: str, title: str = "") -> None:
         if not looks_like_a_value(root):
             raise TypeError(
                 f"explore: expected a Value (with data, grad and _prev), got {type(root).__name__}"
             )
+        self.runner = Runner(self.time_limit)  # the checker's run loop: time limit, crash as a line
+        self.hung: dict[Value, Failed] = {}  # a node whose _backward ran out of time: not run again
         self.foreign: dict[Value, Any] = {}  # the picture's node -> the learner's node
         shadow_root = self._mirror(root)
         self.checks: dict[Value, list[str]] = {}  # node -> what is wrong with it
@@ -180,6 +185,23 @@ class ForeignExplorer(Explorer):
 
     # -- what the learner's rules do, checked
 
+    def _run_theirs(self, v: Value, backward: Callable[[], object]) -> str | None:
+        """Run the learner's `_backward` of `v` under the checker's time limit: None when it
+        returned, else what went wrong, in one line. One that ran out of time is not run again
+        (each run would cost a time limit), and once MAX_TIMEOUTS ran out, none is."""
+        if v in self.hung:
+            return self.hung[v].text
+        try:
+            result = self.runner(backward)
+        except StopChecking:
+            return "was not run: your code ran out of time too often already"
+        if not isinstance(result, Failed):
+            return None
+        if result.timeout:
+            self.hung[v] = result
+            return result.text
+        return f"raised {result.text}"
+
     def _probe(self, v: Value) -> list[float] | str:
         """The local derivatives the learner's `_backward` of `v` applies, per distinct child:
         run on its own, with v.grad 3 and each child's grad 10 to begin with, so that a rule
@@ -195,7 +217,9 @@ class ForeignExplorer(Explorer):
             for k in kids:
                 k.grad = PRESET
             node.grad = SEED
-            backward()
+            failed = self._run_theirs(v, backward)
+            if failed is not None:
+                return f"its _backward() {failed}"
             return [(_number(k.grad, "a grad") - PRESET) / SEED for k in kids]
         except Exception as exc:  # the learner's code: say what it raised, in one line
             return f"its _backward() raised {type(exc).__name__}: {exc}"
@@ -263,8 +287,8 @@ class ForeignExplorer(Explorer):
 
     def _in_their_terms(self, v: Value, k: Value, got: float, want: float, uses: int) -> str:
         """A wrong rule, said as the probe ran it (out.grad 3, the child's grad 10 before):
-        what their `_backward` left the child's grad at, what it should be, and the likely
-        cause the numbers suggest (`=` for `+=`, no `× out.grad`, the other factor, the sign)."""
+        what their `_backward` left the child's grad at, what it should be, and the mistake
+        those numbers show, from the one list the checker and Predict use (check/mistakes.py)."""
         out, kid, op = in_formula(self.names[v]), in_formula(self.names[k]), v._op
         left, should = PRESET + got * SEED, PRESET + want * SEED
         text = (
@@ -274,25 +298,26 @@ class ForeignExplorer(Explorer):
             f"{self.names[k]} = {fmt(k.data)}, by central differences)"
         )
         others = [c for c in v._prev if c is not k]
-        if _close(left, want * SEED):
-            cause = "`=` where the lecture has `+=`?"
-        elif uses > 1 and _close(left, want * SEED / uses):
-            cause = (
-                f"`=` where the lecture has `+=`? {kid} is used {uses} times here: each use "
-                f"adds its share"
-            )
-        elif _close(left, PRESET):
-            cause = f"it did not change {kid}.grad: is the rule set on the node it returns?"
-        elif _close(left - PRESET, want):
-            cause = f"the local derivative without × {out}.grad?"
-        elif op == "*" and others and _close(got, k.data) and not _close(k.data, want):
-            mate = in_formula(self.names[others[0]])
-            cause = f"{kid}'s own data where the other factor, {mate}, belongs?"
-        elif _close(got, -want):
-            cause = "the sign?"
-        else:
-            return text
-        return f"{text}: {cause}"
+        product = op == "*" and len(others) == 1
+        mate = in_formula(self.names[others[0]]) if product else None
+        question = Question(
+            child=k,
+            name=kid,
+            parent=v,
+            out=out,
+            op=op,
+            want=should,
+            had=PRESET,
+            local=want / uses,
+            formula=None,
+            out_grad=SEED,
+            paths=uses,
+            other=mate,
+            own=k.data if product else None,
+            product=f"{kid}·{mate}" if product else "",  # (a set's _prev has no order)
+        )
+        cause = mistake(question, left)
+        return text if cause is None else f"{text}: {cause}"
 
     def _verdict(self) -> str:
         if not self.root._prev:
@@ -405,9 +430,10 @@ class ForeignExplorer(Explorer):
         before = [_number(self.foreign[k].grad, "a grad") for k in unique]
         saved = [(n, n.grad) for n in self.foreign.values()]
         try:
-            backward()
+            if self._run_theirs(v, backward) is not None:
+                return []  # their code: the step that runs it next says what went wrong
             after = [_number(self.foreign[k].grad, "a grad") for k in unique]
-        except Exception:  # their code: the step that runs it next says what it raised
+        except TypeError:  # a grad that is not a number: the step says so
             return []
         finally:
             for n, grad in saved:
@@ -432,10 +458,9 @@ class ForeignExplorer(Explorer):
         backward = getattr(node, "_backward", None)
         if not callable(backward):
             return [f"{name} has no _backward() to run"]
-        try:
-            backward()
-        except Exception as exc:  # the learner's code: what it raised, in one line
-            return [f"{name}._backward() raised {type(exc).__name__}: {exc}"]
+        failed = self._run_theirs(v, backward)
+        if failed is not None:  # the learner's code: what went wrong, in one line
+            return [f"{name}._backward() {failed}"]
         lines = [f"{name}._backward()  (your code, for {name} = {v._op} of its children)"]
         probe = self._probe(v) if g == 0 else None
         for i, (k, b) in enumerate(zip(unique, before)):
