@@ -170,7 +170,8 @@ def test_layers_point_down_only() -> None:
 
 # The top of micrograd/ is the lecture: the engine, nn, and what a learner of the lecture looks
 # for next (gpt.py: microgpt, the lecture's engine carrying a GPT); everything else is in a folder
-# named by what it is for.
+# named by what it is for. (widgets.py is only the name the notebooks import: the module is the
+# playground's, test_documented_import_paths_work.)
 TOP = {"engine", "nn", "losses", "optim", "data", "gradcheck", "io", "widgets", "gpt"}
 
 
@@ -186,6 +187,39 @@ def test_the_top_level_is_the_lecture_and_folders_say_what_they_offer() -> None:
     layout = (ROOT / "README.md").read_text().split("## Layout", 1)[1].split("\n## ", 1)[0]
     for folder in folders:
         assert f"  {folder.name}/ " in layout, folder.name
+
+
+# The import paths the README and the notebooks give: each imports, as the module named (a move
+# inside the package keeps them).
+DOCUMENTED = {
+    "micrograd.widgets": "micrograd.playground.widgets",
+    "micrograd.jit": "micrograd.jit",
+    "micrograd.check": "micrograd.check",
+    "micrograd.viz": "micrograd.viz",
+    "micrograd.playground.serve": "micrograd.playground",
+    "micrograd.io": "micrograd.io",
+}
+
+
+@pytest.mark.parametrize("path", sorted(DOCUMENTED))
+def test_documented_import_paths_work(path: str) -> None:
+    import importlib
+
+    if path == "micrograd.widgets":
+        pytest.importorskip("anywidget", reason="the widgets need anywidget")
+    if path == "micrograd.playground.serve":  # a function: from micrograd.playground import serve
+        from micrograd.playground import serve
+
+        assert callable(serve) and serve.__module__ == "micrograd.playground.server"
+        return
+    module = importlib.import_module(path)
+    assert module.__name__ == DOCUMENTED[path]
+    assert module is importlib.import_module(DOCUMENTED[path])
+    if path == "micrograd.widgets":  # what the notebooks use, on the playground's own module
+        from micrograd.widgets import PlaygroundWidget, explore, train
+
+        assert explore.__module__ == train.__module__ == "micrograd.playground.widgets"
+        assert PlaygroundWidget is module.PlaygroundWidget
 
 
 def test_no_module_is_too_long_without_a_reason() -> None:
