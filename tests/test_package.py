@@ -127,6 +127,107 @@ def test_the_import_graph_has_no_circle() -> None:
     assert graph["micrograd.io"] <= {"micrograd.core.atomic", "micrograd.nn", "micrograd.gpt"}
 
 
+def folder_of(name: str, modules: dict[str, pathlib.Path]) -> str:
+    """The folder a module lives in (micrograd.jit for micrograd.jit.graph and for micrograd.jit
+    itself); a module at the top of micrograd/ (engine, nn, widgets ...) is a node of its own."""
+    parts = name.split(".")
+    if modules[name].name == "__init__.py" or len(parts) == 2:
+        return name
+    return ".".join(parts[:2])
+
+
+def folder_circles(graph: dict[str, set[str]], modules: dict[str, pathlib.Path]) -> list[str]:
+    """Every circle of the folders' import graph (a strongly connected set of folders), each
+    written with the imports that close it; [] when there is none."""
+    edges: dict[str, set[str]] = {}
+    why: dict[tuple[str, str], list[str]] = {}
+    for name, targets in graph.items():
+        a = folder_of(name, modules)
+        for target in targets:
+            b = folder_of(target, modules)
+            if a != b:
+                edges.setdefault(a, set()).add(b)
+                why.setdefault((a, b), []).append(f"{name} imports {target}")
+    # Tarjan's strongly connected components, iteratively (no recursion limit to meet)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(set(edges) | {b for bs in edges.values() for b in bs}):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges.get(start, ()))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    component.append(top)
+                    if top == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return [
+        " <-> ".join(c)
+        + ": "
+        + "; ".join(line for a in c for b in c if (a, b) in why for line in why[(a, b)])
+        for c in found
+    ]
+
+
+def test_folder_circles_sees_a_circle_the_module_graph_cannot() -> None:
+    # the circle the issue names: two folders importing each other through different modules
+    modules = {
+        "micrograd.a": pathlib.Path("a/__init__.py"),
+        "micrograd.a.x": pathlib.Path("a/x.py"),
+        "micrograd.b": pathlib.Path("b/__init__.py"),
+        "micrograd.b.y": pathlib.Path("b/y.py"),
+        "micrograd.b.z": pathlib.Path("b/z.py"),
+    }
+    graph = {
+        "micrograd.a": set(),
+        "micrograd.a.x": {"micrograd.b.y"},
+        "micrograd.b": set(),
+        "micrograd.b.y": set(),
+        "micrograd.b.z": {"micrograd.a"},
+    }
+    assert folder_circles(graph, modules) == [
+        "micrograd.a <-> micrograd.b: micrograd.a.x imports micrograd.b.y; "
+        "micrograd.b.z imports micrograd.a"
+    ]
+    graph["micrograd.b.z"] = set()
+    assert folder_circles(graph, modules) == []
+
+
+@pytest.mark.slow
+def test_the_folders_import_graph_has_no_circle() -> None:
+    # The module graph above has no circle, but two folders can still lean on each other through
+    # different modules (jit/train.py -> train, train/plots.py -> jit.train): then neither folder
+    # can be read, tested or moved without the other. Folders here are micrograd's subpackages;
+    # each module at the top of micrograd/ counts as one of its own.
+    circles = folder_circles(import_graph(), package_modules())
+    assert not circles, "folders that import each other:\n" + "\n".join(circles)
+
+
 # The modules above the playground: the commands that start it and the notebook's widgets (a
 # transport of its views). Everything else in the package lies below it.
 PLAYGROUND_USERS = {
