@@ -18,9 +18,6 @@ PACKAGE = ROOT / "micrograd"
 
 # Modules allowed past ~450 lines, each with its reason.
 LONG_MODULES = {
-    "playground/explorer.py": "the backprop explorer's whole API (loading a program, forward and "
-    "backward stepping that mirrors backward() node by node, leaf edits, the nudge, the lecture's "
-    "examples, the step's numbers a prediction is checked against) reads best as one file",
     "playground/views.py": "every transport's one entry (`Tab.call`) and both views' actions, each "
     "a few lines that check the body and hand it on: one place lists all a page can ask",
     "jit/js_target.py": "jit's JavaScript target: the source-writing xp, the emitter of each kind "
@@ -266,7 +263,7 @@ def test_layers_point_down_only() -> None:
         for name, path in modules.items()
         if any(m.startswith("micrograd.viz.layout") for m in imports(path))
     }
-    assert {"micrograd.viz", "micrograd.playground.explorer"} <= users
+    assert {"micrograd.viz", "micrograd.playground.drawing"} <= users
 
 
 # The top of micrograd/ is the lecture: the engine, nn, and what a learner of the lecture looks

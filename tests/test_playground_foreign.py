@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from micrograd.engine import Value
+from micrograd.playground import Tab
 from micrograd.playground.errors import ViewError
-from micrograd.playground.foreign import ForeignExplorer
+from micrograd.playground.foreign import ForeignExplorer, LearnerStepper
 from tests.support.corpus import CASES, LECTURE_VALUE, edit
 
 # Graphs every engine of the lecture can build, one op each (and one with an input used twice):
@@ -118,7 +119,7 @@ def test_a_correct_learner_engine_is_never_marked_and_its_steps_give_backwards_g
         assert marked(ex) == [], (graph, ex.verdict)
         assert "every node's local derivative is what its op's slope is" in ex.verdict
         ex.backward()  # every step runs the learner's _backward
-        shown = {id(ex.foreign[v]): v.grad for v in ex.nodes}  # what the explorer shows
+        shown = {id(ex.stepper.foreign[v]): v.grad for v in ex.nodes}  # what the explorer shows
         for leaf, want in zip(leaves, micrograd_grads(graph)):
             got = shown[id(leaf)]
             assert math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-12), (graph, got, want)
@@ -189,14 +190,22 @@ def test_a_node_that_forgot_its_input_and_what_only_micrograds_values_allow():
     assert any(
         "no children: the op forgot its input" in n.get("problem", "") for n in ex.drawing["nodes"]
     )
-    for action in (lambda: ex.set_leaf("v1", 1.0), lambda: ex.descend(0.01), lambda: ex.leaf("v1")):
+    # what only a graph of micrograd's own Values allows is not offered (no method of it
+    # raises: the walkthrough has none), and the view says why, for each action of it
+    assert not any(hasattr(ex, m) for m in ("set_leaf", "descend", "nudge_at", "leaf", "set_role"))
+    tab = Tab()
+    tab.explorer.show(y)
+    for action, body in (
+        ("set", {"node": "v1", "value": 1.0}),
+        ("descend", {"lr": 0.01}),
+        ("nudge", {"node": "v1"}),
+        ("role", {"node": "v1", "role": "data"}),
+    ):
         with pytest.raises(ViewError, match="your own Value class"):
-            action()
+            tab.call("explorer", action, body)
 
 
 def test_explore_takes_a_learners_value_and_refuses_anything_else():
-    from micrograd.playground import Tab
-
     V = learner(LECTURE_VALUE)["Value"]
     out = V(2.0, label="a") * V(3.0, label="b")
     state = Tab().explorer.show(out)
@@ -257,7 +266,7 @@ def test_the_explorer_names_the_same_mistakes_as_predict(monkeypatch):
 def test_a_backward_that_never_returns_is_stopped_and_named_in_one_line(monkeypatch):
     # the learner's _backward runs under the checker's time limit, and one that ran out of time
     # is not run again: each step and each check costs at most one limit, not one per call
-    monkeypatch.setattr(ForeignExplorer, "time_limit", 0.2)
+    monkeypatch.setattr(LearnerStepper, "time_limit", 0.2)
     source = edit(
         LECTURE_VALUE,
         ("other.grad += self.data * out.grad", "CALLS.append(1)\n            while True: pass"),
