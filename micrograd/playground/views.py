@@ -39,13 +39,14 @@ from ..viz import GraphTooLargeError
 from ..viz.formatting import format_number as fmt
 from . import keepsake
 from .errors import ViewError
-from .explorer import DEFAULT_PROGRAM, EXAMPLES, MAX_NODES, MAX_PROGRAM_CHARS, Explorer
+from .explorer import DEFAULT_PROGRAM, EXAMPLES, MAX_PROGRAM_CHARS, Explorer
 from .foreign import explorer_for, looks_like_a_value
 from .limits import numbers_fit
 from .predict import PredictActions
 from .train_frames import read
 from .train_settings import Settings, options
 from .trainer import KEEP, FrameCursor, Trainer, point_payload, point_root
+from .walkthrough import MAX_NODES, Walkthrough
 
 # The actions that only read: a web transport may answer them to a GET.
 READS = frozenset(
@@ -101,13 +102,21 @@ class ExplorerView(PredictActions):
     )
 
     def __init__(self) -> None:
-        self.explorer: Explorer | None = None
+        self.explorer: Walkthrough | None = None
         self.built_from: tuple[str, dict[str, Any]] | None = None  # the action and body it was
 
-    def _current(self) -> Explorer:
+    def _current(self) -> Walkthrough:
         if self.explorer is None:
             raise ViewError("no expression yet: build a graph first", 409)
         return self.explorer
+
+    def _editable(self) -> Explorer:
+        """The explorer, for an action that moves its leaves: a graph of micrograd's own Values
+        (a learner's own Value class is changed in their notebook: the answer says so)."""
+        ex = self._current()
+        if not isinstance(ex, Explorer):
+            raise ViewError(ex.stepper.fixed)
+        return ex
 
     def examples(self, body: dict[str, Any]) -> dict[str, Any]:
         functions = [_signature(name, n) for name, n in ARITY.items()]
@@ -178,23 +187,23 @@ class ExplorerView(PredictActions):
         return ex.state()
 
     def set(self, body: dict[str, Any]) -> dict[str, Any]:
-        ex = self._current()
+        ex = self._editable()
         ex.set_leaf(body.get("node"), body.get("value"))
         return ex.state(with_drawing=True)
 
     def role(self, body: dict[str, Any]) -> dict[str, Any]:
         """Make a leaf a parameter or data: ``{"node": id, "role": "param" | "data"}``."""
-        ex = self._current()
+        ex = self._editable()
         ex.set_role(body.get("node"), body.get("role"))
         return ex.state()
 
     def nudge(self, body: dict[str, Any]) -> dict[str, Any]:
-        ex = self._current()
+        ex = self._editable()
         ex.nudge = ex.nudge_at(ex.leaf(body.get("node")))
         return ex.state()
 
     def descend(self, body: dict[str, Any]) -> dict[str, Any]:
-        ex = self._current()
+        ex = self._editable()
         ex.descend(body.get("lr"))
         return ex.state(with_drawing=True)
 
@@ -237,7 +246,7 @@ class ExplorerView(PredictActions):
         return self.explorer.state(with_drawing=True)
 
 
-def _zero_loss(ex: Explorer, payload: dict[str, Any]) -> dict[str, Any]:
+def _zero_loss(ex: Walkthrough, payload: dict[str, Any]) -> dict[str, Any]:
     """Why every grad of a point whose loss is 0 is 0, and the nearest point whose loss is not
     (the Train view's `nearest`), for the page to offer."""
     score = next((v for v in ex.topo if v.label == "s"), None)
@@ -271,7 +280,7 @@ def _zero_loss(ex: Explorer, payload: dict[str, Any]) -> dict[str, Any]:
     return {"text": text, "offer": offer}
 
 
-def _built(make: Callable[[], Explorer]) -> Explorer:
+def _built(make: Callable[[], Walkthrough]) -> Walkthrough:
     try:
         return make()
     except GraphTooLargeError:

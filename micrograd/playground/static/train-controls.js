@@ -4,6 +4,7 @@
 
 import { POINT_KEY, setDisabled } from "./common.js";
 import { COLORS } from "./train-heat.js";
+import { readQuery, writeQuery } from "./url-state.js";
 
 const FIELDS = ["dataset", "points", "noise", "hidden", "activation", "loss", "optimizer", "lr",
   "momentum", "l2", "l1", "batch", "seed", "zero_grad", "data_seed", "test", "features"];
@@ -16,7 +17,7 @@ export function controlsPart(ui) {
   // ---- settings <-> URL and controls
 
   function settingsFromUrl() {
-    const q = new URLSearchParams(opts.page ? location.search : "");
+    const q = readQuery(opts.page);
     const s = {};
     for (const k of FIELDS) if (q.has(k)) s[k] = q.get(k);
     if (q.has("added")) {
@@ -66,7 +67,7 @@ export function controlsPart(ui) {
     if ($("show-grads").checked) q.set("grads", "1");
     if ($("show-test").checked) q.set("showtest", "1");
     // a refused link stays in the address, to be mended, until the learner changes a setting
-    if (opts.page && !view.refused) history.replaceState(null, "", `${location.pathname}?${q}`);
+    if (!view.refused) writeQuery(opts.page, q);
   }
 
   function controlsToSettings() {
