@@ -11,6 +11,7 @@ import io
 import json
 import pathlib
 import re
+import subprocess
 import zipfile
 from typing import Any
 
@@ -103,3 +104,59 @@ def test_the_sites_course_ships_no_solution_anywhere(
             for form in (code, json.dumps(code)[1:-1]):
                 where = [f for f, data in files.items() if form.encode() in data]
                 assert not where, f"{name}'s solution {code[:60]!r} is in {where}"
+
+
+def test_the_wheel_with_the_site_extra_builds_the_course(tmp_path: pathlib.Path) -> None:
+    """As the README says to run it, away from the clone: the wheel installed with the `site`
+    extra into a fresh virtual environment (not editable: the notebooks are package data) has
+    every build tool (jupyter-server among them), and `micrograd site OUT` builds the course."""
+    pytest.importorskip("build", reason="the test extra's 'build' package builds the wheel")
+    from micrograd.playground.site import default_cache
+
+    from .support.building import build, clean_env, fresh_venv, venv_bin
+
+    wheel = build(tmp_path)["wheel"]
+    inside = zipfile.ZipFile(wheel).namelist()
+    assert {f"micrograd/notebooks/{n}.ipynb" for n in course_site.NOTEBOOKS} <= set(inside)
+    python = fresh_venv(tmp_path / "venv")
+    env = clean_env()
+    done = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", f"{wheel}[site]"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    away = tmp_path / "away"  # no micrograd/ or notebooks/ beside it
+    away.mkdir()
+    out = away / "s"
+    done = subprocess.run(
+        [
+            str(venv_bin(tmp_path / "venv") / "micrograd"),
+            "site",
+            str(out),
+            "--no-solutions",
+            "--cache",
+            str(default_cache()),  # Pyodide and the course's wheels, as the other builds had them
+        ],
+        cwd=away,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
+    )
+    said = done.stdout + done.stderr
+    if done.returncode != 0 and "npm is needed" in said:
+        _unavailable(said.strip())
+    assert done.returncode == 0, said[-3000:]
+    assert course_site.TOOLS_MISSING not in said and "left out" not in said, said
+    assert "jupyter lite build failed" not in said
+    course = out / "course"
+    assert (course / "lab" / "index.html").is_file() and (course / course_site.PAGE).is_file()
+    listed = json.loads((course / "api" / "contents" / "all.json").read_text())["content"]
+    assert sorted(f["name"] for f in listed) == [f"{n}.ipynb" for n in course_site.NOTEBOOKS]
+    for name in course_site.NOTEBOOKS:  # the installed package's notebooks, handed out
+        nb = json.loads((course / "files" / f"{name}.ipynb").read_text())
+        assert nb["cells"][1]["source"] == setup_cell.INSTALLED_SETUP
+        assert "solution" not in json.dumps(nb).lower()
