@@ -7,12 +7,15 @@ Slow: each test builds the course (JupyterLite) from scratch."""
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 import json
 import pathlib
 import re
 import subprocess
+import sys
 import zipfile
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -160,3 +163,97 @@ def test_the_wheel_with_the_site_extra_builds_the_course(tmp_path: pathlib.Path)
         nb = json.loads((course / "files" / f"{name}.ipynb").read_text())
         assert nb["cells"][1]["source"] == setup_cell.INSTALLED_SETUP
         assert "solution" not in json.dumps(nb).lower()
+
+
+@pytest.fixture(scope="module")
+def handout_url(handed_out: pathlib.Path) -> Iterator[str]:
+    server = subprocess.Popen(
+        [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"],
+        cwd=handed_out.parent,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        line = server.stdout.readline()
+        port = re.search(r"port (\d+)", line)
+        assert port, f"http.server said {line!r}"
+        yield f"http://127.0.0.1:{port.group(1)}/{handed_out.name}/"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+SLOPE = "def slope(f, x, h=0.0001):\n    return (f(x + h) - f(x)) / h"
+
+
+@pytest.mark.browser
+@pytest.mark.sandbox
+def test_download_my_work_is_an_archive_the_grader_takes(
+    browser: Any, handout_url: str, tmp_path: pathlib.Path, screenshot: Any
+) -> None:
+    """A learner, offline in Chromium, fills in notebook 1's first exercise, clicks "Download
+    my work" in the notebook's save line (asked their name, once) and again on the start page
+    (not asked again): one archive named for them, holding their edit and the other notebooks;
+    `micrograd grade` takes it in a class folder as theirs."""
+    from micrograd.grading import sandbox as grade_sandbox
+
+    from .test_course_site import CELL_INDEX, KERNEL_IDLE, START_MS, App
+
+    app = App(browser, handout_url)
+    page = app.page
+    asked: list[str] = []
+    page.on("dialog", lambda d: (asked.append(d.message), d.accept("Ada Lovelace")))
+    name = f"{course_site.NOTEBOOKS[0]}.ipynb"
+    klass = tmp_path / "class"
+    klass.mkdir()
+    try:
+        page.goto(handout_url + f"course/notebooks/index.html?path={name}")
+        page.wait_for_function(KERNEL_IDLE, arg=name, timeout=START_MS)
+        exercise = page.evaluate(CELL_INDEX, ["exercise", "slope"])
+        page.evaluate(
+            "([i, s]) => window.jupyterapp.shell.currentWidget.content.widgets[i].model"
+            ".sharedModel.setSource(s)",
+            [exercise, SLOPE],
+        )
+        link = page.locator("a", has_text="Download my work").first
+        assert link.get_attribute("href") == course_site.DOWNLOAD_LINK
+        with page.expect_download() as got:
+            link.click()  # at once: what the autosave has not written yet is in it too
+        assert got.value.suggested_filename == "Ada-Lovelace.zip"
+        first = tmp_path / "first.zip"
+        got.value.save_as(first)
+        assert len(asked) == 1 and "Your name" in asked[0]
+        page.goto(handout_url + f"course/{course_site.PAGE}")
+        button = page.get_by_role("link", name="Download my work")
+        box = button.bounding_box()
+        assert box and box["height"] >= 44, box
+        screenshot(page, "course-start-download-1280")
+        with page.expect_download() as got:
+            button.click()
+        assert got.value.suggested_filename == "Ada-Lovelace.zip" and len(asked) == 1
+        got.value.save_as(klass / "Ada-Lovelace.zip")
+    finally:
+        app.close()
+    for archive in (first, klass / "Ada-Lovelace.zip"):
+        with zipfile.ZipFile(archive) as z:
+            assert z.testzip() is None
+            assert sorted(z.namelist()) == [
+                f"Ada-Lovelace/{n}.ipynb" for n in course_site.NOTEBOOKS
+            ]
+            nb = json.loads(z.read(f"Ada-Lovelace/{name}"))
+            mine = [c for c in nb["cells"] if c["metadata"].get("exercise") == "slope"]
+            assert ["".join(c["source"]) for c in mine] == [SLOPE]
+    out = tmp_path / "grades.csv"
+    sandbox = [] if grade_sandbox.bwrap() else ["--no-sandbox"]
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said):
+        status = main(["grade", str(klass), "--csv", str(out), *sandbox])
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["learner"] for r in rows} == {"Ada-Lovelace"}, said.getvalue()
+    one = {r["exercise"]: r["result"] for r in rows if r["notebook"].startswith("01")}
+    assert one["slope"] == "passed", said.getvalue()
+    assert {v for k, v in one.items() if k != "slope"} == {"not attempted"}
+    assert {r["result"] for r in rows} <= {"passed", "not attempted", "skipped"}, rows
+    assert status == 0
