@@ -287,8 +287,8 @@ W1 = [[Value(random.gauss(0, 1 / math.sqrt(BLOCK * EMB))) for _ in range(BLOCK *
 b1 = [Value(0.0) for _ in range(HIDDEN)]
 W2 = [[Value(0.0) for _ in range(HIDDEN)] for _ in range(V)]
 T = [[Value(math.log(p)) for p in row] for row in P]   # the bigram, as logits
-params = [p for row in C for p in row] + [p for row in W1 for p in row] + b1 + [
-    p for row in W2 for p in row]   # trained; T is not
+params = ([p for row in C for p in row] + [p for row in W1 for p in row] + b1
+          + [p for row in W2 for p in row])   # what training changes: T, the counts, stays
 print(len(params), 'parameters')
 
 def logits(context):
