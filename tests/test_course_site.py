@@ -437,7 +437,11 @@ KERNEL_IDLE = """(path) => { const w = window.jupyterapp && window.jupyterapp.sh
 def test_each_notebook_runs_in_the_app_with_its_solutions_typed_in(app: App) -> None:
     """In one browser (notebook 3 reads the my_value.py notebook 2 writes), in order."""
     page = app.page
+    from micrograd.data import NAMES_FILE
+
     for name in course_site.NOTEBOOKS:
+        if name[:2] in ("07", "08") and not NAMES_FILE.exists():
+            continue  # they train on makemore's names, which the app's wheel has only if we do
         if name != course_site.NOTEBOOKS[0]:  # the last one closed, as a learner moves on
             page.evaluate("""() => {  // closed unchanged: the solutions were the test's, not saved
                 for (const w of window.jupyterapp.shell.widgets('main'))

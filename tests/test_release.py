@@ -58,7 +58,7 @@ def test_the_setup_cell_installs_from_the_repository_pyproject_names() -> None:
 
 def test_every_colab_link_in_the_readme_opens_a_notebook_of_the_repository() -> None:
     links = re.findall(r"https://colab\.research\.google\.com/github/([^)\s]+)", README)
-    assert len(links) == 6, links  # one per notebook
+    assert len(links) == 8, links  # one per notebook
     for link in links:
         m = re.fullmatch(r"([\w.-]+/[\w.-]+)/blob/main/(notebooks/[\w.-]+\.ipynb)", link)
         assert m, link

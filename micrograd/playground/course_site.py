@@ -62,6 +62,8 @@ NOTEBOOKS = (
     "04_moons_demo",
     "05_pytorch_side_by_side",
     "06_appendix_second_derivatives_and_jit",
+    "07_names_and_the_next_character",
+    "08_attention_and_the_gpt",
 )
 TOOLS = ("jupyterlite_core", "jupyterlite_pyodide_kernel", "jupyter_server")  # extra `site`
 TOOLS_MISSING = (
