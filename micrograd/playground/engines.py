@@ -10,7 +10,7 @@ answers the same methods; the trainer never asks which it holds.
 
 * `EagerEngine`: micrograd itself, one scalar graph per point (`train.Step`), and the
   optimizer of `micrograd.optim`: for a Python without numpy.
-* `NumpyEngine`: the same step on `micrograd.jit` (`jit.train.JitStep`), pictures by matrix
+* `NumpyEngine`: the same step on `micrograd.jit` (`train.jit_step.JitStep`), pictures by matrix
   products (`train_frames.layer_outputs`): the server and the notebook widget.
 * `JavaScriptEngine`: the traced step written as JavaScript by jit's JavaScript target
   (`micrograd.jit.js_target`) and run by the browser (the static site's worker) or Node.js: steps,
@@ -68,7 +68,7 @@ class Engine:
         opt.lr = s.lr
         if hasattr(opt, "momentum"):
             opt.momentum = s.momentum
-        step = self.step_fn  # (train.Step, or jit_train.JitStep)
+        step = self.step_fn  # (train.Step, or jit_step.JitStep)
         step.alpha, step.l1, step.zero_grad = s.l2, s.l1, s.zero_grad
 
     def data_changed(self) -> None:
@@ -164,7 +164,7 @@ class NumpyEngine(Engine):
     def __init__(self, tr: Any) -> None:
         import numpy as np
 
-        from ..jit.train import JitStep
+        from ..train.jit_step import JitStep
 
         super().__init__(tr)
         s = tr.settings

@@ -19,9 +19,9 @@ from typing import Any
 
 from .. import data
 from ..data import TARGET_RANGE
-from ..jit.train import numpy_available
 from ..losses import LOSSES
 from ..nn import ACTIVATIONS
+from ..train.jit_step import numpy_available
 
 # ------------------------------------------------------------------ limits and choices
 MAX_LAYERS = 6  # hidden layers

@@ -11,7 +11,7 @@ It holds the data (a `micrograd.data` set plus the points the learner clicked in
 built from a seed (Reset rebuilds the same initial weights, New weights draws a new seed), a
 loss from `micrograd.losses` and an optimizer from `micrograd.optim`. Each step is the training
 library's (`micrograd.train.Step`): the batch loss as one `Value`, by `micrograd.jit` replaying
-the per-sample loss over the batch with numpy when numpy is there (`jit.train.JitStep`), else
+the per-sample loss over the batch with numpy when numpy is there (`train.jit_step.JitStep`), else
 by the eager engine, one graph per point. Play only marks the run as
 playing: it trains when its transport calls `advance` (the server's and the kernel's runner
 thread, the static site's timer), never on a thread of its own, so the same object runs under a
