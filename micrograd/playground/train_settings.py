@@ -330,6 +330,32 @@ class Settings:
         return REGRESSION_FORMULA if self.regression else loss_formula(self.loss)
 
 
+# What each kind of setting is, as the page reads and writes it (its URL and its boxes): "list"
+# is written "8,8", "flag" true or false, "points" the learner's clicked points (no box of its
+# own); the rest one box's text.
+KINDS = ("choice", "whole", "number", "flag", "list", "points")
+
+
+def _kind(name: str, default: object) -> str:
+    if name == "added":
+        return "points"
+    if isinstance(default, bool):
+        return "flag"
+    if isinstance(default, tuple):
+        return "list"
+    return {int: "whole", float: "number", str: "choice"}[type(default)]
+
+
+def schema() -> list[dict[str, str]]:
+    """The settings as the page is told them (`options()["settings"]`): each `Settings` field's
+    name, its control's label and its kind (KINDS), in the dataclass's order. Declared here once:
+    the page has no list of its own."""
+    return [
+        {"name": f.name, "label": LABELS[f.name], "kind": _kind(f.name, f.default)}
+        for f in fields(Settings)
+    ]
+
+
 def _features_for(dataset: str, features: tuple[str, ...]) -> tuple[str, ...]:
     if DATASETS[dataset].dims != 2 and features != ("x1", "x2"):
         raise ValueError(
@@ -377,6 +403,7 @@ def options() -> dict[str, Any]:
             "lr": MAX_LR,
         },
         "defaults": Settings().to_dict(),
+        "settings": schema(),  # what the page reads, writes and keeps in its URL
         "features": [[k, label] for k, (label, _) in FEATURES.items()],
         "jit": numpy_available(),
     }
