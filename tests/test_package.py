@@ -31,9 +31,6 @@ LONG_MODULES = {
     "Origin, sizes, sessions, streams) in one file, so a security review reads one place",
     "playground/course_site.py": "the JupyterLite build; a third of it is the table of pinned "
     "wheels (name, version, sha256) the kernel loads, read by the functions beside it",
-    "playground/trainer.py": "one tab's run: settings applied live or from scratch, the step "
-    "(eager and jit), the play thread, points, the train/test split and a weight set by hand all "
-    "share the run's lock and state; apart, each part would reach into the others'",
 }
 
 

@@ -163,6 +163,8 @@ class Trainer:
             return self._diverged(f"step {nxt} failed ({e}): training diverged; {LOWER}")
         except (ValueError, ZeroDivisionError) as e:  # the maths had no answer: say which
             return self._diverged(f"step {nxt} failed: {type(e).__name__}: {e}")
+        if not results:  # the kind has no step left to take (its run is done): play ends
+            self.pacer.playing = False
         total = math.nan
         for total, acc in results:
             self.loss, self.accuracy = total, acc
