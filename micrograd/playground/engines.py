@@ -1,6 +1,6 @@
 """The engines a `Trainer` trains and draws with, one interface: eager, numpy (jit), JavaScript.
 
-    engine = ENGINES["numpy"](mlp)            # or "eager", "javascript"; mlp: a train_mlp.MLPKind
+    engine = ENGINES["numpy"](mlp)            # or "eager", "javascript"; mlp: a train_kinds.MLPRun
     loss, acc = engine.step(idx)              # one whole step: forward, loss, backward, update
     results = engine.train(seconds, batches, playing)   # steps for a while: [(loss, acc), ...]
     engine.pictures()                         # the frame's grid, heat maps and shown neuron
@@ -25,15 +25,13 @@ import math
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..losses import LOSSES, predict, predict_rows
 from . import train_frames
 from .train_frames import TARGET_RANGE, layer_outputs
+from .train_kinds import MLPRun
 from .train_settings import EAGER_FRAME_SECONDS, EAGER_GRID, GRID, numpy_available
-
-if TYPE_CHECKING:  # (train_mlp.py imports this module)
-    from .train_mlp import MLPKind
 
 Results = list[tuple[float, "float | None"]]
 
@@ -46,7 +44,7 @@ class Engine:
     batched = False
     step_fn: Any = None  # does `train` run many steps in one call (no Python per step)?
 
-    def __init__(self, mlp: MLPKind) -> None:
+    def __init__(self, mlp: MLPRun) -> None:
         self.mlp = mlp
         self.grid_side = GRID
         self.heat_side = min(mlp.box, GRID // 2)
@@ -61,7 +59,7 @@ class Engine:
         self, seconds: float, batches: Callable[[], Any], playing: Callable[[], bool]
     ) -> Results:
         """Steps, each on the batch `batches()` gives, for about `seconds` (at least one) while
-        `playing()`: the (loss, accuracy) of each. Here one step: the trainer's loop, by its own
+        `playing()`: the (loss, accuracy) of each. Here one step: the pacer's loop, by its own
         clock, asks again (an engine that runs elsewhere takes many steps per call)."""
         return [self.step(batches())]
 
@@ -75,10 +73,10 @@ class Engine:
         step.alpha, step.l1, step.zero_grad = s.l2, s.l1, s.zero_grad
 
     def data_changed(self) -> None:
-        """The trainer's points, targets or split changed."""
+        """The run's points, targets or split changed."""
 
     def params_changed(self) -> None:
-        """The trainer changed a weight itself (the learner edited one)."""
+        """The run changed a weight itself (the learner edited one)."""
 
     def sync(self) -> None:
         """Make the model's Values hold the engine's weights and grads (before a frame)."""
@@ -115,7 +113,7 @@ class EagerEngine(Engine):
     name = "eager"
     title = "eager micrograd"
 
-    def __init__(self, mlp: MLPKind) -> None:
+    def __init__(self, mlp: MLPRun) -> None:
         from ..train import Step
 
         super().__init__(mlp)
@@ -165,7 +163,7 @@ class NumpyEngine(Engine):
     name = "jit"
     title = "micrograd.jit (numpy)"
 
-    def __init__(self, mlp: MLPKind) -> None:
+    def __init__(self, mlp: MLPRun) -> None:
         import numpy as np
 
         from ..train.jit_step import JitStep
@@ -244,7 +242,7 @@ class _PyodideHost:
         return lambda method, arg=None: json.loads(call(method, json.dumps(arg, allow_nan=False)))
 
 
-# the compiled step of the last network shape: (host, trainer, source) -> the compiled object
+# the compiled step of the last network shape: (host, run, source) -> the compiled object
 # (Reset and New weights keep the shape: the same object, set afresh)
 _COMPILED: dict[tuple[int, int, str], Callable[..., Any]] = {}
 
@@ -257,7 +255,7 @@ class JavaScriptEngine(Engine):
     title = "micrograd.jit (JavaScript)"
     batched = True
 
-    def __init__(self, mlp: MLPKind, host: Any = None) -> None:
+    def __init__(self, mlp: MLPRun, host: Any = None) -> None:
         from ..jit.js_target import program_source, step_source
         from ..jit.pictures import mlp_source
 
@@ -275,7 +273,7 @@ class JavaScriptEngine(Engine):
 
         src, captured = program_source(fn, self._sample(0), keep=lambda: outputs)
         source = step_source(src, mlp_source(model))
-        key = (id(self.host), id(mlp), source)  # its state is this trainer's own
+        key = (id(self.host), id(mlp), source)  # its state is this run's own
         call = _COMPILED.get(key)
         if call is None:
             _COMPILED.clear()

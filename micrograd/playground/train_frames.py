@@ -1,7 +1,7 @@
 """The training view's pictures, computed by the model itself: what a frame and its meta hold.
 
 A frame is built at the size the page draws it, and a reader is sent only what changed since
-the frame it had (`FrameCursor` in trainer.py):
+the frame it had (`FrameCursor` in train_publish.py):
 
 * ``grid``: the decision regions (or a regression's output) over the plot, one byte per cell;
 * ``heat``: one heat map per hidden neuron, each as many cells a side as the page's neuron
@@ -20,7 +20,7 @@ the frame it had (`FrameCursor` in trainer.py):
 (a matrix product per layer: `layer_outputs`), `eager_views` one eager forward pass per cell
 (the JavaScript engine computes the same in the browser: micrograd/jit/runtime.js); the chosen
 point's graph comes from train_graph.py. `frame` and `meta` gather an MLP run's state
-(train_mlp.MLPKind) into the JSON the page draws.
+(`train_kinds.MLPRun`) into the JSON the page draws.
 """
 
 from __future__ import annotations
@@ -29,30 +29,17 @@ import base64
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..losses import predict, predict_rows
 from ..nn import ACTIVATIONS, MLP
 from ..viz.formatting import json_float
 from .train_graph import point_graph, zero_loss_note
+from .train_kinds import MLPRun
 from .train_settings import FEATURES, OUTPUT_RULES, TARGET_RANGE
-
-if TYPE_CHECKING:  # (train_mlp.py imports this module)
-    from .train_mlp import MLPKind
 
 Frame = dict[str, Any]
 KEEP: Any = object()  # an argument of `view` left out
-
-
-@dataclass
-class Shown:
-    """What the page shows, so that a frame holds that and no more (see `Trainer.view`)."""
-
-    grads: bool = False  # the links draw ∂L/∂w (else only the weights)
-    graph: bool = True  # the chosen point's graph is on screen: its numbers, every frame
-    neuron: int | None = None  # the hidden neuron the big plot shows (counted over all layers)
-    read: tuple[int, int, int | None] | None = None  # (layer, neuron, input or None: the bias)
 
 
 # ------------------------------------------------------------------ the model's views
@@ -230,7 +217,7 @@ def _b64_classes(cls: Any) -> str:
 # ------------------------------------------------------------------ frames
 
 
-def meta(mlp: MLPKind) -> Frame:
+def meta(mlp: MLPRun) -> Frame:
     """What changes only with the settings: the data, the plot's extent, the graph layout.
     Caller holds the run's lock (the trainer keeps it until its settings change)."""
     s = mlp.settings
@@ -270,7 +257,7 @@ def meta(mlp: MLPKind) -> Frame:
     }
 
 
-def frame(mlp: MLPKind, playing: bool) -> Frame:
+def frame(mlp: MLPRun, playing: bool) -> Frame:
     """The model's part of the current picture (see the module docstring; the run adds its
     step, loss and accuracy). Caller holds the run's lock."""
     shown = mlp.shown
@@ -302,7 +289,7 @@ def frame(mlp: MLPKind, playing: bool) -> Frame:
 GRAPH_EVERY = 10
 
 
-def _graph_numbers(mlp: MLPKind, playing: bool) -> Frame:
+def _graph_numbers(mlp: MLPRun, playing: bool) -> Frame:
     """The chosen point's graph's numbers: each node's data and grad, and the zero-loss note."""
     kept, now = mlp.graph_kept, time.perf_counter()
     key = (mlp.config_id, mlp.pick, id(mlp.settings))
@@ -341,7 +328,7 @@ def numpy_if_there() -> Any:
     return numpy
 
 
-def read(mlp: MLPKind, item: tuple[int, int, int | None] | None) -> dict[str, Any] | None:
+def read(mlp: MLPRun, item: tuple[int, int, int | None] | None) -> dict[str, Any] | None:
     """The exact numbers of one parameter: weight `input` of neuron `neuron` of layer `layer`
     (or its bias, when `input` is None): its value and its ∂L/∂p of the last step."""
     if item is None:
@@ -361,7 +348,7 @@ def read(mlp: MLPKind, item: tuple[int, int, int | None] | None) -> dict[str, An
     }
 
 
-def _input_maps(mlp: MLPKind) -> list[str]:
+def _input_maps(mlp: MLPRun) -> list[str]:
     """Each network input over the plot's plane, scaled to [-1, 1], one byte per cell (a heat
     map's format): what the input squares show (x₁ left to right, x₁² a valley, ...)."""
     cols = [list(c) for c in zip(*mlp.grid_of(mlp.heat_side))]
@@ -372,7 +359,7 @@ def _input_maps(mlp: MLPKind) -> list[str]:
     return maps
 
 
-def _test(mlp: MLPKind) -> list[float | None] | None:
+def _test(mlp: MLPRun) -> list[float | None] | None:
     try:
         m = mlp.test_metrics()
     except (ValueError, OverflowError, ZeroDivisionError):  # diverged weights: no figures
@@ -405,7 +392,7 @@ def _output_view(out: Any, kind: str, np: Any) -> dict[str, Any]:
     }
 
 
-def numpy_views(mlp: MLPKind, grid: Any, heat_grid: Any) -> dict[str, Any]:
+def numpy_views(mlp: MLPRun, grid: Any, heat_grid: Any) -> dict[str, Any]:
     """The big plot's picture (``grid``), a heat map per hidden neuron (``heat``, with each one's
     scale), and the neuron the page shows big (``shown``), from the model's forward pass over the
     plot's grid and over the heat maps' grid (numpy arrays of points)."""
@@ -431,7 +418,7 @@ def numpy_views(mlp: MLPKind, grid: Any, heat_grid: Any) -> dict[str, Any]:
         }
 
 
-def eager_views(mlp: MLPKind, points: Sequence[Sequence[float]]) -> dict[str, Any]:
+def eager_views(mlp: MLPRun, points: Sequence[Sequence[float]]) -> dict[str, Any]:
     """The same, one eager forward pass per cell of `points` (the heat maps' grid is the
     plot's)."""
     kind, shown = mlp.settings.output_kind, mlp.shown.neuron

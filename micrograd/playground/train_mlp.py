@@ -24,8 +24,9 @@ from ..nn import MLP
 from . import train_frames
 from .engines import ENGINES, Engine, Results
 from .train_data import extent, featurize, make_data, split
-from .train_frames import KEEP, Frame, Shown, neuron_box
+from .train_frames import KEEP, Frame, neuron_box
 from .train_graph import layout, point_graph
+from .train_kinds import Shown
 from .train_settings import (
     LABELS,
     LIVE_SETTINGS,

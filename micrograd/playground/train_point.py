@@ -8,16 +8,14 @@ every weight and bias a leaf named by where it sits, after checking what the pag
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import io
 from ..engine import Value, topological_order
 from ..losses import LOSSES
 from .train_graph import through_network
-
-if TYPE_CHECKING:  # (trainer.py imports this module)
-    from .train_mlp import MLPKind
-    from .trainer import Trainer
+from .train_mlp import MLPKind
+from .trainer import Trainer
 
 
 def point_payload(tr: Trainer) -> dict[str, Any]:

@@ -14,10 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # (trainer.py imports this module)
-    from .trainer import Trainer
+from typing import Any, Protocol
 
 Frame = dict[str, Any]
 
@@ -64,6 +61,12 @@ class Publisher:
 PARTS = ("grid", "heat_scale", "shown", "links", "grads", "grad_max", "graph")
 
 
+class Run(Protocol):
+    """A run whose frames a cursor reads: a `Trainer` (trainer.py imports this module)."""
+
+    publisher: Publisher
+
+
 class FrameCursor:
     """One reader of a run's frames: `next()` is the newest frame it has not had (frames
     published in between are skipped: a slow reader never falls behind), with the part of the
@@ -73,7 +76,7 @@ class FrameCursor:
     out, and so is each heat map that did not change (None in ``heat``). The first frame, and
     the first after `restart()`, is whole (``"full": True``); a reader keeps the parts it had."""
 
-    def __init__(self, trainer: Trainer) -> None:
+    def __init__(self, trainer: Run) -> None:
         self.trainer = trainer
         self.publisher = trainer.publisher
         self.last: int | None = None  # the number of the last frame handed out

@@ -32,7 +32,7 @@ MAX_LR = 10.0
 GRID = 64  # decision-region grid side with jit or JavaScript (heat maps: at most half of it)
 EAGER_GRID = 16  # the same without numpy: every cell is one scalar forward pass
 EAGER_FRAME_SECONDS = 0.5  # and frames less often, so most of the time goes to training
-HISTORY_CAP = 4_096  # loss-curve buckets kept; past it, neighbours merge (trainer.LossCurve)
+HISTORY_CAP = 4_096  # loss-curve buckets kept; past it, neighbours merge (train_frames.LossCurve)
 DATA_SEED = 1337  # karpathy's moons: moons(100, 0.1, seed=1337) is his demo's data exactly
 
 # The Train view's data sets, as micrograd.data declares them (0 classes: a regression problem,
