@@ -18,9 +18,9 @@ from micrograd import data, optim, train
 from micrograd.commands import cli
 from micrograd.commands import demo as demo_command
 from micrograd.io import load
-from micrograd.jit import train as jit_train
 from micrograd.nn import MLP
 from micrograd.train import demo, evaluate, plots
+from micrograd.train import jit_step as jit_train
 from micrograd.train.demo import PRESETS, DemoConfig, config_for
 from tests.support.source import calls, strings
 

@@ -28,7 +28,6 @@ LONG_MODULES = {
     "jit/numpy_target.py": 582,
     "playground/server.py": 640,
     "playground/course_site.py": 582,
-    "playground/trainer.py": 729,
 }
 
 

@@ -43,9 +43,11 @@ from .explorer import DEFAULT_PROGRAM, EXAMPLES, MAX_PROGRAM_CHARS, Explorer
 from .foreign import explorer_for, looks_like_a_value
 from .limits import numbers_fit
 from .predict import PredictActions
-from .train_frames import read
+from .train_frames import KEEP, read
+from .train_point import point_payload, point_root
+from .train_publish import FrameCursor
 from .train_settings import Settings, options
-from .trainer import KEEP, FrameCursor, Trainer, point_payload, point_root
+from .trainer import Trainer
 from .walkthrough import MAX_NODES, Walkthrough
 
 # The actions that only read: a web transport may answer them to a GET.
@@ -450,7 +452,7 @@ class TrainView:
             raise ViewError(f"view takes {', '.join(self.VIEW_KEYS)}; not {unknown[0][:40]!r}")
         tr = self.trainer
         _checked(lambda: tr.view(**{k: body.get(k, KEEP) for k in self.VIEW_KEYS}))
-        return {"read": read(tr, tr.shown.read)}
+        return {"read": read(tr.mlp, tr.mlp.shown.read)}
 
     def model(self, body: dict[str, Any]) -> dict[str, Any]:
         """The model as `micrograd.io.save` writes it (`micrograd.io.load` reads it back)."""
