@@ -1,4 +1,5 @@
-"""The Train view's chosen point, as JSON, for the explorer: `point_payload` and `point_root`.
+"""The Train view's chosen point, as JSON, for the explorer: `point_payload`, `point_root`,
+and `zero_loss` (why a point whose loss is 0 teaches nothing, and the nearest that does).
 
 `point_payload(trainer)` carries the point's graph (the network as it is now, the point's inputs
 and target) to the explorer page; `point_root(payload)` makes the explorer's graph of it,
@@ -13,6 +14,7 @@ from typing import Any
 from .. import io
 from ..engine import Value, topological_order
 from ..losses import LOSSES
+from ..viz.formatting import format_number as fmt
 from .train_graph import through_network
 from .train_mlp import MLPKind
 from .trainer import Trainer
@@ -80,8 +82,6 @@ def point_root(payload: object) -> tuple[Value, list[Value], str]:
     gradient step moves) and a title. ValueError (or TypeError) naming what is wrong."""
     import json
 
-    from ..viz.formatting import format_number as fmt
-
     if not isinstance(payload, dict):
         raise TypeError(f"expected an object, got {type(payload).__name__}")
     loss = payload.get("loss")
@@ -143,3 +143,37 @@ def point_root(payload: object) -> tuple[Value, list[Value], str]:
         f"expression."
     )
     return out, model.parameters(), title
+
+
+def zero_loss(topo: list[Value], payload: dict[str, Any]) -> dict[str, Any]:
+    """Why every grad of a point whose loss is 0 is 0, and the nearest point whose loss is not
+    (the Train view's `nearest`), for the explorer's page to offer."""
+    score = next((v for v in topo if v.label == "s"), None)
+    target = payload.get("target")
+    if payload.get("loss") == "hinge" and score is not None and isinstance(target, (int, float)):
+        ys = target * score.data
+        text = (
+            f"This point's loss is 0: it is past the margin. The hinge loss is "
+            f"max(0, 1 − y·s), and here y·s = {fmt(target)} × {fmt(score.data)} = {fmt(ys)}, "
+            f"at least 1, so 1 − y·s ≤ 0: the loss is 0 and flat here, its slope 0, so "
+            f"every grad behind it is 0. Training learns nothing from this point."
+        )
+    else:
+        text = (
+            "This point's loss is 0: the network's output is its target exactly, and the "
+            "loss is flat there, so every grad behind it is 0."
+        )
+    offer = None
+    other = payload.get("nearest")
+    if isinstance(other, dict) and isinstance(other.get("point"), list):
+        where = ", ".join(fmt(x) for x in other["point"] if isinstance(x, (int, float)))
+        loss = other.get("loss")
+        shown = f", loss {fmt(loss)}" if isinstance(loss, (int, float)) else ""
+        offer = {
+            "text": f"The nearest point whose loss is not 0: point {other.get('index')} "
+            f"(x = {where}){shown}.",
+            "button": f"Step through point {other.get('index')} instead",
+        }
+    else:
+        text += " No point of the Train view's data has a loss that is not 0."
+    return {"text": text, "offer": offer}

@@ -36,7 +36,6 @@ from typing import Any
 from ..engine import Value
 from ..expr import ARITY, ProgramError
 from ..viz import GraphTooLargeError
-from ..viz.formatting import format_number as fmt
 from . import keepsake
 from .errors import ViewError
 from .explorer import DEFAULT_PROGRAM, EXAMPLES, MAX_PROGRAM_CHARS, Explorer
@@ -44,7 +43,7 @@ from .foreign import explorer_for, looks_like_a_value
 from .limits import numbers_fit
 from .predict import PredictActions
 from .train_frames import KEEP, read
-from .train_point import point_payload, point_root
+from .train_point import point_payload, point_root, zero_loss
 from .train_publish import FrameCursor
 from .train_settings import Settings, options
 from .trainer import Trainer
@@ -243,43 +242,9 @@ class ExplorerView(PredictActions):
                 f"than the explorer shows: try fewer or smaller hidden layers in the Train view"
             ) from None
         if root.data == 0.0:
-            self.explorer.notice = _zero_loss(self.explorer, payload)
+            self.explorer.notice = zero_loss(self.explorer.topo, payload)
         self.built_from = ("point", body)
         return self.explorer.state(with_drawing=True)
-
-
-def _zero_loss(ex: Walkthrough, payload: dict[str, Any]) -> dict[str, Any]:
-    """Why every grad of a point whose loss is 0 is 0, and the nearest point whose loss is not
-    (the Train view's `nearest`), for the page to offer."""
-    score = next((v for v in ex.topo if v.label == "s"), None)
-    target = payload.get("target")
-    if payload.get("loss") == "hinge" and score is not None and isinstance(target, (int, float)):
-        ys = target * score.data
-        text = (
-            f"This point's loss is 0: it is past the margin. The hinge loss is "
-            f"max(0, 1 − y·s), and here y·s = {fmt(target)} × {fmt(score.data)} = {fmt(ys)}, "
-            f"at least 1, so 1 − y·s ≤ 0: the loss is 0 and flat here, its slope 0, so "
-            f"every grad behind it is 0. Training learns nothing from this point."
-        )
-    else:
-        text = (
-            "This point's loss is 0: the network's output is its target exactly, and the "
-            "loss is flat there, so every grad behind it is 0."
-        )
-    offer = None
-    other = payload.get("nearest")
-    if isinstance(other, dict) and isinstance(other.get("point"), list):
-        where = ", ".join(fmt(x) for x in other["point"] if isinstance(x, (int, float)))
-        loss = other.get("loss")
-        shown = f", loss {fmt(loss)}" if isinstance(loss, (int, float)) else ""
-        offer = {
-            "text": f"The nearest point whose loss is not 0: point {other.get('index')} "
-            f"(x = {where}){shown}.",
-            "button": f"Step through point {other.get('index')} instead",
-        }
-    else:
-        text += " No point of the Train view's data has a loss that is not 0."
-    return {"text": text, "offer": offer}
 
 
 def _built(make: Callable[[], Walkthrough]) -> Walkthrough:
