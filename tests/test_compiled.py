@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import gc
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 import weakref
 from pathlib import Path
 
@@ -202,3 +204,35 @@ def test_a_value_in_a_cycle_of_its_own_attributes_is_freed(how: str) -> None:
     finally:
         if was:
             gc.enable()
+
+
+def test_the_compiled_core_is_built_where_a_c_compiler_is() -> None:
+    if os.environ.get("MICROGRAD_PURE_PYTHON") == "1":
+        pytest.skip("MICROGRAD_PURE_PYTHON=1: the pure engine, by request")
+    cc = (sysconfig.get_config_var("CC") or "").split()
+    if not cc or shutil.which(cc[0]) is None:
+        pytest.skip("no C compiler here: the pure engine is the install's")
+    assert compiled.COMPILED, (
+        "micrograd/core/_cvalue.c is not built for this interpreter: `make .venv/.test` "
+        "(pip install -e .) or `python setup.py build_ext --inplace` builds it"
+    )
+
+
+FALLBACK = """
+import sys
+class NoCompiledCore:  # as where the extension did not build
+    def find_spec(self, name, path=None, target=None):
+        if name == "micrograd.core._cvalue":
+            raise ImportError("not built")
+sys.meta_path.insert(0, NoCompiledCore())
+from micrograd import Value
+from micrograd.core import compiled
+a = Value(2.0)
+b = a * a - a
+b.backward()
+print(compiled.COMPILED, compiled.Node.__module__, repr(b.data), repr(a.grad))
+"""
+
+
+def test_without_the_compiled_core_the_pure_engine_runs() -> None:
+    assert run(FALLBACK, pure=False).split() == ["False", "micrograd.core.compiled", "2.0", "3.0"]
