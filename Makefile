@@ -16,8 +16,8 @@ $(VENV)/.demo: pyproject.toml | $(BIN)/python
 	PYTHONWARNINGS=ignore $(BIN)/python -m pip install -q -e ".[demo]"
 	touch $@
 
-# (the editable install builds the engine's compiled core in place: setup.py, _cvalue.c)
-$(VENV)/.test: pyproject.toml setup.py micrograd/core/_cvalue.c | $(BIN)/python
+# (the editable install builds the engine's compiled core in place: setup.py, cvalue.c)
+$(VENV)/.test: pyproject.toml setup.py micrograd/core/cvalue.c | $(BIN)/python
 	PYTHONWARNINGS=ignore $(BIN)/python -m pip install -q -e ".[test]"
 	touch $@
 

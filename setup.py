@@ -1,5 +1,5 @@
 """The build's one addition to pyproject.toml: the optional compiled core of the engine
-(micrograd/core/_cvalue.c). `optional=True`: where it cannot build (no C compiler), the install
+(micrograd/core/cvalue.c). `optional=True`: where it cannot build (no C compiler), the install
 goes on and the engine is the pure-Python one (micrograd/core/compiled.py chooses at import)."""
 
 import sys
@@ -11,8 +11,8 @@ flags = [] if sys.platform == "win32" else ["-ffp-contract=off"]
 setup(
     ext_modules=[
         Extension(
-            "micrograd.core._cvalue",
-            ["micrograd/core/_cvalue.c"],
+            "micrograd.core.cvalue",
+            ["micrograd/core/cvalue.c"],
             optional=True,
             extra_compile_args=flags,
         )

@@ -8,7 +8,7 @@ Each figure is measured in a fresh interpreter (`_worker.py`), CPU time (`time.p
 the garbage collector's pauses included), with the collector as Python and the engine leave it
 (ours: the engine's policy, core/collector.py; the minimal Value: Python's defaults):
 
-Ours twice: the compiled core (micrograd/core/_cvalue.c, where it is built for that interpreter)
+Ours twice: the compiled core (micrograd/core/cvalue.c, where it is built for that interpreter)
 and the pure engine (``MICROGRAD_PURE_PYTHON=1``); each row says which ran.
 
 * microgpt's loop (microgpt_loop.py: n_layer 1, n_embd 16, 4 heads, block 16, one document a

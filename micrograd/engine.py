@@ -15,8 +15,8 @@ from fractions import Fraction
 from operator import mul
 from typing import Any, SupportsIndex, Union
 
-from .core import compiled
 from .core.collector import adopt, restore_gc
+from .core.compiled import Node, use_compiled
 from .core.copying import reduce_value
 from .core.fast import install
 from .core.floats import DERIVATIVES, FLOAT_MAX_TEXT, as_float, check_overflow, pow_forward
@@ -36,7 +36,7 @@ Operand = Union["Value", int, float, Fraction]
 _ONE = object()  # _node's `b` when the op has one child
 
 
-class Value(compiled.Node):
+class Value(Node):
     """A scalar in a computation graph: its `data`, the `grad` of the output w.r.t. it, and how it
     was made: `_prev` (its children), `_op`, `_local`. Its fields are Node's (core/compiled.py:
     slots, or the compiled core's), with a `__dict__`: attributes of your own (p.m = 0)."""
@@ -276,7 +276,7 @@ class Value(compiled.Node):
 
 
 install(Value)  # fast paths of the commonest ops (core/fast.py), held equal to the methods
-compiled.install(Value)  # the compiled core's + - * and backward(), where it is built
+use_compiled(Value)  # the compiled core's + - * and backward(), where it is built
 
 
 def _lift(other: object, op: str, left: object) -> Value:

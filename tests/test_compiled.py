@@ -1,4 +1,4 @@
-"""The compiled core (micrograd/core/_cvalue.c) against the pure engine, the reference: the same
+"""The compiled core (micrograd/core/cvalue.c) against the pure engine, the reference: the same
 bits on the moons demo, on microgpt's first steps and on every op's edge cases, run in two fresh
 interpreters (one with ``MICROGRAD_PURE_PYTHON=1``); a 1e6-deep graph backpropagated on both;
 nodes the cyclic collector does not track, until a Value gets attributes of its own (then its
@@ -213,7 +213,7 @@ def test_the_compiled_core_is_built_where_a_c_compiler_is() -> None:
     if not cc or shutil.which(cc[0]) is None:
         pytest.skip("no C compiler here: the pure engine is the install's")
     assert compiled.COMPILED, (
-        "micrograd/core/_cvalue.c is not built for this interpreter: `make .venv/.test` "
+        "micrograd/core/cvalue.c is not built for this interpreter: `make .venv/.test` "
         "(pip install -e .) or `python setup.py build_ext --inplace` builds it"
     )
 
@@ -222,7 +222,7 @@ FALLBACK = """
 import sys
 class NoCompiledCore:  # as where the extension did not build
     def find_spec(self, name, path=None, target=None):
-        if name == "micrograd.core._cvalue":
+        if name == "micrograd.core.cvalue":
             raise ImportError("not built")
 sys.meta_path.insert(0, NoCompiledCore())
 from micrograd import Value

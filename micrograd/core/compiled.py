@@ -1,7 +1,7 @@
-"""The storage a `Value` is built on, `Node`: the compiled core's (micrograd/core/_cvalue.c,
+"""The storage a `Value` is built on, `Node`: the compiled core's (micrograd/core/cvalue.c,
 built at install where a C compiler is), or the pure-Python slots below, the reference (Pyodide
-runs it; ``MICROGRAD_PURE_PYTHON=1`` forces it). `COMPILED` says which; `install(Value)` puts the
-compiled ops and backward() on Value (engine.py calls it once, after the ops are declared).
+runs it; ``MICROGRAD_PURE_PYTHON=1`` forces it). `COMPILED` says which; `use_compiled(Value)` puts
+the compiled ops and backward() on Value (engine.py calls it once, after the ops are declared).
 
 The compiled Node keeps data, grad, up to two children and their local derivatives in the node
 itself, and is not tracked by the cyclic garbage collector until it gets attributes of its own
@@ -16,13 +16,13 @@ from typing import Any
 COMPILED = False
 if os.environ.get("MICROGRAD_PURE_PYTHON", "") != "1":
     try:
-        from . import _cvalue
+        from . import cvalue
     except ImportError:  # not built here (no compiler, Pyodide): the pure engine
-        _cvalue = None  # type: ignore[assignment]
-    COMPILED = _cvalue is not None
+        cvalue = None  # type: ignore[assignment]
+    COMPILED = cvalue is not None
 
 if COMPILED:
-    Node: Any = _cvalue.Node
+    Node: Any = cvalue.Node
 else:
 
     class Node:  # type: ignore[no-redef]
@@ -35,13 +35,13 @@ else:
 _REPLACED = ("__add__", "__radd__", "__mul__", "__rmul__", "__sub__", "__rsub__", "__neg__")
 
 
-def install(Value: Any) -> None:
+def use_compiled(Value: Any) -> None:
     """With the compiled core: Value's `+ - *` and backward() become the compiled ones (Node's);
     the Python methods stay as their fallbacks for what C leaves to them."""
     if not COMPILED:
         return
     slow = {name: Value.__dict__[name] for name in (*_REPLACED, "backward")}
-    _cvalue.setup(Value, slow)
+    cvalue.setup(Value, slow)
     for name in slow:
         delattr(Value, name)
 
@@ -49,7 +49,7 @@ def install(Value: Any) -> None:
 def set_watched(flag: bool) -> None:
     """jit's tracer watches reads (micrograd/jit/watch.py): every op and backward() in Python."""
     if COMPILED:
-        _cvalue.set_watched(flag)
+        cvalue.set_watched(flag)
 
 
 def value_class(node: Any) -> type:

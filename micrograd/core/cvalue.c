@@ -515,8 +515,8 @@ static PyNumberMethods node_number = {
 };
 
 static PyTypeObject NodeType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "micrograd.core._cvalue.Node",
-    .tp_doc = "A Value's storage, compiled (micrograd/core/_cvalue.c).",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "micrograd.core.cvalue.Node",
+    .tp_doc = "A Value's storage, compiled (micrograd/core/cvalue.c).",
     .tp_basicsize = sizeof(Node),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_new = node_new,
@@ -560,9 +560,9 @@ static PyMethodDef module_methods[] = {
     {NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cvalue", NULL, -1, module_methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "cvalue", NULL, -1, module_methods};
 
-PyMODINIT_FUNC PyInit__cvalue(void) {
+PyMODINIT_FUNC PyInit_cvalue(void) {
     if (PyType_Ready(&NodeType) < 0) return NULL;
     PyObject *slots = Py_BuildValue("(sssssss)", "data", "grad", "label", "_prev", "_op",
                                     "_local", "_visit");
