@@ -97,7 +97,8 @@ from micrograd import Value
 a, b, c = Value(2.0, label="a"), Value(-3.0), Value(0.5)
 xs = [a + b, a * b, a - b, -a, 3 - a, a - 3, 2 + a, a + 2, 2 * a, a * 2, 5 * c - a * b + 7,
       a / b, 2 / a, a ** 2, a ** b.relu(), (a * b).relu(), c.exp().log(), a.tanh(),
-      a + 2 ** 60, Value(1) + 1, a * 0.1 + 0.2]
+      a + 2 ** 60, Value(1) + 1, a * 0.1 + 0.2, Value.dot([a, b], (c, a), 2), Value.dot((a,), [b]),
+      Value.dot([a, b], [c, a], c), Value.dot([a], [1.5]), Value(-0.0).relu(), b.relu()]
 for x in xs:
     print(repr(x), x._op, x._prev, x._local, x.label, type(x).__name__)
 y = sum((x * (k + 1) for k, x in enumerate(xs)), Value(0.0)) * xs[0]
@@ -108,7 +109,9 @@ print([repr(v.grad) for v in (a, b, c, *xs)])
 big = Value(1e308)
 for make in (lambda: big + big, lambda: big * 10, lambda: 1e308 - Value(-1e308),
              lambda: -big - 1e308, lambda: a + "x", lambda: "x" * a, lambda: a - None,
-             lambda: True * a, lambda: Value(float("nan")) + 1):
+             lambda: True * a, lambda: Value(float("nan")) + 1, lambda: Value.dot([a], [b, c]),
+             lambda: Value(float("inf")).relu(), lambda: Value.dot([big], [big]),
+             lambda: Value.dot([a], [b], "x")):
     try:
         print(repr(make()))
     except Exception as e:

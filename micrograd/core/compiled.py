@@ -33,11 +33,12 @@ else:
 
 # the methods the compiled core replaces (its fallbacks: the Python methods, kept here)
 _REPLACED = ("__add__", "__radd__", "__mul__", "__rmul__", "__sub__", "__rsub__", "__neg__")
+_REPLACED += ("relu", "dot")
 
 
 def use_compiled(Value: Any) -> None:
-    """With the compiled core: Value's `+ - *` and backward() become the compiled ones (Node's);
-    the Python methods stay as their fallbacks for what C leaves to them."""
+    """With the compiled core: Value's `+ - *`, relu, dot and backward() become the compiled ones
+    (Node's); the Python methods stay as their fallbacks for what C leaves to them."""
     if not COMPILED:
         return
     slow = {name: Value.__dict__[name] for name in (*_REPLACED, "backward")}

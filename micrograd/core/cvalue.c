@@ -21,10 +21,11 @@
 typedef struct {
     PyObject_HEAD
     double data, grad;
-    PyObject *c[2];  /* children, inline (n >= 0) */
-    double l[2];     /* their local derivatives, inline (lk) */
-    PyObject *prev;  /* _prev when not inline (n < 0) */
-    PyObject *local; /* _local when not inline (!lk); NULL: () */
+    PyObject *c[2]; /* children, inline (n >= 0); or c[0] is _prev, any object (n < 0) */
+    union {
+        double l[2];   /* the children's local derivatives, inline (lk) */
+        PyObject *obj; /* or _local, any object (!lk); NULL: () */
+    } u;
     PyObject *op, *label, *visit, *dict;
     PyObject *odd; /* NULL, or a list [data, grad]: numbers that are not floats (None: the double) */
     signed char n, lk;
@@ -34,7 +35,7 @@ static PyTypeObject NodeType;
 static PyTypeObject *V = NULL;   /* engine.Value, set by setup() */
 static PyObject *slow = NULL;    /* the Python methods, by name, for what C leaves to them */
 static int watched = 0;          /* jit is watching reads: every op and backward go to Python */
-static PyObject *s_add, *s_mul, *s_empty, *s_grad, *s_backward, *e_tuple;
+static PyObject *s_relu, *s_dot, *s_add, *s_mul, *s_empty, *s_grad, *s_backward, *e_tuple;
 
 #define IS_NODE(o) PyObject_TypeCheck((o), &NodeType)
 #define PLAIN(o) (Py_TYPE(o) == V && ((Node *)(o))->odd == NULL)
@@ -54,8 +55,7 @@ static void track_if_dict(Node *self) {
 static int node_traverse(Node *self, visitproc visit, void *arg) {
     Py_VISIT(self->c[0]);
     Py_VISIT(self->c[1]);
-    Py_VISIT(self->prev);
-    Py_VISIT(self->local);
+    if (!self->lk) Py_VISIT(self->u.obj);
     Py_VISIT(self->op);
     Py_VISIT(self->label);
     Py_VISIT(self->visit);
@@ -68,9 +68,12 @@ static int node_clear(Node *self) {
     Py_CLEAR(self->c[0]);
     Py_CLEAR(self->c[1]);
     self->n = 0;
-    self->lk = 0;
-    Py_CLEAR(self->prev);
-    Py_CLEAR(self->local);
+    if (self->lk) {
+        self->lk = 0;
+        self->u.obj = NULL;
+    } else {
+        Py_CLEAR(self->u.obj);
+    }
     Py_CLEAR(self->op);
     Py_CLEAR(self->label);
     Py_CLEAR(self->visit);
@@ -149,7 +152,7 @@ static PyObject *visit_get(Node *self, void *c) { return obj_or(self->visit, Py_
 static int visit_set(Node *self, PyObject *v, void *c) { return obj_set(&self->visit, v); }
 
 static PyObject *prev_get(Node *self, void *c) {
-    if (self->n < 0) return Py_NewRef(self->prev);
+    if (self->n < 0) return Py_NewRef(self->c[0]);
     PyObject *t = PyTuple_New(self->n);
     if (t == NULL) return NULL;
     for (int i = 0; i < self->n; i++) PyTuple_SET_ITEM(t, i, Py_NewRef(self->c[i]));
@@ -160,7 +163,7 @@ static PyObject *inline_locals(Node *self) {
     PyObject *t = PyTuple_New(self->n);
     if (t == NULL) return NULL;
     for (int i = 0; i < self->n; i++) {
-        PyObject *x = PyFloat_FromDouble(self->l[i]);
+        PyObject *x = PyFloat_FromDouble(self->u.l[i]);
         if (x == NULL) { Py_DECREF(t); return NULL; }
         PyTuple_SET_ITEM(t, i, x);
     }
@@ -169,16 +172,16 @@ static PyObject *inline_locals(Node *self) {
 
 static PyObject *local_get(Node *self, void *c) {
     if (self->lk) return inline_locals(self);
-    return obj_or(self->local, e_tuple);
+    return obj_or(self->u.obj, e_tuple);
 }
 
 static int prev_set(Node *self, PyObject *value, void *c) {
-    if (value == NULL) return obj_set(&self->prev, NULL);
+    if (value == NULL) return obj_set(&self->c[0], NULL);
     if (self->lk) { /* the locals leave the node first: they belonged to the old children */
         PyObject *t = inline_locals(self);
         if (t == NULL) return -1;
-        Py_XSETREF(self->local, t);
         self->lk = 0;
+        self->u.obj = t;
     }
     Py_ssize_t k = PyTuple_CheckExact(value) ? PyTuple_GET_SIZE(value) : -1;
     int fits = 0 <= k && k <= 2;
@@ -188,10 +191,9 @@ static int prev_set(Node *self, PyObject *value, void *c) {
     if (fits) {
         for (Py_ssize_t i = 0; i < k; i++) self->c[i] = Py_NewRef(PyTuple_GET_ITEM(value, i));
         self->n = (signed char)k;
-        Py_CLEAR(self->prev);
     } else {
         self->n = -1;
-        Py_XSETREF(self->prev, Py_NewRef(value));
+        self->c[0] = Py_NewRef(value);
     }
     Py_XDECREF(old0);
     Py_XDECREF(old1);
@@ -199,19 +201,23 @@ static int prev_set(Node *self, PyObject *value, void *c) {
 }
 
 static int local_set(Node *self, PyObject *value, void *c) {
-    if (value == NULL) return obj_set(&self->local, NULL);
+    if (value == NULL) return obj_set(&self->u.obj, NULL);
     if (self->n > 0 && PyTuple_CheckExact(value) && PyTuple_GET_SIZE(value) == self->n) {
         int floats = 1;
         for (int i = 0; i < self->n; i++) floats &= PyFloat_CheckExact(PyTuple_GET_ITEM(value, i));
         if (floats) {
-            for (int i = 0; i < self->n; i++) self->l[i] = PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(value, i));
+            if (!self->lk) Py_CLEAR(self->u.obj);
+            for (int i = 0; i < self->n; i++)
+                self->u.l[i] = PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(value, i));
             self->lk = 1;
-            Py_CLEAR(self->local);
             return 0;
         }
     }
-    self->lk = 0;
-    return obj_set(&self->local, value);
+    if (self->lk) {
+        self->lk = 0;
+        self->u.obj = NULL;
+    }
+    return obj_set(&self->u.obj, value);
 }
 
 static PyObject *dict_get(PyObject *self, void *c) {
@@ -258,8 +264,8 @@ static PyObject *node2(PyObject *a, PyObject *b, double out, PyObject *op, doubl
     n->data = out;
     n->c[0] = Py_NewRef(a);
     n->c[1] = Py_NewRef(b);
-    n->l[0] = la;
-    n->l[1] = lb;
+    n->u.l[0] = la;
+    n->u.l[1] = lb;
     n->n = 2;
     n->lk = 1;
     n->op = Py_NewRef(op);
@@ -355,14 +361,89 @@ static PyObject *nb_sub_entry(PyObject *a, PyObject *b) {
     return call_slow("__rsub__", b, a);
 }
 
+static PyObject *relu(PyObject *self, PyObject *unused) { /* the ReLU rule: max(a, 0), a > 0 */
+    double a = ((Node *)self)->data;
+    if (watched || !PLAIN(self) || !isfinite(a)) return call_slow("relu", self, NULL);
+    Node *n = alloc();
+    if (n == NULL) return NULL;
+    n->data = a > 0.0 ? a : 0.0;
+    n->c[0] = Py_NewRef(self);
+    n->n = 1;
+    n->u.l[0] = a <= 0.0 ? 0.0 : 1.0;
+    n->lk = 1;
+    n->op = Py_NewRef(s_relu);
+    return (PyObject *)n;
+}
+
+/* Value.dot(w, x, b=0.0): b + w[0]*x[0] + ..., in that order; children (*w, *x, b), local
+ * derivatives (*x, *w, 1.0): engine.py's dot. NULL without an error: not this case, use Python */
+static PyObject *dot_fast(PyObject *args) {
+    Py_ssize_t na = PyTuple_GET_SIZE(args);
+    if (watched || na < 2 || na > 3) return NULL;
+    PyObject *w = PyTuple_GET_ITEM(args, 0), *x = PyTuple_GET_ITEM(args, 1);
+    PyObject *b = na == 3 ? PyTuple_GET_ITEM(args, 2) : NULL, *lb = NULL;
+    if (!(PyList_CheckExact(w) || PyTuple_CheckExact(w))) return NULL;
+    if (!(PyList_CheckExact(x) || PyTuple_CheckExact(x))) return NULL;
+    Py_ssize_t k = PySequence_Fast_GET_SIZE(w);
+    if (PySequence_Fast_GET_SIZE(x) != k) return NULL;
+    PyObject **ws = PySequence_Fast_ITEMS(w), **xs = PySequence_Fast_ITEMS(x);
+    for (Py_ssize_t i = 0; i < k; i++)
+        if (!PLAIN(ws[i]) || !PLAIN(xs[i])) return NULL;
+    double bd = 0.0;
+    if (b != NULL && !PLAIN(b) && !number(b, &bd)) return NULL;
+    if (b != NULL && PLAIN(b)) bd = ((Node *)b)->data;
+    double out = bd;
+    for (Py_ssize_t i = 0; i < k; i++) out += ((Node *)ws[i])->data * ((Node *)xs[i])->data;
+    if (!isfinite(out)) return NULL;
+    if (b == NULL || !PLAIN(b)) {
+        b = lb = leaf(bd);
+        if (lb == NULL) return NULL;
+    }
+    PyObject *prev = PyTuple_New(2 * k + 1), *local = PyTuple_New(2 * k + 1);
+    Node *n = prev && local ? alloc() : NULL;
+    for (Py_ssize_t i = 0; n && i < k; i++) {
+        PyTuple_SET_ITEM(prev, i, Py_NewRef(ws[i]));
+        PyTuple_SET_ITEM(prev, k + i, Py_NewRef(xs[i]));
+        PyObject *dw = PyFloat_FromDouble(((Node *)xs[i])->data);
+        PyObject *dx = PyFloat_FromDouble(((Node *)ws[i])->data);
+        if (dw == NULL || dx == NULL) Py_CLEAR(n);
+        PyTuple_SET_ITEM(local, i, dw);
+        PyTuple_SET_ITEM(local, k + i, dx);
+    }
+    PyObject *one = n ? PyFloat_FromDouble(1.0) : NULL;
+    if (one == NULL) {
+        Py_XDECREF(n);
+        Py_XDECREF(prev);
+        Py_XDECREF(local);
+        Py_XDECREF(lb);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(prev, 2 * k, Py_NewRef(b));
+    PyTuple_SET_ITEM(local, 2 * k, one);
+    Py_XDECREF(lb);
+    n->data = out;
+    n->n = -1;
+    n->c[0] = prev;
+    n->u.obj = local;
+    n->op = Py_NewRef(s_dot);
+    return (PyObject *)n;
+}
+
+static PyObject *dot(PyObject *unused, PyObject *args, PyObject *kw) {
+    PyObject *r = kw == NULL ? dot_fast(args) : NULL;
+    if (r != NULL || PyErr_Occurred()) return r;
+    PyObject *fn = PyDict_GetItemString(slow, "dot");
+    return fn ? PyObject_Call(fn, args, kw) : PyErr_Format(PyExc_RuntimeError, "micrograd: no dot");
+}
+
 /* ------------------------------------------------------------------------- backward() */
 
 /* v's children as an array (borrowed); 0: not a form C walks (then Python's backward runs) */
 static int kids(Node *v, PyObject ***items, Py_ssize_t *k) {
     if (v->n >= 0) { *items = v->c; *k = v->n; return 1; }
-    if (PyTuple_CheckExact(v->prev)) {
-        *items = &PyTuple_GET_ITEM(v->prev, 0);
-        *k = PyTuple_GET_SIZE(v->prev);
+    if (PyTuple_CheckExact(v->c[0])) {
+        *items = &PyTuple_GET_ITEM(v->c[0], 0);
+        *k = PyTuple_GET_SIZE(v->c[0]);
         for (Py_ssize_t i = 0; i < *k; i++) if (!IS_NODE((*items)[i])) return 0;
         return 1;
     }
@@ -379,8 +460,8 @@ static int order(PyObject *root, PyObject *topo) {
     int ok = opened && done && stack && PyList_Append(stack, root) == 0 ? 1 : -1;
     while (ok == 1 && PyList_GET_SIZE(stack)) {
         Py_ssize_t top = PyList_GET_SIZE(stack) - 1;
-        Node *v = (Node *)Py_NewRef(PyList_GET_ITEM(stack, top));
-        PyList_SetSlice(stack, top, top + 1, NULL);
+        Node *v = (Node *)PyList_GET_ITEM(stack, top); /* popped: its reference is ours */
+        Py_SET_SIZE(stack, top);
         if (v->visit == done) { Py_DECREF(v); continue; }
         if (v->visit == opened) {
             Py_XSETREF(v->visit, Py_NewRef(done));
@@ -396,7 +477,7 @@ static int order(PyObject *root, PyObject *topo) {
         for (Py_ssize_t i = k - 1; ok == 1 && i >= 0; i--) {
             Node *ch = (Node *)items[i];
             if (ch->visit == done) continue;
-            int keep = ch->n > 0 || ch->lk || (ch->n < 0 && truthy(ch->prev)) || truthy(ch->local);
+            int keep = ch->n > 0 || ch->lk || (ch->n < 0 && truthy(ch->c[0])) || truthy(ch->u.obj);
             if (PyErr_Occurred()) ok = -1;
             else if (keep && PyList_Append(stack, (PyObject *)ch) < 0) ok = -1;
         }
@@ -429,9 +510,9 @@ static int step(Node *v) { /* engine.py's loop body, at one node */
         for (int i = 0; i < v->n; i++) {
             Node *ch = (Node *)v->c[i];
             if (ch->odd == NULL && v->odd == NULL) {
-                ch->grad += v->l[i] * v->grad;
+                ch->grad += v->u.l[i] * v->grad;
             } else {
-                PyObject *d = PyFloat_FromDouble(v->l[i]);
+                PyObject *d = PyFloat_FromDouble(v->u.l[i]);
                 int r = d ? generic_step((PyObject *)v, (PyObject *)ch, d) : -1;
                 Py_XDECREF(d);
                 if (r < 0) return -1;
@@ -439,8 +520,8 @@ static int step(Node *v) { /* engine.py's loop body, at one node */
         }
         return 0;
     }
-    local = v->local;
-    PyObject *prev = v->n < 0 ? v->prev : NULL;
+    local = v->u.obj;
+    PyObject *prev = v->n < 0 ? v->c[0] : NULL;
     Py_ssize_t np = v->n >= 0 ? v->n : PyObject_Length(prev);
     if (np < 0) return -1;
     if (local == NULL || !PyTuple_CheckExact(local) || PyTuple_GET_SIZE(local) != np) {
@@ -476,11 +557,11 @@ static PyObject *backward(PyObject *self, PyObject *unused) {
     PyObject *zero = PyFloat_FromDouble(0.0);
     for (Py_ssize_t i = 0; i < n; i++) {
         Node *v = (Node *)PyList_GET_ITEM(topo, i);
-        if ((v->n > 0 || (v->n < 0 && truthy(v->prev))) && grad_set(v, zero, NULL) < 0) ok = -1;
+        if ((v->n > 0 || (v->n < 0 && truthy(v->c[0]))) && grad_set(v, zero, NULL) < 0) ok = -1;
     }
     Py_DECREF(zero);
     Node *s = (Node *)self;
-    int has_prev = s->n > 0 || (s->n < 0 && truthy(s->prev));
+    int has_prev = s->n > 0 || (s->n < 0 && truthy(s->c[0]));
     if (ok > 0 && (has_prev || s->odd == NULL)) {
         double g = has_prev ? 1.0 : s->grad + 1.0;
         PyObject *gg = PyFloat_FromDouble(g);
@@ -501,6 +582,9 @@ static PyObject *backward(PyObject *self, PyObject *unused) {
 }
 
 static PyMethodDef node_methods[] = {
+    {"relu", relu, METH_NOARGS, "max(self, 0): the ReLU op (engine.py's rule, compiled)."},
+    {"dot", (PyCFunction)(void (*)(void))dot, METH_VARARGS | METH_KEYWORDS | METH_STATIC,
+     "A fused op: b + w[0]*x[0] + w[1]*x[1] + ..., one node (engine.py's, compiled)."},
     {"backward", backward, METH_NOARGS,
      "Fill `.grad` of every node this Value depends on with d(self)/d(node) (engine.py's loop, "
      "compiled)."},
@@ -570,6 +654,8 @@ PyMODINIT_FUNC PyInit_cvalue(void) {
     Py_DECREF(slots);
     PyType_Modified(&NodeType);
     s_add = PyUnicode_InternFromString("+");
+    s_relu = PyUnicode_InternFromString("ReLU");
+    s_dot = PyUnicode_InternFromString("dot");
     s_mul = PyUnicode_InternFromString("*");
     s_empty = PyUnicode_InternFromString("");
     s_grad = PyUnicode_InternFromString("grad");
