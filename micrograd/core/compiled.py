@@ -31,7 +31,8 @@ else:
         __slots__ = ("data", "grad", "label", "_prev", "_op", "_local", "_visit", "__dict__")
 
 
-# the methods the compiled core replaces (its fallbacks: the Python methods, kept here)
+# the methods the compiled core replaces; PYTHON keeps Value's Python ones (their fallbacks)
+PYTHON: dict[str, Any] = {}
 _REPLACED = ("__add__", "__radd__", "__mul__", "__rmul__", "__sub__", "__rsub__", "__neg__")
 _REPLACED += ("relu", "dot")
 
@@ -43,6 +44,7 @@ def use_compiled(Value: Any) -> None:
         return
     slow = {name: Value.__dict__[name] for name in (*_REPLACED, "backward")}
     cvalue.setup(Value, slow)
+    PYTHON.update(slow)
     for name in slow:
         delattr(Value, name)
 

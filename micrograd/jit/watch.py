@@ -64,10 +64,11 @@ def _code_objects(fns: Iterable[Callable[..., Any]]) -> frozenset:
 
 def _in_engine_py() -> list[Callable[..., Any]]:
     """The functions of engine.py, the file that defines Value and its ops, at its top level and
-    in Value, but `Value.__repr__`: an op's method and the helpers it calls (`_node` runs an op's
-    rules on its children's numbers, `/` looks at its divisor before it builds a * b**-1)."""
+    in Value (or replaced there by the compiled core: compiled.PYTHON), but `Value.__repr__`: an
+    op's method and the helpers it calls (`_node` runs an op's rules on its children's numbers,
+    `/` looks at its divisor before it builds a * b**-1)."""
     found = []
-    for obj in [*vars(engine).values(), *vars(Value).values()]:
+    for obj in [*vars(engine).values(), *vars(Value).values(), *compiled.PYTHON.values()]:
         fn = getattr(obj, "__func__", obj)  # (a staticmethod's function)
         if isinstance(fn, FunctionType) and fn.__module__ in (engine.__name__, fast.__name__):
             found.append(fn)
