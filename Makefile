@@ -16,7 +16,8 @@ $(VENV)/.demo: pyproject.toml | $(BIN)/python
 	PYTHONWARNINGS=ignore $(BIN)/python -m pip install -q -e ".[demo]"
 	touch $@
 
-$(VENV)/.test: pyproject.toml | $(BIN)/python
+# (the editable install builds the engine's compiled core in place: setup.py, cvalue.c)
+$(VENV)/.test: pyproject.toml setup.py micrograd/core/cvalue.c | $(BIN)/python
 	PYTHONWARNINGS=ignore $(BIN)/python -m pip install -q -e ".[test]"
 	touch $@
 
@@ -46,9 +47,14 @@ test: chromium npm eslint bubblewrap
 demo: $(VENV)/.demo graphviz
 	$(BIN)/micrograd demo
 
-# ruff runs once, as tests/test_lint.py
+# ruff runs once, as tests/test_lint.py. Then the engine's tests again on the pure engine (the
+# reference, what Pyodide runs), as the compiled core is chosen wherever it is built.
+ENGINE_TESTS := tests/test_engine.py tests/test_engine_file.py tests/test_nn.py \
+	tests/test_op_tables.py tests/test_jit.py tests/test_check.py tests/test_gpt.py \
+	tests/test_compiled.py tests/test_collector.py
 test: $(VENV)/.test graphviz
 	$(BIN)/python -m pytest
+	MICROGRAD_PURE_PYTHON=1 $(BIN)/python -m pytest -q $(ENGINE_TESTS)
 
 # The release: the wheel and the sdist in dist/, checked as PyPI reads them (twine) and for a
 # wheel's usual mistakes (check-wheel-contents); .github/workflows/release.yml runs this too.

@@ -21,6 +21,8 @@ def main() -> None:
         result = getattr(importlib.import_module(module_name), func_name)(**spec.get("kwargs", {}))
         if "micrograd" in sys.modules:  # say which micrograd was measured
             result["micrograd"] = sys.modules["micrograd"].__file__
+            core = sys.modules.get("micrograd.core.compiled")  # ours: which engine ran
+            result["compiled"] = getattr(core, "COMPILED", None)
     except Exception as e:  # one broken row must not sink the suite: report it as a cell
         traceback.print_exc()
         result = {"error": f"{type(e).__name__}: {e}"}

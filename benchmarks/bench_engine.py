@@ -8,12 +8,16 @@ Each figure is measured in a fresh interpreter (`_worker.py`), CPU time (`time.p
 the garbage collector's pauses included), with the collector as Python and the engine leave it
 (ours: the engine's policy, core/collector.py; the minimal Value: Python's defaults):
 
+Ours twice: the compiled core (micrograd/core/cvalue.c, where it is built for that interpreter)
+and the pure engine (``MICROGRAD_PURE_PYTHON=1``); each row says which ran.
+
 * microgpt's loop (microgpt_loop.py: n_layer 1, n_embd 16, 4 heads, block 16, one document a
   step, Adam) on `MinimalValue`, a lecture-style Value of microgpt's shape, and on ours; the
-  figure is the mean CPU time of a step after the first. Goal: ours >= 2.5x faster. The losses of
-  the first steps must be the same bits on both.
-* karpathy's moons demo (workloads.moons) on ours and on his micrograd 0.1.0 (installed into
-  benchmarks/.peers by run.py's `ensure_peer`; needs numpy and scikit-learn). Goal: >= 50x.
+  figure is the mean CPU time of a step after the first. Goals: compiled >= 2.5x faster, pure
+  >= 1.0x. The losses of the first steps must be the same bits on all.
+* karpathy's moons demo (workloads.moons) on ours, on his micrograd 0.1.0 (installed into
+  benchmarks/.peers by run.py's `ensure_peer`; needs numpy and scikit-learn) and in PyTorch
+  (float64 tensors, one thread, where torch is installed). Goal: >= 50x his.
 * the chain y = y*w + c (workloads.chain, chain_memory): cost per node at 1,001 and 1,000,001
   nodes (goal: growth <= 1.6x) and tracemalloc's peak per node at 1,000,001 (goal: <= 150 bytes).
 
@@ -43,7 +47,7 @@ def microgpt(which: str, steps: int) -> dict:
 
     if which == "ours":
         from micrograd.engine import Value
-    elif which == "ours, restore_gc()":
+    elif which.startswith("ours, restore_gc()"):
         from micrograd.engine import Value, restore_gc
 
         restore_gc()
@@ -72,10 +76,14 @@ def memory(steps: int) -> dict:
     return {"value": marks[steps], "unit": "MiB", "marks": marks, "cpu": t}
 
 
-def run(python: str, func: str, kwargs: dict, path: list[str]) -> dict:
+def run(python: str, func: str, kwargs: dict, path: list[str], pure: bool = False) -> dict:
+    """One row's figure from a fresh `python`; `pure`: with MICROGRAD_PURE_PYTHON=1."""
     spec = json.dumps({"func": func, "kwargs": kwargs, "path": path})
+    env = {k: v for k, v in os.environ.items() if k != "MICROGRAD_PURE_PYTHON"}
+    if pure:
+        env["MICROGRAD_PURE_PYTHON"] = "1"
     done = subprocess.run(
-        [python, str(HERE / "_worker.py"), spec], capture_output=True, text=True, cwd=HERE
+        [python, str(HERE / "_worker.py"), spec], capture_output=True, text=True, cwd=HERE, env=env
     )
     try:
         return json.loads(done.stdout.strip().splitlines()[-1])
@@ -104,42 +112,52 @@ def main(argv: list[str] | None = None) -> int:
     ).stdout.strip()
     print(f"Python {version} ({args.python}), {args.rounds} rounds, alternated")
     if args.memory:
-        r = run(args.python, "bench_engine:memory", {"steps": args.memory}, ours)
-        print(f"microgpt, {args.memory} steps on ours: resident MiB at step {r.get('marks', r)}")
+        for engine, pure in (("compiled", False), ("pure", True)):
+            r = run(args.python, "bench_engine:memory", {"steps": args.memory}, ours, pure)
+            marks = r.get("marks", r)
+            print(f"microgpt, {args.memory} steps on ours ({engine}): resident MiB at step {marks}")
         return 0
 
     rows: dict[str, list[dict]] = {}
-    gpt = [
-        ("minimal Value", "minimal"),
-        ("ours", "ours"),
-        ("ours, restore_gc()", "ours, restore_gc()"),
+    gpt = [  # (label, which, pure)
+        ("minimal Value", "minimal", False),
+        ("ours, compiled", "ours", False),
+        ("ours, pure", "ours", True),
+        ("ours, restore_gc(), compiled", "ours, restore_gc()", False),
     ]
     moons_ok = has(args.python, "numpy", "sklearn")
+    torch_ok = moons_ok and has(args.python, "torch")
     peer = None
     if moons_ok:
         from run import PEER, ensure_peer
 
         peer = ensure_peer()
+    pair = [("ours, compiled", ours, 20, False), ("ours, pure", ours, 20, True)]
+    pair += [("karpathy 0.1.0", [str(PEER), str(HERE)], 2, False)] if moons_ok else []
     for k in range(args.rounds):
-        order = gpt if k % 2 == 0 else gpt[::-1]  # alternated: neither always goes first
-        for label, which in order:
+        for label, which, pure in gpt if k % 2 == 0 else gpt[::-1]:  # alternated
             kw = {"which": which, "steps": args.steps}
             rows.setdefault(f"microgpt: {label}", []).append(
-                run(args.python, "bench_engine:microgpt", kw, ours)
+                run(args.python, "bench_engine:microgpt", kw, ours, pure)
             )
         if moons_ok and peer is None:
-            pair = [("ours", ours, 20), ("karpathy 0.1.0", [str(PEER), str(HERE)], 2)]
-            for label, path, steps in pair if k % 2 == 0 else pair[::-1]:
+            for label, path, steps, pure in pair if k % 2 == 0 else pair[::-1]:
                 rows.setdefault(f"moons: {label}", []).append(
-                    run(args.python, "workloads:moons", {"steps": steps}, path)
+                    run(args.python, "workloads:moons", {"steps": steps}, path, pure)
+                )
+            if torch_ok:
+                rows.setdefault("moons: PyTorch (float64, 1 thread)", []).append(
+                    run(args.python, "workloads:moons_torch", {"steps": 20}, [str(HERE)])
                 )
         for n in (1_001, 1_000_001):
-            rows.setdefault(f"chain {n:,} nodes: ours", []).append(
-                run(args.python, "workloads:chain", {"nodes": n}, ours)
-            )
-    rows["chain 1,000,001 nodes: memory"] = [
-        run(args.python, "workloads:chain_memory", {"nodes": 1_000_001}, ours)
-    ]
+            for engine, pure in [("compiled", False), ("pure", True)][:: 1 if k % 2 == 0 else -1]:
+                rows.setdefault(f"chain {n:,} nodes: ours, {engine}", []).append(
+                    run(args.python, "workloads:chain", {"nodes": n}, ours, pure)
+                )
+    for engine, pure in [("compiled", False), ("pure", True)]:
+        rows[f"chain 1,000,001 nodes: memory, {engine}"] = [
+            run(args.python, "workloads:chain_memory", {"nodes": 1_000_001}, ours, pure)
+        ]
 
     def median(label: str) -> float:
         return statistics.median(r["value"] for r in rows[label])
@@ -148,22 +166,34 @@ def main(argv: list[str] | None = None) -> int:
         values = ", ".join(f"{r['value']:.3g}" if "value" in r else str(r) for r in results)
         unit = next((r["unit"] for r in results if "unit" in r), "")
         print(f"  {label:36} {median(label):10.4g} {unit:10} ({values})")
+    ran = {label: {r.get("compiled") for r in results} for label, results in rows.items()}
+    print("which engine ran (compiled core?):", {k: sorted(map(str, v)) for k, v in ran.items()})
     print("goals:")
-    mine, theirs = rows["microgpt: ours"], rows["microgpt: minimal Value"]
-    same = all(a["losses"] == b["losses"] for a, b in zip(mine, theirs))
-    ratio = median("microgpt: minimal Value") / median("microgpt: ours")
-    print(f"  microgpt, minimal / ours = {ratio:.2f}x (goal >= 2.5x); same losses: {same}")
-    if "moons: ours" in rows:
-        ratio = median("moons: karpathy 0.1.0") / median("moons: ours")
-        print(f"  moons, karpathy 0.1.0 / ours = {ratio:.1f}x (goal >= 50x)")
-    else:
+    gpt_rows = [rows[f"microgpt: {label}"] for label, _, _ in gpt]
+    same = all(len({str(r.get("losses")) for r in rnd}) == 1 for rnd in zip(*gpt_rows))
+    for engine, goal in (("compiled", 2.5), ("pure", 1.0)):
+        ratio = median("microgpt: minimal Value") / median(f"microgpt: ours, {engine}")
+        print(f"  microgpt, minimal / ours ({engine}) = {ratio:.2f}x (goal >= {goal}x)")
+    print(f"  microgpt: the same losses on every row: {same}")
+    for engine in ("compiled", "pure"):
+        if f"moons: ours, {engine}" in rows:
+            ratio = median("moons: karpathy 0.1.0") / median(f"moons: ours, {engine}")
+            print(f"  moons, karpathy 0.1.0 / ours ({engine}) = {ratio:.1f}x (goal >= 50x)")
+    if "moons: PyTorch (float64, 1 thread)" in rows:
+        ratio = median("moons: ours, compiled") / median("moons: PyTorch (float64, 1 thread)")
+        print(f"  moons, ours (compiled) / PyTorch = {ratio:.1f}x (PyTorch's lead)")
+    if "moons: ours, compiled" not in rows:
         why = "no numpy or scikit-learn here" if not moons_ok else f"karpathy's package: {peer}"
         print(f"  moons: skipped ({why})")
-    growth = median("chain 1,000,001 nodes: ours") / median("chain 1,001 nodes: ours")
-    print(f"  chain, cost per node 1e3 -> 1e6: {growth:.2f}x (goal <= 1.6x)")
-    print(
-        f"  chain, memory: {median('chain 1,000,001 nodes: memory'):.0f} bytes/node (goal <= 150)"
-    )
+    for engine in ("compiled", "pure"):
+        growth = median(f"chain 1,000,001 nodes: ours, {engine}") / median(
+            f"chain 1,001 nodes: ours, {engine}"
+        )
+        memory = median(f"chain 1,000,001 nodes: memory, {engine}")
+        print(
+            f"  chain ({engine}): cost per node 1e3 -> 1e6 {growth:.2f}x (goal <= 1.6x), ", end=""
+        )
+        print(f"memory {memory:.0f} bytes/node (goal <= 150)")
     return 0
 
 

@@ -16,6 +16,7 @@ from operator import mul
 from typing import Any, SupportsIndex, Union
 
 from .core.collector import adopt, restore_gc
+from .core.compiled import Node, use_compiled
 from .core.copying import reduce_value
 from .core.fast import install
 from .core.floats import DERIVATIVES, FLOAT_MAX_TEXT, as_float, check_overflow, pow_forward
@@ -25,8 +26,7 @@ from .core.registry import FLOATS, OPS, OpInfo, explain_local, op_kind
 from .core.registry import op as _op
 from .core.walk import backward_step, local_derivatives, topological_order
 
-# the public names (README's API table)
-__all__ = ["Value", "grad", "Operand", "OPS", "OpInfo", "op_kind", "explain_local"]
+__all__ = ["Value", "grad", "Operand", "OPS", "OpInfo", "op_kind", "explain_local"]  # README's API
 __all__ += ["topological_order", "backward_step", "restore_gc"]
 
 adopt()  # the garbage-collector policy (core/collector.py); restore_gc() undoes it
@@ -36,12 +36,12 @@ Operand = Union["Value", int, float, Fraction]
 _ONE = object()  # _node's `b` when the op has one child
 
 
-class Value:
+class Value(Node):
     """A scalar in a computation graph: its `data`, the `grad` of the output w.r.t. it, and how it
-    was made: `_prev` (its children), `_op`, `_local`. Slots, for speed and memory, and a
-    `__dict__`: attributes of your own (p.m = 0). Hashed by identity: sets and dicts."""
+    was made: `_prev` (its children), `_op`, `_local`. Its fields are Node's (core/compiled.py:
+    slots, or the compiled core's), with a `__dict__`: attributes of your own (p.m = 0)."""
 
-    __slots__ = ("data", "grad", "label", "_prev", "_op", "_local", "_visit", "__dict__")
+    __slots__ = ()  # (hashed by identity: sets and dicts)
     __array_ufunc__ = None  # numpy scalars on the left defer to our reflected ops
 
     def __init__(
@@ -276,6 +276,7 @@ class Value:
 
 
 install(Value)  # fast paths of the commonest ops (core/fast.py), held equal to the methods
+use_compiled(Value)  # the compiled core's + - * and backward(), where it is built
 
 
 def _lift(other: object, op: str, left: object) -> Value:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import math
+import os
 import shutil
 import struct
 import subprocess
@@ -67,8 +68,16 @@ print(repr(a.grad), repr(b.grad), repr(c.grad))
 
 
 def grads_of_package(root: Path) -> list[float]:
+    # the pure engine runs engine.py's loop (the compiled core is held equal to it by
+    # tests/test_compiled.py)
+    env = {**os.environ, "MICROGRAD_PURE_PYTHON": "1"}
     done = subprocess.run(
-        [sys.executable, "-c", GRADS], cwd=root, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", GRADS],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
     )
     assert done.returncode == 0, done.stderr
     return [float(t) for t in done.stdout.split()]

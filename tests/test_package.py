@@ -112,6 +112,7 @@ def test_the_import_graph_has_no_circle() -> None:
     # in core/ (the registry, the numbers policy, the rules on names, the graph walk, copying),
     # and nn builds on the engine alone
     core = ("registry", "floats", "names", "walk", "copying", "collector", "fast", "gradients")
+    core += ("compiled",)  # the compiled core's choice (core/cvalue.c, or pure slots)
     stands_on = {f"micrograd.core.{m}" for m in core}
     assert graph["micrograd.engine"] <= stands_on
     assert graph["micrograd.core.floats"] == set()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .compiled import value_class
 from .floats import DERIVATIVES
 from .registry import OPS, op_kind
 from .walk import local_derivatives, topological_order
@@ -26,7 +27,7 @@ def grad(output: Any, inputs: Any, create_graph: bool = False) -> Any:
     for x in xs:
         if not hasattr(x, "_prev"):
             raise TypeError(f"grad: inputs must be Values, got {type(x).__name__} {x!r}")
-    Value = type(output).__mro__[-2]  # the Value class (output may be a subclass)
+    Value = value_class(output)  # the Value class (output may be a subclass)
     grads: dict[Value, object] = {output: Value(1.0) if create_graph else 1.0}
     active, DERIVATIVES.active = DERIVATIVES.active, create_graph or DERIVATIVES.active
     try:

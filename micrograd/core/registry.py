@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import floats, names
+from .compiled import value_class
 
 Rule = Callable[..., tuple]
 
@@ -84,7 +85,7 @@ class OpInfo:
     def on_values(self, node: Any) -> tuple:
         """The local derivatives of `node` as Values (or constants), functions of its children:
         what grad(create_graph=True) differentiates again."""
-        xp = _OnValues(type(node).__mro__[-2])  # the Value class (node may be a subclass)
+        xp = _OnValues(value_class(node))  # the Value class (node may be a subclass)
         children = [_Sym(c) for c in node._prev]
         ds = self.local(xp, _Sym(node), *children, *self._args(node))
         return tuple(d.v if type(d) is _Sym else d for d in ds)

@@ -8,9 +8,10 @@ its own inputs' `.data`: jit replays an op as a whole. Which code is an op's is 
 function of engine.py, where the ops and the helpers they call live (but `Value.__repr__`), and
 the fast paths core/fast.py puts on Value.
 
-How: while any thread watches, the three slots of `Value` become properties of the class
-(nothing else can see a read); other threads read the plain values through them, untold, and the
-slots come back when the last watcher leaves. `raw_data` reads a number past any watcher.
+How: while any thread watches, the three fields of `Value` (its base Node's) become properties of
+the class (nothing else can see a read; the compiled core's ops defer to Python's); other threads
+read the plain values through them, untold, and the fields come back when the last watcher
+leaves. `raw_data` reads a number past any watcher.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from types import FrameType, FunctionType
 from typing import Any
 
 from .. import engine
-from ..core import fast, floats, gradients, names, registry, walk
+from ..core import compiled, fast, floats, gradients, names, registry, walk
 from ..engine import Value
 
 __all__ = ["ReadWatcher", "watch_reads", "code_role", "code_roles", "raw_data"]
@@ -63,10 +64,11 @@ def _code_objects(fns: Iterable[Callable[..., Any]]) -> frozenset:
 
 def _in_engine_py() -> list[Callable[..., Any]]:
     """The functions of engine.py, the file that defines Value and its ops, at its top level and
-    in Value, but `Value.__repr__`: an op's method and the helpers it calls (`_node` runs an op's
-    rules on its children's numbers, `/` looks at its divisor before it builds a * b**-1)."""
+    in Value (or replaced there by the compiled core: compiled.PYTHON), but `Value.__repr__`: an
+    op's method and the helpers it calls (`_node` runs an op's rules on its children's numbers,
+    `/` looks at its divisor before it builds a * b**-1)."""
     found = []
-    for obj in [*vars(engine).values(), *vars(Value).values()]:
+    for obj in [*vars(engine).values(), *vars(Value).values(), *compiled.PYTHON.values()]:
         fn = getattr(obj, "__func__", obj)  # (a staticmethod's function)
         if isinstance(fn, FunctionType) and fn.__module__ in (engine.__name__, fast.__name__):
             found.append(fn)
@@ -85,7 +87,7 @@ def code_roles() -> dict[str, list[Callable[..., Any]]]:
 _ENGINE = tuple(
     map(vars, (engine, fast, gradients, registry, floats, names, walk))
 )  # the engine's modules
-_SLOTS = {name: Value.__dict__[name] for name in ("data", "_local", "grad")}
+_SLOTS = {name: compiled.Node.__dict__[name] for name in ("data", "_local", "grad")}  # Value's
 _RAW_DATA, _RAW_LOCAL, _RAW_GRAD = _SLOTS.values()
 _INIT_CODE = Value.__init__.__code__
 _roles: dict[str, frozenset] = {"op": frozenset(), "constant": frozenset()}
@@ -173,6 +175,7 @@ def watch_reads(watcher: ReadWatcher) -> Iterator[None]:
             _roles.update({role: _code_objects(fns) for role, fns in roles.items()})
             for name, prop in _WATCHED.items():
                 setattr(Value, name, prop)
+            compiled.set_watched(True)  # the compiled ops and backward() defer to Python's
         _watching += 1
     stack = _watchers.stack
     stack.append(watcher)
@@ -183,5 +186,6 @@ def watch_reads(watcher: ReadWatcher) -> Iterator[None]:
         with _watch_lock:
             _watching -= 1
             if _watching == 0:
-                for name, slot in _SLOTS.items():
-                    setattr(Value, name, slot)
+                for name in _SLOTS:
+                    delattr(Value, name)  # Node's field again
+                compiled.set_watched(False)

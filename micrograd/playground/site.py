@@ -191,7 +191,8 @@ def package_wheel() -> tuple[str, bytes]:
     it is installed (its modules and package data, no caches), less the course's notebooks,
     which the browser never reads (a clone's micrograd/notebooks is a link rglob does not follow,
     an installed one a folder: without them the site is the same either way, and every visitor
-    downloads 0.1 MB less). Returns (file name, bytes)."""
+    downloads 0.1 MB less), and the engine's compiled core (`NATIVE`). Returns (file name, bytes).
+    """
     import micrograd
 
     root = pathlib.Path(micrograd.__file__).resolve().parent
@@ -202,7 +203,7 @@ def package_wheel() -> tuple[str, bytes]:
         and "__pycache__" not in p.parts
         and p.relative_to(root).parts[0] != "notebooks"
         and not p.name.startswith(".")
-        and p.suffix not in (".pyc", ".pyo")
+        and p.suffix not in (".pyc", ".pyo", *NATIVE)
     )
     dist = DIST_NAME.replace("-", "_")
     info = f"{dist}-{__version__}.dist-info"
@@ -234,6 +235,9 @@ def package_wheel() -> tuple[str, bytes]:
             entry.compress_type = zipfile.ZIP_DEFLATED
             z.writestr(entry, data)
     return f"{dist}-{__version__}-py3-none-any.whl", buf.getvalue()
+
+
+NATIVE = (".so", ".pyd", ".c")  # the compiled core and its source: Pyodide runs the pure engine
 
 
 def _urlsafe_sha256(data: bytes) -> str:
