@@ -62,9 +62,11 @@ $(VENV)/.release: pyproject.toml | $(BIN)/python
 	PYTHONWARNINGS=ignore $(BIN)/python -m pip install -q -e ".[release]"
 	touch $@
 
+# The wheel is the pure engine's (py3-none-any: one wheel installs anywhere); installing the sdist
+# or a clone builds the compiled core where a C compiler is.
 dist: $(VENV)/.release
-	rm -rf dist
-	$(BIN)/python -m build --outdir dist .
+	rm -rf dist build micrograd_plus.egg-info  # a stale file list would ship old files
+	MICROGRAD_PURE_PYTHON=1 $(BIN)/python -m build --outdir dist .
 	$(BIN)/twine check --strict dist/*
 	$(BIN)/check-wheel-contents dist/*.whl
 

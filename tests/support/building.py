@@ -13,8 +13,17 @@ import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 # what the build reads: the package (micrograd/notebooks links to notebooks/, copied as files),
-# the project's metadata and license files, and the Jupyter config the wheel installs
-PACKAGED = ("micrograd", "jupyter-config", "pyproject.toml", "README.md", "LICENSE", "NOTICE")
+# the project's metadata (setup.py: the optional compiled core) and license files, and the
+# Jupyter config the wheel installs
+PACKAGED = (
+    "micrograd",
+    "jupyter-config",
+    "pyproject.toml",
+    "setup.py",
+    "README.md",
+    "LICENSE",
+    "NOTICE",
+)
 
 
 def clean_env() -> dict[str, str]:
@@ -27,7 +36,11 @@ def copy_source(dest: pathlib.Path) -> pathlib.Path:
     """A copy of what the build reads (PACKAGED) at dest, as a clone has it; returns dest."""
     for name in PACKAGED:
         if (REPO / name).is_dir():
-            shutil.copytree(REPO / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(
+                REPO / name,
+                dest / name,
+                ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd"),
+            )
         else:
             shutil.copy(REPO / name, dest / name)
     return dest
@@ -42,7 +55,7 @@ def build(tmp_path: pathlib.Path, *, sdist: bool = False) -> dict[str, pathlib.P
         [sys.executable, "-m", "build", *kinds, "--no-isolation", "--outdir", str(dist), str(src)],
         capture_output=True,
         text=True,
-        env=clean_env(),
+        env={**clean_env(), "MICROGRAD_PURE_PYTHON": "1"},  # as `make dist`: the pure wheel
         timeout=300,
     )
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
