@@ -111,9 +111,10 @@ def _readable_roots() -> list[str]:
     return [p for p in real if not any(p == s or p.startswith(s + "/") for s in system)]
 
 
-def command(folder: str, use_bwrap: bool) -> list[str]:
-    """The command that runs grading.runner with `folder` as its working folder."""
-    runner = [sys.executable, "-m", "micrograd.grading.runner"]
+def command(folder: str, use_bwrap: bool, module: str = "micrograd.grading.runner") -> list[str]:
+    """The command that runs `module` (grading.runner, or grading.worker) with `folder` as its
+    working folder."""
+    runner = [sys.executable, "-m", module]
     if not use_bwrap:
         return runner
     cmd = [
