@@ -35,14 +35,12 @@ import sys
 import time
 from typing import Any, TextIO
 
-from .runner import STOP_GRACE, WATCH, line_number, one_line, undumpable, become, limit
+from .runner import STOP_GRACE, WATCH, become, limit, line_number, one_line, undumpable
 
 WARM = (  # what the course's notebooks import, imported once, before any fork
     "IPython.core.interactiveshell",
     "numpy",
     "matplotlib.pyplot",
-    "torch",
-    "sklearn.datasets",
     "micrograd",
     "micrograd.engine",
     "micrograd.nn",
@@ -54,6 +52,10 @@ WARM = (  # what the course's notebooks import, imported once, before any fork
     "micrograd.jit",
     "micrograd.widgets",
 )
+# Imported, in a second template process (a child of the worker), only for the notebooks that
+# use them: a child forked from a process that holds them is five times the size, and its own
+# forks (a learner's os.fork, subprocess) cost five times as much.
+HEAVY = ("torch", "sklearn.datasets")
 TEXT = 4000  # characters of a cell's output kept (its end), as the runner keeps
 
 
@@ -183,22 +185,22 @@ def child(job: dict[str, Any], config: dict[str, Any], send: Any) -> None:
         send({"reached": reached})
 
 
-def _clean(sandboxed: bool, pid: int) -> None:
-    """After a notebook: its processes gone (in the sandbox: every one but this; else the
-    child's session), its /tmp and /dev/shm emptied (in the sandbox)."""
-    if sandboxed:
-        for _ in range(50):
-            try:
-                os.kill(-1, signal.SIGKILL)  # in the sandbox's own PID namespace only
-            except ProcessLookupError:  # none left to signal
-                pass
-            others = [
-                p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid())
-            ]
+def _clean(sandboxed: bool, pid: int, keep: set[int]) -> None:
+    """After a notebook: its processes gone (in the sandbox: every one but this and `keep`;
+    else the child's session), its /tmp and /dev/shm emptied (in the sandbox)."""
+    if sandboxed:  # the sandbox's own PID namespace: every process in it is the notebook's
+        spare = {1, os.getpid(), *keep}
+        for _ in range(1000):  # a fork bomb's new ones are found on the next round
+            others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in spare]
+            for other in others:
+                try:
+                    os.kill(other, signal.SIGKILL)
+                except ProcessLookupError:  # gone by itself
+                    pass
             _reap()
             if not others:
                 break
-            time.sleep(0.02)
+            time.sleep(0.01)
         for top in ("/tmp", "/dev/shm"):
             for name in os.listdir(top):
                 path = os.path.join(top, name)
@@ -212,7 +214,8 @@ def _clean(sandboxed: bool, pid: int) -> None:
         os.makedirs(os.environ.get("HOME", "/tmp/home"), exist_ok=True)
     else:
         try:
-            os.killpg(pid, signal.SIGKILL)
+            if pid > 1:
+                os.killpg(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):  # the group is gone
             pass
         _reap()
@@ -228,8 +231,12 @@ def _reap() -> None:
             return
 
 
-def serve(job: dict[str, Any], config: dict[str, Any], out: TextIO) -> None:
-    """Run one job in a forked child and write its lines."""
+def serve(
+    job: dict[str, Any], config: dict[str, Any], out: TextIO, close: tuple[int, ...] = ()
+) -> tuple[int, float]:
+    """Run one job in a forked child and write its lines but the last: the child's pid and the
+    CPU seconds it used. The child closes `out` and the fds `close` first: nothing of the
+    grader's (its pipe, the next jobs) is left open to the learner's code."""
     timeouts = [float(t) if t is not None else 0.0 for t in job["timeouts"]]
     read, write = os.pipe()
     pid = os.fork()
@@ -237,6 +244,8 @@ def serve(job: dict[str, Any], config: dict[str, Any], out: TextIO) -> None:
         status = 0
         try:
             os.close(read)
+            for fd in (out.fileno(), *close):
+                os.close(fd)
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
@@ -308,10 +317,7 @@ def serve(job: dict[str, Any], config: dict[str, Any], out: TextIO) -> None:
     if not stuck and (started is not None or (nxt is not None and status != 0)):
         cell = started if started is not None else nxt
         emit(cell, {"state": "dead", "line": "the kernel died running this cell"})
-    cpu = usage.ru_utime + usage.ru_stime
-    _clean(config.get("sandboxed", False), pid)
-    out.write(json.dumps({"done": True, "cpu": cpu}) + "\n")
-    out.flush()
+    return pid, usage.ru_utime + usage.ru_stime
 
 
 def _emitter(out: TextIO) -> Any:
@@ -344,17 +350,19 @@ def _parse(raw: bytes) -> dict[str, Any] | None:
     return line
 
 
-def warm() -> list[str]:
-    """Import what the notebooks import (those this machine has): the modules missing."""
+def warm(names: tuple[str, ...]) -> None:
+    """Import what the notebooks import (those this machine has), then keep it out of the
+    children's garbage collections (and so out of their copied pages)."""
+    import gc
     import importlib
 
-    missing = []
-    for name in WARM:
+    for name in names:
         try:
             importlib.import_module(name)
-        except ImportError:
-            missing.append(name)
-    return missing
+        except ImportError:  # the notebook that needs it says so (PyTorch: skipped)
+            continue
+    gc.collect()
+    gc.freeze()
 
 
 def main() -> int:
@@ -368,17 +376,70 @@ def main() -> int:
         become(int(config["uid"]))
     undumpable()
     os.makedirs(os.environ.get("HOME", "/tmp/home"), exist_ok=True)
-    warm()
-    import gc
-
-    gc.collect()
-    gc.freeze()  # what is imported stays out of the children's collections (and their pages)
+    warm(WARM)
+    heavy: Heavy | None = None
     out.write(json.dumps({"ready": True}) + "\n")
     out.flush()
+    sandboxed = bool(config.get("sandboxed"))
     for raw in source:
         job = json.loads(raw)
-        serve(job, config, out)
+        if any(s and any(m.split(".")[0] in s for m in HEAVY) for s in job["sources"]):
+            if heavy is None or not heavy.alive():
+                heavy = Heavy(config, out)
+            pid, cpu = heavy.serve(raw)
+        else:
+            pid, cpu = serve(job, config, out, heavy.fds() if heavy else ())
+        _clean(sandboxed, pid, {heavy.pid} if heavy and heavy.alive() else set())
+        out.write(json.dumps({"done": True, "cpu": cpu}) + "\n")
+        out.flush()
     return 0
+
+
+class Heavy:
+    """The second template: a child of the worker that holds `HEAVY` too and serves the jobs
+    that use them, one at a time, as the worker asks."""
+
+    def __init__(self, config: dict[str, Any], out: TextIO) -> None:
+        jobs_r, self.jobs = os.pipe()
+        self.acks, acks_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the template: serves until the worker closes its pipe
+            status = 0
+            try:
+                os.close(self.jobs)
+                os.close(self.acks)
+                warm(HEAVY)
+                with os.fdopen(jobs_r, "rb") as jobs:
+                    for raw in jobs:
+                        done = serve(json.loads(raw), config, out, (acks_w, jobs_r))
+                        os.write(acks_w, json.dumps(done).encode() + b"\n")
+            except BaseException:  # noqa: BLE001 the worker sees its pipe close
+                status = 1
+            os._exit(status)
+        os.close(jobs_r)
+        os.close(acks_w)
+        self.answers = os.fdopen(self.acks, "rb")
+
+    def fds(self) -> tuple[int, ...]:
+        return (self.jobs, self.acks)
+
+    def alive(self) -> bool:
+        try:
+            done, _ = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        return done == 0
+
+    def serve(self, raw: str) -> tuple[int, float]:
+        """Have it run the job: (the notebook's child's pid, the CPU seconds it used); the
+        worker ends if the template died under it (the grader reads the run as killed)."""
+        os.write(self.jobs, raw.encode() if raw.endswith("\n") else raw.encode() + b"\n")
+        said = self.answers.readline()
+        try:
+            pid, cpu = json.loads(said)
+        except ValueError:
+            os._exit(1)
+        return int(pid), float(cpu)
 
 
 if __name__ == "__main__":
