@@ -68,6 +68,7 @@ def _grade_all(root: pathlib.Path, engine: str, monkeypatch: pytest.MonkeyPatch)
     return rows
 
 
+@pytest.mark.jupyter
 def test_the_worker_grades_as_a_kernel_does(tmp_path, monkeypatch) -> None:
     by_kernel = _grade_all(tmp_path, "kernel", monkeypatch)
     by_worker = _grade_all(tmp_path, "worker", monkeypatch)
