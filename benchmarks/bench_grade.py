@@ -94,12 +94,17 @@ def main() -> int:
             str(reports / "grades.html"),
         ]
         load_before = os.getloadavg()
+        import resource
+
+        tree = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         env = {**os.environ, "MICROGRAD_GRADE_ENGINE": args.engine}
         done = subprocess.run(
             cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
         )
         took = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        whole = (after.ru_utime + after.ru_stime) - (tree.ru_utime + tree.ru_stime)
         load_after = os.getloadavg()
         with open(reports / "summary.csv", newline="") as f:
             summary = {row["learner"]: row for row in csv.DictReader(f)}
@@ -130,6 +135,12 @@ def main() -> int:
         f"CPU time of the notebooks' runs (as the grader reports "
         f"it): {cpu:.0f} s ({cpu / notebooks:.1f} s a notebook): on {args.jobs} idle cores, "
         f"about {cpu / args.jobs:.0f} s ({cpu / args.jobs / 60:.1f} min) of wall time"
+    )
+    print(
+        f"CPU time of the whole command (the grader, its sandboxes and workers, every process "
+        f"they waited for): {whole:.0f} s ({whole / args.learners:.1f} s a learner): on "
+        f"{args.jobs} idle cores, about {whole / args.jobs:.0f} s ({whole / args.jobs / 60:.1f} "
+        f"min); for 200 learners, about {whole / args.learners * 200 / args.jobs / 60:.1f} min"
     )
     return 0 if all_right else 1
 

@@ -1,6 +1,7 @@
-"""Grading learners' filled-in notebooks: each one run top to bottom in a fresh Jupyter kernel,
-in a sandbox (`grading/sandbox.py`), under a time limit per cell, and judged exercise by
-exercise.
+"""Grading learners' filled-in notebooks: each one run top to bottom in a fresh IPython
+interpreter (a child of a warm worker, `grading/worker.py`; or a Jupyter kernel of its own,
+`ENGINE`), in a sandbox (`grading/sandbox.py`), under a time limit per cell, and judged exercise
+by exercise.
 
 An exercise is a code cell whose metadata names it (``exercise="slope"``); the cells that check
 it name it too (``checks="slope"``). Each exercise is then one of `RESULTS`:
