@@ -136,11 +136,13 @@ def main() -> int:
         f"it): {cpu:.0f} s ({cpu / notebooks:.1f} s a notebook): on {args.jobs} idle cores, "
         f"about {cpu / args.jobs:.0f} s ({cpu / args.jobs / 60:.1f} min) of wall time"
     )
+    own = whole  # the sandboxes' processes are reaped inside them: not counted here
     print(
-        f"CPU time of the whole command (the grader, its sandboxes and workers, every process "
-        f"they waited for): {whole:.0f} s ({whole / args.learners:.1f} s a learner): on "
-        f"{args.jobs} idle cores, about {whole / args.jobs:.0f} s ({whole / args.jobs / 60:.1f} "
-        f"min); for 200 learners, about {whole / args.learners * 200 / args.jobs / 60:.1f} min"
+        f"CPU time of the grader's own process (reading, composing, judging, the reports): "
+        f"{own:.0f} s; with the notebooks', {(cpu + own) / args.learners:.1f} s a learner: for "
+        f"200 learners on {args.jobs} idle cores, about "
+        f"{(cpu + own) / args.learners * 200 / args.jobs / 60:.1f} min (CPU time measured under "
+        f"load is longer than on an idle machine: an upper figure)"
     )
     return 0 if all_right else 1
 
