@@ -59,8 +59,9 @@ from .compose import Role, blame, compose, exercises, role_keys, solutions, with
 
 RESULTS = ("passed", "failed", "error", "timeout", "blocked", "not attempted", "skipped")
 FACTOR = 20.0  # a cell's time limit: this many times the course's solution's time ...
-FLOOR = 3.0  # ... and at least this many seconds (a loaded machine, a slower learner): the
-# course's cells take well under 0.15 s each in a warm worker but for a few, whose 20x is more
+FLOOR = 3.0  # ... and at least this many seconds (a loaded machine, a slower learner): in a
+# warm worker the course's quick cells (a definition, a check) took a fraction of a second each
+# even at a load average of 17 on 2 cores; the slow ones (training) get 20 times theirs
 UNTIMED = 60.0  # seconds for a cell the course's run did not time (its run stopped early)
 SHARED_FILES = {"my_value": "my_value.py"}  # an exercise whose %%writefile cell others import
 NO_TORCH = "skipped: PyTorch is not installed"
