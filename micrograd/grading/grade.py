@@ -59,16 +59,13 @@ from .compose import Role, blame, compose, exercises, role_keys, solutions, with
 
 RESULTS = ("passed", "failed", "error", "timeout", "blocked", "not attempted", "skipped")
 FACTOR = 20.0  # a cell's time limit: this many times the course's solution's time ...
-FLOOR = 3.0  # ... and at least this many seconds (a loaded machine, a slower learner): in a
-# warm worker the course's quick cells (a definition, a check) took a fraction of a second each
-# even at a load average of 17 on 2 cores; the slow ones (training) get 20 times theirs
+FLOOR = 3.0  # ... and at least this: the course's quick cells took a fraction of a second each
+# in a warm worker, even at a load average of 17 on 2 cores
 UNTIMED = 60.0  # seconds for a cell the course's run did not time (its run stopped early)
 SHARED_FILES = {"my_value": "my_value.py"}  # an exercise whose %%writefile cell others import
 NO_TORCH = "skipped: PyTorch is not installed"
-# How a notebook runs: "worker" (a child of a warm worker, `grading/worker.py`, the default) or
-# "kernel" (a Jupyter kernel of its own, `grading/runner.py`, the environment's
-# MICROGRAD_GRADE_ENGINE=kernel, for benchmarks/bench_grade.py's comparison); the same results
-# either way (tests/test_grade_worker.py).
+# How a notebook runs: "worker" (a child of a warm worker, grading/worker.py) or "kernel" (its own
+# Jupyter kernel, MICROGRAD_GRADE_ENGINE=kernel); the same results (tests/test_grade_worker.py).
 ENGINE = "kernel" if os.environ.get("MICROGRAD_GRADE_ENGINE") == "kernel" else "worker"
 
 
