@@ -72,8 +72,26 @@ FAST := not browser and not jupyter and not sandbox and not slow
 test-fast: $(VENV)/.test graphviz eslint
 	$(BIN)/python -m pytest -m "$(FAST)"
 
+# Every benchmark in turn, each writing its own section of benchmarks/RESULTS.md (its figures, the
+# command, the date, the load, the Python: benchmarks/results.py), with the options its figures
+# there were measured with. `make bench BENCH="run bench_engine"` runs some. One that cannot run
+# here (no Chromium: `make chromium`; bench_gpt without makemore's names.txt) says why and writes
+# nothing, and the rest go on. All of them take over an hour on a 2-core machine.
+BENCH ?= run bench_engine bench_gpt bench_jit bench_explorer_page bench_playground bench_reach \
+	load_faults bench_site bench_course bench_grade
+ARGS_bench_engine     := --rounds 3 --steps 15
+ARGS_bench_playground := --browser --seconds 5 --eager-seconds 5
+ARGS_load_faults      := --tabs 30 --minutes 10 --max-sessions 20
+ARGS_bench_site       := --seconds 10 --visits 3
+ARGS_bench_grade      := --learners 20 --jobs 2
+
+define run-bench
+	-$(BIN)/python benchmarks/$(1).py $(ARGS_$(1))
+
+endef
+
 bench: $(VENV)/.test
-	$(BIN)/python benchmarks/run.py
+	$(foreach b,$(BENCH),$(call run-bench,$(b)))
 
 clean:
 	rm -rf $(VENV) .pytest_cache micrograd-demo node_modules

@@ -181,4 +181,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from results import recorded  # writes this script's section of RESULTS.md
+
+    raise SystemExit(recorded("bench_explorer_page", main))

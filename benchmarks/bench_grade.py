@@ -148,4 +148,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from results import recorded  # writes this script's section of RESULTS.md
+
+    sys.exit(recorded("bench_grade", main))

@@ -53,8 +53,9 @@ class Direct:
 
     def __init__(self, use_jit: bool, settings: dict, shown: dict) -> None:
         from micrograd.playground.runner import Runner
+        from micrograd.playground.train_publish import FrameCursor
         from micrograd.playground.train_settings import Settings
-        from micrograd.playground.trainer import FrameCursor, Trainer
+        from micrograd.playground.trainer import Trainer
 
         self.tr = Trainer(Settings.from_dict(settings), use_jit=use_jit)
         self.tr.view(graph=False, **shown)  # as a page whose graph is out of sight
@@ -366,4 +367,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from results import recorded  # writes this script's section of RESULTS.md
+
+    sys.exit(recorded("bench_playground", main))

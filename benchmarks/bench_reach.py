@@ -146,4 +146,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from results import recorded  # writes this script's section of RESULTS.md
+
+    sys.exit(recorded("bench_reach", main))

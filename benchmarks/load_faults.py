@@ -353,8 +353,10 @@ def report(
 
 
 if __name__ == "__main__":
+    from results import recorded  # writes this script's section of RESULTS.md
+
     try:
-        sys.exit(main())
+        sys.exit(recorded("load_faults", main))
     except KeyboardInterrupt:  # a second Ctrl-C, during the report: its server goes with it
         print("load_faults: interrupted", file=sys.stderr)
         sys.exit(130)

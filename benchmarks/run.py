@@ -2,7 +2,8 @@
 
 Run from the repository root (about 2 minutes; `make bench` does it in the project venv):
 
-    python benchmarks/run.py            # measure everything, print the table, write RESULTS.md
+    python benchmarks/run.py            # measure everything, print the table, write its section
+                                        # of RESULTS.md (results.py)
     python benchmarks/run.py --quick    # smaller sizes, a smoke run; writes nothing
     python benchmarks/run.py --only chain --no-write
 
@@ -38,7 +39,6 @@ it only to read the rows.
 from __future__ import annotations
 
 import argparse
-import datetime
 import importlib
 import importlib.metadata
 import inspect
@@ -392,11 +392,12 @@ def machine() -> dict:
 
 
 def write_results(text: str, info: dict, seconds: float, path: Path) -> None:
-    now = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    """The table as section `run` of RESULTS.md (results.py: the rest of the file is kept)."""
+    from results import heading, write_section
+
     head = [
-        "# Benchmark results",
-        "",
-        f"Measured {now} with `{COMMAND}` (took {seconds:.0f} s). Every figure is a cost, lower",
+        heading(COMMAND, info.get("load average at start", "not available here")),
+        f"It took {seconds:.0f} s. Every figure is a cost, lower",
         'is better; "karpathy ÷ this" is how many times cheaper than karpathy\'s micrograd 0.1.0',
         "(his first measured row in the section). Each row ran in its own process. Times are CPU",
         "time of that process (`time.process_time`), so other load on the machine barely moves",
@@ -407,7 +408,7 @@ def write_results(text: str, info: dict, seconds: float, path: Path) -> None:
         "",
         "",
     ]
-    path.write_text("\n".join(head) + text + "\n")
+    write_section("run", "\n".join(head) + text, path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -435,38 +436,9 @@ def main(argv: list[str] | None = None) -> int:
     text = table(results)
     print(text)
     if not (args.quick or args.no_write or args.only):
-        write_results(text + NOTES, info, seconds, args.output)
+        write_results(text, info, seconds, args.output)
         print(f"wrote {args.output}", file=sys.stderr)
     return 0
-
-
-NOTES = """
-
-Notes:
-
-* The moons rows run karpathy's demo loop verbatim (his `loss()` and SGD loop) and report the mean
-  over all timed steps, gc pauses included; ours runs 100 steps and must land on his step-99 loss
-  0.010978370135492717 to 1e-9 (see the detail column); his runs 4 steps (over a second each),
-  enough for a per-step figure. Compare "loss after step 2" across the rows: the same arithmetic
-  in the same order gives the same digits.
-* The chain is `y = y*w + c` with the same two leaves in every step, so it is as deep as it is
-  big; nodes are counted by walking the graph, leaves included. karpathy's recursive topological
-  sort stops near Python's default recursion limit of 1,000, which is left as it is: his per-node
-  figures come from a 501-node chain and extrapolate, as labelled.
-* Python's cyclic garbage collector: our graphs hold no reference cycles (refcounting frees them
-  the moment the last reference goes), yet every node is a gc-tracked object, so CPython's full
-  collections, which start once the long-lived objects have grown by a quarter, walk the whole
-  live graph and every object the imports left behind. That is the difference between the
-  "gc.disable()" / "gc.freeze()" rows and the default ones, and it is why the per-node cost of a
-  million-node chain grows with the default gc. `backward()` makes no gc-tracked objects that
-  outlive it, so switching gc off inside it changes nothing measurable; the engine leaves the
-  process-wide gc alone (freezing or disabling it would also stop it collecting the user's own
-  cycles). A user building huge graphs can call `gc.freeze()` after their imports, or wrap the
-  build in `gc.disable()` / `gc.enable()`. The engine's own cost per node is flat: compare the
-  two "gc.disable()" chain rows (1,001 and 1,000,001 nodes); so is memory per node.
-* karpathy's graphs do hold cycles (each node's `_backward` closure refers to the node), so only
-  the cyclic gc frees them: that is the large gc share in his rows.
-"""
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ Mersenne Twister stream in pure Python (tests/test_data.py compares all three).
 from __future__ import annotations
 
 import math
+import os
 import pathlib
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -348,13 +349,19 @@ def digits() -> Dataset:
 # makemore's names.txt (karpathy/makemore at commit 988aa59, MIT): shipped beside this module in
 # datasets/, read offline. It is text, not (X, y) points, so it is no entry of DATASETS.
 NAMES_FILE = pathlib.Path(__file__).resolve().parent / "datasets" / "names.txt"
+NAMES_ENV = "MICROGRAD_NAMES_FILE"  # another names file, for a build without it
 NAMES_SHA256 = "0a30b5557f192f32ab962680889aac5f6fda0f4cecf40a6d0b5694f58ea8cc4d"
 
 
 def names(path: str | pathlib.Path | None = None) -> list[str]:
     """The documents of a word list, one a line, stripped, blank lines left out, in the file's
     order: by default makemore's names.txt (32,033 names, ``emma`` to ``zzyzx``), which
-    `micrograd.gpt.microgpt` trains on. A FileNotFoundError says what to do if it is absent."""
+    `micrograd.gpt.microgpt` and the course's chapters 7 and 8 train on. Where the environment
+    variable MICROGRAD_NAMES_FILE is set (not empty), the default is the file it names instead
+    (a copy of names.txt kept outside a build that lacks it). A FileNotFoundError says what to
+    do if the file is absent."""
+    if path is None and os.environ.get(NAMES_ENV):
+        path = os.environ[NAMES_ENV]
     file = NAMES_FILE if path is None else pathlib.Path(path)
     try:
         text = file.read_text(encoding="utf-8")

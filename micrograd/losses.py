@@ -15,7 +15,7 @@ batch; `check_targets` is the one check of the labels. Also `logsumexp`, `softma
 `log_softmax` (exact stable rewrites, no ``log(x + eps)``) and `softplus` (the engine's op).
 
 Each loss is declared once, in `LOSSES` (a `Loss`: its term, its batch function, its outputs,
-how a class becomes a target, its title and formula), and `micrograd.train`, `jit.train`, the
+how a class becomes a target, its title and formula), and `micrograd.train`, `train.jit_step`, the
 demo and the playground's Train view read it there; `predict` is how a sample's outputs give its
 class, for every loss and every caller.
 """

@@ -443,7 +443,7 @@ def test_rows_made_from_the_registry_check_like_the_spelled_out_ones() -> None:
     # Run on the lecture's Value with a wrong tanh, they find the bug the same way.
     V = variant(("self.grad += (1 - t**2) * out.grad", "self.grad += (1 - x**2) * out.grad"))
     from micrograd.check.graphs import ValueChecker
-    from micrograd.check.sandbox import Runner
+    from micrograd.check.timeout import Runner
 
     report = CheckReport("check(Value)")
     checker = ValueChecker(V["Value"], Runner(2.0), report)

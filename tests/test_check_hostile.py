@@ -38,7 +38,7 @@ def test_what_the_learners_code_raises_is_a_line_of_the_report(exc, words):
 
 
 def test_a_flood_of_prints_is_counted_not_kept():
-    from micrograd.check.sandbox import Printed
+    from micrograd.check.timeout import Printed
 
     printed = Printed()
     line = "x" * 99_999 + "\n"

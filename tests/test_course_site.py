@@ -437,7 +437,11 @@ KERNEL_IDLE = """(path) => { const w = window.jupyterapp && window.jupyterapp.sh
 def test_each_notebook_runs_in_the_app_with_its_solutions_typed_in(app: App) -> None:
     """In one browser (notebook 3 reads the my_value.py notebook 2 writes), in order."""
     page = app.page
+    from micrograd.data import NAMES_FILE
+
     for name in course_site.NOTEBOOKS:
+        if name[:2] in ("07", "08") and not NAMES_FILE.exists():
+            continue  # they train on makemore's names, which the app's wheel has only if we do
         if name != course_site.NOTEBOOKS[0]:  # the last one closed, as a learner moves on
             page.evaluate("""() => {  // closed unchanged: the solutions were the test's, not saved
                 for (const w of window.jupyterapp.shell.widgets('main'))
@@ -509,6 +513,7 @@ def test_learn_opens_the_start_page_then_notebook_1_alone(
             box = run.bounding_box()
             assert box["width"] >= 44 and box["height"] >= 44, box
             assert page.evaluate("document.documentElement.scrollWidth") <= size[0]
+            _widgets_fit_a_phone(page, size[0], screenshot)
             return  # the rest is the same on a phone
         exercise = page.evaluate(CELL_INDEX, ["exercise", "slope"])
         checks = page.evaluate(CELL_INDEX, ["checks", "slope"])
@@ -558,6 +563,37 @@ def test_learn_opens_the_start_page_then_notebook_1_alone(
         ), said
     finally:
         app.close()
+
+
+OUTPUTS_RIGHT = """() => Math.max(...[...document.querySelectorAll('.jp-OutputArea-output')]
+    .map(e => e.getBoundingClientRect().right))"""
+
+
+def _widgets_fit_a_phone(page: Any, width: int, screenshot: Any) -> None:
+    """Notebook 2 at a phone's width, run down to its first explorer: the Value graph
+    (draw_dot) and the explorer widget fit the screen (a graph scrolls inside its own box), and
+    the page never scrolls sideways."""
+    name = f"{course_site.NOTEBOOKS[1]}.ipynb"
+    page.goto(page.url.split("/course/", 1)[0] + f"/course/notebooks/index.html?path={name}")
+    page.wait_for_function(KERNEL_IDLE, arg=name, timeout=START_MS)
+    cells = page.evaluate("""() => window.jupyterapp.shell.currentWidget.content.widgets
+        .map(c => [c.model.type, c.model.sharedModel.getSource()])""")
+    explorer = next(i for i, (kind, src) in enumerate(cells) if "explore(" in src)
+    graph = next(i for i, (kind, src) in enumerate(cells) if "draw_dot(" in src)
+    assert graph < explorer
+    for i, (kind, _) in enumerate(cells[: explorer + 1]):
+        if kind == "code":
+            page.evaluate(RUN_CELL, [i, None])
+    cell = page.locator(".jp-Notebook .jp-Cell").nth(explorer)
+    backward = cell.get_by_role("button", name="Backward pass")
+    backward.wait_for()
+    cell.scroll_into_view_if_needed()
+    screenshot(page, f"course-notebook-2-explore-{width}")
+    drawn = page.locator(".jp-Notebook .jp-Cell").nth(graph).locator(".jp-OutputArea-output")
+    assert drawn.locator("img, svg").count() >= 1  # the Value graph, drawn
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    assert page.evaluate(OUTPUTS_RIGHT) <= width, "an output wider than the phone's screen"
+    assert backward.bounding_box()["x"] + backward.bounding_box()["width"] <= width
 
 
 def test_work_is_saved_in_seconds(built: pathlib.Path) -> None:

@@ -18,10 +18,11 @@ from micrograd import data, optim, train
 from micrograd.commands import cli
 from micrograd.commands import demo as demo_command
 from micrograd.io import load
-from micrograd.jit import train as jit_train
 from micrograd.nn import MLP
 from micrograd.train import demo, evaluate, plots
+from micrograd.train import jit_step as jit_train
 from micrograd.train.demo import PRESETS, DemoConfig, config_for
+from tests.support.source import calls, strings
 
 ROOT = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -456,9 +457,10 @@ def test_the_demo_module_does_one_job() -> None:
     tree = ast.parse((ROOT / "micrograd" / "train/demo.py").read_text())
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert "gc" not in imported  # the gc freeze is train.freeze_gc, named and documented
-    text = (ROOT / "micrograd" / "train/demo.py").read_text()
-    assert ".relu()" not in text and "labels must be" not in text  # no loss formula or check
-    assert len(text.splitlines()) < 450
+    path = ROOT / "micrograd" / "train/demo.py"
+    assert not calls(path, "relu")  # no loss formula of its own
+    assert not [s for s in strings(path) if "labels must be" in s]  # nor a check of its own
+    assert len(path.read_text().splitlines()) < 450
 
 
 def test_digits_without_sklearn_is_one_line(capsys, tmp_path, monkeypatch) -> None:

@@ -1,4 +1,4 @@
-"""Training on micrograd.jit (`jit.train`): the same losses, gradients and results as the eager
+"""Training on micrograd.jit (`train.jit_step`): the same losses, gradients and results as the eager
 engine (`train.make_step`, itself tested against PyTorch). karpathy's final moons loss, per engine,
 is checked once, in test_demo.py.
 """
@@ -11,9 +11,9 @@ import sys
 import numpy as np
 import pytest
 
-from micrograd.jit.train import JitStep, ModelOutputs, make_evaluator, make_step_fn
 from micrograd.nn import MLP, Layer
 from micrograd.train import make_step
+from micrograd.train.jit_step import JitStep, ModelOutputs, make_evaluator, make_step_fn
 
 TOL = dict(rel=1e-9, abs=1e-12)
 

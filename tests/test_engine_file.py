@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 
 from micrograd.engine import OPS, Value
+from tests.support.source import calls, names, occurrences, replace_node
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE = ROOT / "micrograd" / "engine.py"
-LOOP = "for child, local in zip(v._prev, v._local):"
+ITER = "zip(v._prev, v._local)"
 UPDATE = "child.grad += local * v.grad"
 
 
@@ -26,16 +27,34 @@ def test_engine_py_is_at_most_350_lines() -> None:
     assert len(ENGINE.read_text().splitlines()) <= 350
 
 
-def test_backward_shows_the_topological_order_and_the_lectures_loop_in_its_own_code() -> None:
+def _backward_function() -> ast.FunctionDef:
     tree = ast.parse(ENGINE.read_text())
     value = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Value")
-    backward = next(
-        n for n in value.body if isinstance(n, ast.FunctionDef) and n.name == "backward"
-    )
-    code = ast.get_source_segment(ENGINE.read_text(), backward)
-    assert "topological_order(self" in code
-    assert LOOP in code and UPDATE in code
-    assert code.index("topological_order(") < code.index(LOOP) < code.index(UPDATE)
+    return next(n for n in value.body if isinstance(n, ast.FunctionDef) and n.name == "backward")
+
+
+def _chain_rule(backward: ast.FunctionDef) -> tuple[ast.For, ast.AugAssign]:
+    """The lecture's loop in backward(), `for child, local in zip(v._prev, v._local):`, and its
+    one statement, `child.grad += local * v.grad`, found in the syntax tree."""
+    (loop,) = [
+        n for n in ast.walk(backward) if isinstance(n, ast.For) and ast.unparse(n.iter) == ITER
+    ]
+    assert ast.unparse(loop.target) == "(child, local)"
+    (update,) = loop.body
+    assert isinstance(update, ast.AugAssign) and ast.unparse(update) == UPDATE
+    return loop, update
+
+
+def test_backward_shows_the_topological_order_and_the_lectures_loop_in_its_own_code() -> None:
+    backward = _backward_function()
+    (order,) = [
+        n
+        for n in ast.walk(backward)
+        if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "topological_order"
+    ]
+    assert ast.unparse(order.args[0]) == "self"
+    loop, update = _chain_rule(backward)
+    assert order.lineno < loop.lineno < update.lineno
 
 
 GRADS = """
@@ -59,19 +78,21 @@ def test_the_loop_written_in_backward_is_the_one_that_runs(tmp_path: Path) -> No
     # In a copy of the package, the one line of the chain rule edited: every gradient changes.
     shutil.copytree(ROOT / "micrograd", tmp_path / "micrograd")
     before = grads_of_package(tmp_path)
-    text = ENGINE.read_text()
-    assert text.count(UPDATE) == 1
-    edited = text.replace(UPDATE, "child.grad += 2.0 * local * v.grad")
-    (tmp_path / "micrograd" / "engine.py").write_text(edited)
+    _, update = _chain_rule(_backward_function())
+    assert occurrences(ROOT / "micrograd", "local * v.grad") == 1  # the one place of the update
+    replace_node(tmp_path / "micrograd" / "engine.py", update.value, "2.0 * local * v.grad")
     after = grads_of_package(tmp_path)
     assert before == grads_of_package(ROOT)  # the copy computed what the package computes
     assert all(x != y for x, y in zip(before, after)), (before, after)
 
 
 def test_the_overflow_policy_is_applied_in_one_place() -> None:
-    text = ENGINE.read_text()
-    assert text.count("check_overflow(") == 1  # in _finite, which Value.__init__ calls
-    assert "isfinite" not in text
+    (call,) = calls(ENGINE, "check_overflow")  # in _finite, which Value.__init__ calls
+    finite = next(
+        n for n in ast.parse(ENGINE.read_text()).body if getattr(n, "name", 0) == "_finite"
+    )
+    assert finite.lineno < call.lineno <= finite.end_lineno
+    assert "isfinite" not in names(ENGINE)
 
 
 def bits(x: float) -> bytes:

@@ -368,6 +368,7 @@ def test_microgpt_checks_its_arguments() -> None:
 
 def test_names_absent_is_one_clear_line(monkeypatch, tmp_path) -> None:
     monkeypatch.setattr(data, "NAMES_FILE", tmp_path / "datasets" / "names.txt")
+    monkeypatch.delenv(data.NAMES_ENV, raising=False)
     with pytest.raises(FileNotFoundError) as e:
         data.names()
     assert "not in this build" in str(e.value) and "\n" not in str(e.value)
@@ -379,6 +380,24 @@ def test_names_reads_a_word_list_in_order(tmp_path) -> None:
     f = tmp_path / "words.txt"
     f.write_text("  emma\n\nolivia \r\nava\n")
     assert data.names(f) == ["emma", "olivia", "ava"]
+
+
+def test_names_reads_the_file_the_environment_names(monkeypatch, tmp_path) -> None:
+    # a build without names.txt: MICROGRAD_NAMES_FILE names a copy kept elsewhere
+    monkeypatch.setattr(data, "NAMES_FILE", tmp_path / "datasets" / "names.txt")
+    copy = tmp_path / "elsewhere.txt"
+    copy.write_text("zoe\nmia\n")
+    monkeypatch.setenv(data.NAMES_ENV, str(copy))
+    assert data.names() == ["zoe", "mia"]
+    other = tmp_path / "given.txt"
+    other.write_text("ava\n")
+    assert data.names(other) == ["ava"]  # a path given wins
+    monkeypatch.setenv(data.NAMES_ENV, str(tmp_path / "missing.txt"))
+    with pytest.raises(FileNotFoundError, match="missing.txt"):
+        data.names()
+    monkeypatch.setenv(data.NAMES_ENV, "")  # empty: as if unset
+    with pytest.raises(FileNotFoundError, match="not in this build"):
+        data.names()
 
 
 @pytest.mark.skipif(not data.NAMES_FILE.exists(), reason="names.txt is not in this build")

@@ -397,6 +397,41 @@ def test_a_bug_in_a_flat_folder_blocks_by_name(tmp_path, capsys) -> None:
     assert [one[k] for k in ("step1", "step2", "step3", "step4")] == [("passed", "")] * 4
 
 
+@pytest.mark.jupyter
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_chapter_7_is_graded_like_the_others(tmp_path, capsys) -> None:
+    """Two learners' notebook 7 (on makemore's names, skipped where this build has none), each
+    beside their my_value.py: one right throughout, one whose cross-entropy lost its minus sign."""
+    from tests.test_notebooks import _ready
+
+    n7 = "07_names_and_the_next_character"
+    if grade_sandbox.bwrap() is None:
+        pytest.skip("bubblewrap is not installed")
+    (tmp_path / "ada").mkdir()
+    (tmp_path / "bob").mkdir()
+    _ready(n7, tmp_path / "ada")  # skips without the names; ada's my_value.py beside hers
+    _ready(n7, tmp_path / "bob")
+    _write(tmp_path / "ada" / "07.ipynb", n7, FILLS[n7])
+    plus = FILLS[n7]["cross_entropy"].replace(
+        "sum((v - top).exp() for v in logits).log() + top - logits[target]",
+        "logits[target] - top - sum((v - top).exp() for v in logits).log()",
+    )
+    _write(tmp_path / "bob" / "07.ipynb", n7, _with(n7, cross_entropy=plus))
+    out = tmp_path / "g.csv"
+    assert main(["grade", str(tmp_path), "--csv", str(out)]) == 1
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    ada, bob = _results(rows, "ada", "07"), _results(rows, "bob", "07")
+    assert ada == {k: ("passed", "") for k in ("softmax", "cross_entropy", "sequence_loss")}, ada
+    assert bob["softmax"] == ("passed", "")
+    assert (
+        bob["cross_entropy"][0] == "failed" and "without the minus sign" in bob["cross_entropy"][1]
+    ), bob
+    # sequence_loss is right, but it calls bob's cross_entropy: blocked by it
+    assert bob["sequence_loss"][0] == "blocked", bob
+
+
 def test_a_cell_of_the_learners_own_names_its_line() -> None:
     """An assert with no message in a cell that is no exercise's: its cell, line and source."""
     course = grade.course()["02"]

@@ -220,10 +220,10 @@ def test_200_steps_of_the_javascript_step_are_numpys_jit_to_the_bit(
         for name in ("numpy", "javascript")
     ]
     numpy_run, js_run = runs
-    assert isinstance(js_run.engine, JavaScriptEngine)
-    losses = [[tr.engine.step(tr._batch()) for _ in range(200)] for tr in runs]
+    assert isinstance(js_run.mlp.engine, JavaScriptEngine)
+    losses = [[tr.mlp.engine.step(tr.mlp.next_batch()) for _ in range(200)] for tr in runs]
     assert losses[1] == losses[0]  # (loss, accuracy before the update) of each step
-    js_run.engine.sync()
+    js_run.mlp.engine.sync()
     assert [p.data for p in js_run.params] == [p.data for p in numpy_run.params]
     assert [p.grad for p in js_run.params] == [p.grad for p in numpy_run.params]
 

@@ -467,14 +467,33 @@ def test_usable_on_a_phone(browser: Any, playground: str, screenshot: Any) -> No
 
 
 def test_readme_screenshot(page: Any, playground: str, screenshot: Any) -> None:
-    """The README's picture: the lecture's neuron halfway through the backward pass."""
+    """The README's picture: the lecture's neuron three steps into the backward pass, showing
+    what the engine's backward() gives for the grads written so far, the node being processed
+    lit, and the whole page width."""
     open_explorer(page, playground)
+    program = page.get_by_label("Expression", exact=True).input_value()
     click(page, "Forward pass")
     for k in range(1, 4):
         click(page, "Backward step")
         wait_step(page, k)
     settle(page)
+    shown = page_nodes(page)
+    values = reference(program)
+    assert len(shown) == len(values) == 10  # the page's nodes are the engine's, in one order
+    # the seed (o), o's step (n's grad), n's step (its two children's): the lecture's 1 and 0.5
+    written = {"o": 1.0, "n": 0.5, "x1w1x2w2": 0.5, "b": 0.5}
+    for node, value in zip(shown, values):
+        if node["name"] in written:
+            assert value.grad == pytest.approx(written[node["name"]], abs=1e-15)
+            assert node["gradText"] == f"grad {fmt(value.grad)}", node
+            assert float(node["grad"]) == value.grad, node  # the exact number, bit for bit
+    assert [n["name"] for n in shown if n["current"]] == ["n"]
+    assert [line.split(" = ")[0] for line in latest_step(page)] == ["x1w1x2w2.grad", "b.grad"]
     path = screenshot(page, "explorer-readme")
+    png = path.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = (int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big"))
+    assert (width, height) == (page.viewport_size["width"], page.viewport_size["height"])
     if os.environ.get("MICROGRAD_UPDATE_DOCS"):
         shutil.copyfile(path, DOCS / "playground-explorer.png")
 

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from micrograd.engine import Value
+from micrograd.playground import Tab
 from micrograd.playground.errors import ViewError
-from micrograd.playground.foreign import ForeignExplorer
+from micrograd.playground.foreign import ForeignExplorer, LearnerStepper
 from tests.support.corpus import CASES, LECTURE_VALUE, edit
 
 # Graphs every engine of the lecture can build, one op each (and one with an input used twice):
@@ -118,7 +119,7 @@ def test_a_correct_learner_engine_is_never_marked_and_its_steps_give_backwards_g
         assert marked(ex) == [], (graph, ex.verdict)
         assert "every node's local derivative is what its op's slope is" in ex.verdict
         ex.backward()  # every step runs the learner's _backward
-        shown = {id(ex.foreign[v]): v.grad for v in ex.nodes}  # what the explorer shows
+        shown = {id(ex.stepper.foreign[v]): v.grad for v in ex.nodes}  # what the explorer shows
         for leaf, want in zip(leaves, micrograd_grads(graph)):
             got = shown[id(leaf)]
             assert math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-12), (graph, got, want)
@@ -163,7 +164,8 @@ def test_the_lecture_graph_with_a_wrong_mul_is_marked_at_both_mul_nodes():
         "with L.grad = 3 and f.grad already 10, your * rule left f.grad at 4.0000: it should "
         "be 22.0000"
     ) in problems  # 10 + (-2)·3 where 10 + d·3 = 10 + 4·3
-    assert "f's own data where the other factor, d, belongs?" in problems
+    # the cause from the one list of mistakes Predict and the notebooks' checks use
+    assert "∂(f·d)/∂f is d, the other factor, not f itself" in problems
     assert (
         "with e.grad = 3 and b.grad already 10, your * rule left b.grad at 1.0000: it should "
         "be 16.0000"
@@ -188,14 +190,22 @@ def test_a_node_that_forgot_its_input_and_what_only_micrograds_values_allow():
     assert any(
         "no children: the op forgot its input" in n.get("problem", "") for n in ex.drawing["nodes"]
     )
-    for action in (lambda: ex.set_leaf("v1", 1.0), lambda: ex.descend(0.01), lambda: ex.leaf("v1")):
+    # what only a graph of micrograd's own Values allows is not offered (no method of it
+    # raises: the walkthrough has none), and the view says why, for each action of it
+    assert not any(hasattr(ex, m) for m in ("set_leaf", "descend", "nudge_at", "leaf", "set_role"))
+    tab = Tab()
+    tab.explorer.show(y)
+    for action, body in (
+        ("set", {"node": "v1", "value": 1.0}),
+        ("descend", {"lr": 0.01}),
+        ("nudge", {"node": "v1"}),
+        ("role", {"node": "v1", "role": "data"}),
+    ):
         with pytest.raises(ViewError, match="your own Value class"):
-            action()
+            tab.call("explorer", action, body)
 
 
 def test_explore_takes_a_learners_value_and_refuses_anything_else():
-    from micrograd.playground import Tab
-
     V = learner(LECTURE_VALUE)["Value"]
     out = V(2.0, label="a") * V(3.0, label="b")
     state = Tab().explorer.show(out)
@@ -206,7 +216,8 @@ def test_explore_takes_a_learners_value_and_refuses_anything_else():
 
 @pytest.mark.parametrize("graph", ["lecture", "twice"])
 def test_a_rule_that_assigns_is_named_as_eq_for_plus_eq(graph):
-    # the issue's example: `=` where the lecture has `+=`, said in the learner's own terms
+    # the issue's example: `=` where the lecture has `+=`, said in the learner's own terms, in
+    # the words of the one list of mistakes (check/mistakes.py)
     source = LECTURE_VALUE.replace(".grad +=", ".grad =")
     assert source != LECTURE_VALUE
     V = learner(source)["Value"]
@@ -220,7 +231,7 @@ def test_a_rule_that_assigns_is_named_as_eq_for_plus_eq(graph):
             "with d.grad = 3 and e.grad already 10, your + rule left e.grad at 3.0000: it "
             "should be 13.0000"
         )
-        cause = "`=` where the lecture has `+=`?"
+        cause = "e already has grad 10.0000: this step adds onto it (+=), it does not replace it"
     else:
         a = V(3.0, label="a")
         out = a + a
@@ -229,7 +240,51 @@ def test_a_rule_that_assigns_is_named_as_eq_for_plus_eq(graph):
             "with b.grad = 3 and a.grad already 10, your + rule left a.grad at 3.0000: it "
             "should be 16.0000"
         )
-        cause = "a is used 2 times here: each use adds its share"
+        cause = (
+            "that is one use's share alone: a is used twice, and each use adds its share onto "
+            "a.grad (+=), replacing nothing"
+        )
     ex = ForeignExplorer(out, "layered")
     problems = " ".join(n["problem"] for n in ex.drawing["nodes"] if "problem" in n)
     assert want in problems and cause in problems, problems
+
+
+def test_the_explorer_names_the_same_mistakes_as_predict(monkeypatch):
+    # one list: a rule that leaves the child's grad as it was is said in Predict's words too
+    source = edit(
+        LECTURE_VALUE, ("other.grad += self.data * out.grad", "other.grad += 0.0 * out.grad")
+    )
+    V = learner(source)["Value"]
+    out = V(2.0, label="a") * V(-3.0, label="b")
+    out.label = "c"
+    problems = " ".join(
+        n["problem"] for n in ForeignExplorer(out, "layered").drawing["nodes"] if "problem" in n
+    )
+    assert "that is b.grad unchanged: this step adds ∂c/∂b × c.grad to it" in problems, problems
+
+
+def test_a_backward_that_never_returns_is_stopped_and_named_in_one_line(monkeypatch):
+    # the learner's _backward runs under the checker's time limit, and one that ran out of time
+    # is not run again: each step and each check costs at most one limit, not one per call
+    monkeypatch.setattr(LearnerStepper, "time_limit", 0.2)
+    source = edit(
+        LECTURE_VALUE,
+        ("other.grad += self.data * out.grad", "CALLS.append(1)\n            while True: pass"),
+    )
+    namespace = learner(source)
+    namespace["CALLS"] = []  # each run of the endless _backward, counted
+    V = namespace["Value"]
+    a, b = V(2.0, label="a"), V(-3.0, label="b")
+    e = a * b
+    e.label = "e"
+    out = e + V(1.0, label="c")
+    out.label = "d"
+    ex = ForeignExplorer(out, "layered")
+    problems = [n["problem"] for n in ex.drawing["nodes"] if "problem" in n]
+    assert problems == ["e's *: its _backward() did not finish within 0.2 s (stopped)"]
+    while ex.done_steps < ex.total_steps:
+        ex.backward()
+    said = [line for e in ex.log for line in e["lines"] if "did not finish" in line]
+    assert said == ["e._backward() did not finish within 0.2 s (stopped)"], ex.log
+    assert len(namespace["CALLS"]) == 1  # run once, then remembered as hung
+    assert math.isclose(ex.nodes[[ex.names[v] for v in ex.nodes].index("c")].grad, 1.0)

@@ -17,8 +17,9 @@ from micrograd import data
 from micrograd.io import loads, to_torch
 from micrograd.playground import train_frames as TF
 from micrograd.playground.errors import ViewError
+from micrograd.playground.train_publish import FrameCursor
 from micrograd.playground.train_settings import Settings
-from micrograd.playground.trainer import FrameCursor, Trainer
+from micrograd.playground.trainer import Trainer
 from micrograd.playground.views import Tab
 
 np = pytest.importorskip("numpy")
@@ -35,8 +36,8 @@ def torch_loss_and_grads(model_json, tr, regression=False):
     parameter in model.parameters() order, by PyTorch in float64, from the model file."""
     torch = pytest.importorskip("torch")
     net = to_torch(loads(model_json, "the model"))
-    X = torch.tensor(tr.inputs, dtype=torch.float64)
-    y = torch.tensor(tr.T, dtype=torch.float64)
+    X = torch.tensor(tr.mlp.inputs, dtype=torch.float64)
+    y = torch.tensor(tr.mlp.T, dtype=torch.float64)
     s = net(X)[:, 0]
     data = ((s - y) ** 2).mean() if regression else torch.relu(1 - y * s).mean()
     ps = list(net.parameters())
@@ -110,8 +111,8 @@ def test_the_shown_neuron_comes_at_the_plots_size():
     tr.view(neuron=4)  # layer 2, neuron 2: counted over every hidden layer
     big = tr.frame()["shown"]
     values = unbyte(big["b64"])
-    assert big["neuron"] == 4 and len(values) == tr.grid_side**2
-    h = [tr.model.layers[1].outputs(tr.model.layers[0].outputs(x))[1].data for x in tr.grid]
+    assert big["neuron"] == 4 and len(values) == tr.mlp.grid_side**2
+    h = [tr.model.layers[1].outputs(tr.model.layers[0].outputs(x))[1].data for x in tr.mlp.grid]
     assert big["scale"] == pytest.approx(max(abs(v) for v in h), rel=1e-5)
     assert values == pytest.approx([v / big["scale"] for v in h], abs=1 / 127)
     tr.view(neuron=None)
@@ -151,7 +152,7 @@ def test_a_bias_set_by_hand_and_training_goes_on_from_it():
 @pytest.mark.slow
 def test_a_regression_trains_with_the_mean_squared_error_against_torch(dataset, use_jit):
     tr = Trainer(Settings(dataset=dataset, loss="mse", hidden=(6, 4)), use_jit=use_jit)
-    assert tr.T == tr.labels and all(isinstance(t, float) for t in tr.T)
+    assert tr.mlp.T == tr.mlp.labels and all(isinstance(t, float) for t in tr.mlp.T)
     losses = []
     for _ in range(3):
         loss, grads = torch_loss_and_grads(tr.model_json(), tr, regression=True)
@@ -163,8 +164,8 @@ def test_a_regression_trains_with_the_mean_squared_error_against_torch(dataset, 
     assert f["accuracy"] is None and f["grid"]["kind"] == "value"  # no classes: no accuracy
     # the big plot: the output s itself over the plane, on the targets' scale (±1)
     values = unbyte(f["grid"]["b64"])
-    for cell in range(0, tr.grid_side**2, 37):
-        s = tr.model(tr.grid[cell]).data
+    for cell in range(0, tr.mlp.grid_side**2, 37):
+        s = tr.model(tr.mlp.grid[cell]).data
         assert values[cell] == pytest.approx(max(-1.0, min(1.0, s)), abs=1 / 127)
     meta = tr.meta()
     assert meta["classes"] == 0 and meta["output_kind"] == "value"
@@ -237,7 +238,7 @@ def test_regression_settings_are_checked(bad, words):
 def test_a_point_added_to_a_regression_has_its_target():
     tr = Trainer(Settings(dataset="bumps", loss="mse"))
     tr.set_points([[0.2, 0.3, -0.5]])
-    assert tr.X[-1] == [0.2, 0.3] and tr.labels[-1] == -0.5 == tr.T[-1]
+    assert tr.mlp.X[-1] == [0.2, 0.3] and tr.mlp.labels[-1] == -0.5 == tr.mlp.T[-1]
     assert tr.meta()["points"][-1] == [0.2, 0.3, -0.5]
 
 
@@ -249,7 +250,9 @@ def test_the_largest_networks_frame_is_built_at_the_size_drawn():
     tr.step()
     tr.view(grads=True, graph=False)
     f = tr.frame()
-    assert tr.box == 16 == tr.heat_side  # a neuron's square is 16 px: its map 16 cells a side
+    assert (
+        tr.mlp.box == 16 == tr.mlp.heat_side
+    )  # a neuron's square is 16 px: its map 16 cells a side
     assert len(f["heat"]) == 192 and all(len(base64.b64decode(h)) == 256 for h in f["heat"])
     assert len(base64.b64decode(f["links"])) == len(tr.params) == 5409
     # every weight, bias, gradient and heat map: 232 KB a frame before (issue 28)
@@ -289,17 +292,17 @@ def test_a_reader_is_sent_only_what_changed():
 # ------------------------------------------------------------------ Pause
 
 
-def test_pause_waits_for_the_step_under_way_not_the_turn():
+def test_pause_waits_for_the_step_under_way_not_the_turn(monkeypatch):
     tr = Trainer()
     inside, go = threading.Event(), threading.Event()
-    step = tr._step
+    train = tr.kind.train
 
-    def slow_step(*seconds):  # a step that lasts until the test lets it finish
+    def slow_train(*args):  # a step that lasts until the test lets it finish
         inside.set()
         assert go.wait(30)
-        step(*seconds)
+        return train(*args)
 
-    tr._step = slow_step
+    monkeypatch.setattr(tr.kind, "train", slow_train)
     tr.play()
     turn = threading.Thread(target=tr.advance, args=(600.0,))  # a turn of up to ten minutes
     turn.start()
@@ -324,7 +327,7 @@ def test_meta_is_read_without_waiting_for_a_step():
         reader = threading.Thread(target=lambda: got.append(tr.meta()))
         reader.start()
         reader.join(30)
-        assert got and got[0]["config_id"] == tr.config_id
+        assert got and got[0]["config_id"] == tr.kind.config_id
 
 
 # ------------------------------------------------------------------ without numpy (the static site)
@@ -332,7 +335,8 @@ def test_meta_is_read_without_waiting_for_a_step():
 NO_NUMPY = r"""
 import json, sys
 sys.modules["numpy"] = None  # as on the static site's Pyodide: importing numpy fails
-from micrograd.playground.trainer import FrameCursor, Trainer
+from micrograd.playground.train_publish import FrameCursor
+from micrograd.playground.trainer import Trainer
 from micrograd.playground.train_settings import Settings
 for s in (Settings(hidden=(3, 2)), Settings(dataset="bumps", loss="mse", hidden=(3,)),
           Settings(dataset="spiral3", loss="cross_entropy", hidden=(3,))):

@@ -12,9 +12,10 @@ import pytest
 
 from micrograd import MLP, Value, data, losses
 from micrograd.io import load, to_torch
+from micrograd.playground import engines as engines_module
 from micrograd.playground import train_frames as TF
 from micrograd.playground import train_settings as T
-from micrograd.playground import trainer as trainer_module
+from micrograd.playground.train_pacer import Pacer
 from micrograd.playground.train_settings import Settings
 from micrograd.playground.trainer import Trainer
 
@@ -110,7 +111,7 @@ def test_settings_round_trip_and_strings_from_a_url():
 def test_moons_are_karpathys_and_the_initial_weights_are_his():
     tr = Trainer(Settings(hidden=(16, 16)))
     X, y = data.moons(100, 0.1, seed=1337)
-    assert tr.X == X and tr.labels == [1 if v > 0 else 0 for v in y]
+    assert tr.mlp.X == X and tr.mlp.labels == [1 if v > 0 else 0 for v in y]
     random.seed(1337)
     his = MLP(2, [16, 16, 1])
     assert [p.data for p in tr.params] == [p.data for p in his.parameters()]
@@ -121,15 +122,19 @@ def test_added_points_change_the_data_and_keep_the_weights():
     tr.step(5)
     before = [p.data for p in tr.params]
     tr.set_points([[0.1, 0.2, 1], [-1.0, 1.5, 0]])
-    assert len(tr.X) == 102 and tr.X[-2:] == [[0.1, 0.2], [-1.0, 1.5]] and tr.labels[-2:] == [1, 0]
+    assert (
+        len(tr.mlp.X) == 102
+        and tr.mlp.X[-2:] == [[0.1, 0.2], [-1.0, 1.5]]
+        and tr.mlp.labels[-2:] == [1, 0]
+    )
     assert [p.data for p in tr.params] == before and tr.step_no == 5
     tr.step()
     assert tr.step_no == 6
     with pytest.raises(ValueError, match="at most 300 added points, got 301"):
         tr.set_points([[0.0, 0.0, 1]] * 301)
-    assert len(tr.X) == 102  # nothing lost
+    assert len(tr.mlp.X) == 102  # nothing lost
     tr.set_points([])
-    assert len(tr.X) == 100
+    assert len(tr.mlp.X) == 100
 
 
 def test_spiral3_has_three_balanced_classes():
@@ -144,16 +149,16 @@ def test_spiral3_has_three_balanced_classes():
 def batch_loss(tr, model):
     """The trainer's loss recomputed independently: micrograd.losses' batch loss + L2."""
     s = tr.settings
-    outs = [model.outputs(x) for x in tr.X]
+    outs = [model.outputs(x) for x in tr.mlp.X]
     if s.loss == "cross_entropy":
-        loss = losses.cross_entropy(outs, tr.labels)
+        loss = losses.cross_entropy(outs, tr.mlp.labels)
     else:
         fn = {
             "hinge": losses.hinge,
             "mse": losses.mse,
             "bce": losses.binary_cross_entropy_with_logits,
         }[s.loss]
-        loss = fn([o[0] for o in outs], tr.T)
+        loss = fn([o[0] for o in outs], tr.mlp.T)
     return loss + losses.l2(model.parameters(), s.l2)
 
 
@@ -245,7 +250,7 @@ def test_after_divergence_the_points_graph_says_why_it_has_no_numbers():
     graph = tr.frame()["graph"]
     # the chosen point's forward pass overflows too: no numbers, and a note that says why
     with pytest.raises(OverflowError) as info:
-        losses.mse([tr.model(tr.inputs[tr.pick])], [tr.T[tr.pick]], reduction="sum")
+        losses.mse([tr.model(tr.mlp.inputs[tr.mlp.pick])], [tr.mlp.T[tr.mlp.pick]], reduction="sum")
     assert graph["data"] == graph["grad"] == []
     assert graph["note"] == (
         f"No numbers for this point: its forward pass fails ({info.value}), "
@@ -266,22 +271,22 @@ def test_the_frame_is_what_the_model_computes(use_jit):
     f = tr.frame()
     json.dumps(f, allow_nan=False)  # the page gets plain JSON
     assert f["step"] == 20 and f["loss"] == pytest.approx(tr.loss, rel=1e-5)
-    side = tr.grid_side
+    side = tr.mlp.grid_side
     assert side == (T.GRID if use_jit else T.EAGER_GRID) and T.GRID >= 64
     scores = unbyte(f["grid"]["b64"])
     assert len(scores) == side * side
     rng = random.Random(0)
     for cell in rng.sample(range(side * side), 40):
-        x = tr.grid[cell]
+        x = tr.mlp.grid[cell]
         s = tr.model(x).data
         assert scores[cell] == pytest.approx(math.tanh(s), abs=1 / 127)
     # heat maps: neuron j of hidden layer l over the heat maps' grid (as many cells a side as
     # the neuron's square has pixels), scaled by its largest |value|, which the frame sends
     heat = [unbyte(h) for h in f["heat"]]
     assert len(heat) == 8 == len(f["heat_scale"])
-    hs = tr.heat_side
-    assert hs == (min(tr.box, T.GRID // 2) if use_jit else side) and len(heat[0]) == hs * hs
-    x0, x1, y0, y1 = tr.extent
+    hs = tr.mlp.heat_side
+    assert hs == (min(tr.mlp.box, T.GRID // 2) if use_jit else side) and len(heat[0]) == hs * hs
+    x0, x1, y0, y1 = tr.mlp.extent
     acts = []
     for r in range(hs):
         for c in range(hs):  # each cell's centre, row 0 at the top
@@ -311,10 +316,10 @@ def test_the_javascript_engines_pictures_are_the_models_for_every_activation(act
     tr = Trainer(Settings(hidden=hidden, activation=activation), use_jit="javascript")
     tr.step(5)
     f = tr.frame()
-    tr.engine.sync()
+    tr.mlp.engine.sync()
     scores = unbyte(f["grid"]["b64"])
     for cell in random.Random(2).sample(range(len(scores)), 30):
-        s = tr.model(tr.grid[cell]).data
+        s = tr.model(tr.mlp.grid[cell]).data
         assert scores[cell] == pytest.approx(math.tanh(s), abs=1 / 127)
     assert len(f["heat"]) == sum(hidden)
 
@@ -326,7 +331,7 @@ def test_the_javascript_engine_makes_the_links_bytes_as_python_does():
     tr.view(grads=True, graph=False)
     tr.step(20)
     f = tr.frame()
-    tr.engine.sync()  # now the model's Values: what Python would make the bytes of
+    tr.mlp.engine.sync()  # now the model's Values: what Python would make the bytes of
     assert f["links"] == TF.link_bytes([p.data for p in tr.params])
     want, top = TF.grad_bytes([p.grad for p in tr.params])
     assert f["grad_max"] == TF.short(top) and top > 0
@@ -341,7 +346,7 @@ def test_three_classes_paint_the_argmax():
     g = tr.frame()["grid"]
     cls = list(base64.b64decode(g["cls"]))
     for cell in random.Random(1).sample(range(len(cls)), 30):
-        zs = [v.data for v in tr.model.outputs(tr.grid[cell])]
+        zs = [v.data for v in tr.model.outputs(tr.mlp.grid[cell])]
         assert cls[cell] == max(range(3), key=zs.__getitem__)
 
 
@@ -357,7 +362,7 @@ def test_the_chosen_points_graph_matches_torch():
     # inputs, w·x+b and tanh per hidden neuron, s, and the hinge term's 3 nodes (*, +, relu):
     # no weights, no constants, so it stays small enough to read
     assert len(nodes) == 2 + 2 * 4 + 2 * 3 + 1 + 3
-    x, y = tr.X[7], tr.T[7]
+    x, y = tr.mlp.X[7], tr.mlp.T[7]
     net = to_torch(tr.model)
     xt = torch.tensor([x], dtype=torch.float64, requires_grad=True)
     h1 = net[1](net[0](xt))
@@ -415,7 +420,7 @@ def test_play_trains_only_when_advanced_and_pause_stops_it():
 def test_a_slowed_run_steps_at_its_speed():
     tr = Trainer()
     now = [100.0]
-    tr.clock = lambda: now[0]  # time stands still but when the test moves it
+    tr.pacer.clock = lambda: now[0]  # time stands still but when the test moves it
     tr.set_speed(2.0)  # 2 steps a second: one now, the next half a second later
     tr.play()
     tr.advance(1.0)
@@ -440,7 +445,7 @@ def test_frames_are_published_fps_times_a_second_on_a_steady_clock():
         now[0] += 0.007
         return now[0]
 
-    tr.clock = clock
+    tr.pacer.clock = tr.publisher.clock = clock  # a frame's cost too: a loaded machine's is not
     tr.play()
     published = []
     for _ in range(400):
@@ -456,25 +461,23 @@ def test_frames_are_published_fps_times_a_second_on_a_steady_clock():
 
 
 def test_a_costly_frame_leaves_the_steps_as_much_time_as_it_takes():
-    tr = Trainer(fps=20.0)
     now = [0.0]
-    tr.clock = lambda: now[0]
-    steps = []
+    steps: list[float] = []
+    frames: list[float] = []
 
-    def step(*args):  # each step takes 5 ms of the run's clock
+    def step(seconds):  # each step takes 5 ms of the run's clock
         now[0] += 0.005
         steps.append(now[0])
 
     def publish():  # each frame takes 60 ms: more than the 50 ms between frames at 20 fps
         now[0] += 0.06
-        tr.frame_cost = 0.06
+        pacer.frame_cost = 0.06
         frames.append(now[0])
 
-    frames: list[float] = []
-    tr._step, tr._publish = step, publish
-    tr.play()
+    pacer = Pacer(step, publish, frame_seconds=lambda: 1 / 20.0, clock=lambda: now[0])
+    pacer.play()
     while now[0] < 10.0:
-        tr.advance(0.05)
+        pacer.advance(0.05)
     in_steps = 0.005 * len(steps)
     assert in_steps >= 0.06 * len(frames) * 0.95  # steps get as much time as frames at least
     assert len(frames) / now[0] == pytest.approx(1 / 0.12, rel=0.1)  # and frames the rest
@@ -486,28 +489,26 @@ def test_a_turn_apart_either_trains_or_makes_a_frame(apart, cost):
     # The site's worker has one thread: a Pause waits for the turn under way. Apart, a turn
     # trains or publishes, never both, so it waits for the one or the other; frames keep their
     # clock either way.
-    tr = Trainer(fps=20.0)
     now = [0.0]
-    tr.clock = lambda: now[0]
     log: list[str] = []
 
-    def step(*args):
+    def step(seconds):
         now[0] += 0.004
         log.append("step")
-        tr._stale = True  # (as a step does: trained since the last frame)
+        pacer.stale = True  # (as a run's step does: trained since the last frame)
 
     def publish():
         now[0] += cost
-        tr.frame_cost = cost
+        pacer.frame_cost = cost
         log.append("frame")
-        tr._stale = False
+        pacer.stale = False
 
-    tr._step, tr._publish = step, publish
-    tr.play()
+    pacer = Pacer(step, publish, frame_seconds=lambda: 1 / 20.0, clock=lambda: now[0])
+    pacer.play()
     turns = []
     while now[0] < 5.0:
         n = len(log)
-        tr.advance(0.03, apart=apart)
+        pacer.advance(0.03, apart=apart)
         turns.append(set(log[n:]))
     both = sum(t == {"step", "frame"} for t in turns)
     assert (both == 0) if apart else (both > 20)
@@ -518,7 +519,7 @@ def test_a_turn_apart_either_trains_or_makes_a_frame(apart, cost):
 
 
 def test_a_cursor_hands_out_frames_with_the_curve_it_has_not_had():
-    from micrograd.playground.trainer import FrameCursor
+    from micrograd.playground.train_publish import FrameCursor
 
     tr = Trainer()
     frames = FrameCursor(tr)
@@ -577,13 +578,13 @@ def test_value_graph_is_not_shared_between_sessions():
     a, b = Trainer(), Trainer(Settings(seed=5))
     a.step(3)
     assert b.step_no == 0 and [p.data for p in a.params] != [p.data for p in b.params]
-    assert isinstance(a.model(a.X[0]), Value)
+    assert isinstance(a.model(a.mlp.X[0]), Value)
 
 
 def test_without_numpy_the_trainer_is_eager(monkeypatch):
-    monkeypatch.setattr(trainer_module, "numpy_available", lambda: False)
+    monkeypatch.setattr(engines_module, "numpy_available", lambda: False)
     tr = Trainer(Settings(hidden=(3,)))
-    assert not tr.use_jit and tr.grid_side == T.EAGER_GRID
+    assert not tr.use_jit and tr.mlp.grid_side == T.EAGER_GRID
     tr.step(2)
     assert tr.frame()["step"] == 2
     assert not Trainer(use_jit=True).use_jit  # asking for jit without numpy: eager, not an error
@@ -617,7 +618,7 @@ def test_optimiser_settings_apply_to_the_running_model_and_the_rest_starts_over(
     weights = [p.data for p in tr.params]
     tr.configure(replace(tr.settings, lr=0.01, l2=0.0, momentum=0.5, batch=25))
     assert tr.step_no == 20 and [p.data for p in tr.params] == weights  # the same run goes on
-    assert tr.opt.lr == 0.01 and tr.opt.momentum == 0.5 and len(tr.history) == 20
+    assert tr.mlp.opt.lr == 0.01 and tr.mlp.opt.momentum == 0.5 and len(tr.history) == 20
     assert tr.change.startswith("Learning rate, Momentum, L2, Batch size: applied to the running")
     tr.step()
     assert tr.step_no == 21 and len(tr.history) == 21  # it goes on from there
@@ -650,7 +651,7 @@ def test_forgetting_zero_grad_is_the_lectures_bug_and_a_live_setting():
 def test_a_point_past_the_hinges_margin_says_why_its_grads_are_zero():
 
     def point_losses(tr):
-        return [max(0.0, 1 - t * tr.model.outputs(x)[0].data) for x, t in zip(tr.X, tr.T)]
+        return [max(0.0, 1 - t * tr.model.outputs(x)[0].data) for x, t in zip(tr.mlp.X, tr.mlp.T)]
 
     tr = Trainer(Settings(lr=0.3))
     inside = next(i for i, v in enumerate(point_losses(tr)) if v > 0)  # untrained

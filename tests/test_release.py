@@ -7,6 +7,7 @@ quickstart run as written) is tests/test_release_install.py."""
 
 from __future__ import annotations
 
+import ast
 import os
 import pathlib
 import re
@@ -23,6 +24,10 @@ tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 README = (ROOT / "README.md").read_text()
+# the README and the guide it links: docs/*.md (the static site's and the course's details in
+# docs/site.md)
+GUIDE = "\n".join([README, *(p.read_text() for p in sorted((ROOT / "docs").glob("*.md")))])
+SITE_DOC = (ROOT / "docs" / "site.md").read_text()
 
 
 def repository() -> str:
@@ -36,10 +41,15 @@ def repository() -> str:
 def setup_cell_repo() -> str:
     """The REPO the notebooks' setup cell installs from (notebooks/setup_cell.py, its one source,
     wherever in it the assignment sits)."""
-    text = (ROOT / "notebooks" / "setup_cell.py").read_text()
-    found = re.findall(r"""^\s*REPO\s*=\s*(['"])([^'"]*)\1""", text, flags=re.M)
+    found = [
+        node.value.value
+        for node in ast.walk(ast.parse((ROOT / "notebooks" / "setup_cell.py").read_text()))
+        if isinstance(node, ast.Assign)
+        and [ast.unparse(t) for t in node.targets] == ["REPO"]
+        and isinstance(node.value, ast.Constant)
+    ]
     assert len(found) == 1, f"notebooks/setup_cell.py should assign REPO once: {found}"
-    return found[0][1]
+    return found[0]
 
 
 def test_the_setup_cell_installs_from_the_repository_pyproject_names() -> None:
@@ -48,7 +58,7 @@ def test_the_setup_cell_installs_from_the_repository_pyproject_names() -> None:
 
 def test_every_colab_link_in_the_readme_opens_a_notebook_of_the_repository() -> None:
     links = re.findall(r"https://colab\.research\.google\.com/github/([^)\s]+)", README)
-    assert len(links) == 6, links  # one per notebook
+    assert len(links) == 8, links  # one per notebook
     for link in links:
         m = re.fullmatch(r"([\w.-]+/[\w.-]+)/blob/main/(notebooks/[\w.-]+\.ipynb)", link)
         assert m, link
@@ -56,9 +66,9 @@ def test_every_colab_link_in_the_readme_opens_a_notebook_of_the_repository() -> 
         assert (ROOT / m.group(2)).is_file(), link
 
 
-def test_every_address_of_the_project_in_the_readme_is_the_one_in_pyproject() -> None:
+def test_every_address_of_the_project_in_the_guide_is_the_one_in_pyproject() -> None:
     owner, name = repository().split("/")
-    said = re.findall(r"github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?(?=[/\s\"')`#]|$)", README)
+    said = re.findall(r"github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?(?=[/\s\"')`#]|$)", GUIDE)
     ours = [r for r in said if not r.startswith("karpathy/")]
     assert set(ours) <= {repository()}, ours
     # the site GitHub Pages serves: at the README's top, and the project's Homepage
@@ -182,12 +192,13 @@ def test_backward_twice_is_pytorchs_answer_only_with_retain_graph() -> None:
     assert README.count("`retain_graph=True`") == 2
 
 
-def test_the_readme_gives_one_figure_for_what_a_visitor_downloads() -> None:
+def test_the_guide_gives_one_figure_for_what_a_visitor_downloads() -> None:
     # the playground's first visit; the course's folder; neither is the whole build's size
-    playground = re.findall(r"about\s+(\d+) MB", README)
+    # (docs/site.md says them; the README repeats none of them)
+    playground = re.findall(r"about\s+(\d+) MB", SITE_DOC)
     assert playground and set(playground) == {"21"}, playground
-    assert "14 MB" not in README
-    course = re.search(r"`course/` is \d+ files, ([\d.]+) MB", README).group(1)
-    flat = " ".join(README.split())
+    assert "14 MB" not in GUIDE
+    course = re.search(r"`course/` is \d+ files, ([\d.]+) MB", SITE_DOC).group(1)
+    flat = " ".join(SITE_DOC.split())
     assert f"{course} MB more to a student who opens the course" in flat
     assert "what the host stores, not what a visitor downloads" in flat

@@ -117,13 +117,13 @@ def test_the_release_is_clean_and_the_installed_wheel_works(tmp_path: pathlib.Pa
     assert "micrograd/engine.py" in inside
     assert not [n for n in inside if n.startswith("micrograd/notebooks/")]  # as from a clone
     # what a first visit downloads before micrograd answers, as the page's start-up line says it
-    # and the README repeats it: every byte the worker fetches first (Pyodide's files, Python's
+    # and docs/site.md repeats it: every byte the worker fetches first (Pyodide's files, Python's
     # saved start, the wheel)
     counted = json.loads((site / "site.json").read_text())["pyodide_mb"]
     fetched = sum(f.stat().st_size for f in (site / "pyodide").iterdir() if f.is_file())
     fetched += (site / "python-memory.gz").stat().st_size + shipped.stat().st_size
     assert counted == round(fetched / 1e6, 1)
-    flat = " ".join(README.split())
+    flat = " ".join((REPO / "docs" / "site.md").read_text().split())  # the static site's guide
     assert f"{counted} MB the first time" in flat and f"the {counted} MB its start-up line" in flat
 
     widgets = (

@@ -6,6 +6,7 @@ bits eagerly and under jit; a Value takes attributes of your own."""
 
 from __future__ import annotations
 
+import ast
 import math
 import pathlib
 import random
@@ -23,9 +24,42 @@ from micrograd.core import floats
 from micrograd.core.registry import FLOATS
 from micrograd.engine import OPS, explain_local
 from micrograd.jit import jit
+from tests.support.source import occurrences, replace_node
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-TANH_RULE = "local=lambda xp, t, x: (1.0 - t * t,)"
+
+
+def op_declarations(package: pathlib.Path) -> dict[str, list[tuple[pathlib.Path, ast.Call]]]:
+    """Every `@_op("name", ...)` declaration in the package's syntax trees, by op name."""
+    found: dict[str, list[tuple[pathlib.Path, ast.Call]]] = {}
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "_op"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                found.setdefault(node.args[0].value, []).append((path, node))
+    return found
+
+
+def local_rule(package: pathlib.Path, op: str) -> tuple[pathlib.Path, ast.expr]:
+    """The expression of the op's `local=` rule, where it is declared, its one declaration."""
+    declared = op_declarations(package).get(op, [])
+    assert len(declared) == 1, f"{op} is declared {len(declared)} times"
+    path, call = declared[0]
+    (rule,) = [k.value for k in call.keywords if k.arg == "local"]
+    return path, rule
+
+
+def function_return(path: pathlib.Path, name: str) -> ast.expr:
+    """What the module-level function `name` returns (its one return)."""
+    tree = ast.parse(path.read_text())
+    (func,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
+    (ret,) = [n for n in ast.walk(func) if isinstance(n, ast.Return)]
+    return ret.value
 
 
 def same(a: float, b: float) -> bool:
@@ -69,18 +103,16 @@ def test_tanh_rule_edited_in_its_one_place_changes_all_four_backends(
 def test_tanh_rule_is_written_once_and_editing_that_text_changes_all_four(
     tmp_path: pathlib.Path,
 ) -> None:
-    # The rule's text appears once in the package; a copy of the package with that one line
-    # edited (as a contributor would) computes, differentiates, jits and explains the new rule.
-    sources = {p: p.read_text() for p in (ROOT / "micrograd").rglob("*.py")}
-    assert sum(text.count(TANH_RULE) for text in sources.values()) == 1
-    assert sum(text.count("1.0 - t * t") for text in sources.values()) == 1
-    shutil.copytree(ROOT / "micrograd", tmp_path / "micrograd")
-    engine = tmp_path / "micrograd" / "engine.py"
-    engine.write_text(
-        engine.read_text().replace(
-            TANH_RULE, TANH_RULE.replace("(1.0 - t * t,)", "(2.0 * (1.0 - t * t),)")
-        )
-    )
+    # The rule is declared once in the package (one `@_op("tanh")`, its `1.0 - t * t` nowhere
+    # else); a copy of the package with that one expression edited (as a contributor would)
+    # computes, differentiates, jits and explains the new rule.
+    package = ROOT / "micrograd"
+    path, rule = local_rule(package, "tanh")
+    assert ast.unparse(rule) == "lambda xp, t, x: (1.0 - t * t,)"
+    assert occurrences(package, "1.0 - t * t") == 1
+    shutil.copytree(package, tmp_path / "micrograd")
+    copy = tmp_path / "micrograd" / path.relative_to(package)
+    replace_node(copy, rule, "lambda xp, t, x: (2.0 * (1.0 - t * t),)")
     code = """
 import math, numpy as np
 from micrograd import Value, grad, jit
@@ -123,26 +155,37 @@ def test_the_fast_paths_equal_their_rules(x0: float) -> None:
 
 
 # Each fast path's derivative is written once, in its rule: edited there (in a copy of the
-# package, as a contributor would), the eager nodes store the new local derivatives.
+# package, as a contributor would), the eager nodes store the new local derivatives. dot's rule
+# calls _dot_local, whose return is the rule's one place.
 FAST_RULES = {
-    "+": ("local=(1.0, 1.0)", "local=(5.0, 7.0)"),
-    "*": ("local=lambda xp, out, a, b: (b, a)", "local=lambda xp, out, a, b: (2.0 * b, 3.0 * a)"),
-    "ReLU": ("(xp.where(a <= 0, 0.0, 1.0),)", "(xp.where(a <= 0, 0.0, 4.0),)"),
-    "dot": ("return (*x, *w, 1.0)", "return (*x, *w, 9.0)"),
-    "sum": ("(1.0,) * len(c)", "(6.0,) * len(c)"),
+    "+": ("(1.0, 1.0)", "(5.0, 7.0)"),
+    "*": ("lambda xp, out, a, b: (b, a)", "lambda xp, out, a, b: (2.0 * b, 3.0 * a)"),
+    "ReLU": (
+        "lambda xp, out, a: (xp.where(a <= 0, 0.0, 1.0),)",
+        "lambda xp, out, a: (xp.where(a <= 0, 0.0, 4.0),)",
+    ),
+    "dot": ("(*x, *w, 1.0)", "(*x, *w, 9.0)"),
+    "sum": ("lambda xp, out, *c: (1.0,) * len(c)", "lambda xp, out, *c: (6.0,) * len(c)"),
 }
 
 
 def test_the_fast_paths_rules_edited_in_their_one_place_change_the_eager_nodes(
     tmp_path: pathlib.Path,
 ) -> None:
-    engine = (ROOT / "micrograd" / "engine.py").read_text()
-    for old, _ in FAST_RULES.values():
-        assert engine.count(old) == 1, old
-    shutil.copytree(ROOT / "micrograd", tmp_path / "micrograd")
-    for old, new in FAST_RULES.values():
-        engine = engine.replace(old, new)
-    (tmp_path / "micrograd" / "engine.py").write_text(engine)
+    package = ROOT / "micrograd"
+    places = {}
+    for op, (old, _) in FAST_RULES.items():
+        path, rule = local_rule(package, op)
+        if op == "dot":
+            assert ast.unparse(rule.body) == "_dot_local(*_w_x_b(c))", ast.unparse(rule)
+            rule = function_return(path, "_dot_local")
+        assert ast.unparse(rule) == old, op
+        places[op] = (path, rule)
+    shutil.copytree(package, tmp_path / "micrograd")
+    # one file at a time, from its last edit to its first, so that each node's place still holds
+    edits = sorted(places.items(), key=lambda item: (item[1][0], -item[1][1].lineno))
+    for op, (path, rule) in edits:
+        replace_node(tmp_path / "micrograd" / path.relative_to(package), rule, FAST_RULES[op][1])
     code = """
 from micrograd import Value
 a, b = Value(2.0), Value(-3.0)

@@ -255,10 +255,10 @@ def test_the_first_200_losses_of_moons_are_numpys_jit(
     # the points as the browser made them, every digit (its sin and cos are musl's, not glibc's:
     # the last bit may differ, and 200 steps of a deep network carry that on)
     meta = page.evaluate("async () => (await window.trainView.call('state')).meta")
-    assert [p[2] for p in meta["points"]] == list(ref.labels)
-    ref.X = [p[:2] for p in meta["points"]]
-    ref.inputs = featurize(ref.settings, ref.X)
-    ref.engine.data_changed()
+    assert [p[2] for p in meta["points"]] == list(ref.mlp.labels)
+    ref.mlp.X = [p[:2] for p in meta["points"]]
+    ref.mlp.inputs = featurize(ref.settings, ref.mlp.X)
+    ref.mlp.engine.data_changed()
     step = (
         "async () => (await window.trainView.call('control', {action: 'step', steps: 1}))"
         ".frame.loss_exact"

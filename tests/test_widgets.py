@@ -387,7 +387,7 @@ def test_widget_files_are_the_pages_own() -> None:
     # `export` before a declaration; its markup the pages'.
     from micrograd import widgets
 
-    static = pathlib.Path(widgets.__file__).parent / "playground" / "static"
+    static = pathlib.Path(widgets.__file__).parent / "static"  # (micrograd/playground/)
     modules = sorted(p.name for p in static.glob("*.js") if p.name not in ("page.js", "worker.js"))
     assert {
         "common.js",

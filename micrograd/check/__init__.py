@@ -15,7 +15,7 @@ does not define yet are listed as "not implemented yet", not as failures.
 
 Your code never hangs the caller: each check runs under a time limit (`time_limit` seconds), and
 after three checks ran out of time the rest are not run, so `check` returns within a few time
-limits whatever the class does. The checks run in a child process (`sandbox.isolated`; in the
+limits whatever the class does. The checks run in a child process (`timeout.isolated`; in the
 caller's process on Pyodide): a SystemExit, a loop the time limit cannot stop, a fork, a flood
 of prints end up as a line of the report, never in the caller. The graphs the checker builds
 are small and bounded (a few thousand nodes at most) and it reads at most 64 children of a
@@ -23,9 +23,12 @@ node; a crash inside your class is reported with its traceback's last line.
 
 Inside: `table` (the ops and their classic mistakes), `ops`, `compose` and `graphs` (the checks of
 a Value class), `nets` (of Neuron, Layer, MLP), `training` and `learners` (of a training step, on
-the learner's own engine), `sandbox` (the one run loop: time limits, crashes as one line),
-`report` (one line per cause), `notebook` (the course notebooks' own checks of grads by hand,
-and how a failed check shows there).
+the learner's own engine), `timeout` (the one run loop: time limits, crashes as one line, the
+child process), `values` (the learner's numbers read and written), `report` (one line per
+cause), `notebook` (the course notebooks' own checks of grads by hand, and how a failed check
+shows there), `mistakes` (what a wrong grad suggests, shared with the explorer),
+`language` (chapters 7 and 8's softmax, cross-entropy, RMSNorm and attention, judged by what
+they compute).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from .graphs import ValueChecker
 from .nets import NNChecker
 from .notebook import show_plainly
 from .report import CheckReport
-from .sandbox import DEFAULT_TIME_LIMIT, MAX_TIMEOUTS, Printed, Runner, StopChecking, isolated
+from .timeout import DEFAULT_TIME_LIMIT, MAX_TIMEOUTS, Printed, Runner, StopChecking, isolated
 from .training import check_train_step
 
 __all__ = ["CheckReport", "check"]
@@ -135,7 +138,7 @@ def check(
             )
 
     # In a child process (where there are processes): nothing the learner's code raises, loops
-    # on or forks reaches this one; it is ended if it stops answering (sandbox.isolated).
+    # on or forks reaches this one; it is ended if it stops answering (timeout.isolated).
     report, stopped = isolated(work, report, limit)
     if stopped:
         report.add(stopped)

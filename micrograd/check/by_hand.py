@@ -19,8 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine import Value, grad
-from .sandbox import Failed, attr, close, describe, fmt
 from .table import NAMES, UPSTREAM
+from .timeout import Failed, attr
+from .values import close, describe, fmt
 
 START = 0.75  # the grad each input already has: what `_backward` must add to, not overwrite
 BACKWARD_MISSING = "backward(): not implemented yet — only forward values are checked"

@@ -10,8 +10,9 @@ from typing import Any
 
 from ..engine import Value, grad
 from .ops import OpChecks
-from .sandbox import Failed, attr, close, describe, fmt
 from .table import NAMES, UPSTREAM, Row, crash_hint, forgets_cause
+from .timeout import Failed, attr
+from .values import close, describe, fmt
 
 
 class ComposeChecks(OpChecks):

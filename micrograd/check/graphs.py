@@ -10,8 +10,9 @@ from typing import Any
 from ..engine import Value
 from .by_hand import check_by_hand
 from .compose import ComposeChecks
-from .sandbox import Failed, StopChecking, attr, close, describe, fmt
 from .table import ASSIGN_HINT, NAMES, ROWS, registry_rows
+from .timeout import Failed, StopChecking, attr
+from .values import close, describe, fmt
 
 
 def _diamond(V: type, a: Any) -> tuple:

@@ -4,8 +4,10 @@ line, from the numbers of its chain-rule step (`diagnose`). The explorer's Predi
 name a mistake from here, in the same words: a softmax's logit given pᵢ alone or −yᵢ alone (the
 explorer finds the softmax: playground/softmax.py), the local derivative alone, out.grad alone (each
 plus the grad so far), the other factor of a product, this path's term with the wrong sign, a
-second path forgotten (``b = a + a``: a.grad = 1), a grad from another path replaced rather
-than added to; else "not yet: try Hint" (or, the hints used up, what they give).
+second path forgotten (``b = a + a``: a.grad = 1), one use's share alone, a grad from another
+path replaced rather than added to, the grad left unchanged; else "not yet: try Hint" (or, the
+hints used up, what they give). `mistake` is the list alone: the explorer on a learner's own
+Value (`playground/foreign.py`) names with it what their `_backward` did.
 """
 
 from __future__ import annotations
@@ -52,16 +54,36 @@ def near(x: float, y: float, tol: float = TOLERANCE) -> bool:
 def diagnose(q: Question, x: float, level: int = 0) -> str:
     """What an answer `x` that is not `q.want` suggests, in one line, without the answer. `level`:
     the hints shown (both: the fallback points to them, not to a Hint button used up)."""
+    out = q.out
+    if q.parent is None:
+        if level >= 2:
+            return f"not yet: the hints above say it ({out}.grad is where the backward pass starts)"
+        return f"not yet: try Hint ({out}.grad is where the backward pass starts)"
+    named = mistake(q, x)
+    if named is not None:
+        return named
+    if near(x, q.want, CLOSE):
+        return (
+            "close, but not to 4 decimals: multiply the numbers as shown, rounding only the result"
+        )
+    if level >= 2:
+        return (
+            f"not yet: the hints above give both factors: ∂{out}/∂{q.name} × {out}.grad, "
+            f"plus {q.name}.grad so far"
+        )
+    return "not yet: try Hint"
+
+
+def mistake(q: Question, x: float) -> str | None:
+    """The mistake of the list that a grad `x` after the step of `q` (not the seed's) shows, in
+    one line; None when it is none of them. For a learner's answer (Predict, a notebook's check)
+    and a learner's `_backward` run on known grads (the explorer on their own Value) alike."""
     kid, out, g, d, had = q.name, q.out, q.out_grad, q.local, q.had
     term = q.want - had  # what this step adds to the child's grad (every path of it)
 
     def looks(*ys: float) -> bool:
         return any(near(x, y) and not near(y, q.want) for y in ys)
 
-    if q.parent is None:
-        if level >= 2:
-            return f"not yet: the hints above say it ({out}.grad is where the backward pass starts)"
-        return f"not yet: try Hint ({out}.grad is where the backward pass starts)"
     z = q.logit  # the shortcut pᵢ − yᵢ, with one of its halves left out
     if z is not None and looks(had + z.p, had + float(fmt(z.p))):
         return (
@@ -80,11 +102,19 @@ def diagnose(q: Question, x: float, level: int = 0) -> str:
         return (
             f"{kid} is used {times}: {out} = {shown} adds a grad along each path (+=, once per use)"
         )
+    if had != 0 and q.paths > 1 and looks(d * g):
+        times = "twice" if q.paths == 2 else f"{q.paths} times"
+        return (
+            f"that is one use's share alone: {kid} is used {times}, and each use adds its "
+            f"share onto {kid}.grad (+=), replacing nothing"
+        )
     if had != 0 and looks(q.want - had):
         return (
-            f"{kid} already has grad {fmt(had)} from another path: this step adds onto it "
-            f"(+=), it does not replace it"
+            f"{kid} already has grad {fmt(had)}: this step adds onto it (+=), it does not "
+            f"replace it"
         )
+    if had != 0 and looks(had):
+        return f"that is {kid}.grad unchanged: this step adds ∂{out}/∂{kid} × {out}.grad to it"
     if q.other is not None and q.own is not None and looks(had + q.own * g):
         return f"∂({q.product})/∂{kid} is {q.other}, the other factor, not {kid} itself"
     if looks(d):
@@ -111,13 +141,4 @@ def diagnose(q: Question, x: float, level: int = 0) -> str:
             else "the size of this path's term is right but not its sign"
         )
         return f"{what}: look again at the signs of ∂{out}/∂{kid} and {out}.grad"
-    if near(x, q.want, CLOSE):
-        return (
-            "close, but not to 4 decimals: multiply the numbers as shown, rounding only the result"
-        )
-    if level >= 2:
-        return (
-            f"not yet: the hints above give both factors: ∂{out}/∂{kid} × {out}.grad, "
-            f"plus {kid}.grad so far"
-        )
-    return "not yet: try Hint"
+    return None

@@ -19,7 +19,8 @@ from typing import Any
 from ..engine import Value
 from ..nn import ACTIVATIONS, MLP, Layer, Neuron
 from .report import CheckReport
-from .sandbox import MAX_PREV, Failed, Runner, attr, close, describe, fmt, number, repr_text
+from .timeout import MAX_PREV, Failed, Runner, attr
+from .values import close, describe, fmt, number, repr_text
 
 INPUTS = ([2.0, 3.0, -1.0], [3.0, -1.0, 0.5], [0.5, 1.0, 1.0], [-1.5, 0.5, 2.0])
 OUT_BIAS = (None, -4.0, 4.0)  # the learner's weights; then set ones, the last bias low and high

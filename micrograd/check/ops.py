@@ -10,18 +10,6 @@ from typing import Any
 from ..engine import Value, grad
 from .by_hand import BACKWARD_MISSING
 from .report import CheckReport
-from .sandbox import (
-    MAX_PREV,
-    Failed,
-    Runner,
-    attr,
-    close,
-    crash_frame,
-    describe,
-    fmt,
-    number,
-    repr_text,
-)
 from .table import (
     NAMES,
     UPSTREAM,
@@ -35,6 +23,8 @@ from .table import (
     operand_hint,
     walk_cause,
 )
+from .timeout import MAX_PREV, Failed, Runner, attr, crash_frame
+from .values import close, describe, fmt, number, repr_text
 
 WRAP = "other = other if isinstance(other, Value) else Value(other)"
 MAX_WALK = 5000  # nodes read when asking whether an input is reachable from an op's result

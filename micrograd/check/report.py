@@ -22,7 +22,7 @@ class CheckReport:
     skipped: list[str] = field(default_factory=list)  # not run: an earlier problem would spoil it
     # what the notebook has asked for so far (op names, methods, "backward", "numbers"); None:
     # everything. Whatever else the class lacks is `later`, one line, not a list of "not yet"
-    asked: list[str] | None = None  # (a list: the report crosses the sandbox as JSON)
+    asked: list[str] | None = None  # (a list: the report crosses from the child process as JSON)
     later: list[str] = field(default_factory=list)
     _later_keys: list[str] = field(default_factory=list, repr=False)
     # the evidence behind a problem, one attribute away: problem line -> what was tried and got

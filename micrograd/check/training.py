@@ -33,7 +33,8 @@ from ..engine import Value
 from ..nn import MLP
 from .learners import LectureMLP, class_name, learners_mlp, learners_value, named_classes
 from .report import CheckReport
-from .sandbox import MAX_PREV, Failed, Runner, attr, fmt, number, repr_text
+from .timeout import MAX_PREV, Failed, Runner, attr
+from .values import fmt, number, repr_text
 
 LRS = (0.05, 0.03, 0.07, 0.04)  # one learning rate per step: an lr ignored shows
 XS = [[2.0, 3.0, -1.0], [3.0, -1.0, 0.5], [0.5, 1.0, 1.0], [1.0, 1.0, -1.0]]

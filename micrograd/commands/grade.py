@@ -33,7 +33,7 @@ from collections import Counter
 from typing import Any
 
 from ..core.atomic import atomic_write, check_writable, describe
-from ..grading import grade
+from ..grading import grade, handin
 from ..grading import gradebook as grade_book
 from ..grading import report as grade_report
 from ..grading import sandbox as grade_sandbox
@@ -77,15 +77,16 @@ def add_grade_command(subparsers: Any) -> argparse.ArgumentParser:
             "and report every exercise: passed, failed (with the checker's one-line cause), "
             "error, timeout, blocked (by an earlier exercise, named), not attempted or skipped "
             "(the check needs what this machine lacks). A learner is a folder directly under "
-            "CLASS_DIR. Exit status 0 when nothing failed, raised an error, timed out or was "
-            "blocked."
+            "CLASS_DIR, or an archive there, LEARNER.zip (the browser course's Download my "
+            "work), unpacked safely into CLASS_DIR/.handed-in/. Exit status 0 when nothing "
+            "failed, raised an error, timed out or was blocked."
         ),
     )
     p.add_argument(
         "submissions",
         nargs="+",
-        metavar="CLASS_DIR|NOTEBOOK.ipynb",
-        help="a class folder (a folder per learner) or learners' notebooks",
+        metavar="CLASS_DIR|NOTEBOOK.ipynb|LEARNER.zip",
+        help="a class folder (a folder or an archive per learner), learners' notebooks or archives",
     )
     p.add_argument(
         "--csv",
@@ -181,14 +182,21 @@ def _notebooks_under(folder: pathlib.Path) -> list[pathlib.Path]:
     return found
 
 
-def submissions(paths: list[str]) -> list[tuple[str, str, str, bool]]:
+def submissions(
+    paths: list[str], refused: list[grade.Row] | None = None
+) -> list[tuple[str, str, str, bool]]:
     """(notebook path, learner, the learner's folder, whether that folder is the learner's
     alone) for each notebook the arguments name: a folder's sub-folders are its learners, each
     with every notebook under it (and every file: theirs alone); a notebook directly in a
-    folder, or named, belongs to its folder (shared: only my_value.py is taken from it)."""
+    folder, or named, belongs to its folder (shared: only my_value.py is taken from it); an
+    archive (LEARNER.zip, the browser course's "Download my work") in a folder, or named, is
+    its learner's, unpacked (`grading.handin`). An archive it refuses is a row in `refused`."""
     found: list[tuple[str, str, str, bool]] = []
     for arg in paths:
         here = pathlib.Path(arg)
+        if not here.is_dir() and here.suffix.lower() == ".zip":
+            found += _handed_in([here], here.parent, refused)
+            continue
         if not here.is_dir():
             learner = os.path.dirname(arg) or "."
             found.append((arg, learner, os.path.abspath(learner), False))
@@ -198,6 +206,37 @@ def submissions(paths: list[str]) -> list[tuple[str, str, str, bool]]:
         for sub in sorted(p for p in here.iterdir() if p.is_dir() and not _hidden(p)):
             for f in _notebooks_under(sub):
                 found.append((str(f), sub.name, os.path.abspath(sub), True))
+        archives = [p for p in here.iterdir() if p.suffix.lower() == ".zip" and not _hidden(p)]
+        found += _handed_in(sorted(archives), here, refused)
+    return found
+
+
+def _handed_in(
+    archives: list[pathlib.Path], here: pathlib.Path, refused: list[grade.Row] | None
+) -> list[tuple[str, str, str, bool]]:
+    """The notebooks of the archives in `here`, each unpacked into here/.handed-in/LEARNER."""
+    found: list[tuple[str, str, str, bool]] = []
+    for archive in archives:
+        try:
+            if (here / archive.stem).is_dir():
+                raise handin.Refused(
+                    f"{archive}: a folder {archive.stem} is beside it; which is the work of "
+                    f"{archive.stem}? (keep one)"
+                )
+            folder = handin.unpack(archive, here / handin.UNPACKED)
+        except handin.Refused as exc:
+            flag = f"tried to reach outside its folder: {exc}" if exc.outside else ""
+            row = grade.Row(str(archive), "", "", "error", str(exc), archive.stem, flag)
+            if refused is None:
+                raise
+            refused.append(row)
+            continue
+        notebooks = _notebooks_under(folder)
+        if not notebooks and refused is not None:
+            refused.append(
+                grade.Row(str(archive), "", "", "error", "no notebooks in it", archive.stem)
+            )
+        found += [(str(f), archive.stem, os.path.abspath(folder), True) for f in notebooks]
     return found
 
 
@@ -294,8 +333,14 @@ def run(args: argparse.Namespace) -> int:
             check_writable(out)  # before any notebook runs, not after
         except OSError as exc:
             return _error(describe(exc), 2)
-    subs = submissions(args.submissions)
-    if not subs:
+    refused: list[grade.Row] = []
+    try:
+        subs = submissions(args.submissions, refused)
+    except OSError as exc:  # an archive that could not be unpacked here
+        return _error(describe(exc), 2)
+    for row in refused:
+        print(f"micrograd grade: refused {row.detail}", file=sys.stderr)
+    if not subs and not refused:
         return _error(f"no notebooks (*.ipynb) in {', '.join(args.submissions)}", 2)
     shared, refusal = _shared(subs)
     if refusal:
@@ -404,7 +449,7 @@ def run(args: argparse.Namespace) -> int:
         f"{grade_sandbox.CPU.seconds - cpu:.0f} s)",
         file=sys.stderr,
     )
-    rows = [r for n in range(len(subs)) for r in results[n]]
+    rows = [r for n in range(len(subs)) for r in results[n]] + refused
     if store is not None:  # and every other result kept, of notebooks still there
         mine = {os.path.abspath(path) for path, *_ in subs}
         try:

@@ -102,6 +102,8 @@ def _readable_roots() -> list[str]:
     }
     paths.update(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
     paths.update(p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p)
+    if os.environ.get("MICROGRAD_NAMES_FILE"):  # data.names()'s copy (chapters 7 and 8): read-only
+        paths.add(os.path.dirname(os.path.abspath(os.environ["MICROGRAD_NAMES_FILE"])))
     if site.ENABLE_USER_SITE and site.USER_SITE:
         paths.add(site.USER_SITE)
     real = sorted(
@@ -178,6 +180,7 @@ def command(folder: str, use_bwrap: bool, module: str = "micrograd.grading.runne
 def environment(use_bwrap: bool) -> dict[str, str]:
     """The child's environment: no teacher's secrets, Jupyter's and matplotlib's state in /tmp."""
     keep = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "JUPYTER_PATH", "SYSTEMROOT", "TZ")
+    keep += ("MICROGRAD_NAMES_FILE",)
     env = {k: os.environ[k] for k in keep if k in os.environ}
     env.update(MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
     if use_bwrap:

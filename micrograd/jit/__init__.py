@@ -27,7 +27,7 @@ not import it.
 Where the parts live, in this folder: tracing.py records the trace, watching reads of `.data`
 through watch.py; graph.py makes it a program and plans its steps; one emitter per target writes
 them: numpy_target.py (numpy functions, what this module runs) and js_target.py with runtime.js
-(JavaScript, for the static site's browser); train.py is `fit`'s step on jit; gpt.py is
+(JavaScript, for the static site's browser); gpt.py is
 micrograd.gpt's loss on jit (tokens as one-hot data); this module is the runner and the public API.
 """
 

@@ -8,7 +8,7 @@ or from a shell: ``micrograd playground`` (``--port N --host H --no-browser --no
 The views (`views.py`: `Tab`, with `ExplorerView` over `explorer.py` and `TrainView` over
 `trainer.py`) are plain objects, JSON in and JSON out; three transports reach them with the same
 pages (`static/`): this web server (`server.py`, standard library only), the notebook widget
-(`micrograd.widgets`) and the static site's Web Worker (`micrograd site`).
+(`widgets.py`, imported as `micrograd.widgets`) and the static site's Web Worker (`micrograd site`).
 """
 
 import importlib

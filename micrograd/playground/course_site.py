@@ -31,6 +31,7 @@ nothing is fetched from outside the folder:
 from __future__ import annotations
 
 import hashlib
+import importlib.resources
 import importlib.util
 import io
 import json
@@ -61,6 +62,8 @@ NOTEBOOKS = (
     "04_moons_demo",
     "05_pytorch_side_by_side",
     "06_appendix_second_derivatives_and_jit",
+    "07_names_and_the_next_character",
+    "08_attention_and_the_gpt",
 )
 TOOLS = ("jupyterlite_core", "jupyterlite_pyodide_kernel", "jupyter_server")  # extra `site`
 TOOLS_MISSING = (
@@ -198,14 +201,18 @@ PHONE_STYLE = (
     "\n<style>@media (max-width: 600px) { .jp-Toolbar { min-height: 48px; } "
     ".jp-Toolbar .jp-ToolbarButtonComponent { min-width: 44px; min-height: 44px; } }</style>"
 )
+# "Download my work" (static/course-download.js, as course/download.js): the learner's notebooks
+# in one archive named for them; every page of the app loads it, a link to DOWNLOAD_LINK runs it.
+DOWNLOAD = "download.js"
+DOWNLOAD_LINK = "#download-my-work"
 # Saved as the learner works, not every two minutes (JupyterLab's default): a reload keeps it.
 AUTOSAVE_SECONDS = 3
 OVERRIDES = {"@jupyterlab/docmanager-extension:plugin": {"autosaveInterval": AUTOSAVE_SECONDS}}
 # Each notebook's title cell ends, in the browser, with where the work is and what a reload means.
 KEPT = (
-    f"*Your work is kept in this browser, saved every {AUTOSAVE_SECONDS} seconds (File → "
-    "Download takes a copy). After a reload, run the notebook from the top (Run → Run All "
-    "Cells): the kernel starts empty.*"
+    f"*Your work is kept in this browser, saved every {AUTOSAVE_SECONDS} seconds; "
+    f"[Download my work]({DOWNLOAD_LINK}) takes all of it in one archive, to hand in. After a "
+    "reload, run the notebook from the top (Run → Run All Cells): the kernel starts empty.*"
 )
 APP_PAGES = (
     "index.html",
@@ -526,6 +533,10 @@ def course_files(
     for page in APP_PAGES:  # else the browser asks the host's root for /favicon.ico
         up = "../" * page.count("/")
         _insert(files, page, "<head>", f'\n<link rel="icon" href="{up}lab/favicon.ico">')
+        _insert(files, page, "<head>", f'\n<script type="module" src="{up}{DOWNLOAD}"></script>')
+    files[DOWNLOAD] = (
+        importlib.resources.files(__package__) / "static" / "course-download.js"
+    ).read_bytes()
     for name in (
         "pyodide.mjs",
         "pyodide.asm.mjs",

@@ -3,7 +3,8 @@ link lands. The chapters in order, each with its title and one line (both read f
 notebook's first cell, so a chapter added to the course is listed without an edit here),
 "Start here" on the first; each opens in JupyterLite's single-document notebook view
 (``notebooks/index.html?path=...``: readable on a phone), JupyterLab one click away. It says once
-where work is kept (this browser) and how to take it away.
+where work is kept (this browser) and offers "Download my work" (course/download.js: every
+notebook of the learner's in one archive named for them, to hand in).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ li a.open:hover, li a.open:focus { background: #f6f8fa; border-radius: 8px; }
   font-weight: 600; border-radius: 1rem; padding: .05rem .6rem; margin-left: .4rem; }
 .lab { display: block; padding: 0 1rem .6rem; font-size: .85rem; }
 .note { margin-top: 1.5rem; font-size: .9rem; color: #59636e; }
+.download { display: inline-block; background: #0969da; color: #fff; font-weight: 600;
+  border-radius: 6px; padding: .55rem .9rem; min-height: 44px; box-sizing: border-box;
+  text-decoration: none; margin: 0 .5rem .25rem 0; }
+.hand-in { margin: 0 0 1.25rem; color: #59636e; font-size: .95rem; }
 a { color: #0969da; }
 """
 
@@ -69,12 +74,16 @@ def start_page(notebooks: pathlib.Path, names: tuple[str, ...], title: str) -> b
 <h1>The course</h1>
 <p class="lead">Karpathy's micrograd lecture as notebooks you fill in, running here in your browser
 (Python in WebAssembly: nothing to install). One chapter at a time, in order.</p>
+<p class="hand-in"><a class="download" href="#download-my-work">Download my work</a>
+<span>your notebooks as you left them, in one archive named for you: to hand in.</span></p>
 <ol>
 {"".join(items)}
 </ol>
 <p class="note">Your work is kept in this browser (its storage for this site), saved as you type.
-To take it with you, use File → Download in a notebook. Another browser, or clearing this site's
-data, starts from a fresh copy. <a href="lab/index.html">All the files in JupyterLab</a>.</p>
+"Download my work" (above) takes all of it in one archive named for you, to hand in. Another
+browser, or clearing this site's data, starts from a fresh copy.
+<a href="lab/index.html">All the files in JupyterLab</a>.</p>
+<script type="module" src="download.js"></script>
 </main></body></html>
 """
     return page.encode("utf-8")

@@ -1,16 +1,16 @@
 """The engines a `Trainer` trains and draws with, one interface: eager, numpy (jit), JavaScript.
 
-    engine = make_engine("numpy", trainer)    # or "eager", "javascript"
+    engine = ENGINES["numpy"](mlp)            # or "eager", "javascript"; mlp: a train_kinds.MLPRun
     loss, acc = engine.step(idx)              # one whole step: forward, loss, backward, update
     results = engine.train(seconds, batches, playing)   # steps for a while: [(loss, acc), ...]
     engine.pictures()                         # the frame's grid, heat maps and shown neuron
 
-Each engine is built for one trainer's model, data and settings (`Trainer._build` makes one) and
-answers the same methods; the trainer never asks which it holds.
+Each engine is built for one MLP run's model, data and settings (`train_mlp.MLPKind` makes one)
+and answers the same methods; the run never asks which it holds.
 
 * `EagerEngine`: micrograd itself, one scalar graph per point (`train.Step`), and the
   optimizer of `micrograd.optim`: for a Python without numpy.
-* `NumpyEngine`: the same step on `micrograd.jit` (`jit.train.JitStep`), pictures by matrix
+* `NumpyEngine`: the same step on `micrograd.jit` (`train.jit_step.JitStep`), pictures by matrix
   products (`train_frames.layer_outputs`): the server and the notebook widget.
 * `JavaScriptEngine`: the traced step written as JavaScript by jit's JavaScript target
   (`micrograd.jit.js_target`) and run by the browser (the static site's worker) or Node.js: steps,
@@ -30,7 +30,8 @@ from typing import Any
 from ..losses import LOSSES, predict, predict_rows
 from . import train_frames
 from .train_frames import TARGET_RANGE, layer_outputs
-from .train_settings import EAGER_FRAME_SECONDS, EAGER_GRID, GRID
+from .train_kinds import MLPRun
+from .train_settings import EAGER_FRAME_SECONDS, EAGER_GRID, GRID, numpy_available
 
 Results = list[tuple[float, "float | None"]]
 
@@ -43,10 +44,10 @@ class Engine:
     batched = False
     step_fn: Any = None  # does `train` run many steps in one call (no Python per step)?
 
-    def __init__(self, tr: Any) -> None:
-        self.tr = tr
+    def __init__(self, mlp: MLPRun) -> None:
+        self.mlp = mlp
         self.grid_side = GRID
-        self.heat_side = min(tr.box, GRID // 2)
+        self.heat_side = min(mlp.box, GRID // 2)
 
     def frame_seconds(self, fps: float) -> float:
         return 1.0 / fps
@@ -58,24 +59,24 @@ class Engine:
         self, seconds: float, batches: Callable[[], Any], playing: Callable[[], bool]
     ) -> Results:
         """Steps, each on the batch `batches()` gives, for about `seconds` (at least one) while
-        `playing()`: the (loss, accuracy) of each. Here one step: the trainer's loop, by its own
+        `playing()`: the (loss, accuracy) of each. Here one step: the pacer's loop, by its own
         clock, asks again (an engine that runs elsewhere takes many steps per call)."""
         return [self.step(batches())]
 
     def live(self) -> None:
         """The settings that apply to a running model changed (rate, momentum, L2, ...)."""
-        s, opt = self.tr.settings, self.tr.opt
+        s, opt = self.mlp.settings, self.mlp.opt
         opt.lr = s.lr
         if hasattr(opt, "momentum"):
             opt.momentum = s.momentum
-        step = self.step_fn  # (train.Step, or jit_train.JitStep)
+        step = self.step_fn  # (train.Step, or jit_step.JitStep)
         step.alpha, step.l1, step.zero_grad = s.l2, s.l1, s.zero_grad
 
     def data_changed(self) -> None:
-        """The trainer's points, targets or split changed."""
+        """The run's points, targets or split changed."""
 
     def params_changed(self) -> None:
-        """The trainer changed a weight itself (the learner edited one)."""
+        """The run changed a weight itself (the learner edited one)."""
 
     def sync(self) -> None:
         """Make the model's Values hold the engine's weights and grads (before a frame)."""
@@ -83,7 +84,7 @@ class Engine:
     def weights_finite(self) -> bool:
         """Are the weights all finite (after the last step)? A sum is finite exactly when each
         term is (or past 1e308: diverged anyway)."""
-        return math.isfinite(sum([p.data for p in self.tr.params]))
+        return math.isfinite(sum([p.data for p in self.mlp.params]))
 
     def test_metrics(self, idx: Sequence[int]) -> tuple[float, float | None]:
         raise NotImplementedError
@@ -92,17 +93,17 @@ class Engine:
         raise NotImplementedError
 
     def grid(self, side: int) -> list[list[float]]:
-        return self.tr._grid(side)
+        return self.mlp.grid_of(side)
 
     def weight_views(self, grads: bool) -> tuple[str, str | None, float | None]:
         """Each parameter's link as a byte (`train_frames.link_bytes`), and with `grads` each
         ∂L/∂p's and the largest |∂L/∂p| (`grad_bytes`); else None, None."""
         self.sync()
         np = train_frames.numpy_if_there()
-        links = train_frames.link_bytes([p.data for p in self.tr.params], np)
+        links = train_frames.link_bytes([p.data for p in self.mlp.params], np)
         if not grads:
             return links, None, None
-        return (links, *train_frames.grad_bytes([p.grad for p in self.tr.params], np))
+        return (links, *train_frames.grad_bytes([p.grad for p in self.mlp.params], np))
 
 
 class EagerEngine(Engine):
@@ -112,46 +113,47 @@ class EagerEngine(Engine):
     name = "eager"
     title = "eager micrograd"
 
-    def __init__(self, tr: Any) -> None:
+    def __init__(self, mlp: MLPRun) -> None:
         from ..train import Step
 
-        super().__init__(tr)
-        s = tr.settings
+        super().__init__(mlp)
+        s = mlp.settings
         self.grid_side = self.heat_side = EAGER_GRID
         self.points = self.grid(EAGER_GRID)
-        self.step_fn = Step(tr.model, s.loss, s.l2, l1=s.l1, zero_grad=s.zero_grad, score=False)
+        self.step_fn = Step(mlp.model, s.loss, s.l2, l1=s.l1, zero_grad=s.zero_grad, score=False)
 
     def frame_seconds(self, fps: float) -> float:
         return max(1.0 / fps, EAGER_FRAME_SECONDS)
 
     def step(self, idx: Sequence[int] | None) -> tuple[float, float | None]:
-        tr = self.tr
-        Xb = tr.inputs if idx is None else [tr.inputs[i] for i in idx]
-        T = tr.T if idx is None else [tr.T[i] for i in idx]
+        mlp = self.mlp
+        Xb = mlp.inputs if idx is None else [mlp.inputs[i] for i in idx]
+        T = mlp.T if idx is None else [mlp.T[i] for i in idx]
         total, _ = self.step_fn(Xb, T)
-        acc = None if tr.settings.regression else self._accuracy(tr.train_idx)
-        tr.opt.step()
+        acc = None if mlp.settings.regression else self._accuracy(mlp.train_idx)
+        mlp.opt.step()
         return total, acc
 
     def _accuracy(self, idx: Sequence[int]) -> float:
-        tr = self.tr
+        mlp = self.mlp
         hits = sum(
-            predict([z.data for z in tr.model.outputs(tr.inputs[i])]) == tr.labels[i] for i in idx
+            predict([z.data for z in mlp.model.outputs(mlp.inputs[i])]) == mlp.labels[i]
+            for i in idx
         )
         return hits / len(idx)
 
     def test_metrics(self, idx: Sequence[int]) -> tuple[float, float | None]:
-        tr = self.tr
-        s, hits, total = tr.settings, 0, 0.0
+        mlp = self.mlp
+        s, hits, total = mlp.settings, 0, 0.0
         loss = LOSSES[s.loss]
         for i in idx:
-            zs = tr.model.outputs(tr.inputs[i])
-            total += loss.sample(zs, tr.T[i]).data
-            hits += not s.regression and predict([z.data for z in zs]) == tr.labels[i]
+            zs = mlp.model.outputs(mlp.inputs[i])
+            total += loss.sample(zs, mlp.T[i]).data
+            hits += not s.regression and predict([z.data for z in zs]) == mlp.labels[i]
         return total / len(idx), None if s.regression else hits / len(idx)
 
     def pictures(self) -> dict[str, Any]:
-        return train_frames.eager_views(self.tr, self.points)
+        return train_frames.eager_views(self.mlp, self.points)
 
 
 class NumpyEngine(Engine):
@@ -161,15 +163,15 @@ class NumpyEngine(Engine):
     name = "jit"
     title = "micrograd.jit (numpy)"
 
-    def __init__(self, tr: Any) -> None:
+    def __init__(self, mlp: MLPRun) -> None:
         import numpy as np
 
-        from ..jit.train import JitStep
+        from ..train.jit_step import JitStep
 
-        super().__init__(tr)
-        s = tr.settings
+        super().__init__(mlp)
+        s = mlp.settings
         self.np = np
-        self.step_fn = JitStep(tr.model, s.loss, s.l2, l1=s.l1, zero_grad=s.zero_grad, score=False)
+        self.step_fn = JitStep(mlp.model, s.loss, s.l2, l1=s.l1, zero_grad=s.zero_grad, score=False)
         self.data_changed()
         # only as arrays: thousands of small lists kept per tab fragment the memory a server
         # hands back when tabs close (10 MB of 64 tabs' worth)
@@ -177,37 +179,37 @@ class NumpyEngine(Engine):
         self.heat_points = np.array(self.grid(self.heat_side), dtype=float)
 
     def data_changed(self) -> None:
-        self.X = self.np.array(self.tr.inputs, dtype=float)
+        self.X = self.np.array(self.mlp.inputs, dtype=float)
 
     def step(self, idx: Sequence[int] | None) -> tuple[float, float | None]:
-        tr, np = self.tr, self.np
+        mlp, np = self.mlp, self.np
         Xb = self.X if idx is None else self.X[idx]
-        T = tr.T if idx is None else [tr.T[i] for i in idx]
+        T = mlp.T if idx is None else [mlp.T[i] for i in idx]
         with np.errstate(all="ignore"):  # a diverging run is caught by value
             total, _ = self.step_fn(Xb, T)
-            acc = self._accuracy(tr.train_idx)
-        tr.opt.step()
+            acc = self._accuracy(mlp.train_idx)
+        mlp.opt.step()
         return total, acc
 
     def _accuracy(self, idx: Sequence[int]) -> float | None:
         """Accuracy on the points `idx`; None on a regression. The outputs by the pictures'
         forward pass (matrix products): a second jit replay of the whole network cost 14% of a
         step of the largest one, for the same classes."""
-        tr, np = self.tr, self.np
-        if tr.settings.regression:
+        mlp, np = self.mlp, self.np
+        if mlp.settings.regression:
             return None
-        outs = layer_outputs(tr.model, self.X[idx])[-1]
-        return float((predict_rows(outs) == np.array(tr.labels)[idx]).mean())
+        outs = layer_outputs(mlp.model, self.X[idx])[-1]
+        return float((predict_rows(outs) == np.array(mlp.labels)[idx]).mean())
 
     def test_metrics(self, idx: Sequence[int]) -> tuple[float, float | None]:
-        tr, np, step = self.tr, self.np, self.step_fn
+        mlp, np, step = self.mlp, self.np, self.step_fn
         X = self.X[idx]
         with np.errstate(all="ignore"):  # each point's term, by the step's own jit
-            terms = step.loss_fn.outputs(X, step.target_array([tr.T[i] for i in idx], X))
+            terms = step.loss_fn.outputs(X, step.target_array([mlp.T[i] for i in idx], X))
             return float(terms.mean()), self._accuracy(idx)
 
     def pictures(self) -> dict[str, Any]:
-        return train_frames.numpy_views(self.tr, self.grid_points, self.heat_points)
+        return train_frames.numpy_views(self.mlp, self.grid_points, self.heat_points)
 
 
 # ------------------------------------------------------------------ JavaScript
@@ -240,7 +242,7 @@ class _PyodideHost:
         return lambda method, arg=None: json.loads(call(method, json.dumps(arg, allow_nan=False)))
 
 
-# the compiled step of the last network shape: (host, trainer, source) -> the compiled object
+# the compiled step of the last network shape: (host, run, source) -> the compiled object
 # (Reset and New weights keep the shape: the same object, set afresh)
 _COMPILED: dict[tuple[int, int, str], Callable[..., Any]] = {}
 
@@ -253,15 +255,15 @@ class JavaScriptEngine(Engine):
     title = "micrograd.jit (JavaScript)"
     batched = True
 
-    def __init__(self, tr: Any, host: Any = None) -> None:
+    def __init__(self, mlp: MLPRun, host: Any = None) -> None:
         from ..jit.js_target import program_source, step_source
         from ..jit.pictures import mlp_source
 
-        super().__init__(tr)
-        s = tr.settings
+        super().__init__(mlp)
+        s = mlp.settings
         self.host = host or javascript_host()
         term = LOSSES[s.loss].term
-        model = tr.model
+        model = mlp.model
         outputs: list[Any] = []  # the model's outputs in the trace: the step's accuracy reads them
 
         def fn(x: Any, t: Any) -> Any:
@@ -271,13 +273,13 @@ class JavaScriptEngine(Engine):
 
         src, captured = program_source(fn, self._sample(0), keep=lambda: outputs)
         source = step_source(src, mlp_source(model))
-        key = (id(self.host), id(tr), source)  # its state is this trainer's own
+        key = (id(self.host), id(mlp), source)  # its state is this run's own
         call = _COMPILED.get(key)
         if call is None:
             _COMPILED.clear()
             call = _COMPILED[key] = self.host.compile(source)
         self.call = call
-        index = {id(p): i for i, p in enumerate(tr.params)}
+        index = {id(p): i for i, p in enumerate(mlp.params)}
         self.rate = 100.0  # steps a second, measured: how many batches to hand over
         self.stale = False  # the Values are behind the engine's weights
         self.finite = True  # the engine's weights are all finite
@@ -286,7 +288,7 @@ class JavaScriptEngine(Engine):
             {
                 "captured": [index[id(v)] for v in captured],
                 "restart": True,
-                "params": [p.data for p in tr.params],
+                "params": [p.data for p in mlp.params],
                 "optimizer": s.optimizer,
                 "regression": s.regression,
                 "grid": _flat(self.grid(self.grid_side)),
@@ -299,14 +301,14 @@ class JavaScriptEngine(Engine):
     def _sample(self, i: int) -> list[Any]:
         """The jit step's inputs for point i: its inputs and its target (a one-hot row for the
         cross-entropy, as `JitStep.target_array` gives)."""
-        tr = self.tr
-        t = tr.T[i]
-        if tr.settings.loss == "cross_entropy":
-            return [list(tr.inputs[i]), [float(k == t) for k in range(tr.settings.outputs)]]
-        return [list(tr.inputs[i]), float(t)]
+        mlp = self.mlp
+        t = mlp.T[i]
+        if mlp.settings.loss == "cross_entropy":
+            return [list(mlp.inputs[i]), [float(k == t) for k in range(mlp.settings.outputs)]]
+        return [list(mlp.inputs[i]), float(t)]
 
     def live(self) -> None:
-        s = self.tr.settings
+        s = self.mlp.settings
         self.call(
             "set",
             {
@@ -319,9 +321,9 @@ class JavaScriptEngine(Engine):
         )
 
     def data_changed(self) -> None:
-        tr = self.tr
+        mlp = self.mlp
         rows = []
-        for i in range(len(tr.inputs)):
+        for i in range(len(mlp.inputs)):
             x, t = self._sample(i)
             rows.extend(x)
             rows.extend(t if isinstance(t, list) else [t])
@@ -329,14 +331,16 @@ class JavaScriptEngine(Engine):
             "set",
             {
                 "data": rows,
-                "inputs": _flat(tr.inputs),
-                "labels": list(tr.labels) if not tr.settings.regression else [0] * len(tr.inputs),
-                "train": list(tr.train_idx),
+                "inputs": _flat(mlp.inputs),
+                "labels": list(mlp.labels)
+                if not mlp.settings.regression
+                else [0] * len(mlp.inputs),
+                "train": list(mlp.train_idx),
             },
         )
 
     def params_changed(self) -> None:
-        self.call("set", {"params": [p.data for p in self.tr.params]})
+        self.call("set", {"params": [p.data for p in self.mlp.params]})
 
     def step(self, idx: Sequence[int] | None) -> tuple[float, float | None]:
         return self._run(1, 0.0, None if idx is None else [list(idx)])[0]
@@ -346,7 +350,7 @@ class JavaScriptEngine(Engine):
     ) -> Results:
         n = max(1, min(100_000, int(self.rate * seconds * 1.5) + 1))
         drawn = None
-        if not self.tr.full_batch():
+        if not self.mlp.full_batch():
             drawn = [list(batches()) for _ in range(n)]
         start = time.monotonic()
         out = self._run(n, seconds, drawn)
@@ -354,7 +358,7 @@ class JavaScriptEngine(Engine):
         if took > 0.002:
             self.rate = 0.5 * self.rate + 0.5 * len(out) / took
         if drawn is not None:
-            self.tr.put_back(drawn[len(out) :])
+            self.mlp.put_back(drawn[len(out) :])
         return out
 
     def _run(self, steps: int, seconds: float, batches: list | None) -> Results:
@@ -369,7 +373,7 @@ class JavaScriptEngine(Engine):
         if not self.stale:
             return
         state = self.call("state")
-        for p, x, g in zip(self.tr.params, state["params"], state["grads"]):
+        for p, x, g in zip(self.mlp.params, state["params"], state["grads"]):
             p.data, p.grad = float(x), float(g)
         self.stale = False
 
@@ -378,10 +382,10 @@ class JavaScriptEngine(Engine):
         return float(loss), acc
 
     def pictures(self) -> dict[str, Any]:
-        tr = self.tr
+        mlp = self.mlp
         return self.call(
             "pictures",
-            {"kind": tr.settings.output_kind, "shown": tr.shown.neuron, "range": TARGET_RANGE},
+            {"kind": mlp.settings.output_kind, "shown": mlp.shown.neuron, "range": TARGET_RANGE},
         )
 
     def weight_views(self, grads: bool) -> tuple[str, str | None, float | None]:
@@ -407,3 +411,13 @@ ENGINES: dict[str, type[Engine]] = {
     "numpy": NumpyEngine,
     "javascript": JavaScriptEngine,
 }
+
+
+def engine_named(use_jit: bool | str | None) -> str:
+    """The engine a run trains with: True or None, numpy's `micrograd.jit` when numpy is
+    importable (else the eager engine); False, the eager engine; or an engine's name."""
+    if isinstance(use_jit, str):
+        if use_jit not in ENGINES:
+            raise ValueError(f"unknown engine {use_jit!r}; the engines are {', '.join(ENGINES)}")
+        return use_jit
+    return "numpy" if use_jit is not False and numpy_available() else "eager"

@@ -25,11 +25,13 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..check.mistakes import Question, mistake
+from ..check.timeout import DEFAULT_TIME_LIMIT, Failed, Runner, StopChecking
 from ..engine import OPS, Value
 from ..viz.formatting import format_number as fmt
-from .errors import ViewError
-from .explorer import Explorer, factor, in_formula
+from .explorer import Explorer
 from .predict import Part
+from .walkthrough import Walkthrough, factor, in_formula
 
 REL_TOL = 1e-4  # a learner's local derivative within this (relative) of the numerical one is right
 ATTRIBUTES = ("data", "grad", "_prev")  # what a node must have to be read at all
@@ -121,21 +123,29 @@ def _slope(f: Callable[..., float], xs: list[float], moved: list[int]) -> float 
     return (up - down) / (2 * h)
 
 
-class ForeignExplorer(Explorer):
-    """The explorer on a graph of a learner's own Value class (see the module docstring)."""
+class LearnerStepper:
+    """A graph of a learner's own Value class, stepped by their code: the walkthrough's picture
+    is a copy of its shape made of micrograd Values (`root`), each of whose nodes stands for
+    one of theirs (`foreign`)."""
 
     own_value = True
+    fixed = (
+        "this graph is made of your own Value class: change its numbers in the notebook and "
+        "explore() it again"
+    )
+    time_limit = DEFAULT_TIME_LIMIT  # seconds for one call of the learner's code: the checker's
 
-    def __init__(self, root: Any, engine: str, title: str = "") -> None:
+    def __init__(self, root: Any) -> None:
         if not looks_like_a_value(root):
             raise TypeError(
                 f"explore: expected a Value (with data, grad and _prev), got {type(root).__name__}"
             )
+        self.runner = Runner(self.time_limit)  # the checker's run loop: time limit, crash as a line
+        self.hung: dict[Value, Failed] = {}  # a node whose _backward ran out of time: not run again
         self.foreign: dict[Value, Any] = {}  # the picture's node -> the learner's node
-        shadow_root = self._mirror(root)
-        self.checks: dict[Value, list[str]] = {}  # node -> what is wrong with it
-        super().__init__(None, engine, root=shadow_root, title=title, tunable=[])
-        self.verdict = self._verdict()
+        self.root = self._mirror(root)
+        self.checks: dict[Value, list[str]] | None = None  # node -> what is wrong with it
+        self.said: str | None = None  # the verdict, once found
 
     # -- reading the learner's graph
 
@@ -175,10 +185,24 @@ class ForeignExplorer(Explorer):
             self.foreign[v] = node
         return made[id(root)]
 
-    def editable(self, v: Value) -> bool:
-        return False  # the learner's own objects: change them in the notebook
-
     # -- what the learner's rules do, checked
+
+    def _run_theirs(self, v: Value, backward: Callable[[], object]) -> str | None:
+        """Run the learner's `_backward` of `v` under the checker's time limit: None when it
+        returned, else what went wrong, in one line. One that ran out of time is not run again
+        (each run would cost a time limit), and once MAX_TIMEOUTS ran out, none is."""
+        if v in self.hung:
+            return self.hung[v].text
+        try:
+            result = self.runner(backward)
+        except StopChecking:
+            return "was not run: your code ran out of time too often already"
+        if not isinstance(result, Failed):
+            return None
+        if result.timeout:
+            self.hung[v] = result
+            return result.text
+        return f"raised {result.text}"
 
     def _probe(self, v: Value) -> list[float] | str:
         """The local derivatives the learner's `_backward` of `v` applies, per distinct child:
@@ -195,7 +219,9 @@ class ForeignExplorer(Explorer):
             for k in kids:
                 k.grad = PRESET
             node.grad = SEED
-            backward()
+            failed = self._run_theirs(v, backward)
+            if failed is not None:
+                return f"its _backward() {failed}"
             return [(_number(k.grad, "a grad") - PRESET) / SEED for k in kids]
         except Exception as exc:  # the learner's code: say what it raised, in one line
             return f"its _backward() raised {type(exc).__name__}: {exc}"
@@ -225,10 +251,10 @@ class ForeignExplorer(Explorer):
                 return f, kids[::-1]
         return f, kids
 
-    def _check(self, v: Value) -> list[str]:
+    def _check(self, walk: Walkthrough, v: Value) -> list[str]:
         """What is wrong with node `v`'s forward value or its local derivatives ([] if nothing)."""
         op = v._op
-        name = self.names[v]
+        name = walk.names[v]
         if not v._prev:
             if op:
                 return [
@@ -258,141 +284,127 @@ class ForeignExplorer(Explorer):
             want = _slope(f, xs, [i for i, c in enumerate(kids) if c is k])
             if want is not None and not _close(got, want):
                 uses = sum(c is k for c in kids)
-                problems.append(self._in_their_terms(v, k, got, want, uses))
+                problems.append(self._in_their_terms(walk, v, k, got, want, uses))
         return problems
 
-    def _in_their_terms(self, v: Value, k: Value, got: float, want: float, uses: int) -> str:
+    def _in_their_terms(
+        self, walk: Walkthrough, v: Value, k: Value, got: float, want: float, uses: int
+    ) -> str:
         """A wrong rule, said as the probe ran it (out.grad 3, the child's grad 10 before):
-        what their `_backward` left the child's grad at, what it should be, and the likely
-        cause the numbers suggest (`=` for `+=`, no `× out.grad`, the other factor, the sign)."""
-        out, kid, op = in_formula(self.names[v]), in_formula(self.names[k]), v._op
+        what their `_backward` left the child's grad at, what it should be, and the mistake
+        those numbers show, from the one list the checker and Predict use (check/mistakes.py)."""
+        out, kid, op = in_formula(walk.names[v]), in_formula(walk.names[k]), v._op
         left, should = PRESET + got * SEED, PRESET + want * SEED
         text = (
             f"with {out}.grad = {SEED:g} and {kid}.grad already {PRESET:g}, your {op} rule "
             f"left {kid}.grad at {fmt(left)}: it should be {fmt(should)} ({PRESET:g} + "
             f"∂{out}/∂{kid} × {SEED:g}, ∂{out}/∂{kid} = {fmt(want)}: the slope of {op} at "
-            f"{self.names[k]} = {fmt(k.data)}, by central differences)"
+            f"{walk.names[k]} = {fmt(k.data)}, by central differences)"
         )
         others = [c for c in v._prev if c is not k]
-        if _close(left, want * SEED):
-            cause = "`=` where the lecture has `+=`?"
-        elif uses > 1 and _close(left, want * SEED / uses):
-            cause = (
-                f"`=` where the lecture has `+=`? {kid} is used {uses} times here: each use "
-                f"adds its share"
-            )
-        elif _close(left, PRESET):
-            cause = f"it did not change {kid}.grad: is the rule set on the node it returns?"
-        elif _close(left - PRESET, want):
-            cause = f"the local derivative without × {out}.grad?"
-        elif op == "*" and others and _close(got, k.data) and not _close(k.data, want):
-            mate = in_formula(self.names[others[0]])
-            cause = f"{kid}'s own data where the other factor, {mate}, belongs?"
-        elif _close(got, -want):
-            cause = "the sign?"
-        else:
-            return text
-        return f"{text}: {cause}"
+        product = op == "*" and len(others) == 1
+        mate = in_formula(walk.names[others[0]]) if product else None
+        question = Question(
+            child=k,
+            name=kid,
+            parent=v,
+            out=out,
+            op=op,
+            want=should,
+            had=PRESET,
+            local=want / uses,
+            formula=None,
+            out_grad=SEED,
+            paths=uses,
+            other=mate,
+            own=k.data if product else None,
+            product=f"{kid}·{mate}" if product else "",  # (a set's _prev has no order)
+        )
+        cause = mistake(question, left)
+        return text if cause is None else f"{text}: {cause}"
 
-    def _verdict(self) -> str:
-        if not self.root._prev:
+    # -- what Walkthrough asks of a stepper
+
+    def verdict(self, walk: Walkthrough) -> str:
+        if self.said is None:
+            self.said = self._verdict(walk)
+        return self.said
+
+    def _verdict(self, walk: Walkthrough) -> str:
+        if not walk.root._prev:
             return (
-                f"Your Value: {self.names[self.root]} has no children, so there is nothing "
+                f"Your Value: {walk.names[walk.root]} has no children, so there is nothing "
                 f"to step back through. If an op made it, that op did not keep its inputs: "
                 f"pass them to Value(data, (self, other), op)."
             )
-        wrong = [v for v in self.topo if self.checks.get(v)]
-        unknown = sorted({v._op for v in self.topo if v._prev and self._op_of(v)[0] is None})
+        checks = self.checks or {}
+        wrong = [v for v in walk.topo if checks.get(v)]
+        unknown = sorted({v._op for v in walk.topo if v._prev and self._op_of(v)[0] is None})
         tail = f" (ops of your own, not checked: {', '.join(unknown)})" if unknown else ""
         if not wrong:
             return (
                 "Your Value: every node's local derivative is what its op's slope is "
                 "(central differences). Step backward: each step runs your _backward." + tail
             )
-        which = ", ".join(f"{self.names[v]} ({v._op or 'a leaf'})" for v in wrong)
+        which = ", ".join(f"{walk.names[v]} ({v._op or 'a leaf'})" for v in wrong)
         return (
             f"Your Value: {len(wrong)} node{'s' if len(wrong) > 1 else ''} marked red: "
             f"{which}. Step backward to see each rule at work." + tail
         )
 
-    def _draw(self) -> dict[str, Any]:
-        if not self.checks:
-            for v in self.topo:
-                found = self._check(v)
+    def mark(self, walk: Walkthrough, drawing: dict[str, Any]) -> None:
+        if self.checks is None:  # each node checked once, before any step
+            self.checks = {}
+            for v in walk.topo:
+                found = self._check(walk, v)
                 if found:
                     self.checks[v] = found
-        drawing = super()._draw()
         for item in drawing["nodes"]:
-            v = self.by_id[item.get("of", item["id"])]
+            v = walk.by_id[item.get("of", item["id"])]
             problems = self.checks.get(v)
             if problems and (item["kind"] == "op" or not v._prev):
                 item["problem"] = " ".join(problems)
-        return drawing
 
-    def _record_grads(self) -> dict[Value, float]:
-        return {v: 0.0 for v in self.nodes}  # the learner's grads are not known before the steps
+    def record_grads(self, walk: Walkthrough) -> dict[Value, float]:
+        return {v: 0.0 for v in walk.nodes}  # the learner's grads are not known before the steps
 
-    # -- the passes, by the learner's code
-
-    def _sync(self) -> None:
-        for v, node in self.foreign.items():
-            v.grad = _number(node.grad, f"{self.names[v]}.grad")
-
-    def reset(self) -> None:
-        for node in getattr(self, "foreign", {}).values():
+    def reset(self, walk: Walkthrough) -> None:
+        for node in self.foreign.values():
             node.grad = 0.0
-        super().reset()
 
-    def _compute_data(self) -> None:
+    def compute_data(self, walk: Walkthrough) -> None:
         # Their ops are their code, run when they built the graph: the data is read as it is now.
         changed = 0
         for v, node in self.foreign.items():
-            data = _number(node.data, f"{self.names[v]}.data")
+            data = _number(node.data, f"{walk.names[v]}.data")
             changed += data != v.data
             v.data = data
         if changed:
-            self.drawing = self._draw()
-            self.note = (
+            walk.drawing = walk.draw()
+            walk.note = (
                 f"Forward pass: {changed} node(s) hold new data since explore(), read "
                 f"from your Values as they are now."
             )
 
-    def _start_backward(self) -> None:
+    def seed(self, walk: Walkthrough) -> list[str]:
         for node in self.foreign.values():
             node.grad = 0.0
-        self._sync()
+        out = in_formula(walk.names[walk.root])
+        self.foreign[walk.root].grad = 1.0
+        self._sync(walk)
+        return [f"{out}.grad = 1.0000  (∂{out}/∂{out} = 1, as the lecture sets it by hand)"]
 
-    def _step(self) -> None:
-        """One step: the seed (output.grad = 1), then the learner's `_backward` of one node."""
-        self.note = ""  # (what the last action did: this step, or the forward pass it runs)
-        self.forward()
-        if self.done_steps >= self.total_steps:
-            return
-        self.phase = "backward"
-        if self.done_steps == 0:
-            self._start_backward()
-            out = in_formula(self.names[self.root])
-            self.foreign[self.root].grad = 1.0
-            self.current, self.touched = self.ids[self.root], []
-            self.log.append(
-                {
-                    "node": self.current,
-                    "lines": [
-                        f"{out}.grad = 1.0000  (∂{out}/∂{out} = 1, as the lecture sets it by hand)"
-                    ],
-                }
-            )
-        else:
-            v = self.order[self.done_steps - 1]
-            self.log.append({"node": self.ids[v], "lines": self._run_backward(v)})
-            self.current = self.ids[v]
-            self.touched = [self.ids[c] for c in v._prev]
-        self._sync()
-        self.done_steps += 1
-        if self.done_steps == self.total_steps:
-            self.phase = "done"
+    def apply(self, walk: Walkthrough, v: Value) -> dict[str, Any]:
+        """The learner's `_backward` of `v`, run, and what it did, a line per child."""
+        lines = self._run_backward(walk, v)
+        self._sync(walk)
+        return {"lines": lines}
 
-    def _parts(self, v: Value) -> list[Part]:
+    def _sync(self, walk: Walkthrough) -> None:
+        for v, node in self.foreign.items():
+            v.grad = _number(node.grad, f"{walk.names[v]}.grad")
+
+    def parts(self, walk: Walkthrough, v: Value) -> list[Part]:
         """What the learner's `_backward` of `v` would write, run and undone: each child's grad
         before and after (their code decides what is right). [] if it cannot run: the step is
         then applied at once, and its line says what their code raised."""
@@ -401,13 +413,14 @@ class ForeignExplorer(Explorer):
         if not callable(backward):
             return []
         unique = list(dict.fromkeys(v._prev))
-        g = _number(node.grad, f"{self.names[v]}.grad")
+        g = _number(node.grad, f"{walk.names[v]}.grad")
         before = [_number(self.foreign[k].grad, "a grad") for k in unique]
         saved = [(n, n.grad) for n in self.foreign.values()]
         try:
-            backward()
+            if self._run_theirs(v, backward) is not None:
+                return []  # their code: the step that runs it next says what went wrong
             after = [_number(self.foreign[k].grad, "a grad") for k in unique]
-        except Exception:  # their code: the step that runs it next says what it raised
+        except TypeError:  # a grad that is not a number: the step says so
             return []
         finally:
             for n, grad in saved:
@@ -417,30 +430,29 @@ class ForeignExplorer(Explorer):
         for i, (k, b, a) in enumerate(zip(unique, before, after)):
             local = (a - b) / g if g != 0 else probe[i] if isinstance(probe, list) else 0.0
             uses = sum(c is k for c in v._prev)
-            kid = in_formula(self.names[k])
+            kid = in_formula(walk.names[k])
             for u in range(uses):  # a child used twice: one share a use, as the lecture's +=
                 end = a if u == uses - 1 else b + (a - b) * (u + 1) / uses
                 parts.append(Part(k, kid, None, local / uses, g, b + (a - b) * u / uses, end))
         return parts
 
-    def _run_backward(self, v: Value) -> list[str]:
+    def _run_backward(self, walk: Walkthrough, v: Value) -> list[str]:
         node = self.foreign[v]
-        name = in_formula(self.names[v])
+        name = in_formula(walk.names[v])
         unique = list(dict.fromkeys(v._prev))
         before = [_number(self.foreign[k].grad, "a grad") for k in unique]
-        g = _number(node.grad, f"{self.names[v]}.grad")
+        g = _number(node.grad, f"{walk.names[v]}.grad")
         backward = getattr(node, "_backward", None)
         if not callable(backward):
             return [f"{name} has no _backward() to run"]
-        try:
-            backward()
-        except Exception as exc:  # the learner's code: what it raised, in one line
-            return [f"{name}._backward() raised {type(exc).__name__}: {exc}"]
+        failed = self._run_theirs(v, backward)
+        if failed is not None:  # the learner's code: what went wrong, in one line
+            return [f"{name}._backward() {failed}"]
         lines = [f"{name}._backward()  (your code, for {name} = {v._op} of its children)"]
         probe = self._probe(v) if g == 0 else None
         for i, (k, b) in enumerate(zip(unique, before)):
             after = _number(self.foreign[k].grad, "a grad")
-            kid = in_formula(self.names[k])
+            kid = in_formula(walk.names[k])
             if g != 0:
                 local = (after - b) / g
             elif isinstance(probe, list):
@@ -452,34 +464,23 @@ class ForeignExplorer(Explorer):
                 f"{fmt(after)}   (∂{name}/∂{kid} = {fmt(local)}, {name}.grad = "
                 f"{fmt(g)})"
             )
-        lines += [f"✗ {p}" for p in self.checks.get(v, [])]
+        lines += [f"✗ {p}" for p in (self.checks or {}).get(v, [])]
         return lines
 
-    # -- what only a graph of micrograd's own Values allows
 
-    @staticmethod
-    def _refusal() -> ViewError:
-        return ViewError(
-            "this graph is made of your own Value class: change its numbers in the "
-            "notebook and explore() it again"
-        )
+class ForeignExplorer(Walkthrough):
+    """The explorer on a graph of a learner's own Value class (see the module docstring): a
+    walkthrough stepped by their code. Its leaves are theirs: changed in their notebook, not
+    here (it has no leaf editing, nudge or gradient step; the view says so)."""
 
-    def set_leaf(self, node_id: object, value: object) -> None:
-        raise self._refusal()
-
-    def descend(self, lr: object) -> None:
-        raise self._refusal()
-
-    def nudge_at(self, v: Value) -> dict[str, Any]:
-        raise self._refusal()
-
-    def leaf(self, node_id: object) -> Value:
-        raise self._refusal()
+    def __init__(self, root: Any, engine: str, title: str = "") -> None:
+        stepper = LearnerStepper(root)
+        super().__init__(stepper.root, engine, stepper, title)
 
 
 def explorer_for(
     root: Any, engine: str, title: str = "", params: Sequence[Value] | None = None
-) -> Explorer:
+) -> Walkthrough:
     """The explorer for `root`: micrograd's own Value, or a learner's class of the same shape."""
     if isinstance(root, Value):
         return Explorer(None, engine, root=root, title=title, tunable=params)

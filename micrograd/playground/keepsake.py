@@ -49,7 +49,7 @@ def _train(view: Any) -> dict[str, Any] | None:
         return None
     tr = view.trainer
     with tr.lock:
-        tr.engine.sync()  # the weights, where the engine keeps them
+        tr.mlp.engine.sync()  # the weights, where the engine keeps them
         return {
             "settings": tr.settings.to_dict(),
             "step": tr.step_no,
@@ -67,7 +67,7 @@ def _restore_train(view: Any, kept: dict[str, Any]) -> None:
         for p, w in zip(tr.model.parameters(), kept["weights"]):
             p.data = w
         tr.step_no = kept["step"]
-        tr._publish()  # its first frame: this run's weights at this step
+        tr.publish()  # its first frame: this run's weights at this step
     view.held = True
     if kept["playing"]:
         tr.play()

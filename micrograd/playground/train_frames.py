@@ -1,7 +1,7 @@
 """The training view's pictures, computed by the model itself: what a frame and its meta hold.
 
 A frame is built at the size the page draws it, and a reader is sent only what changed since
-the frame it had (`FrameCursor` in trainer.py):
+the frame it had (`FrameCursor` in train_publish.py):
 
 * ``grid``: the decision regions (or a regression's output) over the plot, one byte per cell;
 * ``heat``: one heat map per hidden neuron, each as many cells a side as the page's neuron
@@ -15,11 +15,12 @@ the frame it had (`FrameCursor` in trainer.py):
   focused or being edited);
 * ``graph``: the chosen point's graph numbers, when the page shows it.
 
+`Shown` is what the page shows, so that a frame holds that and no more.
 `numpy_views` runs the network over a grid of points with the activations' own array forms
 (a matrix product per layer: `layer_outputs`), `eager_views` one eager forward pass per cell
 (the JavaScript engine computes the same in the browser: micrograd/jit/runtime.js); the chosen
-point's graph comes from train_graph.py. `frame` and `meta` gather a trainer's state into the
-JSON the page draws.
+point's graph comes from train_graph.py. `frame` and `meta` gather an MLP run's state
+(`train_kinds.MLPRun`) into the JSON the page draws.
 """
 
 from __future__ import annotations
@@ -34,7 +35,12 @@ from ..losses import predict, predict_rows
 from ..nn import ACTIVATIONS, MLP
 from ..viz.formatting import json_float
 from .train_graph import point_graph, zero_loss_note
+from .train_kinds import MLPRun
 from .train_settings import FEATURES, OUTPUT_RULES, TARGET_RANGE
+
+Frame = dict[str, Any]
+KEEP: Any = object()  # an argument of `view` left out
+
 
 # ------------------------------------------------------------------ the model's views
 
@@ -211,31 +217,31 @@ def _b64_classes(cls: Any) -> str:
 # ------------------------------------------------------------------ frames
 
 
-def meta(tr: Any) -> dict[str, Any]:
+def meta(mlp: MLPRun) -> Frame:
     """What changes only with the settings: the data, the plot's extent, the graph layout.
-    Caller holds the lock (the trainer keeps it until its settings change)."""
-    s = tr.settings
+    Caller holds the run's lock (the trainer keeps it until its settings change)."""
+    s = mlp.settings
     sizes = [s.nin, *s.hidden, s.outputs]
     return {
-        "config_id": tr.config_id,
+        "config_id": mlp.config_id,
         "settings": s.to_dict(),
-        "engine": tr.engine.name,
-        "engine_title": tr.engine.title,  # the page says it as it is
+        "engine": mlp.engine.name,
+        "engine_title": mlp.engine.title,  # the page says it as it is
         # exact (JSON floats); the last entry is the class, or the target value (regression)
-        "points": [[*x, c] for x, c in zip(tr.X, tr.labels)],
-        "test": tr.test_idx,  # the points held out as test data (indices into points)
+        "points": [[*x, c] for x, c in zip(mlp.X, mlp.labels)],
+        "test": mlp.test_idx,  # the points held out as test data (indices into points)
         "classes": s.classes,  # 0: a regression problem
         "target_range": TARGET_RANGE,  # a regression's colour scale: -range .. +range
-        "extent": tr.extent,
-        "grid": tr.grid_side,
-        "heat": tr.heat_side,  # cells a side of a neuron's heat map
-        "box": tr.box,  # pixels a side of a neuron's square on the page
+        "extent": mlp.extent,
+        "grid": mlp.grid_side,
+        "heat": mlp.heat_side,  # cells a side of a neuron's heat map
+        "box": mlp.box,  # pixels a side of a neuron's square on the page
         "link_scale": LINK_SCALE,
         "grad_decades": GRAD_DECADES,
         "slice": "x₃ = 0" if s.dims == 3 else None,
         "features": [FEATURES[k][0] for k in s.features] if s.dims == 2 else None,
         # each input's value over the plane (the input squares' pictures), as heat maps
-        "inputs": _input_maps(tr),
+        "inputs": _input_maps(mlp),
         "sizes": sizes,
         "loss_formula": s.loss_formula,
         "output_kind": s.output_kind,
@@ -246,41 +252,32 @@ def meta(tr: Any) -> dict[str, Any]:
         )
         if s.hidden
         else "no hidden layer: the output is s = w·x + b, a line (no activation is used)",
-        "pick": tr.pick,
-        "graph": {"nodes": tr.graph_nodes, **tr.graph_layout},
-        "change": tr.change,  # what the last settings change did: applied, or started over
+        "pick": mlp.pick,
+        "graph": {"nodes": mlp.graph_nodes, **mlp.graph_layout},
     }
 
 
-def frame(tr: Any) -> dict[str, Any]:
-    """The current picture (see the module docstring). Caller holds the lock."""
-    shown = tr.shown
+def frame(mlp: MLPRun, playing: bool) -> Frame:
+    """The model's part of the current picture (see the module docstring; the run adds its
+    step, loss and accuracy). Caller holds the run's lock."""
+    shown = mlp.shown
     if shown.read is not None:  # read from the model's Values
-        tr.engine.sync()  # the weights and grads, where the engine keeps them
+        mlp.engine.sync()  # the weights and grads, where the engine keeps them
     try:
-        views = tr.engine.pictures()
+        views = mlp.engine.pictures()
     except (ValueError, OverflowError, ZeroDivisionError):  # diverged weights: no picture
         views = {"grid": None, "heat": [], "heat_scale": [], "shown": None}
-    graph = _graph_numbers(tr) if shown.graph else None
-    links, grads, top = tr.engine.weight_views(shown.grads)
+    graph = _graph_numbers(mlp, playing) if shown.graph else None
+    links, grads, top = mlp.engine.weight_views(shown.grads)
     grad_max = None if top is None else short(top)
     return {
-        "type": "frame",
-        "config_id": tr.config_id,
-        "step": tr.step_no,
-        "loss": short(tr.loss) if tr.step_no else None,
-        # the same, every digit (a test compares engines with it; the page shows `loss`)
-        "loss_exact": json_float(tr.loss) if tr.step_no else None,
-        "accuracy": tr.accuracy if tr.step_no else None,  # None on a regression
         # on the held-out points, by the model now: [loss, accuracy], or None (none held out)
-        "test": _test(tr),
-        "playing": tr.playing,
-        "error": tr.error,
+        "test": _test(mlp),
         **views,
         "links": links,
         "grads": grads,  # None: the page does not draw them
         "grad_max": grad_max,
-        "read": read(tr, tr.shown.read),
+        "read": read(mlp, mlp.shown.read),
         "graph": graph,  # None: the page does not show it
     }
 
@@ -292,18 +289,18 @@ def frame(tr: Any) -> dict[str, Any]:
 GRAPH_EVERY = 10
 
 
-def _graph_numbers(tr: Any) -> dict[str, Any]:
+def _graph_numbers(mlp: MLPRun, playing: bool) -> Frame:
     """The chosen point's graph's numbers: each node's data and grad, and the zero-loss note."""
-    kept, now = tr.graph_kept, time.perf_counter()
-    key = (tr.config_id, tr.pick, id(tr.settings))
-    if tr.playing and kept is not None and kept[2] == key and now - kept[0] < GRAPH_EVERY * kept[1]:
+    kept, now = mlp.graph_kept, time.perf_counter()
+    key = (mlp.config_id, mlp.pick, id(mlp.settings))
+    if playing and kept is not None and kept[2] == key and now - kept[0] < GRAPH_EVERY * kept[1]:
         return kept[3]
-    tr.engine.sync()  # the weights and grads, where the engine keeps them
+    mlp.engine.sync()  # the weights and grads, where the engine keeps them
     try:
         order, _, _ = point_graph(
-            tr.model, tr.inputs[tr.pick], tr.T[tr.pick], tr.settings.loss, describe=False
+            mlp.model, mlp.inputs[mlp.pick], mlp.T[mlp.pick], mlp.settings.loss, describe=False
         )
-        note = zero_loss_note(order, tr.settings.loss)
+        note = zero_loss_note(order, mlp.settings.loss)
     except (ValueError, OverflowError, ZeroDivisionError) as e:  # diverged weights
         order, note = (
             [],
@@ -318,7 +315,7 @@ def _graph_numbers(tr: Any) -> dict[str, Any]:
         "grad": [_finite(v.grad) for v in order],
         "note": note,
     }
-    tr.graph_kept = (now, time.perf_counter() - now, key, graph)
+    mlp.graph_kept = (now, time.perf_counter() - now, key, graph)
     return graph
 
 
@@ -331,14 +328,14 @@ def numpy_if_there() -> Any:
     return numpy
 
 
-def read(tr: Any, item: tuple[int, int, int | None] | None) -> dict[str, Any] | None:
+def read(mlp: MLPRun, item: tuple[int, int, int | None] | None) -> dict[str, Any] | None:
     """The exact numbers of one parameter: weight `input` of neuron `neuron` of layer `layer`
     (or its bias, when `input` is None): its value and its ∂L/∂p of the last step."""
     if item is None:
         return None
     layer, neuron, inp = item
     try:
-        n = tr.model.layers[layer].neurons[neuron]
+        n = mlp.model.layers[layer].neurons[neuron]
         p = n.b if inp is None else n.w[inp]
     except IndexError:  # the network was just rebuilt: the page asks again
         return None
@@ -351,10 +348,10 @@ def read(tr: Any, item: tuple[int, int, int | None] | None) -> dict[str, Any] | 
     }
 
 
-def _input_maps(tr: Any) -> list[str]:
+def _input_maps(mlp: MLPRun) -> list[str]:
     """Each network input over the plot's plane, scaled to [-1, 1], one byte per cell (a heat
     map's format): what the input squares show (x₁ left to right, x₁² a valley, ...)."""
-    cols = [list(c) for c in zip(*tr._grid(tr.heat_side))]
+    cols = [list(c) for c in zip(*mlp.grid_of(mlp.heat_side))]
     maps = []
     for col in cols:
         scale = max(abs(v) for v in col) or 1.0
@@ -362,9 +359,9 @@ def _input_maps(tr: Any) -> list[str]:
     return maps
 
 
-def _test(tr: Any) -> list[float | None] | None:
+def _test(mlp: MLPRun) -> list[float | None] | None:
     try:
-        m = tr.test_metrics()
+        m = mlp.test_metrics()
     except (ValueError, OverflowError, ZeroDivisionError):  # diverged weights: no figures
         return None
     return None if m is None else [short(m[0]), None if m[1] is None else _finite(m[1])]
@@ -395,22 +392,22 @@ def _output_view(out: Any, kind: str, np: Any) -> dict[str, Any]:
     }
 
 
-def numpy_views(tr: Any, grid: Any, heat_grid: Any) -> dict[str, Any]:
+def numpy_views(mlp: MLPRun, grid: Any, heat_grid: Any) -> dict[str, Any]:
     """The big plot's picture (``grid``), a heat map per hidden neuron (``heat``, with each one's
     scale), and the neuron the page shows big (``shown``), from the model's forward pass over the
     plot's grid and over the heat maps' grid (numpy arrays of points)."""
     import numpy as np
 
-    kind, shown = tr.settings.output_kind, tr.shown.neuron
+    kind, shown = mlp.settings.output_kind, mlp.shown.neuron
     with np.errstate(all="ignore"):
-        layers = layer_outputs(tr.model, grid)
-        small = layer_outputs(tr.model, heat_grid)[:-1]
+        layers = layer_outputs(mlp.model, grid)
+        small = layer_outputs(mlp.model, heat_grid)[:-1]
         heat, scales = _heat(np.concatenate(small, axis=1), np) if small else ([], [])
         big = None
         for a in layers[:-1] if shown is not None else ():  # the shown neuron's layer
             if shown < a.shape[1]:
                 maps, m = _heat(a[:, shown : shown + 1], np)
-                big = {"neuron": tr.shown.neuron, "b64": maps[0], "scale": m[0]}
+                big = {"neuron": mlp.shown.neuron, "b64": maps[0], "scale": m[0]}
                 break
             shown -= a.shape[1]
         return {
@@ -421,11 +418,11 @@ def numpy_views(tr: Any, grid: Any, heat_grid: Any) -> dict[str, Any]:
         }
 
 
-def eager_views(tr: Any, points: Sequence[Sequence[float]]) -> dict[str, Any]:
+def eager_views(mlp: MLPRun, points: Sequence[Sequence[float]]) -> dict[str, Any]:
     """The same, one eager forward pass per cell of `points` (the heat maps' grid is the
     plot's)."""
-    kind, shown = tr.settings.output_kind, tr.shown.neuron
-    per_layer = _eager_layers(tr.model, points)
+    kind, shown = mlp.settings.output_kind, mlp.shown.neuron
+    per_layer = _eager_layers(mlp.model, points)
     heat, scales = [], []
     for a in per_layer[:-1]:
         for j in range(len(a[0])):

@@ -19,9 +19,9 @@ from typing import Any
 
 from .. import data
 from ..data import TARGET_RANGE
-from ..jit.train import numpy_available
 from ..losses import LOSSES
 from ..nn import ACTIVATIONS
+from ..train.jit_step import numpy_available
 
 # ------------------------------------------------------------------ limits and choices
 MAX_LAYERS = 6  # hidden layers
@@ -32,7 +32,7 @@ MAX_LR = 10.0
 GRID = 64  # decision-region grid side with jit or JavaScript (heat maps: at most half of it)
 EAGER_GRID = 16  # the same without numpy: every cell is one scalar forward pass
 EAGER_FRAME_SECONDS = 0.5  # and frames less often, so most of the time goes to training
-HISTORY_CAP = 4_096  # loss-curve buckets kept; past it, neighbours merge (trainer.LossCurve)
+HISTORY_CAP = 4_096  # loss-curve buckets kept; past it, neighbours merge (train_frames.LossCurve)
 DATA_SEED = 1337  # karpathy's moons: moons(100, 0.1, seed=1337) is his demo's data exactly
 
 # The Train view's data sets, as micrograd.data declares them (0 classes: a regression problem,
@@ -330,6 +330,32 @@ class Settings:
         return REGRESSION_FORMULA if self.regression else loss_formula(self.loss)
 
 
+# What each kind of setting is, as the page reads and writes it (its URL and its boxes): "list"
+# is written "8,8", "flag" true or false, "points" the learner's clicked points (no box of its
+# own); the rest one box's text.
+KINDS = ("choice", "whole", "number", "flag", "list", "points")
+
+
+def _kind(name: str, default: object) -> str:
+    if name == "added":
+        return "points"
+    if isinstance(default, bool):
+        return "flag"
+    if isinstance(default, tuple):
+        return "list"
+    return {int: "whole", float: "number", str: "choice"}[type(default)]
+
+
+def schema() -> list[dict[str, str]]:
+    """The settings as the page is told them (`options()["settings"]`): each `Settings` field's
+    name, its control's label and its kind (KINDS), in the dataclass's order. Declared here once:
+    the page has no list of its own."""
+    return [
+        {"name": f.name, "label": LABELS[f.name], "kind": _kind(f.name, f.default)}
+        for f in fields(Settings)
+    ]
+
+
 def _features_for(dataset: str, features: tuple[str, ...]) -> tuple[str, ...]:
     if DATASETS[dataset].dims != 2 and features != ("x1", "x2"):
         raise ValueError(
@@ -377,6 +403,7 @@ def options() -> dict[str, Any]:
             "lr": MAX_LR,
         },
         "defaults": Settings().to_dict(),
+        "settings": schema(),  # what the page reads, writes and keeps in its URL
         "features": [[k, label] for k, (label, _) in FEATURES.items()],
         "jit": numpy_available(),
     }

@@ -36,16 +36,18 @@ from typing import Any
 from ..engine import Value
 from ..expr import ARITY, ProgramError
 from ..viz import GraphTooLargeError
-from ..viz.formatting import format_number as fmt
 from . import keepsake
 from .errors import ViewError
-from .explorer import DEFAULT_PROGRAM, EXAMPLES, MAX_NODES, MAX_PROGRAM_CHARS, Explorer
+from .explorer import DEFAULT_PROGRAM, EXAMPLES, MAX_PROGRAM_CHARS, Explorer
 from .foreign import explorer_for, looks_like_a_value
 from .limits import numbers_fit
 from .predict import PredictActions
-from .train_frames import read
+from .train_frames import KEEP, read
+from .train_point import point_payload, point_root, zero_loss
+from .train_publish import FrameCursor
 from .train_settings import Settings, options
-from .trainer import KEEP, FrameCursor, Trainer, point_payload, point_root
+from .trainer import Trainer
+from .walkthrough import MAX_NODES, Walkthrough
 
 # The actions that only read: a web transport may answer them to a GET.
 READS = frozenset(
@@ -101,13 +103,21 @@ class ExplorerView(PredictActions):
     )
 
     def __init__(self) -> None:
-        self.explorer: Explorer | None = None
+        self.explorer: Walkthrough | None = None
         self.built_from: tuple[str, dict[str, Any]] | None = None  # the action and body it was
 
-    def _current(self) -> Explorer:
+    def _current(self) -> Walkthrough:
         if self.explorer is None:
             raise ViewError("no expression yet: build a graph first", 409)
         return self.explorer
+
+    def _editable(self) -> Explorer:
+        """The explorer, for an action that moves its leaves: a graph of micrograd's own Values
+        (a learner's own Value class is changed in their notebook: the answer says so)."""
+        ex = self._current()
+        if not isinstance(ex, Explorer):
+            raise ViewError(ex.stepper.fixed)
+        return ex
 
     def examples(self, body: dict[str, Any]) -> dict[str, Any]:
         functions = [_signature(name, n) for name, n in ARITY.items()]
@@ -178,23 +188,23 @@ class ExplorerView(PredictActions):
         return ex.state()
 
     def set(self, body: dict[str, Any]) -> dict[str, Any]:
-        ex = self._current()
+        ex = self._editable()
         ex.set_leaf(body.get("node"), body.get("value"))
         return ex.state(with_drawing=True)
 
     def role(self, body: dict[str, Any]) -> dict[str, Any]:
         """Make a leaf a parameter or data: ``{"node": id, "role": "param" | "data"}``."""
-        ex = self._current()
+        ex = self._editable()
         ex.set_role(body.get("node"), body.get("role"))
         return ex.state()
 
     def nudge(self, body: dict[str, Any]) -> dict[str, Any]:
-        ex = self._current()
+        ex = self._editable()
         ex.nudge = ex.nudge_at(ex.leaf(body.get("node")))
         return ex.state()
 
     def descend(self, body: dict[str, Any]) -> dict[str, Any]:
-        ex = self._current()
+        ex = self._editable()
         ex.descend(body.get("lr"))
         return ex.state(with_drawing=True)
 
@@ -232,46 +242,12 @@ class ExplorerView(PredictActions):
                 f"than the explorer shows: try fewer or smaller hidden layers in the Train view"
             ) from None
         if root.data == 0.0:
-            self.explorer.notice = _zero_loss(self.explorer, payload)
+            self.explorer.notice = zero_loss(self.explorer.topo, payload)
         self.built_from = ("point", body)
         return self.explorer.state(with_drawing=True)
 
 
-def _zero_loss(ex: Explorer, payload: dict[str, Any]) -> dict[str, Any]:
-    """Why every grad of a point whose loss is 0 is 0, and the nearest point whose loss is not
-    (the Train view's `nearest`), for the page to offer."""
-    score = next((v for v in ex.topo if v.label == "s"), None)
-    target = payload.get("target")
-    if payload.get("loss") == "hinge" and score is not None and isinstance(target, (int, float)):
-        ys = target * score.data
-        text = (
-            f"This point's loss is 0: it is past the margin. The hinge loss is "
-            f"max(0, 1 − y·s), and here y·s = {fmt(target)} × {fmt(score.data)} = {fmt(ys)}, "
-            f"at least 1, so 1 − y·s ≤ 0: the loss is 0 and flat here, its slope 0, so "
-            f"every grad behind it is 0. Training learns nothing from this point."
-        )
-    else:
-        text = (
-            "This point's loss is 0: the network's output is its target exactly, and the "
-            "loss is flat there, so every grad behind it is 0."
-        )
-    offer = None
-    other = payload.get("nearest")
-    if isinstance(other, dict) and isinstance(other.get("point"), list):
-        where = ", ".join(fmt(x) for x in other["point"] if isinstance(x, (int, float)))
-        loss = other.get("loss")
-        shown = f", loss {fmt(loss)}" if isinstance(loss, (int, float)) else ""
-        offer = {
-            "text": f"The nearest point whose loss is not 0: point {other.get('index')} "
-            f"(x = {where}){shown}.",
-            "button": f"Step through point {other.get('index')} instead",
-        }
-    else:
-        text += " No point of the Train view's data has a loss that is not 0."
-    return {"text": text, "offer": offer}
-
-
-def _built(make: Callable[[], Explorer]) -> Explorer:
+def _built(make: Callable[[], Walkthrough]) -> Walkthrough:
     try:
         return make()
     except GraphTooLargeError:
@@ -441,7 +417,7 @@ class TrainView:
             raise ViewError(f"view takes {', '.join(self.VIEW_KEYS)}; not {unknown[0][:40]!r}")
         tr = self.trainer
         _checked(lambda: tr.view(**{k: body.get(k, KEEP) for k in self.VIEW_KEYS}))
-        return {"read": read(tr, tr.shown.read)}
+        return {"read": read(tr.mlp, tr.mlp.shown.read)}
 
     def model(self, body: dict[str, Any]) -> dict[str, Any]:
         """The model as `micrograd.io.save` writes it (`micrograd.io.load` reads it back)."""

@@ -13,12 +13,12 @@ The lecture's loop stays first-class (and is often clearer in a notebook)::
 With `fit` the same is ``fit(model, X, y, loss='hinge', alpha=1e-4, optimizer=opt, steps=100)``.
 Each step is one call of a *step function* ``step_fn(X_batch, y_batch) -> (loss, accuracy)``
 that leaves the gradients in ``.grad``: a `Step` (`make_step` builds the eager one,
-`jit.train.JitStep` is the same step on micrograd.jit). Losses are declared in
+`train.jit_step.JitStep` is the same step on micrograd.jit). Losses are declared in
 `losses.LOSSES`. A loss that stops being finite ends `fit` with `Diverged`, at that step.
 
 The training folder: this module (the loop, `Step`); demo.py, the demo's training and pictures
-(`micrograd demo`); plots.py, the loss curve and the decision boundary. jit's step is
-`micrograd.jit.train`.
+(`micrograd demo`); plots.py, the loss curve and the decision boundary; jit_step.py, the
+same step on `micrograd.jit` (this folder stands on the compiler; jit/ never imports it).
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ class Step:
     loss (`forward`), ``alpha * sum(p*p)`` (and ``l1 * sum(|p|)``) added, the grads zeroed,
     backward (`backprop`), and the accuracy of the outputs, before the optimizer's update.
 
-    `forward` computes the batch loss eagerly, one graph per sample; `jit.train.JitStep` is the
+    `forward` computes the batch loss eagerly, one graph per sample; `train.jit_step.JitStep` is the
     same step with micrograd.jit's forward. `loss` is a name of `losses.LOSSES` or a function
     ``(outputs, targets) -> Value`` (then `accuracy`, default: the sign rule, says how to score).
     """

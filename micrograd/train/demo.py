@@ -9,7 +9,7 @@
 
 A run is fixed by a `DemoConfig`: each data set's recipe is its `demo` entry in
 `micrograd.data.DATASETS` (collected here as `PRESETS`), the options override it. `run_demo`
-trains (on `micrograd.jit` when numpy is there, see `jit.train`) and writes to ``--out``
+trains (on `micrograd.jit` when numpy is there, see `jit_step.py`) and writes to ``--out``
 ``model.json``, ``training.png`` and ``decision_boundary.png`` (2-D) or ``predictions.png``
 (digits). The command checks everything it can before training (options,
 model size, the output files) and ends every failure with one line and a non-zero status; its
@@ -156,9 +156,9 @@ def run_demo(cfg: DemoConfig, out: IO[str] | None = None) -> dict[str, Any]:
     A diverging run returns with ``result["diverged"]`` (a `train.Diverged`) after writing the
     curves up to that step; Ctrl-C raises `Interrupted`.
     """
-    from ..jit.train import make_evaluator, make_step_fn, numpy_available
     from ..nn import MLP
     from . import Diverged, fit
+    from .jit_step import make_evaluator, make_step_fn, numpy_available
 
     out = sys.stdout if out is None else out
     check_size(cfg)

@@ -1,22 +1,23 @@
 // The Train view's controls: the settings (in the URL on a page, in the boxes and menus), what
 // changes with them (the data's and the network's controls, the class picker, the layer buttons),
-// the downloads, and the wiring of every control's events; `start` begins the view.
+// and the wiring of every control's events; `start` begins the view.
 
 import { POINT_KEY, setDisabled } from "./common.js";
+import { downloadModel, downloadPicture } from "./train-downloads.js";
 import { COLORS } from "./train-heat.js";
-
-const FIELDS = ["dataset", "points", "noise", "hidden", "activation", "loss", "optimizer", "lr",
-  "momentum", "l2", "l1", "batch", "seed", "zero_grad", "data_seed", "test", "features"];
-const LISTS = ["hidden", "features"]; // settings that are lists: "8,8" in the URL and the box
+import { readQuery, writeQuery } from "./url-state.js";
 
 // `ui`: the view's shared parts (train.js's mountTrain); returns what this part offers the others.
 export function controlsPart(ui) {
   const { root, $, view, opts, transport, host, showError, showIn } = ui;
+  // The settings a box holds, and those that are lists ("8,8" in the URL and the box): Python's
+  // schema (train_settings.schema, sent with the options), never a list of the page's own
+  let FIELDS = [], LISTS = [];
 
   // ---- settings <-> URL and controls
 
   function settingsFromUrl() {
-    const q = new URLSearchParams(opts.page ? location.search : "");
+    const q = readQuery(opts.page);
     const s = {};
     for (const k of FIELDS) if (q.has(k)) s[k] = q.get(k);
     if (q.has("added")) {
@@ -66,7 +67,7 @@ export function controlsPart(ui) {
     if ($("show-grads").checked) q.set("grads", "1");
     if ($("show-test").checked) q.set("showtest", "1");
     // a refused link stays in the address, to be mended, until the learner changes a setting
-    if (opts.page && !view.refused) history.replaceState(null, "", `${location.pathname}?${q}`);
+    if (!view.refused) writeQuery(opts.page, q);
   }
 
   function controlsToSettings() {
@@ -248,38 +249,13 @@ export function controlsPart(ui) {
     ui.configure(s);
   }
 
-  // ---- downloads
-
-  function download(blob, name) {
-    const a = Object.assign(document.createElement("a"), { href: URL.createObjectURL(blob), download: name });
-    document.body.append(a); // the document's own body: a download link needs to be in it
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(a.href), 10000);
-  }
-
-  async function downloadModel() {
-    const model = await ui.post("model");
-    download(new Blob([JSON.stringify(model, null, 1)], { type: "application/json" }), "micrograd-model.json");
-  }
-
-  function downloadPicture() {
-    const src = $("plot"), c = document.createElement("canvas");
-    c.width = src.width; c.height = src.height + 28;
-    const ctx = c.getContext("2d");
-    ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, c.width, c.height);
-    ctx.drawImage(src, 0, 0);
-    ctx.fillStyle = "#1d2430"; ctx.font = "13px sans-serif";
-    const s = view.meta.settings;
-    ctx.fillText(`${s.dataset}, MLP ${view.meta.sizes.join("-")} ${s.activation}, ${$("step-count").textContent}, ${$("loss-text").textContent}, ${$("acc-text").textContent}`, 6, src.height + 19);
-    c.toBlob((blob) => download(blob, "micrograd-playground.png"), "image/png");
-  }
-
   // ---- wiring: the controls' events; the view's start
 
   async function start() {
     view.options = await transport.call("train", "options", {});
     const o = view.options;
+    FIELDS = o.settings.filter((f) => f.kind !== "points").map((f) => f.name);
+    LISTS = o.settings.filter((f) => f.kind === "list").map((f) => f.name);
     fillSelect("dataset", o.datasets.map(([k, text]) => [k, text]));
     fillSelect("activation", o.activations.map((k) => [k, k]));
     fillSelect("loss", o.losses.map(([k, text]) => [k, text]));
@@ -311,8 +287,8 @@ export function controlsPart(ui) {
     };
     $("discretize").addEventListener("change", () => { writeUrl(); ui.drawPlot(); ui.drawNet(); });
     $("show-test").addEventListener("change", () => { writeUrl(); ui.drawPlot(); });
-    $("download-model").onclick = () => downloadModel().catch(showIn("train-error"));
-    $("download-picture").onclick = downloadPicture;
+    $("download-model").onclick = () => downloadModel(ui).catch(showIn("train-error"));
+    $("download-picture").onclick = () => downloadPicture(ui);
     $("plot").addEventListener("click", ui.onPlotClick);
     $("plot").addEventListener("keydown", ui.onPlotKey);
     $("plot").addEventListener("focus", ui.drawPlot);

@@ -12,9 +12,10 @@
 //
 // The view is made of parts, one concern each, that share `ui` (the root, the view's state, and
 // what each part offers the others, by name): train-transport.js (actions and frames),
-// train-controls.js (settings, controls, wiring), train-plot.js (the big plot, the curves),
-// train-net.js (the network's picture), train-weights.js (reading and setting a link),
-// train-graph.js (the chosen point's graph); train-heat.js draws the pictures they show.
+// train-controls.js (settings, controls, wiring; train-downloads.js, the downloads),
+// train-plot.js (the big plot, the curves), train-net.js (the network's picture),
+// train-weights.js (reading and setting a link), train-graph.js (the chosen point's graph);
+// train-heat.js draws the pictures they show.
 
 import { fmt, setDisabled, showErrorIn } from "./common.js";
 import { controlsPart } from "./train-controls.js";

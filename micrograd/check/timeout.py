@@ -1,6 +1,8 @@
-"""Running a learner's code safely: a time limit per call, crashes turned into one line, and
-numbers read from objects that may not hold numbers; and the whole check in a child process
-(`isolated`) that is ended if it stops answering.
+"""Keeping a learner's code from hanging the check: a time limit per call (`run`, and `Runner`, the
+one run loop every check goes through), crashes turned into one line (`Failed`), attributes read
+from objects whose properties may raise (`attr`), the learner's prints counted rather than shown
+(`Printed`); and the whole check in a child process (`isolated`) that is ended if it stops
+answering. How the checker reads and writes the learner's numbers is `values.py`.
 
 A time limit inside the process stops most loops, but not all: a loop inside one C call
 (``sum(range(3 * 10**9))``) never lets the timer's signal in, a learner may ignore that signal,
@@ -17,8 +19,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import math
-import numbers
 import os
 import select
 import signal
@@ -33,9 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 DEFAULT_TIME_LIMIT = 2.0  # seconds per check; every check here takes milliseconds when correct
-REL_TOL, ABS_TOL = 1e-9, 1e-12  # a tanh built from exp differs from math.tanh in the last digits
 MAX_PREV = 64  # the most children read from a node's _prev (a size limit on the learner's graph)
-MAX_TEXT = 100  # the longest repr of a learner's object shown in a problem
 MAX_TIMEOUTS = 3  # after this many checks ran out of time, the rest are not run
 
 
@@ -156,47 +154,12 @@ def run(limit: float, fn: Callable[..., Any], *args: Any) -> Any:
         return Failed(_last_line(exc), exc)
 
 
-def repr_text(obj: object) -> str:
-    try:
-        text = repr(obj)
-    except Exception:
-        text = f"<{type(obj).__name__} whose __repr__ crashed>"
-    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
-
-
-def fmt(x: float) -> str:
-    text = repr(x)
-    return text if len(text) <= 12 else f"{x:.10g}"
-
-
-def number(x: object) -> float | None:
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        return None
-    try:
-        return float(x)
-    except (OverflowError, ValueError):
-        return None
-
-
-def close(got: float | None, want: float) -> bool:
-    if got is None:
-        return False
-    if math.isnan(want):
-        return math.isnan(got)
-    return math.isclose(got, want, rel_tol=REL_TOL, abs_tol=ABS_TOL)
-
-
 def attr(obj: object, name: str) -> Any:
     """obj.name, or a Failed (a property of the learner's may raise anything)."""
     try:
         return getattr(obj, name)
     except Exception as exc:
         return Failed(_last_line(exc), exc)
-
-
-def describe(x: object) -> str:
-    n = number(x)
-    return fmt(n) if n is not None else f"{repr_text(x)} (not a number)"
 
 
 # ------------------------------------------------------------------ the learner's prints

@@ -1,4 +1,5 @@
-"""Training on `micrograd.jit`: the step function and the model outputs `train.fit` can use.
+"""Training on `micrograd.jit` (the training library standing on the compiler, never the other
+way round): the step function and the model outputs `train.fit` can use.
 
 `JitStep(model, loss, alpha)` is `train.Step` with jit's forward: the per-sample term of `loss`
 (`losses.LOSSES`) on ``model(x)``, traced once by `micrograd.jit` and replayed over each batch
@@ -15,8 +16,9 @@ from typing import Any
 
 from .. import losses
 from ..engine import Value
+from ..jit import jit as _jit
 from ..nn import ACTIVATIONS, MLP, Module
-from ..train import Step, StepFn, evaluate, make_step
+from . import Step, StepFn, evaluate, make_step
 
 
 def numpy_available() -> bool:
@@ -66,8 +68,6 @@ class ModelOutputs:
     def __call__(self, X: Any) -> Any:
         import numpy as np
 
-        from . import jit
-
         model = self.model
         if self.n_outputs is None:
             self.n_outputs = _n_outputs(model, X[0].tolist())
@@ -75,9 +75,9 @@ class ModelOutputs:
             return forward_numpy(model, X)
         if not self._outputs:
             if self.n_outputs == 1:
-                self._outputs = [jit(lambda x: model(x))]
+                self._outputs = [_jit(lambda x: model(x))]
             else:
-                self._outputs = [jit(lambda x, k=k: model(x)[k]) for k in range(self.n_outputs)]
+                self._outputs = [_jit(lambda x, k=k: model(x)[k]) for k in range(self.n_outputs)]
         if self.n_outputs == 1:
             return self._outputs[0].outputs(X)
         return np.stack([f.outputs(X) for f in self._outputs], axis=1)
@@ -100,15 +100,13 @@ class JitStep(Step):
         zero_grad: bool = True,
         score: bool = True,
     ) -> None:
-        from . import jit
-
         if loss not in losses.LOSSES:
             raise ValueError(
                 f"JitStep: unknown loss {loss!r}; choose one of {', '.join(losses.LOSSES)}"
             )
         super().__init__(model, loss, alpha, l1=l1, zero_grad=zero_grad, score=score)
         term = losses.LOSSES[loss].term
-        self.loss_fn = jit(lambda x, t: term(model(x), t))  # type: ignore[assignment]
+        self.loss_fn = _jit(lambda x, t: term(model(x), t))  # type: ignore[assignment]
         self.outputs = ModelOutputs(model)
 
     def forward(self, Xb: Sequence, yb: Sequence) -> tuple[Value, list]:

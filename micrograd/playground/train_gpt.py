@@ -1,0 +1,141 @@
+"""`GPTKind`: a Train run's model kind for microgpt's GPT (micrograd/gpt.py) on a list of words.
+
+    tr = Trainer(GPTSettings(docs=("emma", "olivia", "ava")), kind=GPTKind)
+    tr.step(20)                         # microgpt's steps: one word each, backward(), his Adam
+    tr.frame()["samples"]               # 20 words drawn from the model at `temperature`
+
+The same run, pacer and frames as the Train view's MLP (trainer.py): only the model differs.
+Each step is `gpt.train`'s: the words shuffled after the seed, as `gpt.prepare` does, one word
+a step in that order, his Adam with the learning rate decaying linearly to 0 over `steps`; the
+run's losses are `microgpt(docs, steps, seed)`'s. When the `steps` are taken the run stops
+playing (the rate has reached 0). The global `random` is left as it was: the seed's stream is
+drawn under a lock and put back.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .. import io
+from ..gpt import GPT, Adam, Tokenizer, sample
+
+_RANDOM_LOCK = threading.Lock()  # microgpt draws from the global `random`: one build at a time
+
+# A few of makemore's names (names.txt is not shipped): enough to watch the loss fall.
+WORDS = ("emma", "olivia", "ava", "isabella", "sophia", "mia", "amelia", "harper", "evelyn")
+SAMPLES = 20  # words drawn each frame
+MAX_STEPS = 100_000
+
+
+@dataclass(frozen=True)
+class GPTSettings:
+    """Everything that defines a GPT run. Same settings, same run."""
+
+    docs: tuple[str, ...] = WORDS  # the words it learns, one a step
+    n_layer: int = 1
+    n_embd: int = 16
+    n_head: int = 4
+    block_size: int = 16
+    lr: float = 0.01  # Adam's first rate, decaying linearly to 0 at `steps`
+    steps: int = 1000
+    temperature: float = 0.5  # the samples' softmax(logits / temperature)
+    seed: int = 42  # the words' shuffle and the initial weights, as microgpt's seed
+
+    def __post_init__(self) -> None:
+        Tokenizer(self.docs)  # a word list it cannot read: its error, naming what is wrong
+        if not 1 <= self.steps <= MAX_STEPS:
+            raise ValueError(f"GPTSettings: steps must be 1 to {MAX_STEPS}, got {self.steps!r}")
+        if not (math.isfinite(self.temperature) and self.temperature > 0):
+            raise ValueError(f"GPTSettings: temperature must be > 0, got {self.temperature!r}")
+        if not (math.isfinite(self.lr) and self.lr > 0):
+            raise ValueError(f"GPTSettings: lr must be > 0, got {self.lr!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["docs"] = list(self.docs)
+        return d
+
+
+class GPTKind:
+    """microgpt's GPT on a list of words (see the module docstring); `engine_name` is unused:
+    it trains eagerly, one graph a step."""
+
+    name = "gpt"
+    LIVE = frozenset({"temperature"})  # the samples' temperature applies to the running model
+    LABELS = {
+        "docs": "Words",
+        "n_layer": "Layers",
+        "n_embd": "Embedding size",
+        "n_head": "Heads",
+        "block_size": "Block size",
+        "lr": "Learning rate",
+        "steps": "Steps",
+        "temperature": "Temperature",
+        "seed": "Seed",
+    }
+
+    def __init__(self, settings: GPTSettings, engine_name: str = "eager") -> None:
+        self.config_id = 0
+        self.rebuild(settings)
+
+    def rebuild(self, settings: GPTSettings) -> None:
+        self.settings = s = settings
+        docs = list(s.docs)
+        with _RANDOM_LOCK:
+            state = random.getstate()
+            random.seed(s.seed)  # as gpt.prepare: the shuffle, then the weights, in his order
+            try:
+                random.shuffle(docs)
+                self.tokenizer = Tokenizer(docs)
+                self.model = GPT(
+                    self.tokenizer.vocab_size, s.n_layer, s.n_embd, s.n_head, s.block_size
+                )
+            finally:
+                random.setstate(state)
+        self.docs = docs
+        self.params = self.model.parameters()
+        self.adam = Adam(self.params, s.steps, lr=s.lr)
+        self.config_id += 1
+
+    def live(self, settings: GPTSettings) -> None:
+        self.settings = settings
+
+    def train(self, seconds: float, playing: Callable[[], bool]) -> list[tuple[float, None]]:
+        """One step (`gpt.train`'s): the next word's loss, backward(), Adam; none once the
+        `steps` are taken (the rate is 0)."""
+        t = self.adam.t
+        if t >= self.settings.steps:
+            return []
+        word = self.docs[t % len(self.docs)]  # (a long word: its first block_size positions)
+        loss = self.model.loss(self.tokenizer.encode(word))
+        loss.backward()
+        self.adam.step()  # (and zero_grad)
+        return [(loss.data, None)]
+
+    def weights_finite(self) -> bool:
+        return math.isfinite(sum(p.data for p in self.params))
+
+    def frame_seconds(self, fps: float) -> float:
+        return max(1.0 / fps, 0.5)  # 20 words sampled a frame, each a forward pass per letter
+
+    def meta(self) -> dict[str, Any]:
+        return {
+            "kind": self.name,
+            "config_id": self.config_id,
+            "settings": self.settings.to_dict(),
+            "vocab": self.tokenizer.decode(range(self.tokenizer.bos)),
+            "params": len(self.params),
+        }
+
+    def frame(self, playing: bool) -> dict[str, Any]:
+        rng = random.Random(self.adam.t)  # the same step: the same samples
+        words = sample(self.model, self.tokenizer, SAMPLES, self.settings.temperature, rng=rng)
+        return {"samples": words, "lr": self.adam.lr * (1 - self.adam.t / self.settings.steps)}
+
+    def model_json(self) -> str:
+        return io.dumps(self.model, "the model")
