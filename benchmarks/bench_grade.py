@@ -59,7 +59,7 @@ def write_class(root: pathlib.Path, learners: int) -> dict[str, str]:
         who = f"learner{k + 1:02d}"
         kind = "hangs" if k % 10 == 1 else "buggy" if k % 5 == 4 else "right"
         kinds[who] = kind
-        for name in NAMES:
+        for name in [n for n in NAMES if n[:2] <= "06"]:  # notebooks 1-6
             answers = dict(FILLS[name])
             if kind == "buggy":
                 answers.update(bugs.get(name, {}))
