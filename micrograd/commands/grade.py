@@ -38,6 +38,7 @@ from ..grading import gradebook as grade_book
 from ..grading import report as grade_report
 from ..grading import sandbox as grade_sandbox
 from ..grading import store as grade_store
+from ..grading import workers as grade_workers
 
 COLUMNS = ("submission", "notebook", "exercise", "result", "detail")
 BAD = ("failed", "error", "timeout", "blocked")  # what makes the exit status 1
@@ -423,6 +424,7 @@ def run(args: argparse.Namespace) -> int:
         stopping.set()
         pool.shutdown(wait=False, cancel_futures=True)
         grade_sandbox.CHILDREN.kill_all()
+        grade_workers.WORKERS.close()
         done = sum(f.done() and not f.cancelled() and f.exception() is None for f in futures)
         kept = (
             f"the {done} graded are kept in {folder}: run again to grade the rest"
@@ -437,11 +439,13 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:  # a result that could not be kept
         pool.shutdown(wait=False, cancel_futures=True)
         grade_sandbox.CHILDREN.kill_all()
+        grade_workers.WORKERS.close()
         return _error(describe(exc), 1)
     pool.shutdown()
+    grade_workers.WORKERS.close()  # the warm workers end with the grading
     print(
         f"micrograd grade: {len(todo)} notebook{'s' * (len(todo) != 1)} in "
-        f"{time.perf_counter() - start:.0f} s, {jobs} at once (CPU time of the kernels: "
+        f"{time.perf_counter() - start:.0f} s, {jobs} at once (CPU time of the notebooks: "
         f"{grade_sandbox.CPU.seconds - cpu:.0f} s)",
         file=sys.stderr,
     )

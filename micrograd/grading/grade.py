@@ -1,6 +1,7 @@
-"""Grading learners' filled-in notebooks: each one run top to bottom in a fresh Jupyter kernel,
-in a sandbox (`grading/sandbox.py`), under a time limit per cell, and judged exercise by
-exercise.
+"""Grading learners' filled-in notebooks: each one run top to bottom in a fresh IPython
+interpreter (a child of a warm worker, `grading/worker.py`; or a Jupyter kernel of its own,
+`ENGINE`), in a sandbox (`grading/sandbox.py`), under a time limit per cell, and judged exercise
+by exercise.
 
 An exercise is a code cell whose metadata names it (``exercise="slope"``); the cells that check
 it name it too (``checks="slope"``). Each exercise is then one of `RESULTS`:
@@ -53,14 +54,19 @@ from typing import Any
 
 from ..core.atomic import atomic_write
 from . import sandbox as grade_sandbox
+from . import workers as grade_workers
 from .compose import Role, blame, compose, exercises, role_keys, solutions, with_solutions
 
 RESULTS = ("passed", "failed", "error", "timeout", "blocked", "not attempted", "skipped")
 FACTOR = 20.0  # a cell's time limit: this many times the course's solution's time ...
-FLOOR = 10.0  # ... and at least this many seconds (a loaded machine, a slower learner)
+FLOOR = 3.0  # ... and at least this: the course's quick cells took a fraction of a second each
+# in a warm worker, even at a load average of 17 on 2 cores
 UNTIMED = 60.0  # seconds for a cell the course's run did not time (its run stopped early)
 SHARED_FILES = {"my_value": "my_value.py"}  # an exercise whose %%writefile cell others import
 NO_TORCH = "skipped: PyTorch is not installed"
+# How a notebook runs: "worker" (a child of a warm worker, grading/worker.py) or "kernel" (its own
+# Jupyter kernel, MICROGRAD_GRADE_ENGINE=kernel); the same results (tests/test_grade_worker.py).
+ENGINE = "kernel" if os.environ.get("MICROGRAD_GRADE_ENGINE") == "kernel" else "worker"
 
 
 @dataclass(frozen=True)
@@ -356,8 +362,8 @@ def learner_files(folder: str | os.PathLike) -> dict[str, bytes]:
     return found
 
 
-_TIMES: dict[tuple[str, bool], dict[str, float]] = {}
-_TIMING: dict[tuple[str, bool], threading.Lock] = {}
+_TIMES: dict[tuple[str, bool, str], dict[str, float]] = {}
+_TIMING: dict[tuple[str, bool, str], threading.Lock] = {}
 _TIMING_LOCK = threading.Lock()
 
 
@@ -376,21 +382,22 @@ def course_files() -> dict[str, bytes]:
 def course_times(key: str, sandbox: bool = True, slot: int = 0) -> dict[str, float]:
     """Cell (`role_keys`) -> the seconds the course notebook `key`, run with its solutions,
     took for it here (once per process: the grader's first notebook of each kind waits)."""
+    at = (key, sandbox, ENGINE)
     with _TIMING_LOCK:
-        lock = _TIMING.setdefault((key, sandbox), threading.Lock())
+        lock = _TIMING.setdefault(at, threading.Lock())
     with lock:
-        if (key, sandbox) not in _TIMES:
+        if at not in _TIMES:
             original = course()[key]
             runnable, roles = compose(with_solutions(original, solutions(original)), original)
             keys = role_keys(roles)
             untimed = [UNTIMED if c.cell_type == "code" else None for c in runnable.cells]
             outcomes, _ = _run(runnable, course_files(), untimed, sandbox, slot)
-            _TIMES[key, sandbox] = {
+            _TIMES[at] = {
                 keys[i]: float(o["seconds"])
                 for i, o in outcomes.items()
                 if 0 <= i < len(keys) and isinstance(o.get("seconds"), (int, float))
             }
-    return _TIMES[key, sandbox]
+    return _TIMES[at]
 
 
 def limits(
@@ -419,6 +426,8 @@ def _run(
         raise RuntimeError(refused)
     use_bwrap = sandbox
     uid = grade_sandbox.UID_BASE + slot if use_bwrap and os.geteuid() == 0 else None
+    if ENGINE == "worker":
+        return grade_workers.WORKERS.run(slot, use_bwrap, uid, dict(runnable), files, timeouts)
     folder = tempfile.mkdtemp(prefix="micrograd-grade-")
     try:
         for name, data in files.items():

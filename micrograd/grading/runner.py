@@ -31,7 +31,7 @@ import time
 from typing import Any, TextIO
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
     lines = [line.strip() for line in str(text).strip().splitlines() if line.strip()]
     return lines[0] if lines else ""
 
@@ -64,7 +64,7 @@ def become(uid: int) -> None:
         raise SystemExit(f"micrograd grade: could not drop to uid {uid}")
 
 
-def _undumpable() -> None:
+def undumpable() -> None:
     # The learner's kernel runs as the same uid: keep it from reading or writing this process
     # (its memory, its stdout through /proc/PID/fd) where Linux lets us say so.
     if sys.platform.startswith("linux"):
@@ -144,7 +144,7 @@ def run(sources: list[str | None], limits: list[float], emit: Any) -> None:
             stderr=subprocess.DEVNULL,
         )
     except RuntimeError as exc:  # it died or did not answer in time
-        emit(-1, {"state": "dead", "line": f"the kernel failed: {_one_line(str(exc))}"})
+        emit(-1, {"state": "dead", "line": f"the kernel failed: {one_line(str(exc))}"})
         return
     try:
         watching = _quietly(kc, WATCH, {}) is not None
@@ -229,13 +229,13 @@ def _execute(km: Any, kc: Any, source: str, deadline: float) -> dict[str, Any]:
         return {"state": "timeout", "text": printed}
     if error is not None:
         name = str(error.get("ename", "Error"))
-        line = f"{name}: {_one_line(str(error.get('evalue', '')))}".rstrip(": ")
+        line = f"{name}: {one_line(str(error.get('evalue', '')))}".rstrip(": ")
         return {
             "state": "error",
             "line": line,
             "assertion": name == "AssertionError",
             "text": printed,
-            "at": _line_number(error.get("traceback", [])),
+            "at": line_number(error.get("traceback", [])),
         }
     return {"state": "ok", "text": printed}
 
@@ -244,7 +244,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _CELL_LINE = re.compile(r"(?:Cell In ?\[\d*\]|<ipython-input-[^>]*>), line (\d+)")
 
 
-def _line_number(traceback: Any) -> int:
+def line_number(traceback: Any) -> int:
     """The line of the cell itself that raised (its own frame, the traceback's first), or 0."""
     for entry in traceback if isinstance(traceback, list) else []:
         m = _CELL_LINE.search(_ANSI.sub("", str(entry)))
@@ -286,7 +286,7 @@ def main() -> int:
         limit(job.get("limits", {}))
         if job.get("uid") is not None:
             become(int(job["uid"]))
-        _undumpable()
+        undumpable()
         os.makedirs(os.environ.get("HOME", "/tmp/home"), exist_ok=True)
         sources = [
             c["source"] if c.get("cell_type") == "code" else None for c in job["notebook"]["cells"]
@@ -298,7 +298,7 @@ def main() -> int:
             {
                 "state": "dead",
                 "line": f"the grader could not start the notebook: "
-                f"{type(exc).__name__}: {_one_line(str(exc))}",
+                f"{type(exc).__name__}: {one_line(str(exc))}",
             },
         )
         return 1

@@ -1,7 +1,8 @@
 """Where `micrograd grade` runs a submission: a sandbox on Linux, resource limits everywhere.
 
 A submission is code the teacher did not write. Each notebook runs (Jupyter's client and the
-kernel together, `grading/runner.py`) as one child process:
+kernel together, `grading/runner.py`) as one child process, or, by default, in a child of a
+warm worker that lives in such a sandbox of its own (`grading/worker.py`, `grading/workers.py`):
 
 - on Linux with bubblewrap (`bwrap`, Debian's `bubblewrap`), in a sandbox: a root of its own in
   which the system and the Python environment are read-only, the submission's folder (a fresh
@@ -113,9 +114,10 @@ def _readable_roots() -> list[str]:
     return [p for p in real if not any(p == s or p.startswith(s + "/") for s in system)]
 
 
-def command(folder: str, use_bwrap: bool) -> list[str]:
-    """The command that runs grading.runner with `folder` as its working folder."""
-    runner = [sys.executable, "-m", "micrograd.grading.runner"]
+def command(folder: str, use_bwrap: bool, module: str = "micrograd.grading.runner") -> list[str]:
+    """The command that runs `module` (grading.runner, or grading.worker) with `folder` as its
+    working folder."""
+    runner = [sys.executable, "-m", module]
     if not use_bwrap:
         return runner
     cmd = [
