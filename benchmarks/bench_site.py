@@ -80,7 +80,7 @@ PHASES = (("Python started", "Installing micrograd"), ("micrograd imported", "Re
 @contextlib.contextmanager
 def served_site() -> Any:
     """The site built into a temporary folder and served at http://127.0.0.1:PORT/s/."""
-    from micrograd.playground.site import build_site
+    from micrograd.site.static_site import build_site
 
     with tempfile.TemporaryDirectory(prefix="micrograd-site-") as root:
         report = build_site(os.path.join(root, "s"), log=lambda line: print(line, file=sys.stderr))

@@ -106,7 +106,8 @@ def test_the_sites_course_without_solutions_is_the_same_hand_out(tmp_path, monke
     notebooks are then `without_solutions`, as `micrograd course --no-solutions` writes them."""
     from micrograd.commands import course
     from micrograd.grading.compose import without_solutions
-    from micrograd.playground import course_site, site
+    from micrograd.site import course_app as course_site
+    from micrograd.site import static_site as site
 
     seen: dict[str, Any] = {}
 

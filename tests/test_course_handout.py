@@ -22,7 +22,7 @@ import pytest
 
 from micrograd.commands.cli import main
 from micrograd.core import setup_cell
-from micrograd.playground import course_site
+from micrograd.site import course_app as course_site
 
 from .conftest import _unavailable
 
@@ -114,7 +114,7 @@ def test_the_wheel_with_the_site_extra_builds_the_course(tmp_path: pathlib.Path)
     extra into a fresh virtual environment (not editable: the notebooks are package data) has
     every build tool (jupyter-server among them), and `micrograd site OUT` builds the course."""
     pytest.importorskip("build", reason="the test extra's 'build' package builds the wheel")
-    from micrograd.playground.site import default_cache
+    from micrograd.site.static_site import default_cache
 
     from .support.building import build, clean_env, fresh_venv, venv_bin
 

@@ -25,7 +25,9 @@ import pytest
 
 from micrograd.commands.cli import main
 from micrograd.core import setup_cell
-from micrograd.playground import course_site, site
+from micrograd.site import course_app as course_site
+from micrograd.site import course_wheels
+from micrograd.site import static_site as site
 
 from .conftest import _unavailable, watch_errors
 
@@ -228,10 +230,10 @@ def test_a_cached_wheel_that_does_not_match_is_fetched_again_and_checked(
         pathlib.Path(cmd[cmd.index("-d") + 1], file_name).write_bytes(b"another wheel")
         return subprocess.CompletedProcess(cmd, 0, "", "")
 
-    monkeypatch.setattr(course_site.subprocess, "run", fake_pip)
+    monkeypatch.setattr(course_wheels.subprocess, "run", fake_pip)
     lines: list[str] = []
     with pytest.raises(site.SiteError, match=rf"PyPI's {re.escape(file_name)} is not the one"):
-        course_site.wheel(name, tmp_path, lines.append)
+        course_wheels.wheel(name, tmp_path, lines.append)
     assert lines == [
         f"{tmp_path / 'wheels' / file_name} does not match its sha256; fetching it again"
     ]

@@ -26,7 +26,6 @@ LONG_MODULES = {
     "jit/js_target.py": 678,
     "jit/numpy_target.py": 582,
     "playground/server.py": 640,
-    "playground/course_site.py": 582,
 }
 
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from micrograd.playground import site
 from micrograd.playground.explorer import EXAMPLES
 from micrograd.playground.messages import MessageHost
 from micrograd.playground.views import Tab
 from micrograd.playground.worker import Host
+from micrograd.site import static_site as site
 from micrograd.viz.formatting import format_number as fmt
 from tests.test_playground_explorer_api import post
 

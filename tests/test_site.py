@@ -23,9 +23,9 @@ import pytest
 
 import micrograd
 from micrograd.commands.cli import main
-from micrograd.playground import site
 from micrograd.playground.views import Tab
 from micrograd.playground.worker import WATCH_SECONDS, Host
+from micrograd.site import static_site as site
 
 PACKAGE = pathlib.Path(micrograd.__file__).resolve().parent
 

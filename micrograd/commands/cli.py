@@ -6,7 +6,7 @@ as a static site, `gpt` trains Karpathy's microgpt and samples names.
 Each subcommand's command-line code has a module of its own, apart from the library code it drives
 (`commands/graph.py` runs `expr.py`, `commands/demo.py` runs `train/demo.py`,
 `commands/playground.py` the playground, `commands/grade.py` runs `grading/grade.py`,
-`commands/course.py` copies the course, `commands/site.py` runs `playground/site.py`,
+`commands/course.py` copies the course, `commands/site.py` runs `site/static_site.py`,
 `commands/gpt.py` runs `gpt.py`), and adds
 itself here with an `add_*_command(subparsers)` function. `main(argv)` returns the exit status (it
 never raises SystemExit), so tests call it in-process.

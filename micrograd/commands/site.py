@@ -1,5 +1,5 @@
 """The `micrograd site OUT_DIR` command: write the playground as a static site that runs
-micrograd itself in the browser (`playground/site.py` builds it). One line and an exit status for
+micrograd itself in the browser (`site/static_site.py` builds it). One line and an exit status for
 every failure; Ctrl-C is one line too.
 """
 
@@ -75,8 +75,8 @@ WHERE = {"cache": "from the cache", "npm": "fetched from the npm registry"}  # w
 
 
 def run_site(args: argparse.Namespace) -> int:
-    from ..playground.course_site import add_course
-    from ..playground.site import SiteError, build_site
+    from ..site.course_app import add_course
+    from ..site.static_site import SiteError, build_site
 
     started = time.monotonic()
     try:

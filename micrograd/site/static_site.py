@@ -1,6 +1,6 @@
 """`build_site`: the playground as a folder of static files that runs micrograd in the browser.
 
-    from micrograd.playground.site import build_site
+    from micrograd.site.static_site import build_site
     report = build_site("public")      # or, from a shell: micrograd site public
 
 The folder is the whole playground for any static host (GitHub Pages, a university's web space,
@@ -304,7 +304,7 @@ def python_memory(
 
 
 def _static(name: str) -> bytes:
-    return (resources.files(__package__) / "static" / name).read_bytes()
+    return (resources.files("micrograd.playground") / "static" / name).read_bytes()
 
 
 def page(name: str) -> str:
@@ -335,8 +335,8 @@ def snapshot(log: Callable[[str], None] = print) -> list[dict]:
     [{view, action, body, answer}]. The Train view's engine runs the same generated JavaScript
     here in Node.js; without Node.js only the explorer's calls are baked (the Train view then
     waits for Python, as a link with other settings does)."""
-    from .engines import javascript_host
-    from .views import Tab
+    from ..playground.engines import javascript_host
+    from ..playground.views import Tab
 
     tab = Tab(jit="javascript")  # type: ignore[arg-type]
     baked: list[dict] = []
@@ -366,7 +366,7 @@ def site_files(archive: bytes, log: Callable[[str], None] = print) -> dict[str, 
     files: dict[str, bytes] = {}
     for out, src in PAGES.items():
         files[out] = page(src).encode("utf-8")
-    for entry in (resources.files(__package__) / "static").iterdir():
+    for entry in (resources.files("micrograd.playground") / "static").iterdir():
         name = entry.name
         if entry.is_file() and name not in PAGES.values() and name not in NOT_SHIPPED:
             files[f"static/{name}"] = entry.read_bytes()
@@ -414,7 +414,7 @@ def build_site(
     cache = pathlib.Path(cache_dir) if cache_dir is not None else default_cache()
     archive, source = pyodide_archive(cache, log)
     files = site_files(archive, log)
-    if course is not None:  # the course in the browser: course_site.add_course, in course/
+    if course is not None:  # the course in the browser: course_app.add_course, in course/
         course(files, archive, cache, tuple(PAGES), log)
     for rel, data in files.items():
         path = os.path.join(folder, *rel.split("/"))
