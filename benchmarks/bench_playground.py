@@ -52,9 +52,9 @@ class Direct:
     by a cursor in-process."""
 
     def __init__(self, use_jit: bool, settings: dict, shown: dict) -> None:
-        from micrograd.playground.runner import Runner
         from micrograd.playground.train_publish import FrameCursor
         from micrograd.playground.train_settings import Settings
+        from micrograd.playground.train_thread import Runner
         from micrograd.playground.trainer import Trainer
 
         self.tr = Trainer(Settings.from_dict(settings), use_jit=use_jit)

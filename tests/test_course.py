@@ -105,7 +105,7 @@ def test_the_sites_course_without_solutions_is_the_same_hand_out(tmp_path, monke
     """`micrograd site OUT --no-solutions` hands its course hook solutions=False, and the app's
     notebooks are then `without_solutions`, as `micrograd course --no-solutions` writes them."""
     from micrograd.commands import course
-    from micrograd.grading.compose import without_solutions
+    from micrograd.grading.graded_notebook import without_solutions
     from micrograd.site import course_app as course_site
     from micrograd.site import static_site as site
 

@@ -542,7 +542,7 @@ def test_registry_jit_expression_language_and_op_table_cover_the_same_ops() -> N
     # One truth, the registry; each consumer is checked against it, not against a list here.
     from micrograd.expr import ARITY, FUNCTIONS
     from micrograd.jit import _elementwise
-    from micrograd.jit.graph import KERNELS
+    from micrograd.jit.plan import KERNELS
 
     registry = set(ENGINE_OPS)
     assert set().union(*(_kinds_built_by(op) for op in OPS)) == registry

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from micrograd.commands.cli import main
+from micrograd.grading import class_report as grade_report
 from micrograd.grading import grade
-from micrograd.grading import report as grade_report
 from micrograd.grading import sandbox as grade_sandbox
 
 nbformat = pytest.importorskip("nbformat")

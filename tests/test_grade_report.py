@@ -10,8 +10,8 @@ import re
 
 import pytest
 
+from micrograd.grading import class_report as grade_report
 from micrograd.grading import grade
-from micrograd.grading import report as grade_report
 
 pytest.importorskip("nbformat")
 

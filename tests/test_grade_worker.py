@@ -1,4 +1,4 @@
-"""The warm worker (`grading/worker.py`), the way `micrograd grade` runs notebooks by default:
+"""The warm worker (`grading/warm_worker.py`), the way `micrograd grade` runs notebooks by default:
 the same rows as a Jupyter kernel of their own gives (`grade.ENGINE = "kernel"`) for the same
 submissions, right, buggy, crashing, hanging, exiting; and what one notebook leaves behind in
 the worker (a process, a file in /tmp, a cell that will not stop) is gone when the next one

@@ -1,6 +1,6 @@
 """What is said of an op besides its maths lives with its reader, in one table keyed by the op's
 name: the pictures' words (names.WORDS), the activations (nn.ACTIVATION_OPS), PyTorch's modules
-(io.TORCH_MODULES), jit's kernels (jit_graph.KERNELS), the tracer's op code (watch.code_roles).
+(io.TORCH_MODULES), jit's kernels (jit_plan.KERNELS), the tracer's op code (watch.code_roles).
 Each is held complete against the registry here, and engine.py, the file that defines `Value`,
 names none of these concerns."""
 
@@ -19,7 +19,7 @@ from micrograd.core.names import WORDS
 from micrograd.engine import OPS, Value
 from micrograd.io import TORCH_MODULES
 from micrograd.jit import watch
-from micrograd.jit.graph import KERNELS
+from micrograd.jit.plan import KERNELS
 from micrograd.nn import ACTIVATION_OPS, ACTIVATIONS
 
 from .support.optable import BY_NAME

@@ -15,8 +15,8 @@ import uuid
 import pytest
 
 from micrograd.playground import serve
-from micrograd.playground.runner import Runner
 from micrograd.playground.server import _Handler, train_stream
+from micrograd.playground.train_thread import Runner
 from micrograd.playground.trainer import Trainer
 from micrograd.playground.views import Tab as ViewTab
 from micrograd.playground.web import Request, Sessions

@@ -540,7 +540,7 @@ def test_a_cursor_hands_out_frames_with_the_curve_it_has_not_had():
 
 
 def test_the_runner_trains_every_playing_trainer_in_turn_and_holds_the_unwatched():
-    from micrograd.playground.runner import Runner
+    from micrograd.playground.train_thread import Runner
 
     runner = Runner()
     a, b, c = Trainer(), Trainer(Settings(hidden=(16, 16))), Trainer()

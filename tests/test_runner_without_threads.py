@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from micrograd.playground import runner as runner_module
-from micrograd.playground.runner import Runner
+from micrograd.playground import train_thread as runner_module
+from micrograd.playground.train_thread import Runner
 from micrograd.playground.trainer import Trainer
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..core.atomic import atomic_write, describe
 from ..core.setup_cell import installed_setup
-from ..grading.compose import without_solutions as hand_out
+from ..grading.graded_notebook import without_solutions as hand_out
 
 DEFAULT_DIR = "micrograd-course"
 
@@ -83,8 +83,9 @@ def notebooks() -> dict[str, str]:
 
 
 def without_solutions(text: str) -> str:
-    """The notebook (JSON text) as a hand-out: `grading.compose.without_solutions` (no folded
-    solution, no sentence promising one), the same as the site's course without solutions."""
+    """The notebook (JSON text) as a hand-out: `grading.graded_notebook.without_solutions` (no
+    folded solution, no sentence promising one), the same as the site's course without
+    solutions."""
     return json.dumps(hand_out(json.loads(text)), indent=1, ensure_ascii=False) + "\n"
 
 

@@ -9,7 +9,7 @@ belong to their own folder. The grading is library code in `grading/grade.py` (i
 `grading/sandbox.py`); this module is the command line around it: the options, a table on stdout,
 each notebook's result kept as it is done (`grading/store.py`: ``--results DIR``, by default
 ``grade-results`` beside the first report; a second run grades only what is new or changed,
-``--regrade`` everything), the reports made from every result kept (`grading/report.py`,
+``--regrade`` everything), the reports made from every result kept (`grading/class_report.py`,
 written atomically, and only once every notebook's processes are gone), progress on stderr, and
 the exit status (0 when nothing failed, raised an error, timed out or was blocked; 1 otherwise;
 2 for a bad option, no sandbox (bubblewrap missing) without ``--no-sandbox``, a report that
@@ -33,9 +33,9 @@ from collections import Counter
 from typing import Any
 
 from ..core.atomic import atomic_write, check_writable, describe
+from ..grading import class_report as grade_report
 from ..grading import grade, handin
 from ..grading import gradebook as grade_book
-from ..grading import report as grade_report
 from ..grading import sandbox as grade_sandbox
 from ..grading import store as grade_store
 from ..grading import workers as grade_workers

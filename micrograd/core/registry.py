@@ -20,7 +20,7 @@ the derivative of ``sin``) is declared once with `function`: floats and numpy us
 
 The registry holds the maths only. What else is said of an op lives with its reader, keyed by the
 op's name: the pictures' words (`names.WORDS`), the activations (`nn.ACTIVATION_OPS`), PyTorch's
-modules (`io.TORCH_MODULES`), jit's kernels (`jit.graph.KERNELS`); tests/test_op_tables.py holds
+modules (`io.TORCH_MODULES`), jit's kernels (`jit.plan.KERNELS`); tests/test_op_tables.py holds
 each complete against `OPS`.
 """
 

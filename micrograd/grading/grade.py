@@ -1,5 +1,5 @@
 """Grading learners' filled-in notebooks: each one run top to bottom in a fresh IPython
-interpreter (a child of a warm worker, `grading/worker.py`; or a Jupyter kernel of its own,
+interpreter (a child of a warm worker, `grading/warm_worker.py`; or a Jupyter kernel of its own,
 `ENGINE`), in a sandbox (`grading/sandbox.py`), under a time limit per cell, and judged exercise
 by exercise.
 
@@ -55,7 +55,7 @@ from typing import Any
 from ..core.atomic import atomic_write
 from . import sandbox as grade_sandbox
 from . import workers as grade_workers
-from .compose import Role, blame, compose, exercises, role_keys, solutions, with_solutions
+from .graded_notebook import Role, blame, compose, exercises, role_keys, solutions, with_solutions
 
 RESULTS = ("passed", "failed", "error", "timeout", "blocked", "not attempted", "skipped")
 FACTOR = 20.0  # a cell's time limit: this many times the course's solution's time ...
@@ -64,7 +64,7 @@ FLOOR = 3.0  # ... and at least this: the course's quick cells took a fraction o
 UNTIMED = 60.0  # seconds for a cell the course's run did not time (its run stopped early)
 SHARED_FILES = {"my_value": "my_value.py"}  # an exercise whose %%writefile cell others import
 NO_TORCH = "skipped: PyTorch is not installed"
-# How a notebook runs: "worker" (a child of a warm worker, grading/worker.py) or "kernel" (its own
+# How a notebook runs: "worker" (a child of a warm worker, grading/warm_worker.py) or "kernel" (its own
 # Jupyter kernel, MICROGRAD_GRADE_ENGINE=kernel); the same results (tests/test_grade_worker.py).
 ENGINE = "kernel" if os.environ.get("MICROGRAD_GRADE_ENGINE") == "kernel" else "worker"
 

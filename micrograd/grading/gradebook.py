@@ -24,8 +24,8 @@ import csv
 import io
 from collections.abc import Iterable
 
+from .class_report import cell
 from .grade import Row
-from .report import cell
 
 FORMATS = ("canvas", "moodle", "plain")
 CREDIT = ("passed", "skipped")

@@ -1,4 +1,4 @@
-"""The grader's side of the warm workers (`grading/worker.py`): one per parallel job, each in a
+"""The grader's side of the warm workers (`grading/warm_worker.py`): one per parallel job, each in a
 sandbox of its own (`grading/sandbox.py`'s bubblewrap command, the same walls) that lives as
 long as the grading does and runs that job's notebooks one after another.
 
@@ -34,7 +34,7 @@ class Worker:
             os.chown(self.folder, uid, uid)
         self.said = tempfile.TemporaryFile()
         self.p = subprocess.Popen(
-            sandbox.command(self.folder, use_bwrap, "micrograd.grading.worker"),
+            sandbox.command(self.folder, use_bwrap, "micrograd.grading.warm_worker"),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.said,

@@ -210,7 +210,7 @@ function $pdot(a, ao, b, bo, n) {
 }
 // A layer's neurons o0 .. o0+K-1 over a batch (W: the K x n weights' places in S, row by row;
 // Bi: the biases'; X: the n inputs' rows): V[o] = b + w0*x0 + w1*x1 + ..., each sum from the
-// bias in index order (jit/graph.py: how every sum adds), four neurons at a time so that each
+// bias in index order (jit/plan.py: how every sum adds), four neurons at a time so that each
 // input is read once for four
 function $layer(V, S, W, Bi, X, n, K, o0, B) {
   let k = 0;
@@ -368,7 +368,7 @@ class _Emitter:
     """The forward and backward source of one traced graph, step by step (see jit._Program)."""
 
     def __init__(self, graph: Any) -> None:
-        from .graph import Layout, group_nodes, is_scalar
+        from .plan import Layout, group_nodes, is_scalar
 
         if graph.guards:
             raise NotImplementedError(
@@ -536,7 +536,7 @@ class _Emitter:
 
 
 def _node(j: int) -> Any:
-    from .graph import Ref
+    from .plan import Ref
 
     return Ref("node", j)
 
@@ -575,7 +575,7 @@ def program_source(
     `graph_source` writes it; and the Values it captured (their order: S's first entries).
     `keep()`, asked after the trace, names nodes of it whose rows the program tells too
     (``keptRows``: the model's outputs, say)."""
-    from .graph import Graph
+    from .plan import Graph
     from .tracing import record
 
     tr = record(fn, list(sample))

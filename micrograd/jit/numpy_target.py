@@ -1,9 +1,9 @@
 """micrograd.jit's numpy target: a traced graph's steps as numpy functions over the batch.
 
-Each step of the plan (`jit.graph`) becomes a forward and a backward function on numpy arrays:
+Each step of the plan (`jit.plan`) becomes a forward and a backward function on numpy arrays:
 an elementwise op by its own registry rules on `xp` (numpy, with the engine's correctly rounded
 tanh), a layer's weighted sums and the gradients summed over the batch in the order every target
-follows (`jit.graph`: how every sum adds), not by BLAS. `Program` runs them over a batch: the
+follows (`jit.plan`: how every sum adds), not by BLAS. `Program` runs them over a batch: the
 forward steps, the guards checked on every sample, the backward steps from a seed. numpy is
 bound on first use (`load_numpy`).
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 from ..core.registry import array_module
 from ..engine import OPS
-from .graph import Graph, Layout, Ref, Step, group_nodes, is_scalar
+from .plan import Graph, Layout, Ref, Step, group_nodes, is_scalar
 from .tracing import COMPARISONS, numbers_of
 
 np: Any = None  # numpy, bound by load_numpy() on first use so `import micrograd` stays numpy-free
@@ -45,7 +45,7 @@ def load_numpy() -> Any:
 # floating-point warnings are silenced around the whole replay: where the engine raises, the
 # rules give inf or NaN, and `Jitted._explain` then runs each sample holding one through the
 # engine, which raises its own error (see `_nonfinite_samples`). Ops of many children are
-# batched whole by what they compute (`jit.graph.KERNELS`, see group_nodes): a 'weighted sum'
+# batched whole by what they compute (`jit.plan.KERNELS`, see group_nodes): a 'weighted sum'
 # b + Σ w·x (d/dw = x, d/dx = w, d/db = 1) and a 'sum' (every slope 1).
 
 
@@ -446,7 +446,7 @@ def _operand(at: Layout, refs: Sequence[Ref], allow_scalar: bool) -> _Operand:
 
 def _dot_steps(o: slice, widx: Any, bidx: list[int], x: _Operand) -> tuple[Callable, Callable]:
     """A layer: K dot nodes with weights and bias from scalars reading the same n inputs, as
-    values[o] = b + W @ X with W (K, n), every sum in the targets' one order (`jit.graph`: how
+    values[o] = b + W @ X with W (K, n), every sum in the targets' one order (`jit.plan`: how
     every sum adds), not by BLAS: matmul adds in its own blocked, fused order, which no other
     target can follow. Backward: dX = W.T @ g (k in order), dW = g @ X.T and db = g's row sums
     (over the batch, pairwise)."""

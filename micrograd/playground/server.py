@@ -45,7 +45,7 @@ from typing import Any
 
 from .errors import ViewError
 from .limits import MAX_BODY, measure_text
-from .runner import Runner
+from .train_thread import Runner
 from .views import READS, ExplorerView, Tab, TrainView
 from .web import (  # noqa: F401  (re-exported: the server's public names)
     LOOPBACK,

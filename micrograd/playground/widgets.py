@@ -96,7 +96,7 @@ def _shared_runner() -> Any:
     global _runner
     with _runner_lock:
         if _runner is None:
-            from .runner import Runner
+            from .train_thread import Runner
 
             _runner = Runner(name="micrograd-widgets")
         return _runner

@@ -46,7 +46,7 @@ from collections.abc import Callable
 from .. import __version__
 from ..core.atomic import atomic_write
 from ..core.setup_cell import installed_setup
-from ..grading.compose import without_solutions
+from ..grading.graded_notebook import without_solutions
 from .course_start import PAGE, start_page
 from .course_wheels import WHEELS, all_wheels, sha256
 from .static_site import DIST_NAME, PYODIDE_VERSION, SiteError, package_wheel, pyodide_files

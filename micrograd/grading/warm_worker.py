@@ -2,7 +2,7 @@
 notebooks, one after another, each in a child forked from it, so that no notebook pays for a
 Jupyter kernel's start or for importing numpy, matplotlib, PyTorch and micrograd again.
 
-    python -m micrograd.grading.worker < config, then one job per line > JSON lines
+    python -m micrograd.grading.warm_worker < config, then one job per line > JSON lines
 
 It reads one line of configuration (the resource limits, the uid to become when it starts as
 root, whether it is in bubblewrap's sandbox), imports what the course's notebooks import, says
