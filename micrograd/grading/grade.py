@@ -64,8 +64,9 @@ FLOOR = 3.0  # ... and at least this: the course's quick cells took a fraction o
 UNTIMED = 60.0  # seconds for a cell the course's run did not time (its run stopped early)
 SHARED_FILES = {"my_value": "my_value.py"}  # an exercise whose %%writefile cell others import
 NO_TORCH = "skipped: PyTorch is not installed"
-# How a notebook runs: "worker" (a child of a warm worker, grading/warm_worker.py) or "kernel" (its own
-# Jupyter kernel, MICROGRAD_GRADE_ENGINE=kernel); the same results (tests/test_grade_worker.py).
+# How a notebook runs: "worker" (a child of a warm worker, grading/warm_worker.py) or "kernel"
+# (its own Jupyter kernel, MICROGRAD_GRADE_ENGINE=kernel); the same results
+# (tests/test_grade_worker.py).
 ENGINE = "kernel" if os.environ.get("MICROGRAD_GRADE_ENGINE") == "kernel" else "worker"
 
 

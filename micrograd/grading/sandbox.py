@@ -2,7 +2,8 @@
 
 A submission is code the teacher did not write. Each notebook runs (Jupyter's client and the
 kernel together, `grading/runner.py`) as one child process, or, by default, in a child of a
-warm worker that lives in such a sandbox of its own (`grading/warm_worker.py`, `grading/workers.py`):
+warm worker that lives in such a sandbox of its own (`grading/warm_worker.py`,
+`grading/workers.py`):
 
 - on Linux with bubblewrap (`bwrap`, Debian's `bubblewrap`), in a sandbox: a root of its own in
   which the system and the Python environment are read-only, the submission's folder (a fresh

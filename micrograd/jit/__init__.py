@@ -39,9 +39,9 @@ from typing import TYPE_CHECKING, Any
 from ..core.callable_module import make_callable
 from ..engine import Value
 from . import numpy_target as numpy_target
-from .plan import Graph
 from .numpy_target import Diverged, Program
 from .numpy_target import elementwise as _elementwise  # noqa: F401  (for tests)
+from .plan import Graph
 from .tracing import TraceError, record
 
 if TYPE_CHECKING:
