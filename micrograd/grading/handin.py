@@ -16,6 +16,8 @@ import stat
 import tempfile
 import zipfile
 
+from ..core.atomic import atomic_write
+
 UNPACKED = ".handed-in"  # in the class folder: CLASS_DIR/.handed-in/LEARNER/
 MAX_FILES = 200  # members of one archive
 MAX_FILE = 20 * 2**20  # bytes of one member, as read
@@ -110,7 +112,7 @@ def unpack(path: str | os.PathLike, into: str | os.PathLike) -> pathlib.Path:
             if not dest.is_relative_to(root):  # _parts allows none such: a second guard
                 raise Refused(f"{archive}: member {rel!r} would land outside its folder", True)
             dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(data)
+            atomic_write(dest, data)  # into a fresh folder, renamed into place whole below
         if target.exists():
             old = pathlib.Path(tempfile.mkdtemp(prefix=f".{archive.stem}-old-", dir=into))
             target.rename(old / archive.stem)

@@ -250,14 +250,14 @@ def serve(
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
             os.setsid()
-            channel = os.fdopen(write, "w", encoding="utf-8")
             mine = os.getpid()
             os.register_at_fork(after_in_child=lambda: os.close(write))
 
             def send(line: dict[str, Any]) -> None:
                 if os.getpid() == mine:  # not from a process the learner's code forked
-                    channel.write(json.dumps(line) + "\n")
-                    channel.flush()
+                    data = (json.dumps(line) + "\n").encode()
+                    while data:  # the pipe to the worker, not a file: a long line goes in parts
+                        data = data[os.write(write, data) :]
 
             child(job, config, send)
         except BaseException:  # noqa: BLE001 whatever it was, the child ends here
