@@ -221,14 +221,16 @@ def test_the_folders_import_graph_has_no_circle() -> None:
     assert not circles, "folders that import each other:\n" + "\n".join(circles)
 
 
-# The modules above the playground: the commands that start it and the notebook's widgets (a
-# transport of its views). Everything else in the package lies below it.
+# The modules above the playground: the commands that start it, the notebook's widgets (a
+# transport of its views) and the static site's builders (site/: they pack its pages and bake the
+# views' first answers). Everything else in the package lies below it.
 PLAYGROUND_USERS = {
     "micrograd.commands.cli",
     "micrograd.commands.playground",
     "micrograd.commands.site",
     "micrograd.widgets",
 }
+SITE = "micrograd.site"
 
 
 @pytest.mark.slow
@@ -239,11 +241,20 @@ def test_layers_point_down_only() -> None:
     upward = sorted(
         f"{name} imports {m}"
         for name, path in modules.items()
-        if not name.startswith("micrograd.playground") and name not in PLAYGROUND_USERS
+        if not name.startswith(("micrograd.playground", SITE)) and name not in PLAYGROUND_USERS
         for m in imports(path)
         if m.split(".")[:2] == ["micrograd", "playground"]
     )
     assert not upward, "upward imports:\n" + "\n".join(upward)
+    # and only the site command imports the site's builders
+    builders = sorted(
+        f"{name} imports {m}"
+        for name, path in modules.items()
+        if not name.startswith(SITE) and name != "micrograd.commands.site"
+        for m in imports(path)
+        if m.startswith(SITE)
+    )
+    assert not builders, builders
     # and nothing but the commands imports a command
     commands = sorted(
         f"{name} imports {m}"

@@ -107,7 +107,7 @@ PHONE_STYLE = (
     "\n<style>@media (max-width: 600px) { .jp-Toolbar { min-height: 48px; } "
     ".jp-Toolbar .jp-ToolbarButtonComponent { min-width: 44px; min-height: 44px; } }</style>"
 )
-# "Download my work" (static/course-download.js, as course/download.js): the learner's notebooks
+# "Download my work" (site/course-download.js, as course/download.js): the learner's notebooks
 # in one archive named for them; every page of the app loads it, a link to DOWNLOAD_LINK runs it.
 DOWNLOAD = "download.js"
 DOWNLOAD_LINK = "#download-my-work"
@@ -365,9 +365,7 @@ def course_files(
         up = "../" * page.count("/")
         _insert(files, page, "<head>", f'\n<link rel="icon" href="{up}lab/favicon.ico">')
         _insert(files, page, "<head>", f'\n<script type="module" src="{up}{DOWNLOAD}"></script>')
-    files[DOWNLOAD] = (
-        importlib.resources.files("micrograd.playground") / "static" / "course-download.js"
-    ).read_bytes()
+    files[DOWNLOAD] = (importlib.resources.files(__package__) / "course-download.js").read_bytes()
     for name in (
         "pyodide.mjs",
         "pyodide.asm.mjs",

@@ -66,7 +66,7 @@ PYODIDE_FILES = (
 DIST_NAME = "micrograd-plus"  # the name pip installs micrograd by (pyproject.toml)
 PAGES = {"index.html": "index.html", "train.html": "train.html"}  # site file <- static/ file
 WORKER_META = '<meta name="micrograd-transport" content="worker">'  # common.js's pageTransport
-NOT_SHIPPED = ("widget.js", "widget.css", "course-download.js")  # the widget's; the course's
+NOT_SHIPPED = ("widget.js", "widget.css")  # the widget's
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the same package, the same wheel, byte for byte
 
 
