@@ -13,7 +13,6 @@ import json
 import pathlib
 import re
 import subprocess
-import sys
 import zipfile
 from collections.abc import Iterator
 from typing import Any
@@ -25,6 +24,7 @@ from micrograd.core import setup_cell
 from micrograd.site import course_app as course_site
 
 from .conftest import _unavailable
+from .support.serving import served
 
 pytestmark = [pytest.mark.slow, pytest.mark.jupyter]
 
@@ -167,21 +167,8 @@ def test_the_wheel_with_the_site_extra_builds_the_course(tmp_path: pathlib.Path)
 
 @pytest.fixture(scope="module")
 def handout_url(handed_out: pathlib.Path) -> Iterator[str]:
-    server = subprocess.Popen(
-        [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"],
-        cwd=handed_out.parent,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        line = server.stdout.readline()
-        port = re.search(r"port (\d+)", line)
-        assert port, f"http.server said {line!r}"
-        yield f"http://127.0.0.1:{port.group(1)}/{handed_out.name}/"
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    with served(handed_out.parent) as url:
+        yield f"{url}{handed_out.name}/"
 
 
 SLOPE = "def slope(f, x, h=0.0001):\n    return (f(x + h) - f(x)) / h"

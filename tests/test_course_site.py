@@ -30,6 +30,7 @@ from micrograd.site import course_wheels
 from micrograd.site import static_site as site
 
 from .conftest import _unavailable, watch_errors
+from .support.serving import served
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 START_MS = 300_000  # a kernel's start in a browser: seconds; minutes on a loaded machine
@@ -246,21 +247,8 @@ def test_a_cached_wheel_that_does_not_match_is_fetched_again_and_checked(
 
 @pytest.fixture(scope="module")
 def course_url(built: pathlib.Path) -> Iterator[str]:
-    server = subprocess.Popen(
-        [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"],
-        cwd=built,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        line = server.stdout.readline()
-        port = re.search(r"port (\d+)", line)
-        assert port, f"http.server said {line!r}"
-        yield f"http://127.0.0.1:{port.group(1)}/s/"
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    with served(built) as url:
+        yield f"{url}s/"
 
 
 class App:

@@ -15,7 +15,6 @@ import pathlib
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,6 +28,7 @@ from micrograd.viz import trace
 from micrograd.viz.formatting import format_number as fmt
 
 from .conftest import _unavailable, watch_errors
+from .support.serving import served
 
 START_MS = 180_000  # Python's start in a browser: seconds; minutes on a loaded machine
 NEURON, LECTURE_L = EXAMPLES[0], EXAMPLES[1]
@@ -58,21 +58,8 @@ def site_folder(tmp_path_factory: Any) -> pathlib.Path:
 @pytest.fixture(scope="session")
 def site_url(site_folder: pathlib.Path) -> Iterator[str]:
     """The site served at http://127.0.0.1:PORT/s/."""
-    server = subprocess.Popen(
-        [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"],
-        cwd=site_folder.parent,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        line = server.stdout.readline()  # "Serving HTTP on 127.0.0.1 port 41234 (...) ..."
-        port = re.search(r"port (\d+)", line)
-        assert port, f"http.server said {line!r}"
-        yield f"http://127.0.0.1:{port.group(1)}/s/"
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    with served(site_folder.parent) as url:
+        yield f"{url}s/"
 
 
 class Visit:
