@@ -124,7 +124,11 @@ def test_the_release_is_clean_and_the_installed_wheel_works(tmp_path: pathlib.Pa
     fetched += (site / "python-memory.gz").stat().st_size + shipped.stat().st_size
     assert counted == round(fetched / 1e6, 1)
     flat = " ".join((REPO / "docs" / "site.md").read_text().split())  # the static site's guide
-    assert f"{counted} MB the first time" in flat and f"the {counted} MB its start-up line" in flat
+    # the guide's figures, to the 0.1 MB they are given in: Python's saved start (gzipped) differs
+    # by some KB from build to build, so a size near a rounding edge shows as 20.9 or 21.0
+    said = [float(x) for x in re.findall(r"(\d+\.\d) MB the first time", flat)]
+    said += [float(x) for x in re.findall(r"the (\d+\.\d) MB its start-up line", flat)]
+    assert len(said) == 2 and all(abs(x - counted) <= 0.1 + 1e-9 for x in said), (said, counted)
 
     widgets = (
         "from micrograd.widgets import explore, train; print(explore.__name__, train.__name__)"
