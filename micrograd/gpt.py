@@ -153,6 +153,8 @@ class Attention(Module):
             qh = q[h : h + d]
             scores = [Value.dot(qh, k[h : h + d]) * (1 / d**0.5) for k in cache["keys"]]
             weights = softmax(scores, shift)
+            if "weights" in cache:  # a reader's (the playground's Attention map): each row
+                cache["weights"].append([w.data for w in weights])
             vs = [v[h : h + d] for v in cache["values"]]
             out.extend(Value.dot(weights, [v[j] for v in vs]) for j in range(d))
         return self.wo(out)
@@ -237,9 +239,13 @@ class GPT(Module):
         parts = [self.wte, self.wpe, self.lm_head, *self.layers]
         return [p for part in parts for p in part.parameters()]
 
-    def new_cache(self) -> list[dict[str, list]]:
-        """An empty KV cache: each layer's keys and values of the positions seen so far."""
-        return [{"keys": [], "values": []} for _ in self.layers]
+    def new_cache(self, weights: bool = False) -> list[dict[str, list]]:
+        """An empty KV cache: each layer's keys and values of the positions seen so far (and,
+        with `weights`, each position's attention weights, head after head, as plain numbers)."""
+        cache: list[dict[str, list]] = [{"keys": [], "values": []} for _ in self.layers]
+        for layer in cache if weights else ():
+            layer["weights"] = []
+        return cache
 
     def step(self, token: Token, pos: int, cache: list[dict], shift: bool = True) -> list[Value]:
         """The logits of the token after `token` at position `pos`, given the earlier positions

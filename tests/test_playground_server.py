@@ -116,15 +116,15 @@ def test_pages_and_static_files_are_served(playground: str) -> None:
     assert call(playground + "etc/passwd")[0] == 404
 
 
-def test_the_real_route_table_joins_both_views() -> None:
-    from micrograd.playground.views import READS, ExplorerView, TrainView
+def test_the_real_route_table_joins_the_views() -> None:
+    from micrograd.playground.views import READS, ExplorerView, GPTView, TrainView
 
     routes = build_routes()
-    actions = [("explorer", a) for a in ExplorerView.ACTIONS] + [
-        ("train", a) for a in TrainView.ACTIONS
-    ]
+    views = (("explorer", ExplorerView), ("train", TrainView), ("gpt", GPTView))
+    actions = [(name, a) for name, cls in views for a in cls.ACTIONS]
     expected = {("POST", f"/api/{v}/{a}") for v, a in actions}
-    expected |= {("GET", f"/api/{v}/{a}") for v, a in READS} | {("GET", "/api/train/stream")}
+    expected |= {("GET", f"/api/{v}/{a}") for v, a in READS}
+    expected |= {("GET", "/api/train/stream"), ("GET", "/api/gpt/stream")}
     assert set(routes) == expected
     assert all(method in ("GET", "POST") and path.startswith("/api/") for method, path in routes)
 

@@ -5,7 +5,9 @@ widget and of the static site's Web Worker (the page's side is common.js's `mess
                      {frames: true | false}        the Train view wants frames (again every 5 s
                                                    while it is shown), or no longer; with
                                                    fresh: true, from a whole one (a view just
-                                                   shown: frames carry what changed)
+                                                   shown: frames carry what changed);
+                                                   view: "gpt" for the GPT view's (else
+                                                   the Train view's)
     Python -> page   {id, answer} | {id, error}    an action's answer, or its refusal in one line
                      {frame}                       the Train view's newest frame, unasked
 
@@ -56,8 +58,9 @@ class MessageHost:
             ]
         self.heard = self.clock()
         if "frames" in msg:  # the Train view wants frames (again: it is still shown), or not
-            if msg["frames"] and self._cursor is None:
-                self._cursor = self.tab.train.cursor()
+            view = self.tab.gpt if msg.get("view") == "gpt" else self.tab.train
+            if msg["frames"] and (self._cursor is None or self._cursor.trainer is not view.trainer):
+                self._cursor = view.cursor()
             elif msg["frames"] and msg.get("fresh"):
                 self._cursor.restart()  # a view just shown: it needs a whole frame
             elif not msg["frames"]:

@@ -4,7 +4,7 @@ It serves the pages in `static/` (package data: plain HTML, CSS and JavaScript, 
 network) and a small JSON API over the views (`views.Tab`): ``POST api/<view>/<action>`` with a
 JSON body calls ``tab.call(view, action, body)`` and answers with its dict (a `ViewError` as
 ``{"error": message}`` with its status); the actions that only read also answer a GET; and
-``GET api/train/stream`` sends the tab's Train view frames as Server-Sent Events. Every URL the
+``GET api/<train or gpt>/stream`` sends the view's frames as Server-Sent Events. Every URL the
 pages use is relative, so the playground works under any path prefix (jupyter-server-proxy's
 ``/proxy/8000/``, JupyterHub's ``/user/NAME/proxy/8000/``, Binder).
 
@@ -46,7 +46,7 @@ from typing import Any
 from .errors import ViewError
 from .limits import MAX_BODY, measure_text
 from .train_thread import Runner
-from .views import READS, ExplorerView, Tab, TrainView
+from .views import READS, ExplorerView, GPTView, Tab, TrainView
 from .web import (  # noqa: F401  (re-exported: the server's public names)
     LOOPBACK,
     MAX_SESSIONS,
@@ -73,25 +73,24 @@ KEEPALIVE_SECONDS = 2.0  # a frame stream looks at its client this often while n
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 _STATIC_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
-_PAGES = {
-    "/": "index.html",
-    "/index.html": "index.html",
-    "/train": "train.html",
-    "/train.html": "train.html",
-}
+_PAGES = {"/": "index.html", "/index.html": "index.html"}
+_PAGES.update(
+    {f"/{page}{end}": f"{page}.html" for page in ("train", "gpt") for end in ("", ".html")}
+)
 
 
 def build_routes() -> dict[tuple[str, str], Handler]:
     """The route table: ``POST /api/<view>/<action>`` for every action of the views (and GET for
     those that only read), and the Train view's event stream."""
     routes: dict[tuple[str, str], Handler] = {}
-    for view, cls in (("explorer", ExplorerView), ("train", TrainView)):
+    for view, cls in (("explorer", ExplorerView), ("train", TrainView), ("gpt", GPTView)):
         for action in cls.ACTIONS:
             handler = _view_route(view, action)
             routes[("POST", f"/api/{view}/{action}")] = handler
             if (view, action) in READS:
                 routes[("GET", f"/api/{view}/{action}")] = handler
     routes[("GET", "/api/train/stream")] = train_stream
+    routes[("GET", "/api/gpt/stream")] = lambda req: train_stream(req, "gpt")
     return routes
 
 
@@ -100,7 +99,7 @@ def _view_route(view: str, action: str) -> Handler:
         session = req.session
         with session.lock:  # one request of a tab at a time; training goes on meanwhile
             answer = session.tab.call(view, action, req.body)
-        if view == "train":
+        if view in ("train", "gpt"):
             session.frame_published()  # e.g. a pause: its streams send the new frame now
             runner = req.options.get("runner")
             if runner is not None:
@@ -111,9 +110,9 @@ def _view_route(view: str, action: str) -> Handler:
     return handler
 
 
-def train_stream(req: Request) -> EventStream:
-    """Server-Sent Events: the tab's Train view frames as they are published (the newest, if
-    the page reads slower than they come), None now and then to notice a vanished client.
+def train_stream(req: Request, view: str = "train") -> EventStream:
+    """Server-Sent Events: the tab's Train (or GPT) view frames as they are published (the
+    newest, if the page reads slower than they come), None now and then to see a client gone.
 
     The tab counts as watched while the connection is served: `_Handler._stream` calls the
     stream's `on_open` before its first byte and `on_close` when it ends however it ends (a
@@ -121,7 +120,7 @@ def train_stream(req: Request) -> EventStream:
     ``finally``, which never runs for a generator that never started."""
     session = req.session
     with session.lock:
-        cursor = session.tab.train.cursor()
+        cursor = getattr(session.tab, view).cursor()
     runner = req.options.get("runner")
 
     def fresh() -> bool:
@@ -506,7 +505,7 @@ class _Server(http.server.ThreadingHTTPServer):
             self.runner.add(trainer, on_frame=session.frame_published, watched=session.watched)
             session.on_close.append(lambda: self.runner.remove(trainer))
 
-        tab.train.on_trainer = run
+        tab.train.on_trainer = tab.gpt.on_trainer = run
         return tab
 
     def say_full(self, message: str) -> None:

@@ -3,6 +3,7 @@
     tr = Trainer(GPTSettings(docs=("emma", "olivia", "ava")), kind=GPTKind)
     tr.step(20)                         # microgpt's steps: one word each, backward(), his Adam
     tr.frame()["samples"]               # 20 words drawn from the model at `temperature`
+    tr.kind.word = "ava"                # the word whose attention each frame carries
 
 The same run, pacer and frames as the Train view's MLP (trainer.py): only the model differs.
 Each step is `gpt.train`'s: the words shuffled after the seed, as `gpt.prepare` does, one word
@@ -23,6 +24,7 @@ from typing import Any
 
 from .. import io
 from ..gpt import GPT, Adam, Tokenizer, sample
+from .gpt_frames import RunningMean, attention, default_word, embedding_2d
 
 _RANDOM_LOCK = threading.Lock()  # microgpt draws from the global `random`: one build at a time
 
@@ -81,6 +83,7 @@ class GPTKind:
 
     def __init__(self, settings: GPTSettings, engine_name: str = "eager") -> None:
         self.config_id = 0
+        self.word = ""  # the word whose attention a frame carries (rebuild picks one)
         self.rebuild(settings)
 
     def rebuild(self, settings: GPTSettings) -> None:
@@ -98,8 +101,12 @@ class GPTKind:
             finally:
                 random.setstate(state)
         self.docs = docs
+        self.known = frozenset(docs)  # a sample among them is not new
         self.params = self.model.parameters()
         self.adam = Adam(self.params, s.steps, lr=s.lr)
+        self.running = RunningMean()
+        if not self.word or not set(self.word) <= set(self.tokenizer.chars):
+            self.word = default_word(self.tokenizer, s.docs)  # (a word it can read is kept)
         self.config_id += 1
 
     def live(self, settings: GPTSettings) -> None:
@@ -115,6 +122,7 @@ class GPTKind:
         loss = self.model.loss(self.tokenizer.encode(word))
         loss.backward()
         self.adam.step()  # (and zero_grad)
+        self.running.add(loss.data)
         return [(loss.data, None)]
 
     def weights_finite(self) -> bool:
@@ -130,12 +138,23 @@ class GPTKind:
             "settings": self.settings.to_dict(),
             "vocab": self.tokenizer.decode(range(self.tokenizer.bos)),
             "params": len(self.params),
+            "words": len(self.docs),
         }
 
     def frame(self, playing: bool) -> dict[str, Any]:
+        """The samples (`new`: each one not among the words it learns), the running mean of the
+        loss and its curve, the attention on `word` and the characters' embeddings in 2D."""
         rng = random.Random(self.adam.t)  # the same step: the same samples
         words = sample(self.model, self.tokenizer, SAMPLES, self.settings.temperature, rng=rng)
-        return {"samples": words, "lr": self.adam.lr * (1 - self.adam.t / self.settings.steps)}
+        return {
+            "samples": words,
+            "new": [w not in self.known for w in words],
+            "lr": self.adam.lr * (1 - self.adam.t / self.settings.steps),
+            "mean": self.running.mean,
+            "means": self.running.series(),
+            "attention": attention(self.model, self.tokenizer, self.word),
+            "embedding": embedding_2d(self.model, self.tokenizer),
+        }
 
     def model_json(self) -> str:
         return io.dumps(self.model, "the model")

@@ -102,10 +102,10 @@ class FrameCursor:
         out["full"] = had is None
         if had is not None:
             for k in PARTS:
-                if k in had and had[k] == frame.get(k):
+                if k in frame and had.get(k) == frame[k]:
                     del out[k]
-            old = had["heat"]
-            if len(old) == len(frame["heat"]):
+            old, heat = had["heat"], frame.get("heat")  # (a GPT's frame has no heat maps)
+            if old is not None and heat is not None and len(old) == len(heat):
                 out["heat"] = [None if h == o else h for h, o in zip(frame["heat"], old)]
         self._had = {k: frame.get(k) for k in (*PARTS, "heat")}
         if hid != self.history_id:

@@ -25,6 +25,8 @@ Actions (each takes a JSON object, `{}` when it needs nothing):
     train:    options, state, config {settings}, control {action, ...}, points {added},
               pick {index}, weight {layer, neuron, input, value}, bias {layer, neuron, value},
               view {grads, graph, neuron, read}, model, frames, point
+    gpt:      options, state, config {settings}, control {action, ...}, attention {word},
+              model, frames (gpt_view.py)
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ from . import keepsake
 from .errors import ViewError
 from .explorer import DEFAULT_PROGRAM, EXAMPLES, MAX_PROGRAM_CHARS, Explorer
 from .foreign import explorer_for, looks_like_a_value
+from .gpt_view import READS as GPT_READS
+from .gpt_view import GPTView
 from .limits import numbers_fit
 from .predict import PredictActions
 from .train_frames import KEEP, read
@@ -58,6 +62,7 @@ READS = frozenset(
         ("train", "state"),
         ("train", "model"),
         ("train", "frames"),
+        *(("gpt", action) for action in GPT_READS),
     }
 )
 
@@ -453,31 +458,34 @@ def _checked(fn: Callable[[], Any]) -> Any:
 
 
 class Tab:
-    """One learner's playground: its explorer and its Train view, and the one entry point every
-    transport calls (`call`)."""
+    """One learner's playground: its explorer, its Train view and its GPT view, and the one entry
+    point every transport calls (`call`)."""
 
     def __init__(self, jit: bool = True, fps: float = 20.0) -> None:
         self.explorer = ExplorerView()
         self.train = TrainView(jit=jit, fps=fps)
+        self.gpt = GPTView(jit=jit, fps=fps)  # (the tab's engine, passed through)
         self._views: dict[str, Any] = {"explorer": self.explorer, "train": self.train}
+        self._views["gpt"] = self.gpt
 
     def call(self, view: str, action: str, body: object = None) -> dict[str, Any]:
         """Run `action` of `view` with `body` (a JSON object, or None) and return its answer (a
         JSON-ready dict). Raises ViewError for anything the learner can fix."""
         target = self._views.get(view)
         if target is None:
-            raise ViewError(f"no view {str(view)[:40]!r}; the views are explorer and train", 404)
+            raise ViewError(f"no view {str(view)[:40]!r}; the views are explorer, train, gpt", 404)
         if action not in target.ACTIONS:
             raise ViewError(f"the {view} view has no action {str(action)[:40]!r}", 404)
         numbers_fit(body)
         answer = getattr(target, action)(_object(body))
-        if view == "train" and (view, action) not in READS:
-            self.train.held = True  # the page set it up or acted on it (not only looked)
+        if view in ("train", "gpt") and (view, action) not in READS:
+            target.held = True  # the page set it up or acted on it (not only looked)
         return answer
 
     def close(self) -> None:
         """The tab is gone: stop its training."""
         self.train.close()
+        self.gpt.close()
 
     def holds(self) -> list[str]:
         """The views that hold what a learner made: "explorer" once a graph is built, "train"
@@ -485,7 +493,7 @@ class Tab:
         its state, holds the defaults, not the page's): a page holding either that the server
         does not sends it again."""
         held = ["explorer"] if self.explorer.explorer is not None else []
-        return held + (["train"] if self.train.held else [])
+        return held + [v for v in ("train", "gpt") if self._views[v].held]
 
     def keepsake(self) -> dict[str, Any]:
         """A small record of what the learner made here, to make the tab again from

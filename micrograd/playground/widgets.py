@@ -1,4 +1,4 @@
-"""The playground in a notebook cell: `explore(L)` and `train(...)` as widgets.
+"""The playground in a notebook cell: `explore(L)`, `train(...)` and `gpt(...)` as widgets.
 
     from micrograd.engine import Value
     from micrograd.widgets import explore, train
@@ -85,6 +85,7 @@ _ESM = _joined("widget.js")
 _VIEWS = {  # (widget.css: JupyterLab's light or dark theme, the widget's alone)
     "explorer": ("index.html", ("style.css", "explorer.css", "widget.css")),
     "train": ("train.html", ("style.css", "train.css", "widget.css")),
+    "gpt": ("gpt.html", ("style.css", "gpt.css", "widget.css")),
 }
 
 _runner: Any = None
@@ -121,8 +122,8 @@ class PlaygroundWidget(anywidget.AnyWidget):
         self.tab = tab
         self.host = MessageHost(tab)
         self._lock = threading.Lock()  # the kernel's thread and the training thread both send
-        if view == "train":
-            tab.train.on_trainer = self._run
+        if view in ("train", "gpt"):
+            getattr(tab, view).on_trainer = self._run
         self.on_msg(self._on_message)
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
@@ -130,7 +131,7 @@ class PlaygroundWidget(anywidget.AnyWidget):
         with self._lock:
             for reply in self.host.receive(content):
                 self.send(reply)
-        if isinstance(content, dict) and content.get("view") == "train":
+        if isinstance(content, dict) and content.get("view") in ("train", "gpt"):
             _shared_runner().wake()  # e.g. Play
 
     def _run(self, trainer: Any) -> None:
@@ -205,4 +206,18 @@ def train(**settings: Any) -> PlaygroundWidget:
     return widget
 
 
-__all__ = ["explore", "train", "PlaygroundWidget"]
+def gpt(**settings: Any) -> PlaygroundWidget:
+    """The GPT view: microgpt's GPT learning live, with the settings its page's URL takes (data:
+    "names", "builtin" or "own" with words, one a line; n_embd, n_head, n_layer, block_size, lr,
+    temperature, steps, seed). Press Play in it; it trains in the kernel."""
+    tab = Tab()
+    try:
+        tab.call("gpt", "config", settings)
+    except ViewError as exc:
+        raise ValueError(f"gpt: {exc.message}") from None
+    widget = PlaygroundWidget("gpt", tab)
+    tab.gpt.start()  # the run made now, so that it trains on the kernel's training thread
+    return widget
+
+
+__all__ = ["explore", "train", "gpt", "PlaygroundWidget"]

@@ -59,8 +59,8 @@ class Host:
     def advance(self, seconds: float) -> str:
         """Train for at most `seconds` if the Train view plays; the frames to post (a JSON list,
         empty when none was published or nobody wants them)."""
-        train = self.tab.train
-        if not train.playing:
+        train = self._playing()
+        if train is None:
             return "[]"
         if self.clock() - self.host.heard > WATCH_SECONDS:  # nobody looks: stop spending the CPU
             train.trainer.pause()
@@ -69,11 +69,15 @@ class Host:
         return _out(self.host.frames()) if train.advance(seconds, apart=True) else "[]"
 
     def due_in(self) -> float:
-        """Seconds until the Train view has work (0: now); -1 when it is paused (JavaScript's
-        JSON has no infinity, and the worker's timer then waits for a message instead)."""
-        train = self.tab.train
-        wait = train.trainer.due_in() if train.playing else math.inf
+        """Seconds until the Train (or GPT) view has work (0: now); -1 when it is paused
+        (JavaScript's JSON has no infinity, and the worker's timer then waits for a message)."""
+        train = self._playing()
+        wait = train.trainer.due_in() if train is not None else math.inf
         return -1.0 if math.isinf(wait) else wait
+
+    def _playing(self) -> Any:
+        """The view that plays (a page shows one: the Train view or the GPT view), or None."""
+        return next((v for v in (self.tab.train, self.tab.gpt) if v.playing), None)
 
 
 def _out(messages: list[dict[str, Any]]) -> str:

@@ -1,0 +1,268 @@
+"""The GPT view of one tab (`GPTView`): microgpt's GPT learning live, on a Train run
+(`Trainer` with `train_gpt.GPTKind`), JSON in and out like the other views (views.py).
+
+    view = GPTView()
+    view.config({"data": "own", "words": "emma\\nolivia\\nava", "n_embd": 8})
+    view.control({"action": "step", "steps": 10})
+    view.attention({"word": "ava"})       # the word whose attention each frame carries
+    view.state({})["frame"]["samples"]    # 20 words the model made up
+
+Its settings are declared once, here (`FIELDS`), and sent to the page (`options()["schema"]`):
+the page builds its controls and its URL from them. The data are makemore's names
+(`micrograd.data.names()`, not in every build: refused in one line, the page offers the
+built-in words), the built-in words, or words the learner pastes, one a line
+(`gpt_frames.word_list`: a word, a character or a length out of range refused in one line that
+names it). The model's size is held within limits that keep a step live.
+
+Actions: options, state, config {settings}, control {action, steps}, attention {word}, model,
+frames.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .. import data
+from .errors import ViewError
+from .gpt_frames import MAX_CHARS, MAX_WORDS, check_attention_word, word_list
+from .train_gpt import MAX_STEPS, WORDS, GPTKind, GPTSettings
+from .train_publish import FrameCursor
+from .trainer import Trainer
+
+
+@dataclass(frozen=True)
+class Field:
+    """One setting of the GPT view: its control's label, its kind ("int", "float", "choice",
+    "text") and its range or choices."""
+
+    label: str
+    kind: str
+    default: Any
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple[str, ...] = ()
+
+
+SOURCES = {"names": "makemore's names", "builtin": "built-in words", "own": "your own words"}
+FIELDS: dict[str, Field] = {
+    "data": Field("Words", "choice", "names", choices=tuple(SOURCES)),
+    "words": Field("Your words", "text", ""),  # (the page keeps them in its URL's fragment)
+    "n_embd": Field("Embedding size", "int", 16, 4, 32),
+    "n_head": Field("Heads", "int", 4, 1, 4),
+    "n_layer": Field("Layers", "int", 1, 1, 2),
+    "block_size": Field("Block size", "int", 16, 4, 16),
+    "lr": Field("Learning rate", "float", 0.01, 1e-5, 1.0),
+    "temperature": Field("Temperature", "float", 0.5, 0.05, 2.0),
+    "steps": Field("Steps", "int", 1000, 1, MAX_STEPS),
+    "seed": Field("Seed", "int", 42, 0, 2**31 - 1),
+}
+CONTROLS = ("play", "pause", "step", "reset", "new_weights")
+READS = frozenset({"options", "state", "model", "frames"})
+
+_names: list[str] | None = None
+
+
+def names_or_why() -> tuple[list[str] | None, str]:
+    """makemore's names (read once), or None and the one line the page shows instead."""
+    global _names
+    if _names is None:
+        try:
+            _names = data.names()
+        except (FileNotFoundError, OSError):
+            return None, (
+                "makemore's names are not in this build (names.txt is missing): "
+                "choose the built-in words or paste your own"
+            )
+    return _names, ""
+
+
+def schema() -> list[dict[str, Any]]:
+    """The settings as the page is told them, in order: name, label, kind, default, range."""
+    return [
+        {"name": k, "label": f.label, "kind": f.kind, "default": f.default, "min": f.lo,
+         "max": f.hi, "choices": [[c, SOURCES[c]] for c in f.choices]}
+        for k, f in FIELDS.items()
+    ]  # fmt: skip
+
+
+def _number(name: str, value: object) -> float | int:
+    f = FIELDS[name]
+    whole = f.kind == "int"
+    ok = not isinstance(value, bool) and isinstance(value, int if whole else (int, float))
+    if not ok or not (math.isfinite(value) and f.lo <= value <= f.hi):  # type: ignore[operator, arg-type]
+        what = "a whole number" if whole else "a number"
+        raise ViewError(
+            f"{f.label} must be {what} from {f.lo:g} to {f.hi:g}, got {str(value)[:40]!r}"
+        )
+    return value  # type: ignore[return-value]
+
+
+def settings_from(body: dict[str, Any]) -> tuple[GPTSettings, dict[str, Any]]:
+    """The run's settings from the page's (keys left out: the defaults; the data, the names
+    where this build has them, else the built-in words), and the page's settings as they are
+    kept (its words as typed). ViewError (400) names the setting or word refused."""
+    unknown = sorted(set(body) - set(FIELDS))
+    if unknown:
+        raise ViewError(f"no GPT setting {unknown[0][:40]!r}; the settings are {', '.join(FIELDS)}")
+    page = {k: body.get(k, f.default) for k, f in FIELDS.items()}
+    if "data" not in body and names_or_why()[0] is None:
+        page["data"] = "builtin"  # (the names where this build has them)
+    if page["data"] not in SOURCES:
+        raise ViewError(
+            f"Words must be one of {', '.join(SOURCES)}, got {str(page['data'])[:40]!r}"
+        )
+    if not isinstance(page["words"], str):
+        raise ViewError("Your words must be text, one word a line")
+    sizes = {k: _number(k, page[k]) for k in FIELDS if FIELDS[k].kind in ("int", "float")}
+    if sizes["n_embd"] % sizes["n_head"]:
+        raise ViewError(
+            f"Embedding size ({sizes['n_embd']}) must be a multiple of Heads ({sizes['n_head']})"
+        )
+    if page["data"] == "names":
+        docs, why = names_or_why()
+        if docs is None:
+            raise ViewError(why)
+    elif page["data"] == "builtin":
+        docs = list(WORDS)
+    else:
+        try:
+            docs = list(word_list(page["words"]))
+        except ValueError as e:
+            raise ViewError(f"Your words: {e}") from None
+    try:
+        return GPTSettings(docs=tuple(docs), **sizes), page  # type: ignore[arg-type]
+    except ValueError as e:
+        raise ViewError(str(e)) from None
+
+
+def gpt_kind(settings: GPTSettings, engine_name: str) -> GPTKind:
+    """The run's model kind on the tab's engine; an engine the GPT does not train with (it
+    raises ValueError naming it) falls back to the eager engine, here and nowhere else."""
+    try:
+        return GPTKind(settings, engine_name)
+    except ValueError:
+        if engine_name == "eager":
+            raise
+        return GPTKind(settings, "eager")
+
+
+class GPTView:
+    """The GPT view of one tab: a `Trainer` of `GPTKind` (made on first use, the defaults: the
+    names where this build has them, else the built-in words) and its frame reader."""
+
+    ACTIONS = ("options", "state", "config", "control", "attention", "model", "frames")
+
+    def __init__(self, jit: bool | str = True, fps: float = 20.0) -> None:
+        self.jit = jit  # the tab's engine, passed through: Trainer's use_jit, GPTKind's name
+        self.fps = fps
+        self.page: dict[str, Any] | None = None  # the page's settings, as it sent them
+        self.settings: GPTSettings | None = None  # what the first trainer starts with
+        self._trainer: Trainer | None = None
+        self._cursor: FrameCursor | None = None
+        self.on_trainer: Callable[[Trainer], None] | None = None  # a transport's hook
+        self.held = False  # an action set up or changed the run (views.Tab.holds)
+
+    @property
+    def trainer(self) -> Trainer:
+        if self._trainer is None or self._trainer.closed:
+            if self.settings is None:
+                self.settings, self.page = settings_from({})
+            self._trainer = Trainer(self.settings, use_jit=self.jit, fps=self.fps, kind=gpt_kind)
+            self._cursor = None
+            if self.on_trainer is not None:
+                self.on_trainer(self._trainer)
+        return self._trainer
+
+    def start(self) -> Trainer:
+        return self.trainer
+
+    @property
+    def started(self) -> bool:
+        return self._trainer is not None and not self._trainer.closed
+
+    @property
+    def playing(self) -> bool:
+        return self.started and self.trainer.playing
+
+    def advance(self, seconds: float, apart: bool = False) -> bool:
+        return self.started and self.trainer.advance(seconds, apart)
+
+    def cursor(self) -> FrameCursor:
+        return FrameCursor(self.trainer)
+
+    def close(self) -> None:
+        if self._trainer is not None:
+            self._trainer.close()
+
+    def _answer(self) -> dict[str, Any]:
+        tr = self.trainer
+        run = tr.kind.settings
+        page = {**(self.page or {}), **{k: getattr(run, k) for k in FIELDS if hasattr(run, k)}}
+        meta = {**tr.meta(), "settings": page}  # (the page's words, not the names' 32,033)
+        return {"meta": meta, "frame": tr.latest(), "word": tr.kind.word}
+
+    def options(self, body: dict[str, Any]) -> dict[str, Any]:
+        names, why = names_or_why()
+        return {
+            "schema": schema(),
+            "names": why or None,  # the one line saying they are missing, or None
+            "builtin": list(WORDS),
+            "limits": {"words": MAX_WORDS, "chars": MAX_CHARS},
+        }
+
+    def state(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self._answer()
+
+    def config(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Start over with these settings (keys left out: the defaults); the temperature alone
+        applies to the running model."""
+        settings, page = settings_from(body)
+        if self.started:
+            self.trainer.configure(settings)
+        else:
+            self.settings = settings
+        self.page = page
+        return self._answer()
+
+    def control(self, body: dict[str, Any]) -> dict[str, Any]:
+        action = body.get("action")
+        if action not in CONTROLS:
+            raise ViewError(f"unknown action {str(action)[:40]!r}; one of {', '.join(CONTROLS)}")
+        tr = self.trainer
+        if action == "step":
+            steps = body.get("steps", 1)
+            if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= 100:
+                raise ViewError(
+                    f"steps must be a whole number from 1 to 100, got {str(steps)[:40]!r}"
+                )
+            tr.step(steps)
+        else:
+            getattr(tr, action)()
+        return self._answer()
+
+    def attention(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The word whose attention each frame carries: ``{"word": "emma"}``, characters of the
+        words' vocabulary."""
+        tr = self.trainer
+        with tr.lock:
+            try:
+                tr.kind.word = check_attention_word(body.get("word"), tr.kind.tokenizer)
+            except ValueError as e:
+                raise ViewError(str(e)) from None
+            tr.publish()  # a frame with it, playing or not
+        return self._answer()
+
+    def model(self, body: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return json.loads(self.trainer.model_json())
+        except ValueError as e:  # diverged weights: JSON cannot hold them
+            raise ViewError(str(e), 409) from None
+
+    def frames(self, body: dict[str, Any]) -> dict[str, Any]:
+        if self._cursor is None or self._cursor.trainer is not self.trainer:
+            self._cursor = self.cursor()
+        return {"frame": self._cursor.next()}

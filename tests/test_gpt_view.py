@@ -1,0 +1,219 @@
+"""The GPT view's frames and actions (issue 42, item 1): the attention maps are the model's own
+softmax, the embeddings' principal components are numpy's, a word list out of range is refused
+in one line naming the word and the character, on every transport; the engine's name is passed
+through, and one the GPT does not train with falls back to eager."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+import urllib.error
+import urllib.request
+
+import pytest
+
+import micrograd.gpt as gpt_module
+from micrograd.gpt import GPT, Tokenizer
+from micrograd.playground import gpt_view
+from micrograd.playground.errors import ViewError
+from micrograd.playground.gpt_frames import (
+    MAX_WORDS,
+    RunningMean,
+    attention,
+    embedding_2d,
+    principal_components,
+    word_list,
+)
+from micrograd.playground.messages import MessageHost
+from micrograd.playground.views import Tab
+
+WORDS = ("emma", "olivia", "ava", "mia", "zoe", "isabella")
+
+
+def model(n_layer: int = 2, n_head: int = 4, seed: int = 3) -> tuple[GPT, Tokenizer]:
+    random.seed(seed)
+    tok = Tokenizer(WORDS)
+    return GPT(tok.vocab_size, n_layer=n_layer, n_embd=8, n_head=n_head, block_size=8), tok
+
+
+def test_attention_rows_are_the_models_own_softmax(monkeypatch):
+    m, tok = model()
+    got = attention(m, tok, "emma")
+    # the model's own softmax calls as it reads the same tokens: position, layer, head
+    seen: list[list[float]] = []
+    real = gpt_module.softmax
+
+    def recording(logits, shift=True):
+        out = real(logits, shift)
+        seen.append([p.data for p in out])
+        return out
+
+    monkeypatch.setattr(gpt_module, "softmax", recording)
+    m.logits(tok.encode("emma")[:-1])
+    n = 5  # BOS e m m a
+    assert got["labels"] == [".", "e", "m", "m", "a"]
+    assert len(got["maps"]) == 2 and all(len(layer) == 4 for layer in got["maps"])
+    for layer in range(2):
+        for head in range(4):
+            rows = got["maps"][layer][head]
+            assert [len(r) for r in rows] == [1, 2, 3, 4, 5]  # the causal triangle
+            for i, row in enumerate(rows):
+                assert math.fsum(row) == pytest.approx(1.0, abs=1e-12)
+                want = seen[(i * 2 + layer) * 4 + head]
+                assert row == pytest.approx(want, abs=1e-12, rel=0)
+    assert len(seen) == n * 2 * 4
+
+
+def test_a_long_word_is_read_to_the_block_size():
+    m, tok = model(n_layer=1, n_head=2)
+    got = attention(m, tok, "isabellaisabella")
+    assert len(got["maps"][0][0]) == m.block_size and len(got["labels"]) == m.block_size
+
+
+def test_principal_components_are_numpys_up_to_sign():
+    np = pytest.importorskip("numpy")
+    m, tok = model()
+    rows = [[p.data for p in row] for row in m.wte.w]
+    x = np.array(rows) - np.array(rows).mean(axis=0)
+    _, s, vt = np.linalg.svd(x)
+    assert s[1] - s[2] > 1e-3  # distinct: each component is defined up to its sign
+    for got, want in zip(principal_components(rows, 2), vt[:2]):
+        sign = 1.0 if np.dot(got, want) > 0 else -1.0
+        assert np.abs(np.array(got) - sign * want).max() < 1e-10
+    xy = np.array(embedding_2d(m, tok)["xy"])
+    proj = x @ vt[:2].T
+    for k in range(2):
+        assert min(np.abs(xy[:, k] - proj[:, k]).max(), np.abs(xy[:, k] + proj[:, k]).max()) < 1e-10
+    assert embedding_2d(m, tok)["labels"] == [*tok.chars, "."]
+
+
+def test_the_running_mean_is_the_mean_of_the_last_steps():
+    r = RunningMean(window=3)
+    for x in (3.0, 1.0, 2.0, 6.0):
+        r.add(x)
+    assert r.means == [3.0, 2.0, 2.0, 3.0] and r.mean == 3.0
+    assert r.series(2) == [[1, 3.0], [3, 2.0], [4, 3.0]]  # every second, and the last
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("emma\nzo€\n", "line 2 ('zo€'): the character '€' (U+20AC) is not allowed"),
+        ("ab\n" + "x" * 17, "line 2: 'xxxxxxxxxxxxxxxxx' has 17 characters; a word has 1 to 16"),
+        ("a b\n", "line 1 ('a b'): the character ' ' (U+0020) is not allowed"),
+        ("\n \n", "no words"),
+        ("ab\n" * (MAX_WORDS + 1), f"more than {MAX_WORDS} words"),
+    ],
+)
+def test_bad_word_lists_are_refused_naming_the_word(text, message):
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        word_list(text)
+    with pytest.raises(ViewError) as e:  # the view's one line, a 400
+        Tab().call("gpt", "config", {"data": "own", "words": text})
+    assert e.value.status == 400 and e.value.message == f"Your words: {word_list_error(text)}"
+
+
+def word_list_error(text: str) -> str:
+    try:
+        word_list(text)
+    except ValueError as e:
+        return str(e)
+    raise AssertionError("not refused")
+
+
+def test_the_view_trains_the_pasted_words_and_its_frames_carry_the_parts():
+    tab = Tab(jit=False)
+    a = tab.call("gpt", "config", {"data": "own", "words": "\n".join(WORDS), "n_embd": 8})
+    assert a["meta"]["settings"]["n_embd"] == 8 and a["meta"]["words"] == len(WORDS)
+    assert a["word"] == "emma"
+    f = tab.call("gpt", "control", {"action": "step", "steps": 3})["frame"]
+    assert f["step"] == 3 and len(f["samples"]) == 20 and len(f["new"]) == 20
+    assert f["new"] == [w not in WORDS for w in f["samples"]]
+    assert f["mean"] == pytest.approx([h[1] for h in f["means"]][-1])
+    assert len(f["attention"]["maps"][0]) == 4  # the default heads
+    f = tab.call("gpt", "attention", {"word": "zoe"})["frame"]
+    assert f["attention"]["labels"] == [".", "z", "o", "e"]
+    with pytest.raises(ViewError, match="'x' is not in the words' characters"):
+        tab.call("gpt", "attention", {"word": "max"})
+    tab.call("gpt", "config", {"data": "own", "words": "ab\nba"})  # no "e": the first word
+    assert tab.call("gpt", "state", {})["word"] == "ab"
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"n_embd": 10}, "Embedding size (10) must be a multiple of Heads (4)"),
+        ({"n_layer": 3}, "Layers must be a whole number from 1 to 2, got '3'"),
+        ({"lr": "fast"}, "Learning rate must be a number from 1e-05 to 1, got 'fast'"),
+        ({"data": "poems"}, "Words must be one of names, builtin, own, got 'poems'"),
+        ({"depth": 3}, "no GPT setting 'depth'"),
+    ],
+)
+def test_bad_settings_are_refused_by_name(body, message):
+    with pytest.raises(ViewError, match=re.escape(message)):
+        Tab().call("gpt", "config", {"data": "builtin", **body})
+
+
+def test_without_the_names_the_view_says_so_and_starts_on_the_built_in_words(monkeypatch):
+    def missing():
+        raise FileNotFoundError("names: ... is not in this build")
+
+    monkeypatch.setattr(gpt_view, "_names", None)
+    monkeypatch.setattr(gpt_view.data, "names", missing)
+    tab = Tab(jit=False)
+    line = tab.call("gpt", "options", {})["names"]
+    assert line.startswith("makemore's names are not in this build") and "\n" not in line
+    assert tab.call("gpt", "state", {})["meta"]["settings"]["data"] == "builtin"
+    with pytest.raises(ViewError, match="^makemore's names are not in this build"):
+        tab.call("gpt", "config", {"data": "names"})
+
+
+def test_the_tabs_engine_is_passed_through_and_an_unknown_one_falls_back(monkeypatch):
+    asked: list[str] = []
+    real = gpt_view.GPTKind
+
+    def kind(settings, engine_name):
+        asked.append(engine_name)
+        if engine_name != "eager":
+            raise ValueError(f"GPTKind: no {engine_name} engine")
+        return real(settings, engine_name)
+
+    monkeypatch.setattr(gpt_view, "GPTKind", kind)
+    tab = Tab(jit="javascript")  # type: ignore[arg-type]
+    tab.call("gpt", "config", {"data": "builtin"})
+    assert tab.call("gpt", "control", {"action": "step"})["frame"]["step"] == 1
+    assert asked == ["javascript", "eager"]
+
+
+def test_the_gpt_views_frames_come_over_messages():
+    tab = Tab(jit=False)
+    host = MessageHost(tab)
+    host.receive({"id": 1, "view": "gpt", "action": "config", "body": {"data": "builtin"}})
+    first = host.receive({"frames": True, "fresh": True, "view": "gpt"})
+    assert first and first[0]["frame"]["full"] and "samples" in first[0]["frame"]
+    out = host.receive({"id": 2, "view": "gpt", "action": "control", "body": {"action": "step"}})
+    assert out[0]["answer"]["frame"]["step"] == 1 and out[1]["frame"]["step"] == 1
+    assert not out[1]["frame"]["full"]  # a second frame: only what changed (no heat maps here)
+
+
+def post(url: str, body: object) -> tuple[int, dict]:
+    req = urllib.request.Request(
+        url,
+        json.dumps(body).encode(),
+        {"Content-Type": "application/json", "X-Session": "gpt-view-test-1"},
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def test_the_server_answers_the_gpt_view_and_refuses_a_bad_word_in_one_line(playground):
+    status, answer = post(playground + "api/gpt/config", {"data": "own", "words": "ab\nc d"})
+    assert status == 400
+    assert answer == {"error": f"Your words: {word_list_error('ab' + chr(10) + 'c d')}"}
+    status, answer = post(playground + "api/gpt/control", {"action": "step", "steps": 2})
+    assert status == 200 and answer["frame"]["step"] == 2
