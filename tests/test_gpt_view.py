@@ -212,8 +212,19 @@ def post(url: str, body: object) -> tuple[int, dict]:
 
 
 def test_the_server_answers_the_gpt_view_and_refuses_a_bad_word_in_one_line(playground):
+    for path in ("gpt", "gpt.html"):
+        with urllib.request.urlopen(playground + path, timeout=30) as r:
+            assert b'data-view="gpt"' in r.read()
     status, answer = post(playground + "api/gpt/config", {"data": "own", "words": "ab\nc d"})
     assert status == 400
     assert answer == {"error": f"Your words: {word_list_error('ab' + chr(10) + 'c d')}"}
     status, answer = post(playground + "api/gpt/control", {"action": "step", "steps": 2})
     assert status == 200 and answer["frame"]["step"] == 2
+
+
+def test_gpt_html_has_a_control_for_every_setting():
+    from importlib import resources
+
+    html = (resources.files("micrograd.playground") / "static" / "gpt.html").read_text("utf-8")
+    for name in gpt_view.FIELDS:
+        assert f'id="{name}"' in html, name

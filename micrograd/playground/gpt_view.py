@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from .. import data
@@ -42,8 +42,8 @@ class Field:
     label: str
     kind: str
     default: Any
-    lo: float | None = None
-    hi: float | None = None
+    min: float | None = None
+    max: float | None = None
     choices: tuple[str, ...] = ()
 
 
@@ -83,20 +83,19 @@ def names_or_why() -> tuple[list[str] | None, str]:
 def schema() -> list[dict[str, Any]]:
     """The settings as the page is told them, in order: name, label, kind, default, range."""
     return [
-        {"name": k, "label": f.label, "kind": f.kind, "default": f.default, "min": f.lo,
-         "max": f.hi, "choices": [[c, SOURCES[c]] for c in f.choices]}
+        {**asdict(f), "name": k, "choices": [[c, SOURCES[c]] for c in f.choices]}
         for k, f in FIELDS.items()
-    ]  # fmt: skip
+    ]
 
 
 def _number(name: str, value: object) -> float | int:
     f = FIELDS[name]
     whole = f.kind == "int"
     ok = not isinstance(value, bool) and isinstance(value, int if whole else (int, float))
-    if not ok or not (math.isfinite(value) and f.lo <= value <= f.hi):  # type: ignore[operator, arg-type]
+    if not ok or not (math.isfinite(value) and f.min <= value <= f.max):  # type: ignore[operator, arg-type]
         what = "a whole number" if whole else "a number"
         raise ViewError(
-            f"{f.label} must be {what} from {f.lo:g} to {f.hi:g}, got {str(value)[:40]!r}"
+            f"{f.label} must be {what} from {f.min:g} to {f.max:g}, got {str(value)[:40]!r}"
         )
     return value  # type: ignore[return-value]
 

@@ -4,7 +4,8 @@
 // transport, and never knows which one it has:
 //   transport.call(view, action, body) -> Promise of the answer (a plain object); a refusal
 //     rejects with an Error whose message is the view's one line;
-//   transport.frames(onFrame) -> a function that stops the frames (the Train view's);
+//   transport.frames(onFrame, view) -> a function that stops the frames (the Train view's, or
+//     the GPT view's: view "gpt");
 //   transport.kind: "http" (the playground's server), "widget" (a notebook), "worker" (the
 //     static site, micrograd on Pyodide in a Web Worker).
 // The Python side of every transport calls the same view objects (micrograd/playground/views.py).
@@ -70,8 +71,8 @@ export function httpTransport() {
       }
       return { response, answer };
     },
-    frames(onFrame) {
-      const source = new EventSource(`api/train/stream?session=${encodeURIComponent(session)}`);
+    frames(onFrame, view = "train") {
+      const source = new EventSource(`api/${view}/stream?session=${encodeURIComponent(session)}`);
       source.onmessage = (ev) => onFrame(JSON.parse(ev.data));
       return () => source.close();
     },
@@ -109,13 +110,13 @@ export function messageTransport(kind, post, lost = (err) => err.message) {
         send({ id, view, action, body: body === undefined ? {} : body });
       });
     },
-    frames(onFrame) {
+    frames(onFrame, view = "train") {
       listeners.add(onFrame);
       // "send me the frames" (from a whole one: this view has none yet), and again every few
       // seconds while the view is shown: the other side pauses a run nobody looks at any more (a
       // closed notebook tab never says goodbye)
-      send({ frames: true, fresh: true });
-      const alive = setInterval(() => { if (!send({ frames: true })) clearInterval(alive); }, WATCH_MS);
+      send({ frames: true, fresh: true, view });
+      const alive = setInterval(() => { if (!send({ frames: true, view })) clearInterval(alive); }, WATCH_MS);
       return () => {
         clearInterval(alive);
         listeners.delete(onFrame);

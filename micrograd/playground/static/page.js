@@ -56,7 +56,10 @@ function framedByAnotherSite() {
     return;
   }
   window.playgroundTransport = transport; // for tests and the curious (its .snapshot on the site)
-  if (document.body.dataset.view === "train") {
+  if (document.body.dataset.view === "gpt") {
+    const { mountGPT } = await import("./gpt.js");
+    window.gptView = mountGPT(document, transport, { page: true }).handle;
+  } else if (document.body.dataset.view === "train") {
     const { mountTrain } = await import("./train.js");
     window.trainView = mountTrain(document, transport, { page: true }).handle;
   } else {

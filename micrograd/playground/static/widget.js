@@ -6,6 +6,7 @@
 
 import { widgetTransport } from "./common.js";
 import { mountExplorer } from "./explorer.js";
+import { mountGPT } from "./gpt.js";
 import { mountTrain } from "./train.js";
 
 export default {
@@ -35,7 +36,7 @@ export default {
     });
     root.addEventListener("focusout", () => host.removeAttribute("data-lm-suppress-shortcuts"));
     const transport = widgetTransport(model);
-    const mount = model.get("_view") === "train" ? mountTrain : mountExplorer;
+    const mount = { explorer: mountExplorer, train: mountTrain, gpt: mountGPT }[model.get("_view")];
     const mounted = mount(root, transport, { start: "current" });
     transport.onFail((message) => {
       lost.textContent = message;

@@ -1,0 +1,115 @@
+// The GPT view's pictures (gpt.js draws a frame with them): the loss curve, the samples, the
+// attention triangles and the characters' embeddings. Each builds plain SVG or HTML from a
+// frame's numbers (gpt_frames.py says what they are), with the numbers on data attributes and in
+// each mark's title, so that a reader, a screen reader and a test read the same.
+
+import { fmt } from "./common.js";
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+function svgEl(name, attrs = {}, text = null) {
+  const el = document.createElementNS(SVG_NS, name);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  if (text !== null) el.textContent = text;
+  return el;
+}
+
+// The loss per step (a band from the lowest to the highest loss of each bucket: one line while a
+// bucket is one step) and its running mean, on a log scale, in `svg` (its viewBox: 400 × 150).
+export function drawGptCurve(svg, curve, means) {
+  svg.replaceChildren();
+  const W = 400, H = 150, L = 34, B = 16, T = 6;
+  const xs = curve.steps.map((s) => s + 1).concat(means.map((m) => m[0]));
+  const ys = curve.lows.concat(curve.highs, means.map((m) => m[1])).filter((y) => y > 0 && Number.isFinite(y));
+  svg.append(svgEl("rect", { x: L, y: T, width: W - L - 2, height: H - T - B, class: "frame" }));
+  if (!xs.length || !ys.length) return;
+  const x1 = Math.max(...xs, 2), lo = Math.log(Math.min(...ys)), hi = Math.log(Math.max(...ys));
+  const span = hi - lo || 1;
+  const X = (s) => L + ((s - 1) / (x1 - 1)) * (W - L - 4);
+  const Y = (y) => T + (1 - (Math.log(y) - lo) / span) * (H - T - B);
+  const pts = (pairs) => pairs.filter(([, y]) => y > 0 && Number.isFinite(y)).map(([s, y]) => `${X(s).toFixed(1)},${Y(y).toFixed(1)}`).join(" ");
+  const band = curve.steps.map((s, i) => [s + 1, curve.highs[i]]).concat(curve.steps.map((s, i) => [s + 1, curve.lows[i]]).reverse());
+  svg.append(svgEl("polygon", { points: pts(band), class: "loss-band" }));
+  svg.append(svgEl("polyline", { points: pts(curve.steps.map((s, i) => [s + 1, curve.lows[i]])), class: "loss-line" }));
+  svg.append(svgEl("polyline", { points: pts(means), class: "mean-line" }));
+  for (const y of [Math.exp(hi), Math.exp(lo)]) {
+    svg.append(svgEl("text", { x: L - 3, y: Y(y) + 4, class: "tick", "text-anchor": "end" }, y.toFixed(2)));
+  }
+  svg.append(svgEl("text", { x: L, y: H - 3, class: "tick" }, "1"));
+  svg.append(svgEl("text", { x: W - 2, y: H - 3, class: "tick", "text-anchor": "end" }, `step ${x1}`));
+}
+
+// The samples, each a list item; a word not among those it learns is marked new.
+export function drawGptSamples(list, samples, fresh) {
+  list.replaceChildren(...samples.map((w, i) => {
+    const li = document.createElement("li");
+    li.dataset.sample = w;
+    li.textContent = w || "(empty)";
+    if (fresh[i]) {
+      li.classList.add("new");
+      li.title = "new: not one of the words it learns";
+    }
+    return li;
+  }));
+}
+
+// One triangle per layer and head: row i is position i's weights over positions 0..i (they sum
+// to 1), the characters on both axes; each cell carries its weight (data-w) and says it on hover.
+export function drawGptAttention(box, attention, onHover) {
+  const { labels, maps } = attention;
+  const figures = [];
+  maps.forEach((heads, layer) => heads.forEach((rows, head) => {
+    const fig = document.createElement("figure");
+    fig.className = "attn";
+    const cap = document.createElement("figcaption");
+    cap.textContent = maps.length > 1 ? `layer ${layer + 1}, head ${head + 1}` : `head ${head + 1}`;
+    const table = document.createElement("table");
+    Object.assign(table.dataset, { layer, head });
+    table.setAttribute("aria-label", `attention of ${cap.textContent}: each row sums to 1`);
+    const top = table.insertRow();
+    top.append(document.createElement("th"), ...labels.map((ch) => headCell(ch, "col")));
+    rows.forEach((row, i) => {
+      const tr = table.insertRow();
+      tr.dataset.row = i;
+      tr.append(headCell(labels[i], "row"));
+      labels.forEach((ch, j) => {
+        const td = tr.insertCell();
+        if (j > i) { td.className = "masked"; return; } // a later position: never attended to
+        const w = row[j];
+        td.dataset.w = w;
+        td.style.background = `rgba(47, 111, 219, ${Math.min(1, w).toFixed(3)})`;
+        td.title = `${labels[i]} (position ${i}) → ${ch} (position ${j}): ${fmt(w)}`;
+        td.addEventListener("mouseenter", () => onHover(td.title));
+      });
+    });
+    fig.append(cap, table);
+    figures.push(fig);
+  }));
+  box.replaceChildren(...figures);
+}
+
+function headCell(ch, scope) {
+  const th = document.createElement("th");
+  th.scope = scope;
+  th.textContent = ch;
+  return th;
+}
+
+// The characters' embeddings on their first two principal components, each written where it
+// falls (data-char, data-x, data-y), in `svg` (viewBox 300 × 300).
+export function drawGptEmbedding(svg, embedding) {
+  svg.replaceChildren();
+  const S = 300, P = 16;
+  const { labels, xy } = embedding;
+  svg.append(svgEl("rect", { x: 1, y: 1, width: S - 2, height: S - 2, class: "frame" }));
+  if (!xy.length) return;
+  const big = Math.max(1e-12, ...xy.flat().map(Math.abs));
+  const at = (v) => S / 2 + (v / big) * (S / 2 - P);
+  svg.append(svgEl("line", { x1: S / 2, y1: P / 2, x2: S / 2, y2: S - P / 2, class: "axis" }));
+  svg.append(svgEl("line", { x1: P / 2, y1: S / 2, x2: S - P / 2, y2: S / 2, class: "axis" }));
+  xy.forEach(([x, y], i) => {
+    const t = svgEl("text", { x: at(x).toFixed(1), y: (S - at(y)).toFixed(1), class: i === labels.length - 1 ? "char bos" : "char", "data-char": labels[i], "data-x": x, "data-y": y }, labels[i]);
+    t.append(svgEl("title", {}, `${labels[i]}: (${fmt(x)}, ${fmt(y)})`));
+    svg.append(t);
+  });
+}

@@ -1,0 +1,252 @@
+// The GPT view: Python trains microgpt's GPT (micrograd/gpt.py, as a Train run: gpt_view.py);
+// this view only draws. mountGPT(root, transport, opts) builds it in `root` (the page's document,
+// or a notebook widget's shadow root) over any transport (common.js). On a page (opts.page) the
+// settings live in the URL (the pasted words in its fragment: the server never sees them); in a
+// widget the view starts from the run Python already has. The settings' names, labels and ranges
+// are Python's (the options' schema). Frames bring the step, the loss and its curve, the running
+// mean, the samples, the attention of the chosen word and the characters' embeddings.
+
+import { fmt, setDisabled, showErrorIn } from "./common.js";
+import { drawGptAttention, drawGptCurve, drawGptEmbedding, drawGptSamples } from "./gpt-draw.js";
+import { readHash, readQuery, writeHashKey, writeQuery } from "./url-state.js";
+
+export function mountGPT(root, transport, opts = {}) {
+  const $ = (id) => root.getElementById(id);
+  const showError = (message) => showErrorIn(root, "gpt-error", message);
+  const view = { options: null, meta: null, frame: null, schema: [], curve: null, word: "" };
+  clearCurve();
+
+  function clearCurve() { view.curve = { steps: [], lows: [], highs: [] }; }
+
+  // ---- actions, one after another, in the order the learner made them
+  let chain = Promise.resolve();
+  async function post(action, body = {}) {
+    const call = chain.then(() => transport.call("gpt", action, body));
+    chain = call.then(() => undefined, () => undefined);
+    const answer = await call; // a refusal rejects: the caller shows its one line
+    showError("");
+    show(answer);
+    return answer;
+  }
+  const tell = (err) => showError(err.message);
+
+  // A server that no longer holds this run (restarted, or it forgot the tab) is sent its settings
+  if (transport.restorers) {
+    transport.restorers.gpt = (action) =>
+      view.meta && !["config", "options"].includes(action) ? { action: "config", body: view.meta.settings } : null;
+  }
+
+  function show(answer) {
+    if (answer.meta) setMeta(answer.meta);
+    if (answer.word !== undefined) setWord(answer.word);
+    if (answer.frame) setFrame(answer.frame);
+  }
+
+  // ---- settings: Python's schema <-> the controls <-> the URL
+  const numeric = (f) => f.kind === "int" || f.kind === "float";
+
+  function settingsFromUrl() {
+    const q = readQuery(opts.page), s = {};
+    for (const f of view.schema) {
+      if (f.name === "words") continue;
+      if (q.has(f.name)) s[f.name] = numeric(f) ? asNumber(q.get(f.name)) : q.get(f.name);
+    }
+    const words = readHash(opts.page).get("words");
+    if (words !== null) s.words = words;
+    return s;
+  }
+
+  // A number as typed, or the text itself when it is none (Python then names it, in one line)
+  function asNumber(text) {
+    const t = String(text).trim();
+    return /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(t) ? Number(t) : t;
+  }
+
+  function controlsToSettings() {
+    const s = {};
+    for (const f of view.schema) {
+      const el = $(f.name);
+      if (el) s[f.name] = numeric(f) ? asNumber(el.value) : el.value;
+    }
+    if (s.data !== "own") s.words = view.meta ? view.meta.settings.words || "" : "";
+    return s;
+  }
+
+  function settingsToControls(s) {
+    for (const f of view.schema) {
+      const el = $(f.name);
+      if (el && s[f.name] !== undefined && !(f.name === "words" && root.activeElement === el)) el.value = s[f.name];
+    }
+    $("own-words").hidden = s.data !== "own";
+  }
+
+  function writeUrl() {
+    if (!opts.page || !view.meta) return;
+    const s = view.meta.settings, q = new URLSearchParams();
+    for (const f of view.schema) {
+      if (f.name !== "words" && s[f.name] !== undefined && s[f.name] !== f.default) q.set(f.name, s[f.name]);
+    }
+    if (view.word) q.set("word", view.word);
+    writeQuery(opts.page, q.toString());
+    writeHashKey(opts.page, "words", s.data === "own" ? s.words : null);
+  }
+
+  async function configure(settings) {
+    try {
+      await post("config", settings);
+      writeUrl();
+    } catch (err) {
+      tell(err);
+      if (view.meta) settingsToControls(view.meta.settings); // the run goes on as it was
+    }
+  }
+
+  // ---- what Python sends
+  function setMeta(meta) {
+    const changed = !view.meta || view.meta.config_id !== meta.config_id;
+    view.meta = meta;
+    settingsToControls(meta.settings);
+    $("change-note").textContent = meta.change || "";
+    $("model-note").textContent = `${meta.params} parameters; ${meta.words} words; characters: ${meta.vocab}`;
+    if (changed) {
+      clearCurve();
+      view.frame = null;
+    }
+  }
+
+  function setWord(word) {
+    view.word = word;
+    if (root.activeElement !== $("word")) $("word").value = word;
+  }
+
+  function setFrame(f) {
+    if (!view.meta || f.config_id !== view.meta.config_id) return; // a frame of a previous setup
+    if (view.frame && f.seq < view.frame.seq) return; // late
+    if (f.history_reset || f.step === 0) clearCurve();
+    const c = view.curve;
+    for (const [k, lo, hi] of f.history || []) { // [first step, lowest, highest]: the last one again if it grew
+      const n = c.steps.length;
+      if (n && k < c.steps[n - 1]) continue;
+      if (n && k === c.steps[n - 1]) { c.lows[n - 1] = lo; c.highs[n - 1] = hi; continue; }
+      c.steps.push(k); c.lows.push(lo); c.highs.push(hi);
+    }
+    view.frame = f;
+    $("step-count").textContent = `step ${f.step}`;
+    $("loss-text").textContent = f.loss == null ? "loss –" : `loss ${fmt(f.loss)}`;
+    $("mean-text").textContent = f.mean == null ? "mean –" : `mean ${fmt(f.mean)}`;
+    $("run-state").textContent = f.playing ? "playing" : f.error ? "stopped" : "paused";
+    if (f.playing) {
+      setDisabled(root, $("pause"), false);
+      setDisabled(root, $("play"), true, $("pause"));
+    } else {
+      setDisabled(root, $("play"), !!f.error);
+      setDisabled(root, $("pause"), true, $("play"));
+    }
+    if (f.error) showError(f.error);
+    if (!view.drawPending) { // once per screen refresh, the newest frame
+      view.drawPending = true;
+      requestAnimationFrame(draw);
+    }
+  }
+
+  function draw() {
+    view.drawPending = false;
+    const f = view.frame;
+    if (!f) return;
+    drawGptCurve($("curve"), view.curve, f.means || []);
+    if (f.samples) drawGptSamples($("samples"), f.samples, f.new || []);
+    if (f.attention) {
+      drawGptAttention($("attention"), f.attention, (text) => { $("attn-tip").textContent = text; });
+      $("attention").dataset.word = f.attention.word;
+    }
+    if (f.embedding) drawGptEmbedding($("embedding"), f.embedding);
+    view.drawn = (view.drawn || 0) + 1;
+    $("step-count").dataset.drawn = view.drawn; // frames drawn, where a test reads it
+    $("step-count").dataset.step = f.step;
+    const picks = new Set([...(view.options ? view.options.builtin : []), ...(f.samples || [])]);
+    $("word-picks").replaceChildren(...[...picks].filter(Boolean).slice(0, 40).map((w) => Object.assign(document.createElement("option"), { value: w })));
+  }
+
+  // ---- frames, whole again from what changed (a GPT frame has none of the MLP's parts)
+  function connect() {
+    if (view.stopFrames) view.stopFrames();
+    view.stopFrames = transport.frames((f) => { if (f.type === "frame") setFrame(f); }, "gpt");
+  }
+
+  async function chooseWord(word) {
+    try {
+      await post("attention", { word });
+      writeUrl();
+    } catch (err) {
+      tell(err);
+    }
+  }
+
+  // ---- start
+  async function start() {
+    view.options = await transport.call("gpt", "options", {});
+    const o = view.options;
+    view.schema = o.schema;
+    for (const f of o.schema) {
+      const el = $(f.name);
+      if (!el) continue;
+      if (f.kind === "choice") {
+        el.replaceChildren(...f.choices.map(([k, text]) => Object.assign(document.createElement("option"), { value: k, textContent: text })));
+      }
+      if (numeric(f)) el.title = `${f.label}: ${f.kind === "int" ? "a whole number" : "a number"} from ${f.min} to ${f.max}`;
+    }
+    $("words-limit").textContent = `(at most ${o.limits.words} words of 1 to ${o.limits.chars} letters, digits or - ' .)`;
+    $("names-note").textContent = o.names || "";
+    $("names-note").hidden = !o.names;
+    const control = (action) => post("control", { action }).catch(tell);
+    $("play").onclick = () => control("play");
+    $("pause").onclick = () => control("pause");
+    $("step").onclick = () => control("step");
+    $("reset").onclick = () => control("reset");
+    $("new-weights").onclick = () => control("new_weights").then(writeUrl);
+    for (const f of o.schema) {
+      const el = $(f.name);
+      if (el && f.name !== "words") el.addEventListener("change", () => {
+        if (f.name === "data" && el.value === "own") { // the words first: shown, then used
+          $("own-words").hidden = false;
+          if (!$("words").value.trim()) { $("words").value = o.builtin.join("\n"); }
+          $("words").focus();
+          return;
+        }
+        configure(controlsToSettings());
+      });
+    }
+    $("use-words").onclick = () => configure({ ...controlsToSettings(), data: "own", words: $("words").value });
+    $("word-form").addEventListener("submit", (ev) => { ev.preventDefault(); chooseWord($("word").value.trim()); });
+    $("samples").addEventListener("click", (ev) => {
+      const li = ev.target.closest("li");
+      if (li && li.dataset.sample) { $("word").value = li.dataset.sample; chooseWord(li.dataset.sample); }
+    });
+
+    if (opts.start === "current") {
+      await post("state", {});
+    } else {
+      const wanted = settingsFromUrl();
+      try {
+        await post("config", wanted);
+      } catch (err) { // a link Python refuses: said in one line, and the defaults stand in
+        await post("config", {});
+        tell(err);
+      }
+      const word = readQuery(opts.page).get("word");
+      if (word && word !== view.word) await post("attention", { word }).catch(tell);
+      writeUrl();
+    }
+    connect();
+  }
+
+  const handle = { // for tests and the curious (window.gptView on a page)
+    meta: () => view.meta,
+    frame: () => view.frame,
+    curve: () => view.curve,
+    drawn: () => view.drawn || 0,
+    call: (action, body) => post(action, body),
+  };
+  start().catch(tell);
+  return { handle, stop() { if (view.stopFrames) view.stopFrames(); $("run-state").textContent = "stopped"; } };
+}
