@@ -32,6 +32,7 @@ from typing import Any
 
 from ..engine import Value
 from .errors import ViewError
+from .gpt_view import settings_from
 from .messages import MessageHost
 from .train_settings import Settings
 from .views import Tab
@@ -212,7 +213,7 @@ def gpt(**settings: Any) -> PlaygroundWidget:
     temperature, steps, seed). Press Play in it; it trains in the kernel."""
     tab = Tab()
     try:
-        tab.call("gpt", "config", settings)
+        tab.gpt.settings, tab.gpt.page = settings_from(settings)
     except ViewError as exc:
         raise ValueError(f"gpt: {exc.message}") from None
     widget = PlaygroundWidget("gpt", tab)
