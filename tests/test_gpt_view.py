@@ -228,3 +228,20 @@ def test_gpt_html_has_a_control_for_every_setting():
     html = (resources.files("micrograd.playground") / "static" / "gpt.html").read_text("utf-8")
     for name in gpt_view.FIELDS:
         assert f'id="{name}"' in html, name
+
+
+def test_the_sites_worker_trains_a_playing_gpt_view():
+    from micrograd.playground.worker import Host
+
+    host = Host(Tab(jit=False))
+    send = lambda msg: json.loads(host.receive(json.dumps(msg)))  # noqa: E731
+    send({"id": 1, "view": "gpt", "action": "config", "body": {"data": "builtin"}})
+    send({"frames": True, "fresh": True, "view": "gpt"})
+    assert host.due_in() == -1.0  # paused: the worker's timer waits for a message
+    send({"id": 2, "view": "gpt", "action": "control", "body": {"action": "play"}})
+    frames: list[dict] = []
+    while not any(f["step"] >= 2 for f in frames):
+        assert host.due_in() >= 0
+        frames += [m["frame"] for m in json.loads(host.advance(0.05))]
+    out = send({"id": 3, "view": "gpt", "action": "control", "body": {"action": "pause"}})
+    assert not out[0]["answer"]["frame"]["playing"] and host.due_in() == -1.0

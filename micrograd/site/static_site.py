@@ -4,8 +4,9 @@
     report = build_site("public")      # or, from a shell: micrograd site public
 
 The folder is the whole playground for any static host (GitHub Pages, a university's web space,
-``python -m http.server``): ``index.html`` is the explorer, ``train.html`` the Train view, the
-same pages the server sends (`static/`), told by a ``<meta>`` to talk to a Web Worker instead
+``python -m http.server``): ``index.html`` is the explorer, ``train.html`` the Train view,
+``gpt.html`` the GPT view, the same pages the server sends (`static/`), told by a ``<meta>`` to
+talk to a Web Worker instead
 (`static/worker.js`). The worker starts CPython in WebAssembly (Pyodide) from ``pyodide/``,
 installs micrograd from the wheel in ``wheels/`` (built here from the installed package: the code
 ``pip install`` gave), and answers with the same view objects as the server
@@ -64,7 +65,7 @@ PYODIDE_FILES = (
     "package.json",
 )
 DIST_NAME = "micrograd-plus"  # the name pip installs micrograd by (pyproject.toml)
-PAGES = {"index.html": "index.html", "train.html": "train.html"}  # site file <- static/ file
+PAGES = {p: p for p in ("index.html", "train.html", "gpt.html")}  # site file <- static/ file
 WORKER_META = '<meta name="micrograd-transport" content="worker">'  # common.js's pageTransport
 NOT_SHIPPED = ("widget.js", "widget.css")  # the widget's
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the same package, the same wheel, byte for byte
