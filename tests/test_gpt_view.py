@@ -245,3 +245,18 @@ def test_the_sites_worker_trains_a_playing_gpt_view():
         frames += [m["frame"] for m in json.loads(host.advance(0.05))]
     out = send({"id": 3, "view": "gpt", "action": "control", "body": {"action": "pause"}})
     assert not out[0]["answer"]["frame"]["playing"] and host.due_in() == -1.0
+
+
+def test_reset_keeps_the_weights_new_weights_draws_others_the_temperature_is_live():
+    tab = Tab(jit=False)
+    tab.call("gpt", "config", {"data": "builtin", "n_embd": 8})
+    first = tab.call("gpt", "control", {"action": "step"})["frame"]["loss_exact"]
+    tab.call("gpt", "control", {"action": "reset"})
+    assert tab.call("gpt", "control", {"action": "step"})["frame"]["loss_exact"] == first
+    a = tab.call("gpt", "config", {"data": "builtin", "n_embd": 8, "temperature": 1.5})
+    assert a["frame"]["step"] == 1 and a["meta"]["change"].startswith("Temperature: applied")
+    a = tab.call("gpt", "control", {"action": "new_weights"})
+    assert a["frame"]["step"] == 0 and a["meta"]["settings"]["seed"] != 42
+    assert a["meta"]["settings"]["temperature"] == 1.5  # the page's other settings kept
+    again = tab.call("gpt", "control", {"action": "step"})["frame"]["loss_exact"]
+    assert again != first
