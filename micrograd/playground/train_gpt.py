@@ -23,6 +23,7 @@ from typing import Any
 
 from .. import io
 from ..gpt import GPT, Adam, Tokenizer, sample
+from .train_gpt_engines import check_engine, gpt_engine
 
 _RANDOM_LOCK = threading.Lock()  # microgpt draws from the global `random`: one build at a time
 
@@ -62,8 +63,9 @@ class GPTSettings:
 
 
 class GPTKind:
-    """microgpt's GPT on a list of words (see the module docstring); `engine_name` is unused:
-    it trains eagerly, one graph a step."""
+    """microgpt's GPT on a list of words (see the module docstring). `engine_name`: "eager"
+    (one graph a step, here), "numpy" or "javascript" (train_gpt_engines.py: the same steps on
+    jit, the latter many a call in JavaScript; `sync()` brings its weights to the model)."""
 
     name = "gpt"
     LIVE = frozenset({"temperature"})  # the samples' temperature applies to the running model
@@ -80,6 +82,7 @@ class GPTKind:
     }
 
     def __init__(self, settings: GPTSettings, engine_name: str = "eager") -> None:
+        self.engine_name = check_engine(engine_name)
         self.config_id = 0
         self.rebuild(settings)
 
@@ -100,6 +103,7 @@ class GPTKind:
         self.docs = docs
         self.params = self.model.parameters()
         self.adam = Adam(self.params, s.steps, lr=s.lr)
+        self.engine = gpt_engine(self, self.engine_name)  # None: eager, `train` below
         self.config_id += 1
 
     def live(self, settings: GPTSettings) -> None:
@@ -107,7 +111,9 @@ class GPTKind:
 
     def train(self, seconds: float, playing: Callable[[], bool]) -> list[tuple[float, None]]:
         """One step (`gpt.train`'s): the next word's loss, backward(), Adam; none once the
-        `steps` are taken (the rate is 0)."""
+        `steps` are taken (the rate is 0). Another engine: its steps, as many as fit."""
+        if self.engine is not None:
+            return self.engine.train(seconds, playing)
         t = self.adam.t
         if t >= self.settings.steps:
             return []
@@ -118,7 +124,14 @@ class GPTKind:
         return [(loss.data, None)]
 
     def weights_finite(self) -> bool:
+        if self.engine is not None:
+            return self.engine.weights_finite()
         return math.isfinite(sum(p.data for p in self.params))
+
+    def sync(self) -> None:
+        """The model's Values and `adam.t` as the engine has them (before reading either)."""
+        if self.engine is not None:
+            self.engine.sync()
 
     def frame_seconds(self, fps: float) -> float:
         return max(1.0 / fps, 0.5)  # 20 words sampled a frame, each a forward pass per letter
@@ -133,9 +146,11 @@ class GPTKind:
         }
 
     def frame(self, playing: bool) -> dict[str, Any]:
+        self.sync()
         rng = random.Random(self.adam.t)  # the same step: the same samples
         words = sample(self.model, self.tokenizer, SAMPLES, self.settings.temperature, rng=rng)
         return {"samples": words, "lr": self.adam.lr * (1 - self.adam.t / self.settings.steps)}
 
     def model_json(self) -> str:
+        self.sync()
         return io.dumps(self.model, "the model")
