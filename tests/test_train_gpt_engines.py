@@ -127,3 +127,30 @@ def test_a_diverging_javascript_run_says_so_and_its_weights_come_back_as_they_ar
     assert not kind.weights_finite()
     kind.sync()  # NaN and inf weights cross JSON as text, and come back as floats
     assert not math.isfinite(sum(p.data for p in kind.params))
+
+
+@pytest.mark.skipif(not HAS_NODE, reason="Node.js is not installed")
+def test_a_batch_of_one_word_runs_the_batchs_arithmetic() -> None:
+    """The JavaScript target's kernels for a batch of one (a GPT's step: $layer1 and the rest)
+    give the batch kernels' numbers: a word alone, and the same word twice as a batch of two
+    (each output the same, each weight's grad twice as much: bit for bit)."""
+    from micrograd.gpt import one_hot
+    from micrograd.jit import js_target
+
+    kind = GPTKind(GPTSettings(docs=WORDS, **SMALL), "eager")
+    model, tok = kind.model, kind.tokenizer
+    rows = one_hot(tok.encode("olivia"), model.vocab_size)
+    src, captured = js_target.program_source(model.loss, [rows])
+    runner = js_target.NodeHost()
+    try:
+        run = runner.compile(js_target.runner_source(src))
+        flat = [x for r in rows for x in r]
+        values = [v.data for v in captured]
+        one = run("run", {"B": 1, "data": flat, "captured": values, "seed": 1.0})
+        two = run("run", {"B": 2, "data": flat + flat, "captured": values, "seed": 1.0})
+    finally:
+        runner.close()
+    assert two["outs"] == one["outs"] * 2
+    assert [float(g) for g in two["grads"]] == [2 * float(g) for g in one["grads"]]
+    eager = model.loss(tok.encode("olivia"))
+    assert abs(float(one["outs"][0]) - eager.data) < 1e-12

@@ -267,6 +267,29 @@ function $layerBack(G, S, W, X, n, K, o0, B) {
     }
   }
 }
+// The same two for a batch of one (a GPT's word a step): the same sums in the same order, without
+// the batch's loops (V8 does not unroll them: a third of a GPT's step)
+function $layer1(V, S, W, Bi, X, n, K, o0) {
+  for (let k = 0, r = 0; k < K; k++, r += n) {
+    let s = S[Bi[k]];
+    for (let i = 0; i < n; i++) s += S[W[r + i]] * V[X[i]];
+    V[o0 + k] = s;
+  }
+}
+function $layerBack1(G, S, W, X, n, K, o0) {
+  for (let i = 0; i < n; i++) {
+    let s = S[W[i]] * G[o0];
+    for (let k = 1; k < K; k++) s += S[W[k * n + i]] * G[o0 + k];
+    G[X[i]] += s;
+  }
+}
+// and the weights' gradients: SG[w_ki] += g_k * x_i ($pdot of one term: the same number)
+function $layerGrads1(SG, G, V, W, X, n, K, o0) {
+  for (let k = 0, r = 0; k < K; k++, r += n) {
+    const g = G[o0 + k];
+    for (let i = 0; i < n; i++) SG[W[r + i]] += g * V[X[i]];
+  }
+}
 const $scratch = [];
 function $temp(i, B) {
   if (!$scratch[i] || $scratch[i].length < B) $scratch[i] = new Float64Array(B);
@@ -474,13 +497,20 @@ class _Emitter:
         wants_x = any(map(at.wants, x))
         # values[o] = b + W @ X, each sum from the bias in index order (jit_graph: how every
         # sum adds)
-        self.forward.append(f"$layer(V, S, {W}, {Bi}, {X}, {n}, {K}, {o0}, B);")
+        self.forward.append(
+            f"if (B === 1) $layer1(V, S, {W}, {Bi}, {X}, {n}, {K}, {o0});\n"
+            f"else $layer(V, S, {W}, {Bi}, {X}, {n}, {K}, {o0}, B);"
+        )
         back = ""
         if wants_x:  # dX = W.T @ g: over the neurons in order, from the first product; then added
-            back += f"$layerBack(G, S, {W}, {X}, {n}, {K}, {o0}, B);\n"
+            back += (
+                f"if (B === 1) $layerBack1(G, S, {W}, {X}, {n}, {K}, {o0});\n"
+                f"else $layerBack(G, S, {W}, {X}, {n}, {K}, {o0}, B);\n"
+            )
         # dW and db: sums over the batch, pairwise (numpy's sum: $psum)
         back += (
-            f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B;\n"
+            f"if (B === 1) $layerGrads1(SG, G, V, {W}, {X}, {n}, {K}, {o0});\n"
+            f"else for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B;\n"
             f"  for (let i = 0; i < {n}; i++) "
             f"SG[{W}[k * {n} + i]] += $pdot(G, o, V, {X}[i] * B, B); }}\n"
             f"for (let k = 0; k < {K}; k++) SG[{Bi}[k]] += $psum(G, ({o0} + k) * B, B);"
@@ -551,10 +581,14 @@ def graph_source(graph: Any) -> str:
     at = e.at
     SR, SIR = e.const(at.scalar_rows), e.const(at.scalars_in_rows)
     out_row = at.row_of(graph.out)
-    fwd = "\n".join(e.forward)
-    bwd = "\n".join(reversed(e.backward))
+    # each step a function of its own: V8 optimises a function of up to some 60 KB of bytecode,
+    # and one whole program of a GPT's word of 16 letters is past it (it ran 10x slower)
+    steps = [f"function F{i}(V, S, B) {{\n{code}\n}}" for i, code in enumerate(e.forward)]
+    steps += [f"function B{i}(V, G, S, SG, B) {{\n{code}\n}}" for i, code in enumerate(e.backward)]
+    fwd = "\n".join(f"F{i}(V, S, B);" for i in range(len(e.forward)))
+    bwd = "\n".join(f"B{i}(V, G, S, SG, B);" for i in reversed(range(len(e.backward))))
     return (
-        f"{HELPERS}{tanh_source()}{chr(10).join(e.consts)}\n"
+        f"{HELPERS}{tanh_source()}{chr(10).join(e.consts)}\n{chr(10).join(steps)}\n"
         f"function forward(V, S, B) {{\n"
         f"for (let i = 0; i < {SR}.length; i++) {{ const r = {SR}[i] * B; "
         f"V.fill(S[{SIR}[i]], r, r + B); }}\n{fwd}\n}}\n"
