@@ -154,3 +154,24 @@ def test_a_batch_of_one_word_runs_the_batchs_arithmetic() -> None:
     assert [float(g) for g in two["grads"]] == [2 * float(g) for g in one["grads"]]
     eager = model.loss(tok.encode("olivia"))
     assert abs(float(one["outs"][0]) - eager.data) < 1e-12
+
+
+@pytest.mark.parametrize("engine", [*ENGINES, "eager"])
+def test_prepare_traces_the_lengths_ahead_in_the_order_the_run_meets_them(engine: str) -> None:
+    kind = GPTKind(GPTSettings(docs=WORDS, **SMALL), engine)
+    if engine == "eager":
+        assert kind.prepare(0.0)  # nothing to trace
+        return
+    order = train_gpt_engines.lengths_met(kind)
+    assert sorted(order) == [5, 6, 8, 9]  # ava, emma, olivia; isabella and the long word: 9 (cut)
+    firsts = [next(i for i, w in enumerate(kind.docs) if min(len(w) + 2, 9) == n) for n in order]
+    assert firsts == sorted(firsts)  # in the order the steps meet them
+    assert not kind.prepare(0.0) and kind.engine.lengths == {order[0]}  # one at least
+    assert kind.prepare(60.0) and kind.engine.lengths == set(order)
+    traces = kind.engine.jit.jitted.traces if engine == "numpy" else None
+    take_steps = [loss for loss, _ in kind.train(0.0, lambda: True)]
+    assert len(take_steps) == 1  # and a step traces nothing more
+    if engine == "numpy":
+        assert kind.engine.jit.jitted.traces == traces
+    else:
+        assert sorted(kind.engine.call("lengths")) == sorted(order)

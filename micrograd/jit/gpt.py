@@ -63,6 +63,13 @@ class JitGPT:
         rows = [one_hot(list(docs[i][:cut]), self.model.vocab_size) for i in idx]
         return np.array(rows, dtype=float)
 
+    def batch(self, docs: Sequence[Sequence[int]]) -> Any:
+        """The documents, all read as the same number of tokens, as the array `jitted` takes."""
+        groups = self._groups(docs)
+        if len(groups) != 1:
+            raise ValueError(f"JitGPT.batch: documents of {len(groups)} lengths; one at a time")
+        return self._batch(docs, next(iter(groups.values())))
+
     def loss(self, docs: Sequence[Sequence[int]]) -> Value:
         """The mean of the documents' losses, one Value: backward() fills the parameters' grads."""
         parts = [self.jitted(self._batch(docs, idx)) for idx in self._groups(docs).values()]

@@ -128,6 +128,11 @@ class GPTKind:
             return self.engine.weights_finite()
         return math.isfinite(sum(p.data for p in self.params))
 
+    def prepare(self, seconds: float) -> bool:
+        """Trace the engine's programs of the word lengths to come, for about `seconds` (while
+        the run waits: Play then steps at once); True when all are ready (eager: always)."""
+        return self.engine is None or self.engine.prepare(seconds)
+
     def sync(self) -> None:
         """The model's Values and `adam.t` as the engine has them (before reading either)."""
         if self.engine is not None:

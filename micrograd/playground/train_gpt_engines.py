@@ -18,7 +18,6 @@ their losses are eager's to rounding (a traced softmax is not shifted by its lar
 
 from __future__ import annotations
 
-import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -58,32 +57,74 @@ def gpt_engine(run: GPTRun, name: str) -> NumpyGPT | JavaScriptGPT | None:
     return None
 
 
+def lengths_met(run: GPTRun) -> list[int]:
+    """The numbers of tokens the run's words are read as (each once), in the order its steps
+    meet them (a word is its tokens, the first block_size + 1 of them)."""
+    cut = run.model.block_size + 1
+    return list(dict.fromkeys(min(len(w) + 2, cut) for w in run.docs))
+
+
 class NumpyGPT:
-    """microgpt's step with the loss on jit's numpy target (see the module docstring)."""
+    """microgpt's step with the loss on jit's numpy target (see the module docstring): the
+    trace's gradient read off its node (no graph to backward() through) and his Adam over
+    arrays, each element his arithmetic (so his numbers, to the bit, from the same grads)."""
 
     def __init__(self, run: GPTRun) -> None:
+        import numpy as np
+
         from ..jit.gpt import JitGPT
 
-        self.run = run
+        self.np, self.run = np, run
         self.jit = JitGPT(run.model)
+        self.lengths: set[int] = set()  # traced by `prepare` (a step traces its own)
+        self.index = {id(p): i for i, p in enumerate(run.params)}
+        self.places: dict[int, Any] = {}  # tokens a word is read as -> its captured's indices
+        self.P = np.array([p.data for p in run.params])
+        self.m, self.v = np.zeros_like(self.P), np.zeros_like(self.P)
 
     def train(self, seconds: float, playing: Callable[[], bool]) -> Results:
         """One step (the pacer's loop asks again while there is time): none once the `steps`
         are taken."""
-        run = self.run
-        t = run.adam.t
+        np, run = self.np, self.run
+        adam = run.adam
+        t = adam.t
         if t >= run.settings.steps:
             return []
-        loss = self.jit.loss([run.tokenizer.encode(run.docs[t % len(run.docs)])])
-        loss.backward()
-        run.adam.step()  # (and zero_grad)
-        return [(loss.data, None)]
+        tokens = run.tokenizer.encode(run.docs[t % len(run.docs)])
+        n = min(len(tokens), run.model.block_size + 1)
+        node = self.jit.jitted(self.jit.batch([tokens]))  # op 'jit': the captured as children
+        places = self.places.get(n)
+        if places is None:
+            places = self.places[n] = np.array([self.index[id(v)] for v in node._prev])
+        grad = np.zeros_like(self.P)
+        grad[places] = node._local
+        # gpt.Adam.step, over arrays
+        b1, b2 = adam.betas
+        lr = adam.lr * (1 - t / adam.steps)
+        adam.t = t = t + 1
+        self.m = b1 * self.m + (1 - b1) * grad
+        self.v = b2 * self.v + (1 - b2) * grad**2
+        m_hat = self.m / (1 - b1**t)
+        v_hat = self.v / (1 - b2**t)
+        self.P -= lr * m_hat / (v_hat**0.5 + adam.eps)
+        for p, x in zip(run.params, self.P.tolist()):
+            p.data = x  # (the next trace reads them)
+        return [(node.data, None)]
+
+    def prepare(self, seconds: float) -> bool:
+        """Trace the lengths the run meets next, in that order, for about `seconds` (one at
+        least, if one is missing): True when every length of its words is traced."""
+        return _prepare(self, seconds, self._trace)
+
+    def _trace(self, n: int) -> None:
+        self.jit.losses([[self.run.tokenizer.bos] * n])  # (its tokens: any, the trace is data)
+        self.lengths.add(n)
 
     def sync(self) -> None:
         """(The weights are the model's own Values already.)"""
 
     def weights_finite(self) -> bool:
-        return math.isfinite(sum(p.data for p in self.run.params))
+        return bool(self.np.isfinite(self.P).all())
 
 
 # A model shape's programs, by (shape, tokens a word is read as): (source, captured indices).
@@ -154,6 +195,12 @@ class JavaScriptGPT:
         self.call("program", {"n": n, "source": source, "captured": captured})
         self.lengths.add(n)
 
+    def prepare(self, seconds: float) -> bool:
+        """Trace and compile the lengths the run meets next, in that order, for about `seconds`
+        (one at least, if one is missing): a page calls it while the run waits (before Play,
+        between frames), so that Play steps at once. True when every length is there."""
+        return _prepare(self, seconds, self.load)
+
     def train(self, seconds: float, playing: Callable[[], bool]) -> Results:
         """Steps for about `seconds` (at least one), in as few calls as the lengths allow: a
         word whose length has no program yet stops a call, and it is traced before the next;
@@ -195,3 +242,17 @@ class JavaScriptGPT:
             p.data = float(x)
         self.run.adam.t = state["t"]
         self.stale = False
+
+
+def _prepare(
+    engine: NumpyGPT | JavaScriptGPT, seconds: float, trace: Callable[[int], None]
+) -> bool:
+    start, traced = time.monotonic(), False
+    for n in lengths_met(engine.run):
+        if n in engine.lengths:
+            continue
+        if traced and time.monotonic() - start >= seconds:
+            return False
+        trace(n)
+        traced = True
+    return True
