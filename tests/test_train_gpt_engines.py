@@ -130,17 +130,19 @@ def test_a_diverging_javascript_run_says_so_and_its_weights_come_back_as_they_ar
 
 
 @pytest.mark.skipif(not HAS_NODE, reason="Node.js is not installed")
-def test_a_batch_of_one_word_runs_the_batchs_arithmetic() -> None:
+@pytest.mark.parametrize("shared", [False, True], ids=["own steps", "shared kernels"])
+def test_a_batch_of_one_word_runs_the_batchs_arithmetic(shared: bool) -> None:
     """The JavaScript target's kernels for a batch of one (a GPT's step: $layer1 and the rest)
     give the batch kernels' numbers: a word alone, and the same word twice as a batch of two
-    (each output the same, each weight's grad twice as much: bit for bit)."""
+    (each output the same, each weight's grad twice as much: bit for bit); with its steps as
+    kernels shared between programs (what a GPT's engine compiles) too."""
     from micrograd.gpt import one_hot
     from micrograd.jit import js_target
 
     kind = GPTKind(GPTSettings(docs=WORDS, **SMALL), "eager")
     model, tok = kind.model, kind.tokenizer
     rows = one_hot(tok.encode("olivia"), model.vocab_size)
-    src, captured = js_target.program_source(model.loss, [rows])
+    src, captured = js_target.program_source(model.loss, [rows], shared=shared)
     runner = js_target.NodeHost()
     try:
         run = runner.compile(js_target.runner_source(src))

@@ -96,7 +96,9 @@ def js_program(model: GPT, n: int) -> tuple[str, list[int]]:
             f"js_program: a word is read as 2 to {model.block_size + 1} tokens, got {n!r}"
         )
     bos = model.vocab_size - 1  # (any tokens: the trace reads them as data)
-    source, captured = program_source(model.loss, [one_hot([bos] * n, model.vocab_size)])
+    source, captured = program_source(
+        model.loss, [one_hot([bos] * n, model.vocab_size)], shared=True
+    )
     index = {id(p): i for i, p in enumerate(model.parameters())}
     return source, [index[id(v)] for v in captured]
 

@@ -27,6 +27,7 @@ import functools
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -571,22 +572,80 @@ def _node(j: int) -> Any:
     return Ref("node", j)
 
 
-def graph_source(graph: Any) -> str:
+# A step's code with its integers and index arrays made parameters (`_shared`): the same code for
+# every step of the same kind, in every program of this page, compiled once (`$kernel`)
+_INT = re.compile(r"(?<![\w.$])(?<![eE][-+])\d+(?![\w.])")
+_ARRAY = re.compile(r"(?<![\w$])I\d+\b")
+_HELPER = re.compile(r"\$\w+")
+SHARED = """\
+const $kernels = globalThis.$micrograd_kernels || (globalThis.$micrograd_kernels = new Map());
+// the helpers of the first program: every shared step calls the same functions
+const $H = $kernels.get("") || $kernels.set("", {
+  $pow, $max, $min, $copysign, $sign, $psum, $pdot, $layer, $layerBack, $layer1, $layerBack1,
+  $layerGrads1, $temp, $tanh}).get("");
+function $kernel(params, body) {
+  const key = params + "|" + body;
+  let f = $kernels.get(key);
+  if (f === undefined) $kernels.set(key, f = new Function("$H", ...params.split(","), body));
+  return f;
+}
+"""
+
+
+def _shared(code: str, head: str) -> tuple[str, str]:
+    """A step's code as a shared kernel: its definition (``$kernel(params, body)``) and the
+    arguments of this step's call (its arrays and integers)."""
+    arrays: dict[str, str] = {}
+    code = _ARRAY.sub(lambda m: arrays.setdefault(m.group(), f"A{len(arrays)}"), code)
+    ints: list[str] = []
+
+    def number(m: re.Match) -> str:
+        ints.append(m.group())
+        return f"N{len(ints) - 1}"
+
+    code = _INT.sub(number, code)
+    helpers = sorted(set(_HELPER.findall(code)))
+    prelude = f"const {{{', '.join(helpers)}}} = $H;\n" if helpers else ""
+    params = ",".join([*head.split(", "), *arrays.values(), *(f"N{i}" for i in range(len(ints)))])
+    args = ", ".join(["$H", *head.split(", "), *arrays, *ints])
+    return f"$kernel({json.dumps(params)}, {json.dumps(prelude + code)})", args
+
+
+def graph_source(graph: Any, shared: bool = False) -> str:
     """JavaScript statements ending in ``return {...}``: the program of a traced `jit._Graph`
     over a batch of B samples. ``forward(V, S, B)`` fills V (rows x B; the inputs' rows, 0 ..
     nInputs-1, and S, the captured values then the constants, written by the caller);
-    ``backward(V, G, S, SG, B)`` adds into G and SG, from G's output row (the caller's seed)."""
+    ``backward(V, G, S, SG, B)`` adds into G and SG, from G's output row (the caller's seed).
+    `shared`: each step's code is a kernel shared by every program of the page (`SHARED`):
+    programs of many sizes (a GPT's word lengths) then warm up one set of functions."""
     e = _Emitter(graph)
     e.emit()
     at = e.at
     SR, SIR = e.const(at.scalar_rows), e.const(at.scalars_in_rows)
     out_row = at.row_of(graph.out)
-    # each step a function of its own: V8 optimises a function of up to some 60 KB of bytecode,
-    # and one whole program of a GPT's word of 16 letters is past it (it ran 10x slower)
-    steps = [f"function F{i}(V, S, B) {{\n{code}\n}}" for i, code in enumerate(e.forward)]
-    steps += [f"function B{i}(V, G, S, SG, B) {{\n{code}\n}}" for i, code in enumerate(e.backward)]
-    fwd = "\n".join(f"F{i}(V, S, B);" for i in range(len(e.forward)))
-    bwd = "\n".join(f"B{i}(V, G, S, SG, B);" for i in reversed(range(len(e.backward))))
+    if shared:
+        made: dict[str, str] = {}  # a kernel's definition -> its name in this program
+        calls: list[list[str]] = [[], []]
+        for out, codes, head in (
+            (calls[0], e.forward, "V, S, B"),
+            (calls[1], e.backward, "V, G, S, SG, B"),
+        ):
+            for code in codes:
+                define, args = _shared(code, head)
+                name = made.setdefault(define, f"$k{len(made)}")
+                out.append(f"{name}({args});")
+        steps = [SHARED, *(f"const {name} = {define};" for define, name in made.items())]
+        fwd = "\n".join(calls[0])
+        bwd = "\n".join(reversed(calls[1]))
+    else:
+        # each step a function of its own: V8 optimises a function of up to some 60 KB of
+        # bytecode, and one whole program of a GPT's word of 16 letters is past it
+        steps = [f"function F{i}(V, S, B) {{\n{code}\n}}" for i, code in enumerate(e.forward)]
+        steps += [
+            f"function B{i}(V, G, S, SG, B) {{\n{code}\n}}" for i, code in enumerate(e.backward)
+        ]
+        fwd = "\n".join(f"F{i}(V, S, B);" for i in range(len(e.forward)))
+        bwd = "\n".join(f"B{i}(V, G, S, SG, B);" for i in reversed(range(len(e.backward))))
     return (
         f"{HELPERS}{tanh_source()}{chr(10).join(e.consts)}\n{chr(10).join(steps)}\n"
         f"function forward(V, S, B) {{\n"
@@ -603,7 +662,10 @@ def graph_source(graph: Any) -> str:
 
 
 def program_source(
-    fn: Callable[..., Any], sample: Sequence[Any], keep: Callable[[], Sequence[Any]] = tuple
+    fn: Callable[..., Any],
+    sample: Sequence[Any],
+    keep: Callable[[], Sequence[Any]] = tuple,
+    shared: bool = False,
 ) -> tuple[str, list[Any]]:
     """`fn` traced on one `sample` (floats, or lists of floats: one per argument), as
     `graph_source` writes it; and the Values it captured (their order: S's first entries).
@@ -614,7 +676,7 @@ def program_source(
 
     tr = record(fn, list(sample))
     graph = Graph(tr, keep())
-    return graph_source(graph), graph.captured
+    return graph_source(graph, shared), graph.captured
 
 
 # ------------------------------------------------------------------------- an MLP's pictures
