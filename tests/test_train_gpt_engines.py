@@ -138,11 +138,14 @@ def test_a_batch_of_one_word_runs_the_batchs_arithmetic(shared: bool) -> None:
     kernels shared between programs (what a GPT's engine compiles) too."""
     from micrograd.gpt import one_hot
     from micrograd.jit import js_target
+    from micrograd.jit.plan import Graph
+    from micrograd.jit.tracing import record
 
     kind = GPTKind(GPTSettings(docs=WORDS, **SMALL), "eager")
     model, tok = kind.model, kind.tokenizer
     rows = one_hot(tok.encode("olivia"), model.vocab_size)
-    src, captured = js_target.program_source(model.loss, [rows], shared=shared)
+    graph = Graph(record(model.loss, [rows]))
+    src, captured = js_target.graph_source(graph, shared), graph.captured
     runner = js_target.NodeHost()
     try:
         run = runner.compile(js_target.runner_source(src))

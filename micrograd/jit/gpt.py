@@ -86,21 +86,22 @@ class JitGPT:
 
 def js_program(model: GPT, n: int) -> tuple[str, list[int]]:
     """`model.loss` of `n` one-hot tokens traced and written by jit's JavaScript target
-    (`js_target.program_source`: a batch of one word of n tokens, then the loss's gradient),
+    (`js_target.graph_source`: a batch of one word of n tokens, then the loss's gradient),
     and the weights it reads, as their indices in `model.parameters()`. The text depends on the
     model's shape alone (another model of that shape reads its own weights by the same indices)."""
-    from .js_target import program_source
+    from .js_target import graph_source
+    from .plan import Graph
+    from .tracing import record
 
     if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= model.block_size + 1:
         raise ValueError(
             f"js_program: a word is read as 2 to {model.block_size + 1} tokens, got {n!r}"
         )
     bos = model.vocab_size - 1  # (any tokens: the trace reads them as data)
-    source, captured = program_source(
-        model.loss, [one_hot([bos] * n, model.vocab_size)], shared=True
-    )
+    graph = Graph(record(model.loss, [one_hot([bos] * n, model.vocab_size)]))
     index = {id(p): i for i, p in enumerate(model.parameters())}
-    return source, [index[id(v)] for v in captured]
+    # (its steps are kernels shared with the other lengths' programs: js_shared.py)
+    return graph_source(graph, shared=True), [index[id(v)] for v in graph.captured]
 
 
 @functools.lru_cache(maxsize=1)

@@ -27,7 +27,6 @@ import functools
 import json
 import math
 import os
-import re
 import shutil
 import subprocess
 import threading
@@ -37,6 +36,7 @@ from typing import Any
 
 from ..core import floats
 from ..core.registry import FUNCTIONS, OPS, by_method
+from .js_shared import BATCH_OF_ONE, own_steps, shared_steps
 
 __all__ = [
     "JS",
@@ -214,6 +214,7 @@ function $pdot(a, ao, b, bo, n) {
 // bias in index order (jit/plan.py: how every sum adds), four neurons at a time so that each
 // input is read once for four
 function $layer(V, S, W, Bi, X, n, K, o0, B) {
+  if (B === 1) return $layer1(V, S, W, Bi, X, n, K, o0); // (js_shared.py)
   let k = 0;
   for (; k + 3 < K; k += 4) {
     const o = (o0 + k) * B, o1 = o + B, o2 = o1 + B, o3 = o2 + B;
@@ -240,6 +241,7 @@ function $layer(V, S, W, Bi, X, n, K, o0, B) {
 // Its inputs' gradients: G[x_i] += w_0i*g_0 + w_1i*g_1 + ..., over the neurons in order from
 // the first product, four inputs at a time (their weights gathered first)
 function $layerBack(G, S, W, X, n, K, o0, B) {
+  if (B === 1) return $layerBack1(G, S, W, X, n, K, o0);
   const q = $temp(9, 4 * K), O = o0 * B;
   let i = 0;
   for (; i + 3 < n; i += 4) {
@@ -266,29 +268,6 @@ function $layerBack(G, S, W, X, n, K, o0, B) {
       for (let k = 1; k < K; k++) s += q[k] * G[O + k * B + b];
       G[x + b] += s;
     }
-  }
-}
-// The same two for a batch of one (a GPT's word a step): the same sums in the same order, without
-// the batch's loops (V8 does not unroll them: a third of a GPT's step)
-function $layer1(V, S, W, Bi, X, n, K, o0) {
-  for (let k = 0, r = 0; k < K; k++, r += n) {
-    let s = S[Bi[k]];
-    for (let i = 0; i < n; i++) s += S[W[r + i]] * V[X[i]];
-    V[o0 + k] = s;
-  }
-}
-function $layerBack1(G, S, W, X, n, K, o0) {
-  for (let i = 0; i < n; i++) {
-    let s = S[W[i]] * G[o0];
-    for (let k = 1; k < K; k++) s += S[W[k * n + i]] * G[o0 + k];
-    G[X[i]] += s;
-  }
-}
-// and the weights' gradients: SG[w_ki] += g_k * x_i ($pdot of one term: the same number)
-function $layerGrads1(SG, G, V, W, X, n, K, o0) {
-  for (let k = 0, r = 0; k < K; k++, r += n) {
-    const g = G[o0 + k];
-    for (let i = 0; i < n; i++) SG[W[r + i]] += g * V[X[i]];
   }
 }
 const $scratch = [];
@@ -498,22 +477,13 @@ class _Emitter:
         wants_x = any(map(at.wants, x))
         # values[o] = b + W @ X, each sum from the bias in index order (jit_graph: how every
         # sum adds)
-        self.forward.append(
-            f"if (B === 1) $layer1(V, S, {W}, {Bi}, {X}, {n}, {K}, {o0});\n"
-            f"else $layer(V, S, {W}, {Bi}, {X}, {n}, {K}, {o0}, B);"
-        )
+        self.forward.append(f"$layer(V, S, {W}, {Bi}, {X}, {n}, {K}, {o0}, B);")
         back = ""
         if wants_x:  # dX = W.T @ g: over the neurons in order, from the first product; then added
-            back += (
-                f"if (B === 1) $layerBack1(G, S, {W}, {X}, {n}, {K}, {o0});\n"
-                f"else $layerBack(G, S, {W}, {X}, {n}, {K}, {o0}, B);\n"
-            )
+            back += f"$layerBack(G, S, {W}, {X}, {n}, {K}, {o0}, B);\n"
         # dW and db: sums over the batch, pairwise (numpy's sum: $psum)
         back += (
-            f"if (B === 1) $layerGrads1(SG, G, V, {W}, {X}, {n}, {K}, {o0});\n"
-            f"else for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B;\n"
-            f"  for (let i = 0; i < {n}; i++) "
-            f"SG[{W}[k * {n} + i]] += $pdot(G, o, V, {X}[i] * B, B); }}\n"
+            f"$layerGrads(SG, G, V, {W}, {X}, {n}, {K}, {o0}, B);\n"
             f"for (let k = 0; k < {K}; k++) SG[{Bi}[k]] += $psum(G, ({o0} + k) * B, B);"
         )
         self.backward.append(back)
@@ -572,82 +542,19 @@ def _node(j: int) -> Any:
     return Ref("node", j)
 
 
-# A step's code with its integers and index arrays made parameters (`_shared`): the same code for
-# every step of the same kind, in every program of this page, compiled once (`$kernel`)
-_INT = re.compile(r"(?<![\w.$])(?<![eE][-+])\d+(?![\w.])")
-_ARRAY = re.compile(r"(?<![\w$])I\d+\b")
-_HELPER = re.compile(r"\$\w+")
-SHARED = """\
-const $kernels = globalThis.$micrograd_kernels || (globalThis.$micrograd_kernels = new Map());
-// the helpers of the first program: every shared step calls the same functions
-const $H = $kernels.get("") || $kernels.set("", {
-  $pow, $max, $min, $copysign, $sign, $psum, $pdot, $layer, $layerBack, $layer1, $layerBack1,
-  $layerGrads1, $temp, $tanh}).get("");
-function $kernel(params, body) {
-  const key = params + "|" + body;
-  let f = $kernels.get(key);
-  if (f === undefined) $kernels.set(key, f = new Function("$H", ...params.split(","), body));
-  return f;
-}
-"""
-
-
-def _shared(code: str, head: str) -> tuple[str, str]:
-    """A step's code as a shared kernel: its definition (``$kernel(params, body)``) and the
-    arguments of this step's call (its arrays and integers)."""
-    arrays: dict[str, str] = {}
-    code = _ARRAY.sub(lambda m: arrays.setdefault(m.group(), f"A{len(arrays)}"), code)
-    ints: list[str] = []
-
-    def number(m: re.Match) -> str:
-        ints.append(m.group())
-        return f"N{len(ints) - 1}"
-
-    code = _INT.sub(number, code)
-    helpers = sorted(set(_HELPER.findall(code)))
-    prelude = f"const {{{', '.join(helpers)}}} = $H;\n" if helpers else ""
-    params = ",".join([*head.split(", "), *arrays.values(), *(f"N{i}" for i in range(len(ints)))])
-    args = ", ".join(["$H", *head.split(", "), *arrays, *ints])
-    return f"$kernel({json.dumps(params)}, {json.dumps(prelude + code)})", args
-
-
 def graph_source(graph: Any, shared: bool = False) -> str:
-    """JavaScript statements ending in ``return {...}``: the program of a traced `jit._Graph`
-    over a batch of B samples. ``forward(V, S, B)`` fills V (rows x B; the inputs' rows, 0 ..
-    nInputs-1, and S, the captured values then the constants, written by the caller);
-    ``backward(V, G, S, SG, B)`` adds into G and SG, from G's output row (the caller's seed).
-    `shared`: each step's code is a kernel shared by every program of the page (`SHARED`):
-    programs of many sizes (a GPT's word lengths) then warm up one set of functions."""
+    """JavaScript statements ending in ``return {...}``: a traced `jit._Graph`'s program over a
+    batch of B (`shared`: its steps are the page's shared kernels, js_shared.py). ``forward(V,
+    S, B)`` fills V (rows x B; the inputs' rows, and S: captured values then constants, are the
+    caller's); ``backward(V, G, S, SG, B)`` adds into G and SG from G's output row (its seed)."""
     e = _Emitter(graph)
     e.emit()
     at = e.at
     SR, SIR = e.const(at.scalar_rows), e.const(at.scalars_in_rows)
     out_row = at.row_of(graph.out)
-    if shared:
-        made: dict[str, str] = {}  # a kernel's definition -> its name in this program
-        calls: list[list[str]] = [[], []]
-        for out, codes, head in (
-            (calls[0], e.forward, "V, S, B"),
-            (calls[1], e.backward, "V, G, S, SG, B"),
-        ):
-            for code in codes:
-                define, args = _shared(code, head)
-                name = made.setdefault(define, f"$k{len(made)}")
-                out.append(f"{name}({args});")
-        steps = [SHARED, *(f"const {name} = {define};" for define, name in made.items())]
-        fwd = "\n".join(calls[0])
-        bwd = "\n".join(reversed(calls[1]))
-    else:
-        # each step a function of its own: V8 optimises a function of up to some 60 KB of
-        # bytecode, and one whole program of a GPT's word of 16 letters is past it
-        steps = [f"function F{i}(V, S, B) {{\n{code}\n}}" for i, code in enumerate(e.forward)]
-        steps += [
-            f"function B{i}(V, G, S, SG, B) {{\n{code}\n}}" for i, code in enumerate(e.backward)
-        ]
-        fwd = "\n".join(f"F{i}(V, S, B);" for i in range(len(e.forward)))
-        bwd = "\n".join(f"B{i}(V, G, S, SG, B);" for i in reversed(range(len(e.backward))))
+    steps, fwd, bwd = (shared_steps if shared else own_steps)(e.forward, e.backward)
     return (
-        f"{HELPERS}{tanh_source()}{chr(10).join(e.consts)}\n{chr(10).join(steps)}\n"
+        f"{HELPERS}{BATCH_OF_ONE}{tanh_source()}{chr(10).join(e.consts)}\n{chr(10).join(steps)}\n"
         f"function forward(V, S, B) {{\n"
         f"for (let i = 0; i < {SR}.length; i++) {{ const r = {SR}[i] * B; "
         f"V.fill(S[{SIR}[i]], r, r + B); }}\n{fwd}\n}}\n"
@@ -662,10 +569,7 @@ def graph_source(graph: Any, shared: bool = False) -> str:
 
 
 def program_source(
-    fn: Callable[..., Any],
-    sample: Sequence[Any],
-    keep: Callable[[], Sequence[Any]] = tuple,
-    shared: bool = False,
+    fn: Callable[..., Any], sample: Sequence[Any], keep: Callable[[], Sequence[Any]] = tuple
 ) -> tuple[str, list[Any]]:
     """`fn` traced on one `sample` (floats, or lists of floats: one per argument), as
     `graph_source` writes it; and the Values it captured (their order: S's first entries).
@@ -676,7 +580,7 @@ def program_source(
 
     tr = record(fn, list(sample))
     graph = Graph(tr, keep())
-    return graph_source(graph, shared), graph.captured
+    return graph_source(graph), graph.captured
 
 
 # ------------------------------------------------------------------------- an MLP's pictures

@@ -18,6 +18,8 @@ their losses are eager's to rounding (a traced softmax is not shifted by its lar
 
 from __future__ import annotations
 
+import base64
+import struct
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -238,8 +240,9 @@ class JavaScriptGPT:
         if not self.stale:
             return
         state = self.call("state")
-        for p, x in zip(self.run.params, state["params"]):
-            p.data = float(x)
+        raw = base64.b64decode(state["params"])
+        for p, x in zip(self.run.params, struct.unpack(f"<{len(raw) // 8}d", raw)):
+            p.data = x
         self.run.adam.t = state["t"]
         self.stale = False
 
