@@ -86,12 +86,13 @@ test-fast: $(VENV)/.test graphviz eslint
 # here (no Chromium: `make chromium`; bench_gpt without makemore's names.txt) says why and writes
 # nothing, and the rest go on. All of them take over an hour on a 2-core machine.
 BENCH ?= run bench_engine bench_gpt bench_jit bench_explorer_page bench_playground bench_reach \
-	load_faults bench_site bench_course bench_grade
+	load_faults bench_site bench_course bench_grade bench_gpt_engines
 ARGS_bench_engine     := --rounds 3 --steps 15
 ARGS_bench_playground := --browser --seconds 5 --eager-seconds 5
 ARGS_load_faults      := --tabs 30 --minutes 10 --max-sessions 20
 ARGS_bench_site       := --seconds 10 --visits 3
 ARGS_bench_grade      := --learners 20 --jobs 2
+ARGS_bench_gpt_engines := --seconds 10 --pyodide --chromium
 
 define run-bench
 	-$(BIN)/python benchmarks/$(1).py $(ARGS_$(1))

@@ -12,7 +12,10 @@ until 100% accuracy. The site is built with `build_site` into a temporary folder
 JavaScript (micrograd.jit's JavaScript target, compiled by the page's Web Worker); Python
 (Pyodide, in the same worker) makes the frames.
 
-    python3 benchmarks/bench_site.py [--seconds 10] [--visits 3] [--open-only]
+With ``--gpt-step``, also the GPT view's training step alone (microgpt's model, gpt_step.js and
+its programs, traced here) in this Chromium's Web Worker: bench_gpt_engines.py's row.
+
+    python3 benchmarks/bench_site.py [--seconds 10] [--visits 3] [--open-only] [--gpt-step]
 """
 
 from __future__ import annotations
@@ -199,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=10.0, help="how long each network plays")
     p.add_argument("--visits", type=int, default=3, help="page openings timed (median shown)")
     p.add_argument("--open-only", action="store_true", help="time the openings only, no training")
+    p.add_argument("--gpt-step", action="store_true", help="also the GPT's step in a worker")
     args = p.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -246,6 +250,12 @@ def main(argv: list[str] | None = None) -> int:
                     flush=True,
                 )
             browser.close()
+        if args.gpt_step:
+            import bench_gpt_engines as gpt
+
+            docs, which = gpt.words()
+            row = gpt.chromium_row(gpt.step_message(docs, args.seconds))
+            print(f"\nthe GPT's step alone in a Web Worker, on {which}: {row}", flush=True)
     except KeyboardInterrupt:
         print("bench_site: stopped (Ctrl-C)", file=sys.stderr)
         return 130

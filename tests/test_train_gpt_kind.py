@@ -17,7 +17,7 @@ STEPS = 12
 
 
 def gpt_run(**kw) -> Trainer:
-    return Trainer(GPTSettings(docs=WORDS, steps=STEPS, **kw), kind=GPTKind)
+    return Trainer(GPTSettings(docs=WORDS, steps=STEPS, **kw), "eager", kind=GPTKind)
 
 
 def test_each_step_is_microgpts_and_random_is_left_alone():

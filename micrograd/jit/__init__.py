@@ -27,8 +27,9 @@ not import it.
 Where the parts live, in this folder: tracing.py records the trace, watching reads of `.data`
 through watch.py; graph.py makes it a program and plans its steps; one emitter per target writes
 them: numpy_target.py (numpy functions, what this module runs) and js_target.py with runtime.js
-(JavaScript, for the static site's browser); gpt.py is
-micrograd.gpt's loss on jit (tokens as one-hot data); this module is the runner and the public API.
+(JavaScript, for the static site's browser; js_shared.py, its kernels for a batch of one, shared
+by many programs); gpt.py is micrograd.gpt's loss on jit (tokens as one-hot data), gpt_step.js
+its training step in JavaScript; this module is the runner and the public API.
 """
 
 from __future__ import annotations

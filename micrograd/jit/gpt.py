@@ -6,17 +6,25 @@
     loss.backward()                             # every parameter's grad, as eager backward() gives
     jg.losses(token_lists)                      # each document's loss, forward only
 
+    source, captured = js_program(model, n)     # the loss of n tokens, as JavaScript
+    step = host.compile(gpt_step_source())      # microgpt's training step around such programs
+
 A token chooses an embedding row and a target probability: indexing by data, which no trace can
 replay. So each document goes in as one-hot rows (`gpt.one_hot`), and the model reads them with
 `Value.dot`, which gives the same numbers (1.0 * w plus exact zeros). The documents of one length
 share a graph: it is traced once (the jit's program for that shape) and replayed on all of
-them. The softmaxes of a traced loss are not shifted by their largest logit (a number read from
-the data), so the losses equal eager's to rounding (1e-12), not to the bit.
+them. For the static site, `js_program` writes the trace of one length with jit's JavaScript
+target, and `gpt_step_source` is the step that runs such programs (gpt_step.js: one word a step,
+backward, microgpt's Adam, many steps a call). The softmaxes of a traced loss are not shifted
+by their largest logit (a number read from the data), so the losses equal eager's to rounding
+(1e-12), not to the bit.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
+from importlib import resources
 from typing import Any
 
 from ..engine import Value
@@ -55,6 +63,13 @@ class JitGPT:
         rows = [one_hot(list(docs[i][:cut]), self.model.vocab_size) for i in idx]
         return np.array(rows, dtype=float)
 
+    def batch(self, docs: Sequence[Sequence[int]]) -> Any:
+        """The documents, all read as the same number of tokens, as the array `jitted` takes."""
+        groups = self._groups(docs)
+        if len(groups) != 1:
+            raise ValueError(f"JitGPT.batch: documents of {len(groups)} lengths; one at a time")
+        return self._batch(docs, next(iter(groups.values())))
+
     def loss(self, docs: Sequence[Sequence[int]]) -> Value:
         """The mean of the documents' losses, one Value: backward() fills the parameters' grads."""
         parts = [self.jitted(self._batch(docs, idx)) for idx in self._groups(docs).values()]
@@ -67,3 +82,33 @@ class JitGPT:
             for i, x in zip(idx, self.jitted.outputs(self._batch(docs, idx)).tolist()):
                 out[i] = x
         return out
+
+
+def js_program(model: GPT, n: int) -> tuple[str, list[int]]:
+    """`model.loss` of `n` one-hot tokens traced and written by jit's JavaScript target
+    (`js_target.graph_source`: a batch of one word of n tokens, then the loss's gradient),
+    and the weights it reads, as their indices in `model.parameters()`. The text depends on the
+    model's shape alone (another model of that shape reads its own weights by the same indices)."""
+    from .js_target import graph_source
+    from .plan import Graph
+    from .tracing import record
+
+    if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= model.block_size + 1:
+        raise ValueError(
+            f"js_program: a word is read as 2 to {model.block_size + 1} tokens, got {n!r}"
+        )
+    bos = model.vocab_size - 1  # (any tokens: the trace reads them as data)
+    graph = Graph(record(model.loss, [one_hot([bos] * n, model.vocab_size)]))
+    index = {id(p): i for i, p in enumerate(model.parameters())}
+    # (its steps are kernels shared with the other lengths' programs: js_shared.py)
+    return graph_source(graph, shared=True), [index[id(v)] for v in graph.captured]
+
+
+@functools.lru_cache(maxsize=1)
+def gpt_step_source() -> str:
+    """The body of a JavaScript function returning the GPT's training step (gpt_step.js's
+    `makeGPTStep`), with jit/runtime.js before it (its correctly rounded `powInt`)."""
+    from .js_target import runtime_source
+
+    step = (resources.files(__package__) / "gpt_step.js").read_text("utf-8")
+    return f"{runtime_source()}\n{step}\nreturn makeGPTStep();\n"

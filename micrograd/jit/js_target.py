@@ -36,6 +36,7 @@ from typing import Any
 
 from ..core import floats
 from ..core.registry import FUNCTIONS, OPS, by_method
+from .js_shared import BATCH_OF_ONE, own_steps, shared_steps
 
 __all__ = [
     "JS",
@@ -213,6 +214,7 @@ function $pdot(a, ao, b, bo, n) {
 // bias in index order (jit/plan.py: how every sum adds), four neurons at a time so that each
 // input is read once for four
 function $layer(V, S, W, Bi, X, n, K, o0, B) {
+  if (B === 1) return $layer1(V, S, W, Bi, X, n, K, o0); // (js_shared.py)
   let k = 0;
   for (; k + 3 < K; k += 4) {
     const o = (o0 + k) * B, o1 = o + B, o2 = o1 + B, o3 = o2 + B;
@@ -239,6 +241,7 @@ function $layer(V, S, W, Bi, X, n, K, o0, B) {
 // Its inputs' gradients: G[x_i] += w_0i*g_0 + w_1i*g_1 + ..., over the neurons in order from
 // the first product, four inputs at a time (their weights gathered first)
 function $layerBack(G, S, W, X, n, K, o0, B) {
+  if (B === 1) return $layerBack1(G, S, W, X, n, K, o0);
   const q = $temp(9, 4 * K), O = o0 * B;
   let i = 0;
   for (; i + 3 < n; i += 4) {
@@ -480,9 +483,7 @@ class _Emitter:
             back += f"$layerBack(G, S, {W}, {X}, {n}, {K}, {o0}, B);\n"
         # dW and db: sums over the batch, pairwise (numpy's sum: $psum)
         back += (
-            f"for (let k = 0; k < {K}; k++) {{ const o = ({o0} + k) * B;\n"
-            f"  for (let i = 0; i < {n}; i++) "
-            f"SG[{W}[k * {n} + i]] += $pdot(G, o, V, {X}[i] * B, B); }}\n"
+            f"$layerGrads(SG, G, V, {W}, {X}, {n}, {K}, {o0}, B);\n"
             f"for (let k = 0; k < {K}; k++) SG[{Bi}[k]] += $psum(G, ({o0} + k) * B, B);"
         )
         self.backward.append(back)
@@ -541,20 +542,19 @@ def _node(j: int) -> Any:
     return Ref("node", j)
 
 
-def graph_source(graph: Any) -> str:
-    """JavaScript statements ending in ``return {...}``: the program of a traced `jit._Graph`
-    over a batch of B samples. ``forward(V, S, B)`` fills V (rows x B; the inputs' rows, 0 ..
-    nInputs-1, and S, the captured values then the constants, written by the caller);
-    ``backward(V, G, S, SG, B)`` adds into G and SG, from G's output row (the caller's seed)."""
+def graph_source(graph: Any, shared: bool = False) -> str:
+    """JavaScript statements ending in ``return {...}``: a traced `jit._Graph`'s program over a
+    batch of B (`shared`: its steps are the page's shared kernels, js_shared.py). ``forward(V,
+    S, B)`` fills V (rows x B; the inputs' rows, and S: captured values then constants, are the
+    caller's); ``backward(V, G, S, SG, B)`` adds into G and SG from G's output row (its seed)."""
     e = _Emitter(graph)
     e.emit()
     at = e.at
     SR, SIR = e.const(at.scalar_rows), e.const(at.scalars_in_rows)
     out_row = at.row_of(graph.out)
-    fwd = "\n".join(e.forward)
-    bwd = "\n".join(reversed(e.backward))
+    steps, fwd, bwd = (shared_steps if shared else own_steps)(e.forward, e.backward)
     return (
-        f"{HELPERS}{tanh_source()}{chr(10).join(e.consts)}\n"
+        f"{HELPERS}{BATCH_OF_ONE}{tanh_source()}{chr(10).join(e.consts)}\n{chr(10).join(steps)}\n"
         f"function forward(V, S, B) {{\n"
         f"for (let i = 0; i < {SR}.length; i++) {{ const r = {SR}[i] * B; "
         f"V.fill(S[{SIR}[i]], r, r + B); }}\n{fwd}\n}}\n"

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import random
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -25,12 +26,14 @@ from typing import Any
 from .. import io
 from ..gpt import GPT, Adam, Tokenizer, sample
 from .gpt_frames import RunningMean, attention, default_word, embedding_2d
+from .train_gpt_engines import check_engine, gpt_engine
 
 _RANDOM_LOCK = threading.Lock()  # microgpt draws from the global `random`: one build at a time
 
 # A few of makemore's names (names.txt is not shipped): enough to watch the loss fall.
 WORDS = ("emma", "olivia", "ava", "isabella", "sophia", "mia", "amelia", "harper", "evelyn")
 SAMPLES = 20  # words drawn each frame
+PICTURES_EVERY = 5  # while playing: the pictures take at most 1/5 of the time (`frame`)
 MAX_STEPS = 100_000
 
 
@@ -64,8 +67,9 @@ class GPTSettings:
 
 
 class GPTKind:
-    """microgpt's GPT on a list of words (see the module docstring); `engine_name` is unused:
-    it trains eagerly, one graph a step."""
+    """microgpt's GPT on a list of words (see the module docstring). `engine_name`: "eager"
+    (one graph a step, here), "numpy" or "javascript" (train_gpt_engines.py: the same steps on
+    jit, the latter many a call in JavaScript; `sync()` brings its weights to the model)."""
 
     name = "gpt"
     LIVE = frozenset({"temperature"})  # the samples' temperature applies to the running model
@@ -82,6 +86,7 @@ class GPTKind:
     }
 
     def __init__(self, settings: GPTSettings, engine_name: str = "eager") -> None:
+        self.engine_name = check_engine(engine_name)
         self.config_id = 0
         self.word = ""  # the word whose attention a frame carries (rebuild picks one)
         self.rebuild(settings)
@@ -105,8 +110,10 @@ class GPTKind:
         self.params = self.model.parameters()
         self.adam = Adam(self.params, s.steps, lr=s.lr)
         self.running = RunningMean()
+        self.pictures_at, self.pictures_cost = -math.inf, 0.0  # when drawn, in how long
         if not self.word or not set(self.word) <= set(self.tokenizer.chars):
             self.word = default_word(self.tokenizer, s.docs)  # (a word it can read is kept)
+        self.engine = gpt_engine(self, self.engine_name)  # None: eager, `train` below
         self.config_id += 1
 
     def live(self, settings: GPTSettings) -> None:
@@ -114,7 +121,15 @@ class GPTKind:
 
     def train(self, seconds: float, playing: Callable[[], bool]) -> list[tuple[float, None]]:
         """One step (`gpt.train`'s): the next word's loss, backward(), Adam; none once the
-        `steps` are taken (the rate is 0)."""
+        `steps` are taken (the rate is 0). Another engine: its steps, as many as fit."""
+        steps = (
+            self.engine.train(seconds, playing) if self.engine is not None else self._eager_step()
+        )
+        for loss, _ in steps:
+            self.running.add(loss)
+        return steps
+
+    def _eager_step(self) -> list[tuple[float, None]]:
         t = self.adam.t
         if t >= self.settings.steps:
             return []
@@ -122,14 +137,25 @@ class GPTKind:
         loss = self.model.loss(self.tokenizer.encode(word))
         loss.backward()
         self.adam.step()  # (and zero_grad)
-        self.running.add(loss.data)
         return [(loss.data, None)]
 
     def weights_finite(self) -> bool:
+        if self.engine is not None:
+            return self.engine.weights_finite()
         return math.isfinite(sum(p.data for p in self.params))
 
+    def prepare(self, seconds: float) -> bool:
+        """Trace the engine's programs of the word lengths to come, for about `seconds` (while
+        the run waits: Play then steps at once); True when all are ready (eager: always)."""
+        return self.engine is None or self.engine.prepare(seconds)
+
+    def sync(self) -> None:
+        """The model's Values and `adam.t` as the engine has them (before reading either)."""
+        if self.engine is not None:
+            self.engine.sync()
+
     def frame_seconds(self, fps: float) -> float:
-        return max(1.0 / fps, 0.5)  # 20 words sampled a frame, each a forward pass per letter
+        return 1.0 / fps  # a frame is cheap: its pictures come only now and then (`frame`)
 
     def meta(self) -> dict[str, Any]:
         return {
@@ -142,19 +168,37 @@ class GPTKind:
         }
 
     def frame(self, playing: bool) -> dict[str, Any]:
-        """The samples (`new`: each one not among the words it learns), the running mean of the
-        loss and its curve, the attention on `word` and the characters' embeddings in 2D."""
+        """The running mean of the loss and its curve; and, when paused or when their time has
+        come, the pictures (`pictures`). A frame without them keeps the page's last ones."""
+        cheap = {"mean": self.running.mean, "means": self.running.series()}
+        # 20 words sampled are a forward pass a letter (a quarter of a second in CPython, seconds
+        # in Pyodide): while playing they take at most 1 part in PICTURES_EVERY of the time, so
+        # the steps and the loss go on at the frame rate.
+        due = time.monotonic() - self.pictures_at >= PICTURES_EVERY * self.pictures_cost
+        if playing and not due:
+            return cheap
+        start = time.monotonic()
+        self.sync()
+        if not self.weights_finite():  # diverged: nothing to sample (the run says why)
+            return cheap
+        pictures = self.pictures()
+        self.pictures_at = time.monotonic()
+        self.pictures_cost = self.pictures_at - start
+        return {**cheap, **pictures}
+
+    def pictures(self) -> dict[str, Any]:
+        """The samples (`new`: each one not among the words it learns), the rate, the attention
+        on `word` and the characters' embeddings in 2D."""
         rng = random.Random(self.adam.t)  # the same step: the same samples
         words = sample(self.model, self.tokenizer, SAMPLES, self.settings.temperature, rng=rng)
         return {
             "samples": words,
             "new": [w not in self.known for w in words],
             "lr": self.adam.lr * (1 - self.adam.t / self.settings.steps),
-            "mean": self.running.mean,
-            "means": self.running.series(),
             "attention": attention(self.model, self.tokenizer, self.word),
             "embedding": embedding_2d(self.model, self.tokenizer),
         }
 
     def model_json(self) -> str:
+        self.sync()
         return io.dumps(self.model, "the model")

@@ -1,0 +1,117 @@
+// micrograd.gpt's training step in JavaScript: microgpt's steps (one word a step, in the run's
+// order; the loss, backward, his Adam with the rate decaying linearly to 0) around the programs
+// jit's JavaScript target writes of `GPT.loss`, one per word length (micrograd/jit/gpt.py traces
+// them; they come in as they are needed: `program`). Every method takes and returns JSON-able
+// values (the site's worker and Node.js pass JSON text). `powInt` is jit/runtime.js's (its
+// source comes first): b**t correctly rounded, as Python's float ** int.
+
+/* global powInt */
+// eslint-disable-next-line no-unused-vars -- the caller (gpt_step_source) returns it
+function makeGPTStep() {
+  "use strict";
+  let P = new Float64Array(0), GR = P, M = P, V2 = P; // the weights, grads and Adam's moments
+  let TOK = new Int32Array(0), OFF = new Int32Array(1); // every word's tokens, one after another
+  let vocab = 0, cut = 0, steps = 1, lr = 0.01, b1 = 0.85, b2 = 0.99, eps = 1e-8, t = 0;
+  const programs = new Map(); // tokens a word is read as -> its program and arrays
+
+  // A word's tokens as the loss reads them: [bos, ..., bos], its first block_size + 1
+  const tokensOf = (d) => Math.min(OFF[d + 1] - OFF[d], cut);
+
+  // One step on word d: the loss, its gradient, microgpt's Adam; returns the loss.
+  function step(d) {
+    const n = tokensOf(d), { program, CAP, S, SG, V, G } = programs.get(n);
+    V.fill(0, 0, program.nInputs); // the tokens, one-hot: row pos * vocab + token is 1
+    for (let i = 0; i < n; i++) V[i * vocab + TOK[OFF[d] + i]] = 1;
+    const C = CAP.length;
+    for (let c = 0; c < C; c++) S[c] = P[CAP[c]];
+    program.forward(V, S, 1);
+    const loss = V[program.outRow];
+    G.fill(0);
+    G[program.outRow] = 1;
+    SG.fill(0);
+    program.backward(V, G, S, SG, 1);
+    GR.fill(0); // (a weight the word does not reach has no grad: 0, as eager's)
+    for (let c = 0; c < C; c++) GR[CAP[c]] += SG[c];
+    // micrograd.gpt.Adam.step, line for line
+    const rate = lr * (1 - t / steps);
+    t += 1;
+    const c1 = 1 - powInt(b1, t), c2 = 1 - powInt(b2, t);
+    for (let i = 0; i < P.length; i++) {
+      const g = GR[i];
+      M[i] = b1 * M[i] + (1 - b1) * g;
+      V2[i] = b2 * V2[i] + (1 - b2) * (g * g);
+      P[i] -= (rate * (M[i] / c1)) / (Math.sqrt(V2[i] / c2) + eps);
+    }
+    return loss;
+  }
+
+  // (JSON has no NaN or Infinity: such a loss goes as its text, which Python's float reads)
+  const json = (x) => (Number.isFinite(x) ? x : String(x));
+
+  function finite() {
+    let s = 0;
+    for (let i = 0; i < P.length; i++) s += P[i];
+    return Number.isFinite(s);
+  }
+
+  return {
+    // A new run (params: the model's weights; tokens and offsets: its words in order; cut:
+    // block_size + 1; steps, lr, betas, eps: its Adam), or new weights (params alone).
+    set(arg) {
+      if (arg.params !== undefined) {
+        P = Float64Array.from(arg.params);
+        GR = new Float64Array(P.length);
+        M = new Float64Array(P.length);
+        V2 = new Float64Array(P.length);
+        t = 0;
+      }
+      if (arg.tokens !== undefined) {
+        TOK = Int32Array.from(arg.tokens);
+        OFF = Int32Array.from(arg.offsets);
+        vocab = arg.vocab;
+        cut = arg.cut;
+      }
+      if (arg.steps !== undefined) ({ steps, lr } = arg);
+      if (arg.betas !== undefined) [b1, b2] = arg.betas;
+      if (arg.eps !== undefined) eps = arg.eps;
+      return { t };
+    },
+    // The program of words read as n tokens (`graph_source`'s text) and the weights it reads
+    // (captured: each one's index in params).
+    program(arg) {
+      const program = new Function(arg.source)();
+      const rows = program.nRows, S = new Float64Array(program.nCaptured + program.consts.length);
+      S.set(program.consts, program.nCaptured);
+      programs.set(arg.n, {
+        program, S, SG: new Float64Array(S.length), CAP: Int32Array.from(arg.captured),
+        V: new Float64Array(rows), G: new Float64Array(rows),
+      });
+      return programs.size;
+    },
+    // Steps until `steps` are taken, `seconds` have passed (after the first), the run's steps
+    // are done, a loss is not finite, or the next word's length has no program yet (need: n).
+    train(arg) {
+      const start = performance.now(), losses = [];
+      let need = null;
+      while (losses.length < arg.steps && t < steps) {
+        const d = t % (OFF.length - 1), n = tokensOf(d);
+        if (!programs.has(n)) { need = n; break; }
+        const loss = step(d);
+        losses.push(loss);
+        if (!Number.isFinite(loss) || performance.now() - start >= arg.seconds * 1000) break;
+      }
+      return { losses: losses.map(json), need, t, finite: finite() };
+    },
+    // The weights (their bytes, little-endian doubles, in base64: a fifth of JSON's time in the
+    // worker's Python) and the step count, for Python's model (a frame reads them there).
+    state() {
+      const bytes = new Uint8Array(P.buffer, P.byteOffset, P.byteLength);
+      let text = "";
+      for (let i = 0; i < bytes.length; i += 8192) text += String.fromCharCode.apply(null, bytes.subarray(i, i + 8192));
+      return { params: btoa(text), t };
+    },
+    lengths() {
+      return Array.from(programs.keys());
+    },
+  };
+}
