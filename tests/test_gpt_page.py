@@ -63,7 +63,6 @@ def test_play_trains_the_samples_change_and_pause_answers(page, playground, scre
     curve = page.evaluate("() => window.gptView.curve()")
     assert curve["steps"] == list(range(f["step"]))
     screenshot(page, "gpt-1280")
-    page.screenshot(path="/tmp/h42v/gpt-1280.png", full_page=True)
 
 
 def test_the_attention_of_emma_is_a_triangle_per_head_whose_rows_sum_to_1(page, playground):
@@ -154,9 +153,8 @@ def test_on_a_phone_play_pause_samples_and_loss_are_in_view(phone, playground, s
         assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390, sel
         assert box["y"] >= 0 and box["y"] + min(box["height"], 60) <= 844, sel
     screenshot(phone, "gpt-390")
-    phone.screenshot(path="/tmp/h42v/gpt-390.png")
     phone.mouse.wheel(0, 900)  # scrolled down to the attention: Play and Pause still in reach
     phone.evaluate("() => window.scrollTo(0, 900)")
     box = phone.locator("#pause").bounding_box()
     assert box and 0 <= box["y"] and box["y"] + box["height"] <= 844
-    phone.screenshot(path="/tmp/h42v/gpt-390-scrolled.png")
+    screenshot(phone, "gpt-390-scrolled")

@@ -49,7 +49,6 @@ def test_the_sites_gpt_view_trains_and_pauses_and_shows_the_attention(
         for _, _, i, weights in rows:
             assert len(weights) == i + 1 and math.fsum(weights) == pytest.approx(1.0, abs=1e-9)
         screenshot(page, "site-gpt")
-        page.screenshot(path="/tmp/h42v/site-gpt-1280.png", full_page=True)
 
         page.select_option("#data", "own")  # a pasted list trains
         page.fill("#words", "anna\nbob\nhannah\nnan")
@@ -81,6 +80,5 @@ def test_the_sites_gpt_view_on_a_phone(browser: Any, site_url: str, screenshot: 
             assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390, sel
             assert box["y"] >= 0 and box["y"] + min(box["height"], 60) <= 844, sel
         screenshot(page, "site-gpt-phone")
-        page.screenshot(path="/tmp/h42v/site-gpt-390.png")
     finally:
         v.close()

@@ -114,7 +114,6 @@ def test_the_gpt_widget_in_jupyterlab(lab: Any, browser: Any) -> None:
         SCREENSHOTS.mkdir(exist_ok=True)
         widget.scroll_into_view_if_needed()
         page.locator(".jp-Cell").first.screenshot(path=str(SCREENSHOTS / "widget-gpt.png"))
-        page.locator(".jp-Cell").first.screenshot(path="/tmp/h42v/widget-gpt.png")
     finally:
         context.close()
     assert not errors, errors
