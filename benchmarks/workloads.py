@@ -18,6 +18,7 @@ The workloads (all timings include Python's garbage collector as it runs by defa
   counted by walking the graph (leaves included). Cost = build + ``backward()``, per node.
 * `wide_sum`: 200,000 leaf Values added up, by Python's ``sum`` (a 200,000-deep chain of ``+``) or
   by ``Value.sum`` (one node); cost = sum + ``backward()``, per term. The leaves are made untimed.
+* `chain_phases`: the chain's cost split: user and system time and page faults, build and backward.
 * `chain_memory`: tracemalloc's peak while building the chain and running ``backward()``, divided
   by the node count: everything the graph costs (nodes, child tuples, floats, the walk's stack).
 """
@@ -242,6 +243,40 @@ def chain(nodes: int, gc_mode: str = "default") -> dict:
     detail = f"{n:,} nodes: build {b:.2f} + backward {k:.2f} µs/node, "
     detail += meter.report(sum(build) + sum(back))
     return {"value": b + k, "unit": "µs/node", "detail": detail}
+
+
+def chain_phases(nodes: int) -> dict:
+    """Where `chain`'s time goes (Linux, Unix): per node, the build's and backward()'s user and
+    system (kernel) CPU time and their minor page faults, and the collector's runs in the build;
+    medians of the same repeats as `chain`. A freed graph whose memory went back to the system
+    shows here as the next build's system time and page faults (one per 4 KiB page)."""
+    import resource
+
+    from micrograd.engine import Value
+
+    def now() -> tuple[float, float, int]:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime, r.ru_stime, r.ru_minflt
+
+    runs: list[int] = []
+    gc.callbacks.append(lambda phase, info: runs.append(1) if phase == "start" else None)
+    rows = []
+    for _ in range(_repeats(nodes)):
+        runs.clear()
+        t0 = now()
+        y = _build_chain(Value, nodes)
+        t1, collections = now(), len(runs)
+        y.backward()
+        t2 = now()
+        build, back = [b - a for a, b in zip(t0, t1)], [b - a for a, b in zip(t1, t2)]
+        rows.append([*build, *back, collections])
+        del y
+    m = [statistics.median(column) for column in zip(*rows)]
+    us = [x / nodes * 1e6 for x in m[:6]]
+    detail = f"{nodes:,} nodes, µs/node: build user {us[0]:.3f} system {us[1]:.3f}, "
+    detail += f"backward user {us[3]:.3f} system {us[4]:.3f}; page faults per node: build "
+    detail += f"{m[2] / nodes:.4f}, backward {m[5] / nodes:.4f}; collections in a build {m[6]:g}"
+    return {"value": us[0] + us[1] + us[3] + us[4], "unit": "µs/node", "detail": detail}
 
 
 def deepest_chain(limit: int = 100_000) -> dict:

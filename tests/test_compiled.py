@@ -13,6 +13,7 @@ import subprocess
 import sys
 import sysconfig
 import weakref
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -207,6 +208,79 @@ def test_a_value_in_a_cycle_of_its_own_attributes_is_freed(how: str) -> None:
     finally:
         if was:
             gc.enable()
+
+
+def chain(links: int) -> Value:
+    """y = y * w + c, `links` times: 2 * `links` nodes made by the compiled ops."""
+    w, c, y = Value(0.9), Value(0.1), Value(0.5)
+    for _ in range(links):
+        y = y * w + c
+    return y
+
+
+@needs_compiled
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="minor page faults: Linux's count")
+def test_a_graph_as_large_as_one_freed_is_built_and_backpropagated_in_the_same_memory() -> None:
+    # A big graph freed gave its memory back to the system (pymalloc returns emptied arenas) and
+    # the next one faulted every page in again: 1 fault per 32 nodes, the kernel's time more than
+    # the build's own at a million nodes. Now freed nodes are kept for the next graph.
+    import resource
+
+    links = 100_000  # 200,000 nodes, 25 MB: far more pages than anything else here touches
+    first = chain(links)
+    first.backward()
+    del first
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    y = chain(links)
+    y.backward()
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+    assert y.grad == 1.0 and abs(y.data - 1.0) < 1e-12  # (0.5 * 0.9 + 0.1 ...: 1.0 in the limit)
+    del y
+    assert faults < 2 * links / 320, f"{faults} page faults for {2 * links:,} nodes made again"
+
+
+@needs_compiled
+def test_a_node_made_from_a_freed_one_is_a_new_node() -> None:
+    # freed nodes of every kind (attributes of their own, tracked; labels, _op and _local by
+    # hand, odd numbers, walked), then nodes made again: nothing of the old ones left
+    old = [Value(float(k)) * 2 for k in range(2_000)]
+    for k, v in enumerate(old):
+        v.label, v._op, v.grad = f"v{k}", "mine", 3
+        if k % 2:
+            v.m = v  # a cycle: the collector frees it
+        if k % 3 == 0:
+            v.data = Fraction(k, 7)
+            v._local = lambda: None
+    old[0].backward()
+    del old, v
+    gc.collect()
+    a, b = Value(2.0), Value(3.0)
+    for v in [a * b for _ in range(2_000)] + [Value(1.5) for _ in range(2_000)]:
+        assert not gc.is_tracked(v) and v.label == "" and v._visit is None
+        assert v.grad == 0.0 and type(v.grad) is float and type(v.data) is float
+        assert (v._op, v._local) in {("*", (3.0, 2.0)), ("", ())}
+        assert v._prev in {(a, b), ()} and vars(v) == {}
+
+
+@needs_compiled
+def test_a_backward_run_inside_a_learners_backward_has_a_walk_of_its_own() -> None:
+    # backward() keeps its arrays for the next call: one run from inside another must not use them
+    x, w = Value(3.0), Value(2.0)
+    out = x * w
+    inner_grads = []
+
+    def mine() -> None:  # the lecture's closure, with a graph of its own backpropagated inside
+        p, q = Value(5.0), Value(7.0)
+        (p * q + p).backward()
+        inner_grads.append((p.grad, q.grad))
+        x.grad += w.data * out.grad
+        w.grad += x.data * out.grad
+
+    out._backward = mine
+    y = chain(3) + out * out  # d y / d out = 2 out = 12
+    y.backward()
+    assert inner_grads == [(8.0, 5.0)]
+    assert (x.grad, w.grad) == (24.0, 36.0)
 
 
 def test_the_compiled_core_is_built_where_a_c_compiler_is() -> None:

@@ -6,7 +6,8 @@
  * not tracked by the cyclic garbage collector (its young collections, then full ones, walked
  * every node of a training step's graph) until it gets a __dict__ of its own (p.m = p may make a
  * cycle): then it is tracked, and such cycles are freed. Memory: data, grad, up to two children
- * and their local derivatives sit in the node itself (no tuples, no float objects).
+ * and their local derivatives sit in the node itself (no tuples, no float objects), and a freed
+ * graph's nodes are kept for the next graph (the pool, below).
  *
  * Equal to engine.py: each op here computes what its declared rule computes, bit for bit (the
  * forward a + b, a * b; the local derivatives (1, 1), (b, a)); anything else (a NaN or an
@@ -40,10 +41,63 @@ static PyObject *s_relu, *s_dot, *s_add, *s_mul, *s_empty, *s_grad, *s_backward,
 #define IS_NODE(o) PyObject_TypeCheck((o), &NodeType)
 #define PLAIN(o) (Py_TYPE(o) == V && ((Node *)(o))->odd == NULL)
 
+/* Freed nodes kept for the next graph. Why: a training step (or a benchmark's repeat) frees its
+ * graph and builds the next one as large; freed, a big graph's memory goes back to the system
+ * (pymalloc returns its emptied arenas), and building the next one faults every page of it in
+ * again: kernel time, 0.1 us a node at a million nodes, more than the build itself
+ * (benchmarks/RESULTS.md). So up to POOL_MAX freed nodes of `V` wait here, in `pool`,
+ * and the next nodes made are these. POOL_MAX bounds what is kept once no graph is alive; a node
+ * taken from here is not counted as an allocation by the cyclic collector, so the bound also
+ * bounds how much later a young collection comes (the cycles through Values it frees). */
+#define POOL_MAX (1 << 20)
+static Node **pool = NULL; /* pool[0 .. pooled): the freed nodes kept */
+static Py_ssize_t pooled = 0, pool_cap = 0;
+
+/* A node's memory on its way into the cache, some nodes ahead of its turn: a big graph is not in
+ * the cache, and the hardware's prefetcher stops at each page's end */
+#define AHEAD 8
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) (__builtin_prefetch((p), 1), __builtin_prefetch((char *)(p) + 64, 1))
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
+static Node *alloc(void) { /* a new, zeroed, untracked node of `V` (engine.Value) */
+    if (pooled > 0) {
+        Node *n = pool[--pooled];
+        if (pooled >= AHEAD) PREFETCH(pool[pooled - AHEAD]);
+        memset((char *)n + sizeof(PyObject), 0, sizeof(Node) - sizeof(PyObject));
+        return (Node *)PyObject_Init((PyObject *)n, V);
+    }
+    Node *n = (Node *)V->tp_alloc(V, 0);
+    if (n != NULL) PyObject_GC_UnTrack(n); /* see the file's comment */
+    return n;
+}
+
+static int keep_node(Node *n) { /* into the pool if there is room (or room can be made): 1 */
+    if (pooled == pool_cap) {
+        Py_ssize_t cap = pool_cap ? 2 * pool_cap : 1024;
+        Node **a = cap <= POOL_MAX ? PyMem_Realloc(pool, (size_t)cap * sizeof(Node *)) : NULL;
+        if (a == NULL) return 0;
+        pool = a;
+        pool_cap = cap;
+    }
+    pool[pooled++] = n;
+    return 1;
+}
+
+static void drain(void) { /* the pool's memory back to Python's allocator */
+    while (pooled > 0) PyObject_GC_Del(pool[--pooled]);
+    PyMem_Free(pool);
+    pool = NULL;
+    pool_cap = 0;
+}
+
 static PyObject *node_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    if (type == V) return (PyObject *)alloc();
     Node *self = (Node *)type->tp_alloc(type, 0);
     if (self == NULL) return NULL;
-    if (type == V || type == &NodeType) PyObject_GC_UnTrack(self); /* see the file's comment */
+    if (type == &NodeType) PyObject_GC_UnTrack(self); /* see the file's comment */
     return (PyObject *)self;
 }
 
@@ -86,7 +140,8 @@ static void node_dealloc(Node *self) {
     PyObject_GC_UnTrack(self);
     Py_TRASHCAN_BEGIN(self, node_dealloc) /* a 1e6-deep graph: no C recursion */
     node_clear(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    if (Py_TYPE(self) != V || !keep_node(self)) /* kept for the next graph (see alloc) */
+        Py_TYPE(self)->tp_free((PyObject *)self);
     Py_TRASHCAN_END
 }
 
@@ -245,12 +300,6 @@ static PyGetSetDef node_getset[] = {
 };
 
 /* ---------------------------------------------------------------------------- the ops */
-
-static Node *alloc(void) {
-    Node *n = (Node *)V->tp_alloc(V, 0);
-    if (n != NULL) PyObject_GC_UnTrack(n);
-    return n;
-}
 
 static PyObject *leaf(double x) { /* Value(x): a constant, as engine.py's _lift makes */
     Node *n = alloc();
@@ -452,40 +501,77 @@ static int kids(Node *v, PyObject ***items, Py_ssize_t *k) {
 
 static int truthy(PyObject *o) { return o != NULL && PyObject_IsTrue(o); }
 
-/* topological_order(root, leaves=False) of core/walk.py, into `topo`: 1, 0 (fall back), -1 */
-static int order(PyObject *root, PyObject *topo) {
+/* backward()'s arrays of owned references: the walk's stack and the order it gives. A call
+ * keeps them for the next (their memory faulted in once, not at every call: see the pool),
+ * unless they outgrew POOL_MAX nodes; a backward() run inside another's (a learner's _backward)
+ * uses arrays of its own. */
+typedef struct {
+    PyObject **a;
+    Py_ssize_t n, cap;
+} Refs;
+
+static Refs kept[2];
+static int kept_busy = 0;
+
+static int push(Refs *r, PyObject *o) { /* append o, a reference of ours: the array's now */
+    if (r->n == r->cap) {
+        Py_ssize_t cap = r->cap ? 2 * r->cap : 1024;
+        PyObject **a = PyMem_Realloc(r->a, (size_t)cap * sizeof(PyObject *));
+        if (a == NULL) {
+            Py_DECREF(o);
+            PyErr_NoMemory();
+            return -1;
+        }
+        r->a = a;
+        r->cap = cap;
+    }
+    r->a[r->n++] = o;
+    return 0;
+}
+
+static void let_go(Refs *r, int keep) { /* drop the references; keep the memory or free it */
+    for (Py_ssize_t i = 0; i < r->n; i++) Py_XDECREF(r->a[i]);
+    r->n = 0;
+    if (!keep || r->cap > POOL_MAX) {
+        PyMem_Free(r->a);
+        r->a = NULL;
+        r->cap = 0;
+    }
+}
+
+/* topological_order(root, leaves=False) of core/walk.py, into `topo`: 1, 0 (fall back), -1;
+ * and backward()'s `v.grad = 0.0` at each node with children, done here while v is in the cache
+ * (a pass of its own read a big graph from memory once more) */
+static int order(PyObject *root, Refs *topo, Refs *stack, PyObject *zero) {
     PyObject *opened = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
     PyObject *done = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
-    PyObject *stack = PyList_New(0);
-    int ok = opened && done && stack && PyList_Append(stack, root) == 0 ? 1 : -1;
-    while (ok == 1 && PyList_GET_SIZE(stack)) {
-        Py_ssize_t top = PyList_GET_SIZE(stack) - 1;
-        Node *v = (Node *)PyList_GET_ITEM(stack, top); /* popped: its reference is ours */
-        Py_SET_SIZE(stack, top);
+    int ok = opened && done && push(stack, Py_NewRef(root)) == 0 ? 1 : -1;
+    while (ok == 1 && stack->n) {
+        Node *v = (Node *)stack->a[--stack->n]; /* popped: its reference is ours */
+        if (stack->n >= AHEAD) PREFETCH(stack->a[stack->n - AHEAD]);
         if (v->visit == done) { Py_DECREF(v); continue; }
         if (v->visit == opened) {
             Py_XSETREF(v->visit, Py_NewRef(done));
-            if (PyList_Append(topo, (PyObject *)v) < 0) ok = -1;
-            Py_DECREF(v);
+            if (push(topo, (PyObject *)v) < 0) ok = -1; /* the stack's reference, moved */
             continue;
         }
         PyObject **items;
         Py_ssize_t k;
         if (!kids(v, &items, &k)) { Py_DECREF(v); ok = 0; break; }
         Py_XSETREF(v->visit, Py_NewRef(opened));
-        if (PyList_Append(stack, (PyObject *)v) < 0) ok = -1;
+        if (k > 0 && grad_set(v, zero, NULL) < 0) ok = -1;
+        if (ok == 1 && push(stack, (PyObject *)v) < 0) ok = -1; /* (its reference, back) */
+        else if (ok != 1) Py_DECREF(v);
         for (Py_ssize_t i = k - 1; ok == 1 && i >= 0; i--) {
             Node *ch = (Node *)items[i];
             if (ch->visit == done) continue;
             int keep = ch->n > 0 || ch->lk || (ch->n < 0 && truthy(ch->c[0])) || truthy(ch->u.obj);
             if (PyErr_Occurred()) ok = -1;
-            else if (keep && PyList_Append(stack, (PyObject *)ch) < 0) ok = -1;
+            else if (keep && push(stack, Py_NewRef(ch)) < 0) ok = -1;
         }
-        Py_DECREF(v);
     }
     Py_XDECREF(opened);
     Py_XDECREF(done);
-    Py_XDECREF(stack);
     return ok;
 }
 
@@ -547,21 +633,18 @@ static int step(Node *v) { /* engine.py's loop body, at one node */
 }
 
 static PyObject *backward(PyObject *self, PyObject *unused) {
-    PyObject *topo = watched ? NULL : PyList_New(0);
-    int ok = topo ? order(self, topo) : 0;
-    if (ok <= 0) {
-        Py_XDECREF(topo);
-        return ok < 0 ? NULL : call_slow("backward", self, NULL);
-    }
-    Py_ssize_t n = PyList_GET_SIZE(topo);
+    if (watched) return call_slow("backward", self, NULL);
+    int mine = !kept_busy; /* the kept arrays, or (inside another backward()) arrays of its own */
+    Refs local[2] = {{NULL, 0, 0}, {NULL, 0, 0}}, *topo = mine ? &kept[0] : &local[0];
+    Refs *stack = mine ? &kept[1] : &local[1];
+    kept_busy = 1;
     PyObject *zero = PyFloat_FromDouble(0.0);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Node *v = (Node *)PyList_GET_ITEM(topo, i);
-        if ((v->n > 0 || (v->n < 0 && truthy(v->c[0]))) && grad_set(v, zero, NULL) < 0) ok = -1;
-    }
-    Py_DECREF(zero);
+    int ok = zero ? order(self, topo, stack, zero) : -1;
+    Py_XDECREF(zero);
+    let_go(stack, mine);
     Node *s = (Node *)self;
-    int has_prev = s->n > 0 || (s->n < 0 && truthy(s->c[0]));
+    int has_prev = ok > 0 && (s->n > 0 || (s->n < 0 && truthy(s->c[0])));
+    if (PyErr_Occurred()) ok = -1;
     if (ok > 0 && (has_prev || s->odd == NULL)) {
         double g = has_prev ? 1.0 : s->grad + 1.0;
         PyObject *gg = PyFloat_FromDouble(g);
@@ -574,9 +657,16 @@ static PyObject *backward(PyObject *self, PyObject *unused) {
         Py_XDECREF(g);
         Py_XDECREF(sum);
     }
-    for (Py_ssize_t i = n - 1; ok > 0 && i >= 0; i--)
-        if (step((Node *)PyList_GET_ITEM(topo, i)) < 0) ok = -1;
-    Py_DECREF(topo);
+    for (Py_ssize_t i = topo->n - 1; ok > 0 && i >= 0; i--) {
+        PyObject *v = topo->a[i];
+        if (i >= AHEAD) PREFETCH(topo->a[i - AHEAD]);
+        if (step((Node *)v) < 0) ok = -1;
+        topo->a[i] = NULL; /* let go of v while it is in the cache */
+        Py_DECREF(v);
+    }
+    let_go(topo, mine);
+    if (mine) kept_busy = 0;
+    if (ok == 0) return call_slow("backward", self, NULL);
     if (ok < 0) return NULL;
     Py_RETURN_NONE;
 }
@@ -621,6 +711,7 @@ static PyObject *setup(PyObject *m, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!O!", &PyType_Type, &cls, &PyDict_Type, &methods)) return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)cls, &NodeType))
         return PyErr_Format(PyExc_TypeError, "setup: %R is not a Node", cls);
+    drain(); /* its nodes were made for the Value before */
     Py_XSETREF(V, (PyTypeObject *)Py_NewRef(cls));
     Py_XSETREF(slow, Py_NewRef(methods));
     Py_RETURN_NONE;
