@@ -16,7 +16,15 @@ frame stream in-process instead (no HTTP). ``--browser`` also opens each run's p
 refresh). Targets from the issues: >= 15 frames/s drawn at every size (and >= 50 steps/s at the
 largest), a Pause answered within 100 ms, 100% accuracy in < 5 s.
 
+With ``--gpt``, the GPT view instead (/gpt, microgpt's model on numpy, its own section of
+RESULTS.md, ``bench_playground_gpt``), through the server, on the built-in words and on
+makemore's names where ``MICROGRAD_NAMES_FILE`` names them: the first 20 steps' losses (Step)
+against Python's ``microgpt(docs, 20, 42)``, then Play for ``--seconds`` (steps: 100,000):
+steps a second (all of it, and its second half: the first traces the word lengths as it meets
+them), frames a second sent, the running mean at the end and Pause.
+
     python3 benchmarks/bench_playground.py [--seconds 3] [--eager-seconds 6] [--direct] [--browser]
+    python3 benchmarks/bench_playground.py --gpt [--seconds 10]
 """
 
 from __future__ import annotations
@@ -206,6 +214,102 @@ def watch(run: Any, seconds: float) -> dict:
     }
 
 
+def gpt_served(body: dict, docs: list[str], seconds: float) -> dict[str, Any]:
+    """The GPT view through a real server: see the module docstring."""
+    from micrograd.gpt import microgpt
+    from micrograd.playground import serve
+    from micrograd.playground.train_gpt import MAX_STEPS
+
+    handle = serve(port=0)
+    url, session = handle.url.rstrip("/"), f"bench-gpt-{os.getpid()}"
+
+    def post(path: str, b: dict) -> dict:
+        req = urllib.request.Request(
+            f"{url}/api/gpt/{path}",
+            data=json.dumps(b).encode(),
+            headers={"Content-Type": "application/json", "X-Session": session},
+            method="POST",
+        )
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return json.loads(r.read())
+
+    got: list = []  # (time, frame)
+    stop = threading.Event()
+
+    def reader() -> None:
+        r = urllib.request.urlopen(f"{url}/api/gpt/stream?session={session}", timeout=60)
+        with r:
+            for line in r:
+                if line.startswith(b"data:"):
+                    f = json.loads(line[5:])
+                    if f is not None and f.get("type") == "frame":
+                        got.append((time.perf_counter(), f))
+                if stop.is_set():
+                    break
+
+    try:
+        post("config", {**body, "steps": 20})  # microgpt(docs, 20, 42): the rate over 20 steps
+        losses = [post("control", {"action": "step"})["frame"]["loss_exact"] for _ in range(20)]
+        truth = microgpt(docs, 20, 42)[2]
+        post("config", {**body, "steps": MAX_STEPS})
+        t = threading.Thread(target=reader, daemon=True)
+        t.start()
+        time.sleep(0.5)
+        got.clear()
+        t0 = time.perf_counter()
+        post("control", {"action": "play"})
+        time.sleep(seconds)
+        end = time.perf_counter()
+        asked = time.perf_counter()
+        post("control", {"action": "pause"})
+        pause_ms = 1000 * (time.perf_counter() - asked)
+        stop.set()
+        frames = [(ts, f) for ts, f in got if ts <= end]
+        half = next(f["step"] for ts, f in frames if ts >= t0 + seconds / 2)
+        last = frames[-1][1]
+        return {
+            "error": max(abs(a - b) for a, b in zip(losses, truth, strict=True)),
+            "steps/s": last["step"] / (end - t0),
+            "second half": (last["step"] - half) / (end - t0 - seconds / 2),
+            "frames/s": len(frames) / (end - t0),
+            "mean": last["mean"],
+            "step": last["step"],
+            "pause ms": pause_ms,
+        }
+    finally:
+        handle.stop()
+
+
+def gpt_main(seconds: float) -> int:
+    from micrograd.playground.train_gpt import WORDS
+
+    print(
+        f"# the GPT view through the server (microgpt's model, numpy, seed 42; Play {seconds:g} "
+        f"s, steps 100,000; {os.cpu_count()} cores, load "
+        f"{', '.join(f'{x:.2f}' for x in os.getloadavg())})\n"
+    )
+    cases = [(f"the built-in words ({len(WORDS)})", {"data": "builtin"}, list(WORDS))]
+    if os.environ.get("MICROGRAD_NAMES_FILE"):
+        from micrograd import data
+
+        names = data.names()
+        cases.append((f"makemore's names ({len(names):,})", {"data": "names"}, names))
+    print(
+        "| words | first 20 losses vs microgpt() | steps/s (second half) | frames/s sent | "
+        "running mean at the end (step) | Pause answers |"
+    )
+    print("|---|---|---|---|---|---|")
+    for name, body, docs in cases:
+        r = gpt_served(body, docs, seconds)
+        print(
+            f"| {name} | max diff {r['error']:.1e} | {r['steps/s']:,.1f} "
+            f"({r['second half']:,.1f}) | {r['frames/s']:.1f} | {r['mean']:.4f} "
+            f"({r['step']:,}) | {r['pause ms']:.0f} ms |",
+            flush=True,
+        )
+    return 0
+
+
 def many_tabs(n: int, seconds: float, settings: dict) -> dict:
     """`n` tabs of one server playing at once, each reading its own event stream: frames and
     steps per second per tab (the runner shares the CPU among them)."""
@@ -285,7 +389,14 @@ def main(argv: list[str] | None = None) -> int:
         help="instead: N tabs of one server playing the default network at once "
         "(frames/s and steps/s per tab)",
     )
+    p.add_argument("--gpt", action="store_true", help="instead: the GPT view (its own section)")
     args = p.parse_args(argv)
+    if args.gpt:
+        try:
+            return gpt_main(args.seconds)
+        except KeyboardInterrupt:
+            print("bench_playground: stopped (Ctrl-C)", file=sys.stderr)
+            return 130
     if args.tabs:
         print(
             f"# {args.tabs} tabs playing at once, each 2-8-8-1 tanh on moons, through one "
@@ -369,4 +480,5 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     from results import recorded  # writes this script's section of RESULTS.md
 
-    sys.exit(recorded("bench_playground", main))
+    # (the GPT view's run writes a section of its own: the Train view's figures stay)
+    sys.exit(recorded("bench_playground_gpt" if "--gpt" in sys.argv else "bench_playground", main))

@@ -15,7 +15,17 @@ JavaScript (micrograd.jit's JavaScript target, compiled by the page's Web Worker
 With ``--gpt-step``, also the GPT view's training step alone (microgpt's model, gpt_step.js and
 its programs, traced here) in this Chromium's Web Worker: bench_gpt_engines.py's row.
 
+With ``--gpt``, the GPT view alone (gpt.html, microgpt's model; its own section of RESULTS.md,
+``bench_site_gpt``), on the built-in words and, where ``MICROGRAD_NAMES_FILE`` names makemore's
+names, on as many of them as the page takes pasted (the site ships no names): the first 20
+steps' losses (Step, read from the page's frames) against Python's ``microgpt(docs, 20, 42)``;
+then (steps: 100,000) the seconds until the worker has traced every word length ahead (Host's idle
+`prepare`), and Play for ``--seconds``: steps a second, frames a second drawn, the running mean
+of the loss at the end, Pause (ms from the click until the page shows it paused) and whether
+the steps then stop.
+
     python3 benchmarks/bench_site.py [--seconds 10] [--visits 3] [--open-only] [--gpt-step]
+    python3 benchmarks/bench_site.py --gpt [--seconds 10]
 """
 
 from __future__ import annotations
@@ -189,12 +199,101 @@ def train(browser: Any, base: str, settings: dict, seconds: float) -> dict[str, 
         context.close()
 
 
-_PAUSE = """async () => {
+_PAUSE = """async (view = 'trainView') => {
   const t0 = performance.now();
   document.querySelector('#pause').click();
-  while (window.trainView.frame().playing) await new Promise((r) => setTimeout(r, 2));
+  while (window[view].frame().playing) await new Promise((r) => setTimeout(r, 2));
   return performance.now() - t0;
 }"""
+
+
+def gpt_cases() -> list[tuple[str, list[str] | None]]:
+    """The GPT view's word lists: the built-in words (None: the page's own), and makemore's
+    names where MICROGRAD_NAMES_FILE names them, the first as many as the page takes."""
+    from micrograd.playground.gpt_frames import MAX_WORDS
+    from micrograd.playground.train_gpt import WORDS
+
+    cases: list[tuple[str, list[str] | None]] = [(f"the built-in words ({len(WORDS)})", None)]
+    if os.environ.get("MICROGRAD_NAMES_FILE"):
+        from micrograd import data
+
+        names = data.names()[:MAX_WORDS]
+        cases.append((f"makemore's names, the first {len(names):,} (pasted)", names))
+    return cases
+
+
+def gpt_play(browser: Any, base: str, docs: list[str] | None, seconds: float) -> dict[str, Any]:
+    """The GPT view on `docs` (None: the built-in words): see the module docstring."""
+    from micrograd.gpt import microgpt
+    from micrograd.playground.train_gpt import MAX_STEPS, WORDS
+
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    try:
+        t_open = time.perf_counter()
+        page.goto(f"{base}gpt.html")
+        page.wait_for_function(
+            "() => window.gptView && window.gptView.frame() && document.body.dataset.ready === '1'",
+            timeout=300_000,
+        )
+        body = {"data": "builtin"} if docs is None else {"data": "own", "words": "\n".join(docs)}
+        # microgpt(docs, 20, 42)'s run: his rate decays to 0 over its 20 steps
+        page.evaluate("(b) => window.gptView.call('config', b)", {**body, "steps": 20})
+        losses = [
+            page.evaluate(
+                "() => window.gptView.call('control', {action: 'step'})"
+                ".then((a) => a.frame.loss_exact)"
+            )
+            for _ in range(20)
+        ]
+        truth = microgpt(list(WORDS) if docs is None else docs, 20, 42)[2]
+        # then a run that plays on past the measurement (the rate decaying over MAX_STEPS)
+        page.evaluate("(b) => window.gptView.call('config', b)", {**body, "steps": MAX_STEPS})
+        worker = page.workers[0]  # the page's one worker: Python's
+        while worker.evaluate("() => self.micrograd_busy()"):  # tracing the lengths ahead
+            time.sleep(0.2)
+        traced = time.perf_counter() - t_open
+        read = "() => [window.gptView.frame().step, window.gptView.drawn()]"
+        step0, drawn0 = page.evaluate(read)
+        t0 = time.perf_counter()
+        page.click("#play")
+        time.sleep(seconds)
+        step, drawn = page.evaluate(read)
+        elapsed = time.perf_counter() - t0
+        pause_ms = page.evaluate(_PAUSE, "gptView")
+        frame = page.evaluate("() => window.gptView.frame()")
+        time.sleep(1.0)
+        stopped = page.evaluate(read)[0] == frame["step"]
+        return {
+            "error": max(abs(a - b) for a, b in zip(losses, truth, strict=True)),
+            "traced": traced,
+            "steps/s": (step - step0) / elapsed,
+            "drawn/s": (drawn - drawn0) / elapsed,
+            "mean": frame["mean"],
+            "step": frame["step"],
+            "pause ms": pause_ms,
+            "stopped": stopped,
+        }
+    finally:
+        context.close()
+
+
+def gpt_rows(browser: Any, base: str, seconds: float) -> None:
+    print(
+        f"\nthe GPT view (gpt.html, microgpt's model, seed 42), Play {seconds:g} s after the "
+        "lengths were traced ahead (steps 100,000: the rate about 0.01 throughout):\n\n"
+        "| words | first 20 losses vs microgpt() | open to traced | steps/s | frames/s drawn | "
+        "running mean at the end (step) | Pause answers | steps stop |\n"
+        "|---|---|---|---|---|---|---|---|"
+    )
+    for name, docs in gpt_cases():
+        r = gpt_play(browser, base, docs, seconds)
+        print(
+            f"| {name} | max diff {r['error']:.1e} | {r['traced']:.1f} s | {r['steps/s']:,.0f} | "
+            f"{r['drawn/s']:.1f} | {r['mean']:.4f} ({r['step']:,}) | {r['pause ms']:.0f} ms | "
+            f"{'yes' if r['stopped'] else 'no'} |",
+            flush=True,
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -203,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--visits", type=int, default=3, help="page openings timed (median shown)")
     p.add_argument("--open-only", action="store_true", help="time the openings only, no training")
     p.add_argument("--gpt-step", action="store_true", help="also the GPT's step in a worker")
+    p.add_argument("--gpt", action="store_true", help="the GPT view alone (its own section)")
     args = p.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -221,6 +321,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}); the folder: "
                 f"{report.files} files, {report.size / 1e6:.1f} MB"
             )
+            if args.gpt:
+                gpt_rows(browser, base, args.seconds)
+                browser.close()
+                return 0
             for title, path in (("the explorer", ""), ("the Train view", "train.html")):
                 cold, warm = first_graph(browser, base, args.visits, path)
                 firsts = ", ".join(f"{r['first graph']:.2f}" for r in cold)
@@ -265,4 +369,5 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     from results import recorded  # writes this script's section of RESULTS.md
 
-    sys.exit(recorded("bench_site", main))
+    # (the GPT view's run writes a section of its own: the Train view's figures stay)
+    sys.exit(recorded("bench_site_gpt" if "--gpt" in sys.argv else "bench_site", main))

@@ -237,6 +237,7 @@ def test_the_sites_worker_trains_a_playing_gpt_view():
     send = lambda msg: json.loads(host.receive(json.dumps(msg)))  # noqa: E731
     send({"id": 1, "view": "gpt", "action": "config", "body": {"data": "builtin"}})
     send({"frames": True, "fresh": True, "view": "gpt"})
+    assert host.due_in() == 0.0 and host.advance(0.05) == "[]"  # (eager: nothing to trace)
     assert host.due_in() == -1.0  # paused: the worker's timer waits for a message
     send({"id": 2, "view": "gpt", "action": "control", "body": {"action": "play"}})
     frames: list[dict] = []
@@ -260,3 +261,33 @@ def test_reset_keeps_the_weights_new_weights_draws_others_the_temperature_is_liv
     assert a["meta"]["settings"]["temperature"] == 1.5  # the page's other settings kept
     again = tab.call("gpt", "control", {"action": "step"})["frame"]["loss_exact"]
     assert again != first
+
+
+def test_the_sites_worker_traces_a_waiting_gpt_runs_lengths_one_a_turn_then_stops():
+    pytest.importorskip("numpy")
+    from micrograd.playground.train_gpt_engines import lengths_met
+    from micrograd.playground.worker import Host
+
+    host = Host(Tab(jit="numpy"))  # type: ignore[arg-type]
+    send = lambda msg: json.loads(host.receive(json.dumps(msg)))  # noqa: E731
+    body = {"data": "builtin", "n_embd": 4, "n_head": 1}
+    send({"id": 1, "view": "gpt", "action": "config", "body": body})
+    kind = host.tab.gpt.trainer.kind
+    traced: list[set[int]] = []
+    while host.due_in() == 0.0:  # the run waits, lengths are left: work now
+        before = set(kind.engine.lengths)
+        assert host.advance(0.0) == "[]"
+        traced.append(set(kind.engine.lengths) - before)
+        # between two traces the page's message is answered
+        assert send({"id": 2, "view": "gpt", "action": "state", "body": {}})[0]["answer"]
+    assert traced and all(len(t) == 1 for t in traced)  # one length a turn
+    assert set().union(*traced) == set(lengths_met(kind))  # every length its words meet
+    assert host.due_in() == -1.0  # all ready: the timer waits for a message
+    send({"id": 3, "view": "gpt", "action": "control", "body": {"action": "play"}})
+    before = set(kind.engine.lengths)
+    while kind.adam.t < 20:
+        host.advance(0.05)
+    assert set(kind.engine.lengths) == before  # Play traced nothing more
+    send({"id": 4, "view": "gpt", "action": "control", "body": {"action": "pause"}})
+    send({"id": 5, "view": "gpt", "action": "config", "body": {**body, "n_embd": 8}})
+    assert host.due_in() == 0.0  # a new shape: its lengths are traced again

@@ -44,6 +44,7 @@ class Host:
         self.tab = tab if tab is not None else Tab(jit="javascript", fps=FPS)  # type: ignore[arg-type]
         self.clock = clock
         self.host = MessageHost(self.tab, clock)
+        self.prepared: tuple[Any, int] | None = None  # the GPT run whose lengths are all traced
 
     def receive(self, text: str) -> str:
         """A message from the page (JSON text) -> the messages to post back (a JSON list)."""
@@ -57,10 +58,12 @@ class Host:
         return _out(self.host.receive(msg))
 
     def advance(self, seconds: float) -> str:
-        """Train for at most `seconds` if the Train view plays; the frames to post (a JSON list,
-        empty when none was published or nobody wants them)."""
+        """Train for at most `seconds` if the Train view plays (or, the GPT view waiting, trace a
+        word length ahead: `_prepare`); the frames to post (a JSON list, empty when none was
+        published or nobody wants them)."""
         train = self._playing()
         if train is None:
+            self._prepare(seconds)
             return "[]"
         if self.clock() - self.host.heard > WATCH_SECONDS:  # nobody looks: stop spending the CPU
             train.trainer.pause()
@@ -69,11 +72,34 @@ class Host:
         return _out(self.host.frames()) if train.advance(seconds, apart=True) else "[]"
 
     def due_in(self) -> float:
-        """Seconds until the Train (or GPT) view has work (0: now); -1 when it is paused
-        (JavaScript's JSON has no infinity, and the worker's timer then waits for a message)."""
+        """Seconds until the Train (or GPT) view has work (0: now, a waiting GPT run's tracing
+        included); -1 when it is paused with nothing to do (JavaScript's JSON has no infinity,
+        and the worker's timer then waits for a message)."""
         train = self._playing()
-        wait = train.trainer.due_in() if train is not None else math.inf
+        if train is None:
+            return 0.0 if self._to_prepare() is not None else -1.0
+        wait = train.trainer.due_in()
         return -1.0 if math.isinf(wait) else wait
+
+    def _to_prepare(self) -> Any:
+        """The GPT view's run when it waits and its engine has lengths left to trace (its
+        `prepare` has not said True for these settings), while the page still looks; or None."""
+        gpt = self.tab.gpt
+        if not gpt.started or gpt.playing or self.clock() - self.host.heard > WATCH_SECONDS:
+            return None
+        tr = gpt.trainer
+        return None if self.prepared == (tr.kind, tr.kind.config_id) else tr
+
+    def _prepare(self, seconds: float) -> None:
+        # A paused GPT run traces the word lengths it will meet, one length a turn (a trace
+        # takes seconds in Pyodide and cannot be cut): Play then steps at once, and Pause is
+        # answered, the page's messages getting a turn between traces.
+        tr = self._to_prepare()
+        if tr is None:
+            return
+        with tr.lock:
+            if tr.kind.prepare(seconds):
+                self.prepared = (tr.kind, tr.kind.config_id)
 
     def _playing(self) -> Any:
         """The view that plays (a page shows one: the Train view or the GPT view), or None."""

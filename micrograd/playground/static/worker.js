@@ -28,6 +28,10 @@ self.micrograd_compile = (source) => {
   return (method, text) => JSON.stringify(step[method](JSON.parse(text)));
 };
 
+// Whether Python has work waiting (a playing run, or a waiting GPT run's word lengths still to
+// trace: worker.py's Host.due_in): a benchmark waits for false before it times Play.
+self.micrograd_busy = () => Boolean(host) && host.due_in() >= 0;
+
 const progress = (text, fraction) => postMessage({ progress: text, fraction });
 const postAll = (text) => { for (const msg of JSON.parse(text)) postMessage(msg); };
 // An error's last line: a Python traceback ends with what went wrong
