@@ -86,16 +86,22 @@ test-fast: $(VENV)/.test graphviz eslint
 # here (no Chromium: `make chromium`; bench_gpt without makemore's names.txt) says why and writes
 # nothing, and the rest go on. All of them take over an hour on a 2-core machine.
 BENCH ?= run bench_engine bench_gpt bench_jit bench_explorer_page bench_playground bench_reach \
-	load_faults bench_site bench_course bench_grade bench_gpt_engines
+	load_faults bench_site bench_course bench_grade bench_gpt_engines bench_site_gpt \
+	bench_playground_gpt
 ARGS_bench_engine     := --rounds 3 --steps 15
 ARGS_bench_playground := --browser --seconds 5 --eager-seconds 5
 ARGS_load_faults      := --tabs 30 --minutes 10 --max-sessions 20
 ARGS_bench_site       := --seconds 10 --visits 3
 ARGS_bench_grade      := --learners 20 --jobs 2
 ARGS_bench_gpt_engines := --seconds 10 --pyodide --chromium
+# a section that is another run of a script: its script, and its options
+SCRIPT_bench_site_gpt := bench_site
+ARGS_bench_site_gpt   := --gpt --seconds 10
+SCRIPT_bench_playground_gpt := bench_playground
+ARGS_bench_playground_gpt   := --gpt --seconds 10
 
 define run-bench
-	-$(BIN)/python benchmarks/$(1).py $(ARGS_$(1))
+	-$(BIN)/python benchmarks/$(or $(SCRIPT_$(1)),$(1)).py $(ARGS_$(1))
 
 endef
 
