@@ -485,6 +485,8 @@ def test_each_notebook_runs_in_the_app_with_its_solutions_typed_in(app: App) -> 
     page = app.page
     from micrograd.data import NAMES_FILE
 
+    missing: list[str] = []  # every file the app asks for is in the site (no 404 icons)
+    page.on("response", lambda r: missing.append(r.url) if r.status >= 400 else None)
     for name in course_site.NOTEBOOKS:
         if name[:2] in ("07", "08") and not NAMES_FILE.exists():
             continue  # they train on makemore's names, which the app's wheel has only if we do
@@ -509,6 +511,7 @@ def test_each_notebook_runs_in_the_app_with_its_solutions_typed_in(app: App) -> 
         assert len(ran) == n_code, name  # top to bottom
         if name == "04_moons_demo":  # karpathy's result, on micrograd.data's moons
             assert "step 99 loss 0.0109783701354" in printed, printed[-500:]
+    assert not missing, missing
 
 
 RUN_CELL = """async ([i, source]) => {  // as a learner does: the cell selected, then Run

@@ -244,9 +244,15 @@ def pyodide_lock(
     return {"info": upstream["info"], "packages": packages}
 
 
+# The single-document view's tab icon, swapped as the kernel turns busy or idle for two icons of
+# Jupyter Notebook's own server (static/favicons/) that JupyterLite does not have: each swap was a
+# 404 and a tab without an icon
+NO_TAB_ICON = "@jupyter-notebook/notebook-extension:tab-icon"
+
+
 def lite_config() -> dict:
     """jupyter-lite.json: the kernel's Pyodide is the site's, its packages the app's lock's,
-    nothing falls back to PyPI."""
+    nothing falls back to PyPI, nothing asked for that the app has not."""
     kernel = {
         "pyodideUrl": PYODIDE_URL,
         "disablePyPIFallback": True,
@@ -262,6 +268,7 @@ def lite_config() -> dict:
             "appName": f"micrograd {__version__}: the course",
             "litePluginSettings": {"@jupyterlite/pyodide-kernel-extension:kernel": kernel},
             "exposeAppInBrowser": True,
+            "disabledExtensions": [NO_TAB_ICON],
         },
     }
 
