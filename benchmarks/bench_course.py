@@ -1,18 +1,21 @@
-"""The course in the browser (`micrograd site`'s ``course/``, a JupyterLite app), measured in
-Chromium with every request outside the site aborted, served by ``python -m http.server`` from
-this machine:
+"""The course link's size and start (`micrograd site`'s ``course/``, a JupyterLite app), measured
+in Chromium with every request outside the site aborted, the built site served by
+``python -m http.server`` on 127.0.0.1:
 
-- its size: files and MB under ``course/``;
-- the time from opening a notebook (``course/lab/index.html?path=01_...ipynb``) until its kernel
-  is idle, on a first visit (a fresh browser profile: nothing cached) and again in the same
-  profile (the browser's cache warm);
-- the time from opening the REPL with the README's ten lines (``course/repl/index.html?code=...``)
-  until it has printed their answer, first visit.
+- the size on disk of the whole site with its course, and of ``course/`` alone;
+- the time from opening the REPL (``course/repl/index.html?code=print(...)``) until it has
+  printed its first output;
+- the time from opening notebook 1 as the start page's "Start here" opens it
+  (``course/notebooks/index.html?path=01_...ipynb``) until its kernel is idle;
+
+each cold (a new browser profile: nothing cached) and on a second visit (the same profile again:
+the browser's cache warm).
 
     python benchmarks/bench_course.py              # builds the site into a temporary folder
     python benchmarks/bench_course.py --runs 5 --site public    # an existing build
 
-Medians of --runs (each first visit in a new profile).
+Medians of --runs; the load average (``uptime``) is printed with them, since the machine this
+runs on is often shared.
 """
 
 from __future__ import annotations
@@ -39,17 +42,21 @@ NOTEBOOK = "01_derivatives_and_value.ipynb"
 IDLE = """(path) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
     const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
     return !!k && w.context.path === path && k.status === 'idle'; }"""
+REPL_CODE = "print(6 * 7, 'from the course')"
+REPL_SAYS = "42 from the course"
+KINDS = ("repl cold", "repl again", "notebook cold", "notebook again")
 
 
-def ten_lines() -> str:
-    readme = (ROOT / "README.md").read_text()
-    return readme.split("## Ten lines", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+def size(folder: pathlib.Path) -> tuple[int, int]:
+    """(files, bytes) under `folder`."""
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    return len(files), sum(p.stat().st_size for p in files)
 
 
 def measure(base: str, runs: int) -> dict[str, list[float]]:
     from playwright.sync_api import sync_playwright
 
-    got: dict[str, list[float]] = {"first": [], "cached": [], "repl": []}
+    got: dict[str, list[float]] = {k: [] for k in KINDS}
     outside: list[str] = []
 
     def route(r: object) -> None:
@@ -60,28 +67,28 @@ def measure(base: str, runs: int) -> dict[str, list[float]]:
             outside.append(url)
             r.abort()  # type: ignore[attr-defined]
 
+    def repl(page: object) -> None:
+        page.goto(base + "course/repl/index.html?code=" + urllib.parse.quote(REPL_CODE))  # type: ignore[attr-defined]
+        output = page.locator(".jp-OutputArea-output").filter(has_text=REPL_SAYS)  # type: ignore[attr-defined]
+        output.first.wait_for(timeout=600_000)
+
+    def notebook(page: object) -> None:
+        page.goto(base + f"course/notebooks/index.html?path={NOTEBOOK}")  # type: ignore[attr-defined]
+        page.wait_for_function(IDLE, arg=NOTEBOOK, timeout=600_000)  # type: ignore[attr-defined]
+
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium_path(), headless=True)
         for i in range(runs):
-            for kind in ("notebook", "repl"):
+            for kind, visit in (("repl", repl), ("notebook", notebook)):
+                # a new profile each time: the first visit finds nothing cached
                 context = browser.new_context(viewport={"width": 1280, "height": 800})
                 context.route("**/*", route)
-                page = context.new_page()
-                if kind == "notebook":
-                    for visit in ("first", "cached"):
-                        start = time.monotonic()
-                        page.goto(base + f"course/lab/index.html?path={NOTEBOOK}")
-                        page.wait_for_function(IDLE, arg=NOTEBOOK, timeout=600_000)
-                        got[visit].append(time.monotonic() - start)
-                else:
+                for when in ("cold", "again"):
+                    page = context.new_page()
                     start = time.monotonic()
-                    page.goto(
-                        base + "course/repl/index.html?code=" + urllib.parse.quote(ten_lines())
-                    )
-                    page.locator(".jp-OutputArea-output").filter(has_text="-8.0").first.wait_for(
-                        timeout=600_000
-                    )
-                    got["repl"].append(time.monotonic() - start)
+                    visit(page)
+                    got[f"{kind} {when}"].append(time.monotonic() - start)
+                    page.close()
                 context.close()
             print(
                 f"run {i + 1}: " + ", ".join(f"{k} {v[-1]:.1f} s" for k, v in got.items()),
@@ -109,13 +116,14 @@ def main() -> int:
                 status = micrograd_main(["site", str(site)])
             if status != 0:
                 raise SystemExit(f"micrograd site failed: {said.getvalue()}")
-            print(
-                f"micrograd site: {time.monotonic() - start:.1f} s, "
-                f"{said.getvalue().strip().splitlines()[-2]}"
-            )
-        files = [p for p in (site / "course").rglob("*") if p.is_file()]
-        size = sum(p.stat().st_size for p in files)
-        print(f"course/: {len(files)} files, {size / 1e6:.1f} MB")
+            print(f"micrograd site: {time.monotonic() - start:.1f} s")
+        n, total = size(site)
+        n_course, course = size(site / "course")
+        print(
+            f"the site with its course: {n} files, {total / 1e6:.1f} MB on disk "
+            f"(course/: {n_course} files, {course / 1e6:.1f} MB)",
+            flush=True,
+        )
         server = subprocess.Popen(
             [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"],
             cwd=site.parent,
@@ -132,13 +140,15 @@ def main() -> int:
         finally:
             server.terminate()
             server.wait(timeout=10)
+    median = {k: statistics.median(v) for k, v in got.items()}
     print(
-        f"kernel idle after opening a notebook: first visit {statistics.median(got['first']):.1f}"
-        f" s, cached {statistics.median(got['cached']):.1f} s; the REPL's answer to the ten "
-        f"lines: {statistics.median(got['repl']):.1f} s (medians of {args.runs})"
+        f"the REPL's first output: {median['repl cold']:.1f} s cold, "
+        f"{median['repl again']:.1f} s on a second visit; notebook 1's kernel idle: "
+        f"{median['notebook cold']:.1f} s cold, {median['notebook again']:.1f} s on a second "
+        f"visit (medians of {args.runs})"
     )
     with open("/proc/loadavg") as f:
-        print(f"load average: {f.read().split()[0]}")
+        print(f"load average (1, 5, 15 min): {' '.join(f.read().split()[:3])}")
     return 0
 
 

@@ -13,19 +13,24 @@ lite build``, from the PyPI packages `jupyterlite-core` and `jupyterlite-pyodide
 extra ``micrograd-plus[site]``) and then given everything the kernel loads, so that at run time
 nothing is fetched from outside the folder:
 
-- Pyodide's core, from the same npm archive as the site (`static_site.pyodide_files`), in
-  ``static/pyodide/``;
+- no Pyodide of its own: the kernel starts the site's (``../pyodide/``, the same npm archive),
+  so a visitor's browser downloads and caches one copy for the site and its course;
 - the pure-Python wheels the kernel loads (micropip, IPython and its dependencies, jedi) and the
   widgets' (comm, ipywidgets, anywidget, psygnal), from PyPI at the versions in `WHEELS`, each
   checked against its pinned sha256 and kept in the cache beside Pyodide's archive (so the next
   build needs no network), plus micrograd's own wheel (`site.package_wheel`);
-- a ``pyodide-lock.json`` of the app's own that lists exactly those wheels with their sha256
-  (Pyodide checks each one it loads), so micrograd and anywidget are loaded when the kernel starts
-  and ``import numpy`` is a plain ModuleNotFoundError, not a download;
+- a ``pyodide-lock.json`` of the app's own, beside the wheels in ``static/wheels/``, that lists
+  exactly those wheels with their sha256 (Pyodide checks each one it loads), and the kernel's own
+  three (piplite, ipykernel, pyodide-kernel, from jupyterlite-pyodide-kernel), so every package
+  the kernel needs is loaded at once when it starts (none is installed by micropip one after
+  the other) and ``import numpy`` is a plain ModuleNotFoundError, not a download;
 - the front ends of the widgets (``@jupyter-widgets/jupyterlab-manager`` and anywidget's), taken
   from the same pinned wheels, and no other JupyterLab extension of the build's environment;
-- ``jupyter-lite.json``: the kernel's Pyodide is the folder's, and piplite never falls back to
-  PyPI (``disablePyPIFallback``).
+- ``jupyter-lite.json``: the kernel's Pyodide is the site's, its lock the app's, and piplite
+  never falls back to PyPI (``disablePyPIFallback``).
+
+Only what a browser loads is shipped: no source maps, and of the icon fonts only the WOFF2 and
+WOFF files (`UNLOADED_FONTS`: every browser that runs Pyodide reads WOFF2 first).
 """
 
 from __future__ import annotations
@@ -84,9 +89,22 @@ EXTRA_LOCK = {
     "psygnal": (["psygnal"], []),
     "anywidget": (["anywidget"], ["ipywidgets", "psygnal", "typing-extensions"]),
 }
+# The kernel's own wheels, which jupyterlite-pyodide-kernel ships in its extension (and would
+# install with micropip, one after the other, as the kernel starts): name -> (file name prefix,
+# imports, depends). In the app's lock they load with the rest, at once.
+KERNEL_OWN = {
+    "piplite": ("piplite-", ["piplite"], ["micropip"]),
+    "ipykernel": ("ipykernel-", ["ipykernel"], ["comm"]),
+    "pyodide-kernel": ("pyodide_kernel-", ["pyodide_kernel"], ["ipykernel", "ipython", "jedi"]),
+}
+KERNEL_PYPI = "extensions/@jupyterlite/pyodide-kernel-extension/static/pypi/"  # in the app
+WHEELS_DIR = "static/wheels"  # the app's lock and wheels, under course/
+PYODIDE_URL = "./../pyodide/pyodide.mjs"  # the site's Pyodide (./ : from the app's root)
+# Font files the icon fonts' CSS lists after WOFF2, for browsers that cannot run Pyodide anyway
+UNLOADED_FONTS = re.compile(r"build/fa-[a-z]+-\d+\.(?:eot|ttf|svg)")
 # Loaded as the kernel starts: what the kernel would otherwise install itself, and micrograd with
 # the widgets' Python side (`micrograd.widgets` imports anywidget).
-PRELOAD = ["micropip", "comm", "ipython", "jedi", DIST_NAME, "anywidget"]
+PRELOAD = ["micropip", "comm", "ipython", "jedi", DIST_NAME, "anywidget", *KERNEL_OWN]
 
 
 # The REPL has no notebooks, so this plugin of JupyterLab's (which needs their tracker) fails there
@@ -158,12 +176,31 @@ def notebooks_folder() -> pathlib.Path | None:
 
 
 def pyodide_lock(
-    pyodide_lock_json: bytes, wheels: dict[str, bytes], mg_wheel: str, mg_data: bytes
+    pyodide_lock_json: bytes,
+    wheels: dict[str, bytes],
+    mg_wheel: str,
+    mg_data: bytes,
+    own: dict[str, tuple[str, bytes]] | None = None,
 ) -> dict:
     """The app's pyodide-lock.json: Pyodide's ``info``, and exactly the wheels shipped (PyPI's
-    files, with their sha256; micrograd's), so nothing else is ever looked for."""
+    files, with their sha256; micrograd's; the kernel's `own`, name -> (file name, bytes), as
+    `kernel_own_wheels` finds them), so nothing else is ever looked for."""
     upstream = json.loads(pyodide_lock_json)
     packages: dict[str, dict] = {}
+    for name, (file_name, data) in (own or {}).items():
+        _, imports, depends = KERNEL_OWN[name]
+        packages[name] = {
+            "name": name,
+            "version": file_name.split("-")[1],
+            "file_name": file_name,
+            "install_dir": "site",
+            "package_type": "package",
+            "sha256": sha256(data),
+            "imports": imports,
+            "depends": depends,
+            "unvendored_tests": False,
+            "shared_library": False,
+        }
     kernel = {n: d for n, d in wheels.items() if n not in NOT_IN_KERNEL}
     for name, data in kernel.items():
         file_name = WHEELS[name][0]
@@ -207,12 +244,23 @@ def pyodide_lock(
     return {"info": upstream["info"], "packages": packages}
 
 
+# The single-document view's tab icon, swapped as the kernel turns busy or idle for two icons of
+# Jupyter Notebook's own server (static/favicons/) that JupyterLite does not have: each swap was a
+# 404 and a tab without an icon
+NO_TAB_ICON = "@jupyter-notebook/notebook-extension:tab-icon"
+
+
 def lite_config() -> dict:
-    """jupyter-lite.json: the kernel's Pyodide is the folder's, nothing falls back to PyPI."""
+    """jupyter-lite.json: the kernel's Pyodide is the site's, its packages the app's lock's,
+    nothing falls back to PyPI, nothing asked for that the app has not."""
     kernel = {
-        "pyodideUrl": "./static/pyodide/pyodide.mjs",
+        "pyodideUrl": PYODIDE_URL,
         "disablePyPIFallback": True,
-        "loadPyodideOptions": {"packages": PRELOAD},
+        # the kernel resolves an option whose name ends in URL from the app's root
+        "loadPyodideOptions": {
+            "packages": PRELOAD,
+            "lockFileURL": f"./{WHEELS_DIR}/pyodide-lock.json",
+        },
     }
     return {
         "jupyter-lite-schema-version": 0,
@@ -220,6 +268,7 @@ def lite_config() -> dict:
             "appName": f"micrograd {__version__}: the course",
             "litePluginSettings": {"@jupyterlite/pyodide-kernel-extension:kernel": kernel},
             "exposeAppInBrowser": True,
+            "disabledExtensions": [NO_TAB_ICON],
         },
     }
 
@@ -366,21 +415,38 @@ def course_files(
         _insert(files, page, "<head>", f'\n<link rel="icon" href="{up}lab/favicon.ico">')
         _insert(files, page, "<head>", f'\n<script type="module" src="{up}{DOWNLOAD}"></script>')
     files[DOWNLOAD] = (importlib.resources.files(__package__) / "course-download.js").read_bytes()
-    for name in (
-        "pyodide.mjs",
-        "pyodide.asm.mjs",
-        "pyodide.asm.wasm",
-        "python_stdlib.zip",
-        "package.json",
-    ):
-        files[f"static/pyodide/{name}"] = pyodide[name]
-    lock = pyodide_lock(pyodide["pyodide-lock.json"], wheels, mg_name, mg_data)
-    files["static/pyodide/pyodide-lock.json"] = json.dumps(lock, indent=1).encode()
+    for rel in [rel for rel in files if UNLOADED_FONTS.fullmatch(rel)]:
+        del files[rel]
+    own = kernel_own_wheels(files)
+    lock = pyodide_lock(pyodide["pyodide-lock.json"], wheels, mg_name, mg_data, own)
+    files[f"{WHEELS_DIR}/pyodide-lock.json"] = json.dumps(lock, indent=1).encode()
     for name, data in wheels.items():
         if name not in NOT_IN_KERNEL:
-            files[f"static/pyodide/{WHEELS[name][0]}"] = data
-    files[f"static/pyodide/{mg_name}"] = mg_data
+            files[f"{WHEELS_DIR}/{WHEELS[name][0]}"] = data
+    for file_name, data in own.values():
+        files[f"{WHEELS_DIR}/{file_name}"] = data
+    files[f"{WHEELS_DIR}/{mg_name}"] = mg_data
     return {f"{COURSE}/{rel}": data for rel, data in files.items()}
+
+
+def kernel_own_wheels(files: dict[str, bytes]) -> dict[str, tuple[str, bytes]]:
+    """KERNEL_OWN's wheels, as the app's build copied them from jupyterlite-pyodide-kernel:
+    name -> (file name, bytes)."""
+    own = {}
+    for name, (prefix, _, _) in KERNEL_OWN.items():
+        found = sorted(
+            rel
+            for rel in files
+            if rel.startswith(KERNEL_PYPI + prefix) and rel.endswith("-py3-none-any.whl")
+        )
+        if len(found) != 1:
+            raise SiteError(
+                f"jupyter lite build wrote {len(found)} {name} wheels in {KERNEL_PYPI}, "
+                "expected one: reinstall jupyterlite-pyodide-kernel (pip install "
+                "'micrograd-plus[site]')"
+            )
+        own[name] = (found[0].rsplit("/", 1)[1], files[found[0]])
+    return own
 
 
 def _insert(files: dict[str, bytes], page: str, after: str, text: str) -> None:
