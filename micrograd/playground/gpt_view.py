@@ -20,6 +20,7 @@ frames.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable
@@ -63,21 +64,22 @@ FIELDS: dict[str, Field] = {
 CONTROLS = ("play", "pause", "step", "reset", "new_weights")
 READS = frozenset({"options", "state", "model", "frames"})
 
-_names: list[str] | None = None
+
+@functools.lru_cache(maxsize=1)
+def read_names() -> tuple[str, ...]:
+    """makemore's names, read once (a missing file raises, and is asked again next time)."""
+    return tuple(data.names())
 
 
 def names_or_why() -> tuple[list[str] | None, str]:
-    """makemore's names (read once), or None and the one line the page shows instead."""
-    global _names
-    if _names is None:
-        try:
-            _names = data.names()
-        except (FileNotFoundError, OSError):
-            return None, (
-                "makemore's names are not in this build (names.txt is missing): "
-                "choose the built-in words or paste your own"
-            )
-    return _names, ""
+    """makemore's names, or None and the one line the page shows instead."""
+    try:
+        return list(read_names()), ""
+    except (FileNotFoundError, OSError):
+        return None, (
+            "makemore's names are not in this build (names.txt is missing): "
+            "choose the built-in words or paste your own"
+        )
 
 
 def schema() -> list[dict[str, Any]]:
