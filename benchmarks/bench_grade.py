@@ -109,6 +109,13 @@ def main() -> int:
         with open(reports / "summary.csv", newline="") as f:
             summary = {row["learner"]: row for row in csv.DictReader(f)}
         notebooks = sum(1 for _ in root.glob("*/*.ipynb"))
+    core = subprocess.run(  # what the notebooks' Values run on (the grader's own Python's)
+        [sys.executable, "-c", "import micrograd.core.compiled as c; print(c.COMPILED)"],
+        capture_output=True,
+        text=True,
+        env=env,
+    ).stdout.strip()
+    core = "the compiled core" if core == "True" else "the pure-Python engine"
     said = re.search(r"CPU time of the (?:kernels|notebooks): (\d+) s", done.stderr)
     cpu = float(said.group(1)) if said else float("nan")
     sandbox = "no sandbox" if "no sandbox" in done.stderr else "bubblewrap sandbox"
@@ -123,7 +130,8 @@ def main() -> int:
         f"{sum(k == 'buggy' for k in kinds.values())} learners buggy, "
         f"{sum(k == 'hangs' for k in kinds.values())} hanging) "
         f"with --jobs {args.jobs} {' '.join(limit) or '(limits from the course)'}, {sandbox}, "
-        f"{'a warm worker per job' if args.engine == 'worker' else 'a kernel per notebook'}: "
+        f"{'a warm worker per job' if args.engine == 'worker' else 'a kernel per notebook'}, "
+        f"{core}: "
         f"{took:.0f} s "
         f"({took / 60:.1f} min), exit status {done.returncode}"
     )

@@ -115,7 +115,9 @@ def test_nothing_of_a_notebook_is_left_for_the_next(monkeypatch) -> None:
             "pid = os.fork()\n"
             "if pid == 0:\n"
             "    import time; time.sleep(300)\n"
-            "print([p.pid, pid])",
+            "print([p.pid, pid])\n"
+            "leftover = 1\n"
+            "sys.modules['leftover_module'] = sys",
             "print('after')",
         )
         assert [left[i]["state"] for i in (0, 1)] == ["ok", "ok"]
@@ -127,6 +129,9 @@ def test_nothing_of_a_notebook_is_left_for_the_next(monkeypatch) -> None:
             f"assert not [p for p in {pids} if os.path.exists(f'/proc/{{p}}')]\n"
             "assert not os.path.exists('/tmp/left.txt')\n"
             "assert not os.path.exists('mine.txt')\n"
+            "import sys\n"
+            "assert 'leftover' not in globals() and 'leftover_module' not in sys.modules\n"
+            "assert In == ['', _i1] and get_ipython().execution_count == 2\n"  # its first cell
             "print(os.listdir('.'))",
         )
         assert seen[0]["state"] == "ok", seen[0]

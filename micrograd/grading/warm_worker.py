@@ -1,15 +1,17 @@
 """A warm worker for `micrograd grade`: one long-lived process inside the sandbox that runs many
 notebooks, one after another, each in a child forked from it, so that no notebook pays for a
-Jupyter kernel's start or for importing numpy, matplotlib, PyTorch and micrograd again.
+Jupyter kernel's start, for importing numpy, matplotlib, PyTorch and micrograd again, or for
+building an IPython shell.
 
     python -m micrograd.grading.warm_worker < config, then one job per line > JSON lines
 
 It reads one line of configuration (the resource limits, the uid to become when it starts as
-root, whether it is in bubblewrap's sandbox), imports what the course's notebooks import, says
-``{"ready": true}``, then for each job line (the notebook's code cells, each cell's time limit,
-the fresh folder holding its learner's files) forks a child that runs the cells in a fresh
-IPython shell (the interpreter a Jupyter kernel wraps: magics, ``display``, tracebacks naming
-``Cell In[n], line k`` alike) with a namespace of its own, in that folder, under the limits.
+root, whether it is in bubblewrap's sandbox), builds an IPython shell (the interpreter a Jupyter
+kernel wraps: magics, ``display``, tracebacks naming ``Cell In[n], line k`` alike) that never
+runs a cell itself, imports what the course's notebooks import, says ``{"ready": true}``, then
+for each job line (the notebook's code cells, each cell's time limit, the fresh folder holding
+its learner's files) forks a child that runs the cells in its own copy of that shell (as fresh
+as a new kernel's: no cell run, a namespace of its own), in that folder, under the limits.
 Its lines are the runner's (`grading/runner.py`): one per cell as it ends, with the seconds it
 took, then ``{"done": true, "cpu": SECONDS}``.
 
@@ -25,6 +27,7 @@ worker killed so ends its run as a kernel killed does, and the grader starts ano
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -39,8 +42,13 @@ from .runner import STOP_GRACE, WATCH, become, limit, line_number, one_line, und
 
 WARM = (  # what the course's notebooks import, imported once, before any fork
     "IPython.core.interactiveshell",
+    "bdb",  # (IPython's debugger's: its first cell imports it)
     "numpy",
     "matplotlib.pyplot",
+    "matplotlib.backends.backend_agg",  # what plt.show() and a figure's display load
+    "contourpy",  # plt.contourf's (notebook 4's picture)
+    "PIL.features",
+    "graphviz",  # micrograd.viz.draw_dot's, on its first call
     "micrograd",
     "micrograd.engine",
     "micrograd.nn",
@@ -55,7 +63,12 @@ WARM = (  # what the course's notebooks import, imported once, before any fork
 # Imported, in a second template process (a child of the worker), only for the notebooks that
 # use them: a child forked from a process that holds them is five times the size, and its own
 # forks (a learner's os.fork, subprocess) cost five times as much.
-HEAVY = ("torch", "sklearn.datasets")
+HEAVY = (
+    "torch",
+    "torch.fx.experimental.symbolic_shapes",  # (and sympy: 480 modules, about a second) what a
+    # torch.autograd.Function's first use imports (notebook 5)
+    "sklearn.datasets",
+)
 TEXT = 4000  # characters of a cell's output kept (its end), as the runner keeps
 
 
@@ -81,9 +94,12 @@ class _Output(io.TextIOBase):
         return "utf-8"
 
 
+@functools.lru_cache(maxsize=1)
 def _shell() -> Any:
-    """A fresh IPython shell that shows nothing (a kernel's display and results are messages,
-    not printed text) and keeps each error as a kernel's error message has it."""
+    """The IPython shell that shows nothing (a kernel's display and results are messages, not
+    printed text) and keeps each error as a kernel's error message has it. Built once, in the
+    template (`main`), before any fork: each child runs its notebook in its own copy of it,
+    as fresh as a new kernel's (no cell run, an empty namespace), without paying its build."""
     from IPython.core.displayhook import DisplayHook
     from IPython.core.displaypub import DisplayPublisher
     from IPython.core.interactiveshell import InteractiveShell
@@ -111,6 +127,7 @@ def _shell() -> Any:
             }
 
     config = Config()
+    config.HistoryManager.enabled = False  # (In, Out and _i still are): no SQLite across fork
     config.HistoryManager.hist_file = ":memory:"
     config.InteractiveShell.colors = "nocolor"
     shell = Shell.instance(config=config, displayhook_class=Quiet, display_pub_class=Unseen)
@@ -140,6 +157,9 @@ def child(job: dict[str, Any], config: dict[str, Any], send: Any) -> None:
 
         ctypes.CDLL(None, use_errno=True).prctl(4, 1, 0, 0, 0)
     shell = _shell()
+    shell.history_manager.dir_hist[:] = [os.getcwd()]  # _dh: this notebook's folder
+    os.makedirs(shell.profile_dir.location, exist_ok=True)  # as a new shell makes it: the
+    shell.profile_dir.check_dirs()  # last notebook's /tmp (and HOME in it) is gone
     sink: list[str] = []
     sys.stdout = sys.stderr = _Output(sink)  # type: ignore[assignment]
     watching = True
@@ -376,6 +396,7 @@ def main() -> int:
         become(int(config["uid"]))
     undumpable()
     os.makedirs(os.environ.get("HOME", "/tmp/home"), exist_ok=True)
+    _shell()  # before any fork (and warm's freeze): every child's copy of it
     warm(WARM)
     heavy: Heavy | None = None
     out.write(json.dumps({"ready": True}) + "\n")
