@@ -21,17 +21,15 @@ frames.
 from __future__ import annotations
 
 import functools
-import json
 import math
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from .. import data
 from .errors import ViewError
 from .gpt_frames import MAX_CHARS, MAX_WORDS, check_attention_word, word_list
+from .run_view import RunView
 from .train_gpt import MAX_STEPS, WORDS, GPTKind, GPTSettings
-from .train_publish import FrameCursor
 from .trainer import Trainer
 
 
@@ -151,53 +149,21 @@ def gpt_kind(settings: GPTSettings, engine_name: str) -> GPTKind:
         return GPTKind(settings, "eager")
 
 
-class GPTView:
+class GPTView(RunView):
     """The GPT view of one tab: a `Trainer` of `GPTKind` (made on first use, the defaults: the
     names where this build has them, else the built-in words) and its frame reader."""
 
     ACTIONS = ("options", "state", "config", "control", "attention", "model", "frames")
 
     def __init__(self, jit: bool | str = True, fps: float = 20.0) -> None:
-        self.jit = jit  # the tab's engine, passed through: Trainer's use_jit, GPTKind's name
-        self.fps = fps
+        super().__init__(jit, fps)  # (the engine: Trainer's use_jit, GPTKind's name)
         self.page: dict[str, Any] | None = None  # the page's settings, as it sent them
         self.settings: GPTSettings | None = None  # what the first trainer starts with
-        self._trainer: Trainer | None = None
-        self._cursor: FrameCursor | None = None
-        self.on_trainer: Callable[[Trainer], None] | None = None  # a transport's hook
-        self.held = False  # an action set up or changed the run (views.Tab.holds)
 
-    @property
-    def trainer(self) -> Trainer:
-        if self._trainer is None or self._trainer.closed:
-            if self.settings is None:
-                self.settings, self.page = settings_from({})
-            self._trainer = Trainer(self.settings, use_jit=self.jit, fps=self.fps, kind=gpt_kind)
-            self._cursor = None
-            if self.on_trainer is not None:
-                self.on_trainer(self._trainer)
-        return self._trainer
-
-    def start(self) -> Trainer:
-        return self.trainer
-
-    @property
-    def started(self) -> bool:
-        return self._trainer is not None and not self._trainer.closed
-
-    @property
-    def playing(self) -> bool:
-        return self.started and self.trainer.playing
-
-    def advance(self, seconds: float, apart: bool = False) -> bool:
-        return self.started and self.trainer.advance(seconds, apart)
-
-    def cursor(self) -> FrameCursor:
-        return FrameCursor(self.trainer)
-
-    def close(self) -> None:
-        if self._trainer is not None:
-            self._trainer.close()
+    def new_trainer(self) -> Trainer:
+        if self.settings is None:
+            self.settings, self.page = settings_from({})
+        return Trainer(self.settings, use_jit=self.jit, fps=self.fps, kind=gpt_kind)
 
     def _answer(self) -> dict[str, Any]:
         tr = self.trainer
@@ -256,14 +222,3 @@ class GPTView:
                 raise ViewError(str(e)) from None
             tr.publish()  # a frame with it, playing or not
         return self._answer()
-
-    def model(self, body: dict[str, Any]) -> dict[str, Any]:
-        try:
-            return json.loads(self.trainer.model_json())
-        except ValueError as e:  # diverged weights: JSON cannot hold them
-            raise ViewError(str(e), 409) from None
-
-    def frames(self, body: dict[str, Any]) -> dict[str, Any]:
-        if self._cursor is None or self._cursor.trainer is not self.trainer:
-            self._cursor = self.cursor()
-        return {"frame": self._cursor.next()}

@@ -31,7 +31,6 @@ Actions (each takes a JSON object, `{}` when it needs nothing):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -46,9 +45,9 @@ from .gpt_view import READS as GPT_READS
 from .gpt_view import GPTView
 from .limits import numbers_fit
 from .predict import PredictActions
+from .run_view import RunView
 from .train_frames import KEEP, read
 from .train_point import point_payload, point_root, zero_loss
-from .train_publish import FrameCursor
 from .train_settings import Settings, options
 from .trainer import Trainer
 from .walkthrough import MAX_NODES, Walkthrough
@@ -274,7 +273,7 @@ def _signature(name: str, arity: int) -> str:
 CONTROLS = ("play", "pause", "step", "reset", "new_weights", "speed")
 
 
-class TrainView:
+class TrainView(RunView):
     """The Train view of one tab: a `Trainer` (made on first use, default settings) and the
     cursor its transport reads frames with."""
 
@@ -297,48 +296,11 @@ class TrainView:
     def __init__(
         self, jit: bool = True, settings: Settings | None = None, fps: float = 20.0
     ) -> None:
-        self.jit = jit
-        self.fps = fps  # frames a second while playing, at most (`Trainer`'s fps)
+        super().__init__(jit, fps)
         self.settings = settings  # what the first trainer starts with (None: the defaults)
-        self._trainer: Trainer | None = None
-        self._cursor: FrameCursor | None = None
-        self.on_trainer: Callable[[Trainer], None] | None = None  # a transport's hook
-        self.held = False  # an action set up or changed the run (see Tab.holds)
 
-    @property
-    def trainer(self) -> Trainer:
-        """This tab's trainer, made on first use."""
-        if self._trainer is None or self._trainer.closed:
-            self._trainer = Trainer(self.settings, use_jit=self.jit, fps=self.fps)
-            self._cursor = None
-            if self.on_trainer is not None:
-                self.on_trainer(self._trainer)
-        return self._trainer
-
-    def start(self) -> Trainer:
-        """Make the trainer now (it is otherwise made by the first action)."""
-        return self.trainer
-
-    @property
-    def started(self) -> bool:
-        return self._trainer is not None and not self._trainer.closed
-
-    @property
-    def playing(self) -> bool:
-        return self.started and self.trainer.playing
-
-    def advance(self, seconds: float, apart: bool = False) -> bool:
-        """Train for at most `seconds` while playing; True if a frame was published (`apart`:
-        see `Trainer.advance`)."""
-        return self.started and self.trainer.advance(seconds, apart)
-
-    def cursor(self) -> FrameCursor:
-        """A new reader of this view's frames (each reader gets the curve it has not had)."""
-        return FrameCursor(self.trainer)
-
-    def close(self) -> None:
-        if self._trainer is not None:
-            self._trainer.close()
+    def new_trainer(self) -> Trainer:
+        return Trainer(self.settings, use_jit=self.jit, fps=self.fps)
 
     def _answer(self) -> dict[str, Any]:
         tr = self.trainer
@@ -423,20 +385,6 @@ class TrainView:
         tr = self.trainer
         _checked(lambda: tr.view(**{k: body.get(k, KEEP) for k in self.VIEW_KEYS}))
         return {"read": read(tr.mlp, tr.mlp.shown.read)}
-
-    def model(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The model as `micrograd.io.save` writes it (`micrograd.io.load` reads it back)."""
-        try:
-            return json.loads(self.trainer.model_json())
-        except ValueError as e:  # e.g. diverged weights: JSON cannot hold them
-            raise ViewError(str(e), 409) from None
-
-    def frames(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The newest frame this view's own reader has not had yet (``{"frame": None}`` if
-        none): for a transport that asks rather than being sent frames."""
-        if self._cursor is None or self._cursor.trainer is not self.trainer:
-            self._cursor = self.cursor()
-        return {"frame": self._cursor.next()}
 
     def point(self, body: dict[str, Any]) -> dict[str, Any]:
         """The chosen point as the explorer's `point` action takes it (JSON: it may travel
