@@ -223,3 +223,32 @@ def test_a_diverged_model_gives_a_frame_without_samples() -> None:
     kind.params[0].data = math.nan
     frame = kind.frame(playing=False)
     assert "samples" not in frame and "mean" in frame
+
+
+def test_a_frames_self_paced_part_is_left_out_of_its_cost() -> None:
+    """The GPT's pictures are kept to a share of the time by their own clock: the publisher's
+    frame cost, which spaces the frames (`Pacer.advance`: at least twice it), leaves them out
+    (counted in, one 5 s picture frame held the next frames seconds apart: 2-5 drawn a second)."""
+    from micrograd.playground.train_publish import Publisher
+
+    ticks = iter([0.0, 5.25, 10.0, 10.5])
+    pub = Publisher()
+    pub.clock = lambda: next(ticks)
+    cost = pub.publish("k", dict, lambda: {"a": 1, "self_paced": 5.0}, 0, [])
+    assert cost == pytest.approx(0.3 * 0.25) and "self_paced" not in pub.published()[0]
+    cost = pub.publish("k", dict, lambda: {"a": 2}, 0, [])  # a frame without: all of it counts
+    assert cost == pytest.approx(0.7 * 0.3 * 0.25 + 0.3 * 0.5)
+
+
+def test_only_a_frame_with_pictures_says_how_long_they_took(monkeypatch) -> None:
+    from micrograd.playground import train_gpt
+
+    now = [100.0]
+    monkeypatch.setattr(train_gpt.time, "monotonic", lambda: now[0])
+    kind = GPTKind(GPTSettings(docs=WORDS, steps=STEPS, **SMALL), "eager")
+    kind.train(0.0, lambda: True)
+    first = kind.frame(playing=True)
+    assert first["self_paced"] == kind.pictures_cost
+    kind.pictures_cost = 0.5
+    now[0] += 1.0
+    assert "self_paced" not in kind.frame(playing=True)

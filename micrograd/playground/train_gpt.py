@@ -184,7 +184,7 @@ class GPTKind:
         pictures = self.pictures()
         self.pictures_at = time.monotonic()
         self.pictures_cost = self.pictures_at - start
-        return {**cheap, **pictures}
+        return {**cheap, **pictures, "self_paced": self.pictures_cost}  # (train_publish.py)
 
     def pictures(self) -> dict[str, Any]:
         """The samples (`new`: each one not among the words it learns), the rate, the attention

@@ -46,7 +46,10 @@ class Publisher:
             self.meta, self._meta_key = make_meta(), meta_key
         start = self.clock()
         f = make_frame()
-        self.frame_cost = 0.7 * self.frame_cost + 0.3 * (self.clock() - start)
+        # a part its maker paces by a clock of its own (the GPT's pictures: a share of the time)
+        # is left out, or the frames between would be spaced out after it (`Pacer.advance`)
+        spent = self.clock() - start - f.pop("self_paced", 0.0)
+        self.frame_cost = 0.7 * self.frame_cost + 0.3 * max(spent, 0.0)
         no = self.latest[1] + 1
         f["seq"] = no  # the page drops a frame older than one it has drawn
         self.latest = (f, no, history_id, list(buckets))
