@@ -78,7 +78,7 @@ def test_the_gpt_widget_in_jupyterlab(lab: Any, browser: Any) -> None:
         "gpt.ipynb", ["from micrograd.widgets import gpt\ngpt(data='builtin', n_embd=8, n_head=2)"]
     )
     context = browser.new_context(viewport={"width": 1280, "height": 1200}, reduced_motion="reduce")
-    context.set_default_timeout(60_000)
+    context.set_default_timeout(180_000)  # (a loaded machine: JupyterLab and a kernel)
     page = context.new_page()
     errors = watch_errors(page)
     outside: list[str] = []
@@ -102,7 +102,7 @@ def test_the_gpt_widget_in_jupyterlab(lab: Any, browser: Any) -> None:
         first = widget.locator("#samples li").all_text_contents()
         widget.locator("#play").click()
         page.wait_for_function(
-            f"() => Number({root}.querySelector('#step-count').dataset.step) >= 5", timeout=120_000
+            f"() => Number({root}.querySelector('#step-count').dataset.step) >= 5", timeout=300_000
         )
         widget.locator("#pause").click()
         page.wait_for_function(f"() => {root}.querySelector('#run-state').textContent === 'paused'")
