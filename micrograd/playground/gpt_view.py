@@ -59,7 +59,6 @@ FIELDS: dict[str, Field] = {
     "steps": Field("Steps", "int", 1000, 1, MAX_STEPS),
     "seed": Field("Seed", "int", 42, 0, 2**31 - 1),
 }
-CONTROLS = ("play", "pause", "step", "reset", "new_weights")
 READS = frozenset({"options", "state", "model", "frames"})
 
 
@@ -193,22 +192,6 @@ class GPTView(RunView):
         else:
             self.settings = settings
         self.page = page
-        return self._answer()
-
-    def control(self, body: dict[str, Any]) -> dict[str, Any]:
-        action = body.get("action")
-        if action not in CONTROLS:
-            raise ViewError(f"unknown action {str(action)[:40]!r}; one of {', '.join(CONTROLS)}")
-        tr = self.trainer
-        if action == "step":
-            steps = body.get("steps", 1)
-            if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= 100:
-                raise ViewError(
-                    f"steps must be a whole number from 1 to 100, got {str(steps)[:40]!r}"
-                )
-            tr.step(steps)
-        else:
-            getattr(tr, action)()
         return self._answer()
 
     def attention(self, body: dict[str, Any]) -> dict[str, Any]:

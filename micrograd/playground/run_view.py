@@ -29,7 +29,13 @@ class RunView:
         self.on_trainer: Callable[[Trainer], None] | None = None  # a transport's hook
         self.held = False  # an action set up or changed the run (see views.Tab.holds)
 
+    CONTROLS: tuple[str, ...] = ("play", "pause", "step", "reset", "new_weights")
+    MAX_STEPS_A_CALL = 100  # Step's "steps", at most
+
     def new_trainer(self) -> Trainer:
+        raise NotImplementedError
+
+    def _answer(self) -> dict[str, Any]:
         raise NotImplementedError
 
     @property
@@ -80,3 +86,22 @@ class RunView:
         if self._cursor is None or self._cursor.trainer is not self.trainer:
             self._cursor = self.cursor()
         return {"frame": self._cursor.next()}
+
+    def control(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``{"action": one of CONTROLS, "steps": n}`` (steps: Step's, 1 by default)."""
+        action = body.get("action")
+        if action not in self.CONTROLS:
+            raise ViewError(
+                f"unknown action {str(action)[:40]!r}; one of {', '.join(self.CONTROLS)}"
+            )
+        tr = self.trainer
+        if action == "step":
+            steps, most = body.get("steps", 1), self.MAX_STEPS_A_CALL
+            if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= most:
+                raise ViewError(
+                    f"steps must be a whole number from 1 to {most}, got {str(steps)[:40]!r}"
+                )
+            tr.step(steps)
+        else:
+            getattr(tr, action)()
+        return self._answer()

@@ -270,8 +270,6 @@ def _signature(name: str, arity: int) -> str:
 
 # ------------------------------------------------------------------ the Train view
 
-CONTROLS = ("play", "pause", "step", "reset", "new_weights", "speed")
-
 
 class TrainView(RunView):
     """The Train view of one tab: a `Trainer` (made on first use, default settings) and the
@@ -292,6 +290,8 @@ class TrainView(RunView):
         "point",
     )
     VIEW_KEYS = ("grads", "graph", "neuron", "read")
+    CONTROLS = (*RunView.CONTROLS, "speed")
+    MAX_STEPS_A_CALL = 1000
 
     def __init__(
         self, jit: bool = True, settings: Settings | None = None, fps: float = 20.0
@@ -322,22 +322,11 @@ class TrainView(RunView):
         return self._answer()
 
     def control(self, body: dict[str, Any]) -> dict[str, Any]:
-        action = body.get("action")
-        if action not in CONTROLS:
-            raise ViewError(f"unknown action {str(action)[:40]!r}; one of {', '.join(CONTROLS)}")
-        tr = self.trainer
-        if action == "speed":
+        if body.get("action") == "speed":
+            tr = self.trainer
             _checked(lambda: tr.set_speed(body.get("value")))
-        elif action == "step":
-            steps = body.get("steps", 1)
-            if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= 1000:
-                raise ViewError(
-                    f"steps must be a whole number from 1 to 1000, got {str(steps)[:40]!r}"
-                )
-            tr.step(steps)
-        else:
-            getattr(tr, action)()
-        return self._answer()
+            return self._answer()
+        return super().control(body)
 
     def points(self, body: dict[str, Any]) -> dict[str, Any]:
         """Replace the learner's points: ``{"added": [[x, y, class], ...]}`` ([] clears them)."""
