@@ -268,15 +268,19 @@ class GPT(Module):
         shift = all(isinstance(t, int) for t in tokens)
         return [self.step(t, pos, cache, shift) for pos, t in enumerate(tokens)]
 
-    def loss(self, tokens: Sequence[Token]) -> Value:
+    def loss(self, tokens: Sequence[Token], keep: list | None = None) -> Value:
         """The mean cross-entropy of each next token, over the first min(block_size,
-        len(tokens) - 1) positions, as microgpt computes it."""
+        len(tokens) - 1) positions, as microgpt computes it. (`keep`: a list that each
+        position's logits are appended to; jit's traced step reads them to sample.)"""
         if len(tokens) < 2:
             raise ValueError(f"GPT.loss: needs at least 2 tokens, got {len(tokens)}")
         n = min(self.block_size, len(tokens) - 1)
         shift = all(isinstance(t, int) for t in tokens)
         losses = []
-        for logits, target in zip(self.logits(tokens[:n]), tokens[1 : n + 1]):
+        every = self.logits(tokens[:n])
+        if keep is not None:
+            keep.extend(every)
+        for logits, target in zip(every, tokens[1 : n + 1]):
             probs = softmax(logits, shift)
             losses.append(-_pick(probs, self.check_token(target)).log())
         return (1 / n) * Value.sum(losses)

@@ -1,9 +1,8 @@
 """The static site's GPT view (gpt.html: micrograd on Pyodide in a Web Worker) in Chromium, every
 request outside the site aborted, failing on any console error (issue 42, items 1 and 5): Play
 trains and the samples change, the Attention map of "emma" is a triangle per head whose rows sum
-to 1, Pause answers, a pasted word list trains; on a phone, Play and Pause, the samples and the
-loss in view, no sideways scrolling. (The eager engine: the JavaScript step is another change's.)
-"""
+to 1, Pause answers (its pictures in the worker's next turn), a pasted word list trains; on a
+phone, Play and Pause, the samples and the loss in view, no sideways scrolling."""
 
 from __future__ import annotations
 
@@ -22,6 +21,8 @@ site_folder, site_url = test_site_browser.site_folder, test_site_browser.site_ur
 pytestmark = pytest.mark.slow
 
 STEP = "() => Number(document.querySelector('#step-count').dataset.step)"
+# the frame drawn has the pictures of its step (a paused frame's come in the worker's next turn)
+PICTURED = "() => { const f = window.gptView.frame(); return f && f.pictures_step === f.step; }"
 
 
 def test_the_sites_gpt_view_trains_and_pauses_and_shows_the_attention(
@@ -39,6 +40,7 @@ def test_the_sites_gpt_view_trains_and_pauses_and_shows_the_attention(
         page.wait_for_function(
             "() => document.querySelector('#run-state').textContent === 'paused'"
         )
+        page.wait_for_function(PICTURED)  # (Pause is answered first, its pictures next)
         f = page.evaluate("() => window.gptView.frame()")
         page.wait_for_function(f"() => ({STEP})() === {f['step']}")
         assert not f["playing"] and page.text_content("#loss-text") == f"loss {f['loss']:.4f}"
@@ -56,6 +58,7 @@ def test_the_sites_gpt_view_trains_and_pauses_and_shows_the_attention(
         page.wait_for_function("() => window.gptView.meta().vocab === 'abhno'")
         page.click("#step")
         page.wait_for_function(f"() => ({STEP})() === 1")
+        page.wait_for_function(PICTURED)
         assert set("".join(page.evaluate(SAMPLES))) <= set("abhno")
         assert page.input_value("#word") == "anna"
     finally:

@@ -244,8 +244,14 @@ def test_the_sites_worker_trains_a_playing_gpt_view():
     while not any(f["step"] >= 2 for f in frames):
         assert host.due_in() >= 0
         frames += [m["frame"] for m in json.loads(host.advance(0.05))]
+    # Pause is answered without the pictures (a forward pass a letter: seconds in Pyodide,
+    # once), which come in the worker's next turn, of the step it stopped at
     out = send({"id": 3, "view": "gpt", "action": "control", "body": {"action": "pause"}})
-    assert not out[0]["answer"]["frame"]["playing"] and host.due_in() == -1.0
+    paused = out[0]["answer"]["frame"]
+    assert not paused["playing"] and "pictures_step" not in paused and host.due_in() == 0.0
+    (msg,) = json.loads(host.advance(0.05))
+    assert msg["frame"]["pictures_step"] == paused["step"] and len(msg["frame"]["samples"]) == 20
+    assert host.due_in() == -1.0 and host.advance(0.05) == "[]"
 
 
 def test_reset_keeps_the_weights_new_weights_draws_others_the_temperature_is_live():

@@ -86,9 +86,10 @@ class JitGPT:
 
 def js_program(model: GPT, n: int) -> tuple[str, list[int]]:
     """`model.loss` of `n` one-hot tokens traced and written by jit's JavaScript target
-    (`js_target.graph_source`: a batch of one word of n tokens, then the loss's gradient),
-    and the weights it reads, as their indices in `model.parameters()`. The text depends on the
-    model's shape alone (another model of that shape reads its own weights by the same indices)."""
+    (`js_target.graph_source`: a batch of one word of n tokens, then the loss's gradient; its
+    ``keptRows``, each of the first n - 1 positions' logits, row by row), and the weights it
+    reads, as their indices in `model.parameters()`. The text depends on the model's shape
+    alone (another model of that shape reads its own weights by the same indices)."""
     from .js_target import graph_source
     from .plan import Graph
     from .tracing import record
@@ -98,7 +99,10 @@ def js_program(model: GPT, n: int) -> tuple[str, list[int]]:
             f"js_program: a word is read as 2 to {model.block_size + 1} tokens, got {n!r}"
         )
     bos = model.vocab_size - 1  # (any tokens: the trace reads them as data)
-    graph = Graph(record(model.loss, [one_hot([bos] * n, model.vocab_size)]))
+    logits: list[list[Value]] = []  # each position's, kept: the step samples from them
+    tokens = one_hot([bos] * n, model.vocab_size)
+    trace = record(lambda x: model.loss(x, keep=logits), [tokens])
+    graph = Graph(trace, [v for row in logits for v in row])
     index = {id(p): i for i, p in enumerate(model.parameters())}
     # (its steps are kernels shared with the other lengths' programs: js_shared.py)
     return graph_source(graph, shared=True), [index[id(v)] for v in graph.captured]

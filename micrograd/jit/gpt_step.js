@@ -45,6 +45,40 @@ function makeGPTStep() {
     return loss;
   }
 
+  // The logits of position `pos` of `tokens` (a word's tokens so far, the start first): the
+  // forward pass of the shortest program that reads position pos, the rest of its input the
+  // start token (no position reads a later one, so they change nothing before it).
+  function logitsAt(tokens, pos, lengths) {
+    const n = lengths.find((k) => k >= pos + 2);
+    const { program, CAP, S, V } = programs.get(n);
+    V.fill(0, 0, program.nInputs);
+    for (let i = 0; i < n; i++) V[i * vocab + (i < tokens.length ? tokens[i] : vocab - 1)] = 1;
+    for (let c = 0; c < CAP.length; c++) S[c] = P[CAP[c]];
+    program.forward(V, S, 1);
+    const rows = program.keptRows, out = new Float64Array(vocab);
+    for (let j = 0; j < vocab; j++) out[j] = V[rows[pos * vocab + j]];
+    return out;
+  }
+
+  // gpt_frames.pick: softmax(logits / temperature) as micrograd.gpt.softmax computes it (the
+  // largest first subtracted), then random.choices' draw with the uniform number u.
+  function pick(logits, temperature, u) {
+    const inv = 1 / temperature, x = Array.from(logits, (l) => l * inv);
+    const top = Math.max(...x), e = x.map((v) => Math.exp(v - top));
+    let total = 0;
+    for (const v of e) total += v;
+    const invTotal = 1 / total, cum = [];
+    let acc = 0;
+    for (const v of e) cum.push((acc += v * invTotal));
+    const target = u * cum[cum.length - 1];
+    let lo = 0, hi = cum.length - 1; // bisect_right(cum, target, 0, n - 1)
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (target < cum[mid]) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+  }
+
   // (JSON has no NaN or Infinity: such a loss goes as its text, which Python's float reads)
   const json = (x) => (Number.isFinite(x) ? x : String(x));
 
@@ -112,6 +146,25 @@ function makeGPTStep() {
     },
     lengths() {
       return Array.from(programs.keys());
+    },
+    // Words drawn from the model as gpt_frames.sample_words draws them (uniforms: a row of
+    // block_size numbers a word, the draw at each position): each a list of tokens, the start
+    // token left out, until it comes back or the block is full. The longest program (block + 1
+    // tokens) must be loaded (need: its length, if not).
+    sample(arg) {
+      const block = arg.uniforms[0] ? arg.uniforms[0].length : 0, bos = vocab - 1;
+      const lengths = Array.from(programs.keys()).sort((a, b) => a - b);
+      if (!programs.has(block + 1)) return { need: block + 1, words: null };
+      const words = arg.uniforms.map((row) => {
+        const tokens = [bos];
+        for (let pos = 0; pos < block; pos++) {
+          const token = pick(logitsAt(tokens, pos, lengths), arg.temperature, row[pos]);
+          if (token === bos) break;
+          tokens.push(token);
+        }
+        return tokens.slice(1);
+      });
+      return { need: null, words };
     },
   };
 }

@@ -24,8 +24,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .. import io
-from ..gpt import GPT, Adam, Tokenizer, sample
-from .gpt_frames import RunningMean, attention, default_word, embedding_2d
+from ..gpt import GPT, Adam, Tokenizer
+from .gpt_frames import RunningMean, attention, default_word, embedding_2d, sample_words, uniforms
 from .train_gpt_engines import check_engine, gpt_engine
 
 _RANDOM_LOCK = threading.Lock()  # microgpt draws from the global `random`: one build at a time
@@ -34,6 +34,7 @@ _RANDOM_LOCK = threading.Lock()  # microgpt draws from the global `random`: one 
 WORDS = ("emma", "olivia", "ava", "isabella", "sophia", "mia", "amelia", "harper", "evelyn")
 SAMPLES = 20  # words drawn each frame
 PICTURES_EVERY = 5  # while playing: the pictures take at most 1/5 of the time (`frame`)
+PICTURES_APART = 0.25  # seconds, at least: samples that change faster cannot be read
 MAX_STEPS = 100_000
 
 
@@ -89,6 +90,10 @@ class GPTKind:
         self.engine_name = check_engine(engine_name)
         self.config_id = 0
         self.word = ""  # the word whose attention a frame carries (rebuild picks one)
+        # A transport with one thread (the site's worker) sets `later`: a paused frame (Pause,
+        # Step) goes at once without the pictures, `owed`, and `publish_owed` sends them next.
+        self.later = False
+        self.owed = False
         self.rebuild(settings)
 
     def rebuild(self, settings: GPTSettings) -> None:
@@ -171,11 +176,15 @@ class GPTKind:
         """The running mean of the loss and its curve; and, when paused or when their time has
         come, the pictures (`pictures`). A frame without them keeps the page's last ones."""
         cheap = {"mean": self.running.mean, "means": self.running.series()}
-        # 20 words sampled are a forward pass a letter (a quarter of a second in CPython, seconds
-        # in Pyodide): while playing they take at most 1 part in PICTURES_EVERY of the time, so
-        # the steps and the loss go on at the frame rate.
-        due = time.monotonic() - self.pictures_at >= PICTURES_EVERY * self.pictures_cost
-        if playing and not due:
+        # 20 words sampled are a forward pass a letter (eagerly a quarter of a second in CPython;
+        # the JavaScript engine's own step draws them in milliseconds): while playing, the
+        # pictures take at most 1 part in PICTURES_EVERY of the time, so the steps and the loss
+        # go on at the frame rate.
+        wait = max(PICTURES_EVERY * self.pictures_cost, PICTURES_APART)
+        if playing and time.monotonic() - self.pictures_at < wait:
+            return cheap
+        if not playing and self.later:
+            self.owed = True
             return cheap
         start = time.monotonic()
         self.sync()
@@ -186,12 +195,30 @@ class GPTKind:
         self.pictures_cost = self.pictures_at - start
         return {**cheap, **pictures, "self_paced": self.pictures_cost}  # (train_publish.py)
 
+    def publish_owed(self, publish: Callable[[], None]) -> bool:
+        """The pictures a paused frame left out (`later`), in a frame of their own (`publish`:
+        the run's, under its lock): True if there were any."""
+        if not self.owed:
+            return False
+        self.owed, self.later = False, False
+        try:
+            publish()
+        finally:
+            self.later = True
+        return True
+
     def pictures(self) -> dict[str, Any]:
         """The samples (`new`: each one not among the words it learns), the rate, the attention
         on `word` and the characters' embeddings in 2D."""
-        rng = random.Random(self.adam.t)  # the same step: the same samples
-        words = sample(self.model, self.tokenizer, SAMPLES, self.settings.temperature, rng=rng)
+        s, tok = self.settings, self.tokenizer
+        table = uniforms(self.adam.t, SAMPLES, s.block_size)  # the same step: the same samples
+        sampler = getattr(self.engine, "sample", None)  # (one that runs the model, in its step)
+        drawn = sampler(s.temperature, table) if sampler else None
+        if drawn is None:
+            drawn = sample_words(self.model, tok, s.temperature, table)
+        words = [tok.decode(w) for w in drawn]
         return {
+            "pictures_step": self.adam.t,  # the step they show (a frame without them: earlier)
             "samples": words,
             "new": [w not in self.known for w in words],
             "lr": self.adam.lr * (1 - self.adam.t / self.settings.steps),

@@ -198,10 +198,21 @@ class JavaScriptGPT:
         self.lengths.add(n)
 
     def prepare(self, seconds: float) -> bool:
-        """Trace and compile the lengths the run meets next, in that order, for about `seconds`
-        (one at least, if one is missing): a page calls it while the run waits (before Play,
-        between frames), so that Play steps at once. True when every length is there."""
-        return _prepare(self, seconds, self.load)
+        """Trace and compile the lengths the run meets next, in that order, and then the
+        longest (`sample` reads it), for about `seconds` (one at least, if one is missing): a
+        page calls it while the run waits (before Play, between frames), so that Play steps at
+        once. True when every length is there."""
+        return _prepare(self, seconds, self.load, [self.run.model.block_size + 1])
+
+    def sample(self, temperature: float, table: list[list[float]]) -> list[list[int]]:
+        """A word's tokens for each row of `table`, drawn in JavaScript from the engine's
+        weights as `gpt_frames.sample_words` draws them (the logits its programs keep: a
+        forward pass a letter, no backward, no graph), to rounding: the same words."""
+        got = self.call("sample", {"temperature": temperature, "uniforms": table})
+        if got["need"] is not None:
+            self.load(got["need"])
+            got = self.call("sample", {"temperature": temperature, "uniforms": table})
+        return got["words"]
 
     def train(self, seconds: float, playing: Callable[[], bool]) -> Results:
         """Steps for about `seconds` (at least one), in as few calls as the lengths allow: a
@@ -248,10 +259,13 @@ class JavaScriptGPT:
 
 
 def _prepare(
-    engine: NumpyGPT | JavaScriptGPT, seconds: float, trace: Callable[[int], None]
+    engine: NumpyGPT | JavaScriptGPT,
+    seconds: float,
+    trace: Callable[[int], None],
+    then: list[int] = [],  # noqa: B006 (read, never changed)
 ) -> bool:
     start, traced = time.monotonic(), False
-    for n in lengths_met(engine.run):
+    for n in dict.fromkeys([*lengths_met(engine.run), *then]):
         if n in engine.lengths:
             continue
         if traced and time.monotonic() - start >= seconds:

@@ -45,6 +45,8 @@ class Host:
         self.clock = clock
         self.host = MessageHost(self.tab, clock)
         self.prepared: tuple[Any, int] | None = None  # the GPT run whose lengths are all traced
+        # a paused GPT frame goes at once, its pictures in the next turn (Pause in ≤ 100 ms)
+        self.tab.gpt.on_trainer = lambda tr: setattr(tr.kind, "later", True)
 
     def receive(self, text: str) -> str:
         """A message from the page (JSON text) -> the messages to post back (a JSON list)."""
@@ -63,6 +65,12 @@ class Host:
         published or nobody wants them)."""
         train = self._playing()
         if train is None:
+            gpt = self.tab.gpt
+            if gpt.started:  # a paused frame's pictures, owed (GPTKind.later): sent now
+                tr = gpt.trainer
+                with tr.lock:
+                    if tr.kind.publish_owed(tr.publish):
+                        return _out(self.host.frames())
             self._prepare(seconds)
             return "[]"
         if self.clock() - self.host.heard > WATCH_SECONDS:  # nobody looks: stop spending the CPU
@@ -77,7 +85,9 @@ class Host:
         and the worker's timer then waits for a message)."""
         train = self._playing()
         if train is None:
-            return 0.0 if self._to_prepare() is not None else -1.0
+            gpt = self.tab.gpt
+            owed = gpt.started and gpt.trainer.kind.owed
+            return 0.0 if owed or self._to_prepare() is not None else -1.0
         wait = train.trainer.due_in()
         return -1.0 if math.isinf(wait) else wait
 
