@@ -16,9 +16,10 @@ function svgEl(name, attrs = {}, text = null) {
 
 // The loss per step (a band from the lowest to the highest loss of each bucket: one line while a
 // bucket is one step) and its running mean, on a log scale, in `svg` (its viewBox: 400 × 150).
-export function drawGptCurve(svg, curve, means) {
+export function drawGptCurve(svg, whole, means) {
   svg.replaceChildren();
   const W = 400, H = 150, L = 34, B = 16, T = 6;
+  const curve = columns(whole, W - L);
   const xs = curve.steps.map((s) => s + 1).concat(means.map((m) => m[0]));
   const ys = curve.lows.concat(curve.highs, means.map((m) => m[1])).filter((y) => y > 0 && Number.isFinite(y));
   svg.append(svgEl("rect", { x: L, y: T, width: W - L - 2, height: H - T - B, class: "frame" }));
@@ -37,6 +38,22 @@ export function drawGptCurve(svg, curve, means) {
   }
   svg.append(svgEl("text", { x: L, y: H - 3, class: "tick" }, "1"));
   svg.append(svgEl("text", { x: W - 2, y: H - 3, class: "tick", "text-anchor": "end" }, `step ${x1}`));
+}
+
+// The curve's buckets merged into at most n columns (each: its first step, the lowest and the
+// highest loss): more points than the plot has pixels across only cost the browser its painting,
+// which, thousands of points long, held the page to a few frames a second.
+function columns(curve, n) {
+  const k = Math.ceil(curve.steps.length / n);
+  if (k <= 1) return curve;
+  const out = { steps: [], lows: [], highs: [] };
+  for (let i = 0; i < curve.steps.length; i += k) {
+    const lows = curve.lows.slice(i, i + k), highs = curve.highs.slice(i, i + k);
+    out.steps.push(curve.steps[i]);
+    out.lows.push(Math.min(...lows));
+    out.highs.push(Math.max(...highs));
+  }
+  return out;
 }
 
 // The samples, each a list item; a word not among those it learns is marked new.

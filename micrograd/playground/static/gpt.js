@@ -131,6 +131,8 @@ export function mountGPT(root, transport, opts = {}) {
       c.steps.push(k); c.lows.push(lo); c.highs.push(hi);
     }
     view.frame = f;
+    // a frame's pictures, kept until drawn (a frame after it, drawn at the same refresh, has none)
+    if (f.samples || f.attention || f.embedding) view.pictures = f;
     $("step-count").textContent = `step ${f.step}`;
     $("loss-text").textContent = f.loss == null ? "loss –" : `loss ${fmt(f.loss)}`;
     $("mean-text").textContent = f.mean == null ? "mean –" : `mean ${fmt(f.mean)}`;
@@ -154,16 +156,19 @@ export function mountGPT(root, transport, opts = {}) {
     const f = view.frame;
     if (!f) return;
     drawGptCurve($("curve"), view.curve, f.means || []);
-    if (f.samples) drawGptSamples($("samples"), f.samples, f.new || []);
-    if (f.attention) {
-      drawGptAttention($("attention"), f.attention, (text) => { $("attn-tip").textContent = text; });
-      $("attention").dataset.word = f.attention.word;
-    }
-    if (f.embedding) drawGptEmbedding($("embedding"), f.embedding);
     view.drawn = (view.drawn || 0) + 1;
     $("step-count").dataset.drawn = view.drawn; // frames drawn, where a test reads it
     $("step-count").dataset.step = f.step;
-    const picks = new Set([...(view.options ? view.options.builtin : []), ...(f.samples || [])]);
+    const p = view.pictures; // (drawn when new: most frames carry the loss alone)
+    view.pictures = null;
+    if (!p) return;
+    if (p.samples) drawGptSamples($("samples"), p.samples, p.new || []);
+    if (p.attention) {
+      drawGptAttention($("attention"), p.attention, (text) => { $("attn-tip").textContent = text; });
+      $("attention").dataset.word = p.attention.word;
+    }
+    if (p.embedding) drawGptEmbedding($("embedding"), p.embedding);
+    const picks = new Set([...(view.options ? view.options.builtin : []), ...(p.samples || [])]);
     $("word-picks").replaceChildren(...[...picks].filter(Boolean).slice(0, 40).map((w) => Object.assign(document.createElement("option"), { value: w })));
   }
 
