@@ -1,7 +1,7 @@
 """The linters are part of the suite: `pytest` alone also checks style. ruff over the Python;
 ESLint (pinned in package.json, installed by `make test`: scripts/ensure-eslint) over every
-static JavaScript file, and over the notebook widget's module, which joins the pages' modules
-into one scope."""
+static JavaScript file, the sources the JavaScript steps are joined from, and over the notebook
+widget's module, which joins the pages' modules into one scope."""
 
 from __future__ import annotations
 
@@ -80,6 +80,15 @@ def test_eslint_is_clean_over_the_static_javascript() -> None:
     files = sorted(STATIC.glob("*.js"))
     assert {"common.js", "train.js", "worker.js"} <= {f.name for f in files}
     result = _eslint(*(str(f.relative_to(ROOT)) for f in files))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_eslint_is_clean_over_the_javascript_the_steps_are_made_of() -> None:
+    # the sources the JavaScript steps are joined from (no page loads them: js_target.py,
+    # train_js.py and gpt.py put them after the generated programs)
+    files = [*(ROOT / "micrograd" / "jit").glob("*.js"), STATIC.parent / "train_step.js"]
+    assert {f.name for f in files} >= {"runtime.js", "gpt_step.js", "train_step.js"}
+    result = _eslint(*(str(f.relative_to(ROOT)) for f in sorted(files)))
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -23,7 +23,7 @@ MAX_LINES = 520
 # may shrink, never grow, and leaves the list once it is under the limit (or gone), so the list
 # only gets shorter. (They are being split; until then a change to one of them must not add lines.)
 LONG_MODULES = {
-    "jit/js_target.py": 678,
+    "jit/js_target.py": 669,
     "jit/numpy_target.py": 582,
     "playground/server.py": 640,
 }

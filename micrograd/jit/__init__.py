@@ -25,11 +25,13 @@ numpy is imported on first use (``pip install numpy``); importing this module do
 not import it.
 
 Where the parts live, in this folder: tracing.py records the trace, watching reads of `.data`
-through watch.py; graph.py makes it a program and plans its steps; one emitter per target writes
+through watch.py; plan.py makes it a program and plans its steps; one emitter per target writes
 them: numpy_target.py (numpy functions, what this module runs) and js_target.py with runtime.js
-(JavaScript, for the static site's browser; js_shared.py, its kernels for a batch of one, shared
-by many programs); gpt.py is micrograd.gpt's loss on jit (tokens as one-hot data), gpt_step.js
-its training step in JavaScript; this module is the runner and the public API.
+(JavaScript, for the static site's browser; runtime.js, what its programs need beside them:
+powInt, makeRunner; js_shared.py, its kernels for a batch of one, shared by many programs);
+gpt.py is micrograd.gpt's loss on jit (tokens as one-hot data), gpt_step.js its training step in
+JavaScript; this module is the runner and the public API. The Train view's step and pictures
+around a program are the playground's (playground/train_js.py and train_step.js).
 """
 
 from __future__ import annotations

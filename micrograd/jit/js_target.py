@@ -14,11 +14,12 @@ forward and derivative rule is the engine's own, read a fifth time; nothing is w
 ``tanh`` is the engine's correctly rounded algorithm (`floats.tanh`), written out the same way (the
 same bits as the engine's); ``exp``, ``log``, ``sin`` are the browser's ``Math``.
 
-`step_source` writes a whole training step: the program above, an MLP's pictures
-(`micrograd.jit.pictures`) and ``jit/runtime.js`` (forward, loss, backward, L2/L1, the
-optimizer's update: SGD and Adam, as `micrograd.optim` computes them). `NodeHost` runs such
-source in Node.js, for tests and for Python without a browser; the site's worker compiles it
-with ``new Function`` (worker.js).
+``jit/runtime.js`` is what programs need beside them (`runtime_source`): ``powInt`` (b ** t
+correctly rounded, for an optimizer's step) and ``makeRunner`` (a program alone, `runner_source`,
+for tests). The Train view's step and pictures around a program live beside that view
+(micrograd/playground/train_js.py); microgpt's step is gpt.py's. `NodeHost` runs such source
+in Node.js, for tests and for Python without a browser; the site's worker compiles it with
+``new Function``.
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ __all__ = [
     "JsModule",
     "program_source",
     "graph_source",
-    "step_source",
     "runner_source",
     "NodeHost",
 ]
@@ -298,9 +298,9 @@ _MATH = {
 class JsModule:
     """The `xp` of rules run on `JS` numbers: each function writes a statement. ``tanh`` calls
     ``$tanh`` (the engine's algorithm, written by `tanh_source`), or with `exact_tanh` False
-    (pictures) ``$qtanh`` (`quick_tanh_source`); an op by its method name runs the op's forward
-    rule, a declared function (`registry.function`) its definition, as `registry.ArrayModule`
-    does."""
+    (the Train view's pictures: playground/train_js.py) ``$qtanh``; an op by its method name runs
+    the op's forward rule, a declared function (`registry.function`) its definition, as
+    `registry.ArrayModule` does."""
 
     def __init__(self, exact_tanh: bool = True) -> None:
         self.exact_tanh = exact_tanh
@@ -583,11 +583,11 @@ def program_source(
     return graph_source(graph), graph.captured
 
 
-# ------------------------------------------------------------------------- an MLP's pictures
+# ------------------------------------------------------------------------- the runtime
 
 
 def runtime_source() -> str:
-    """jit/runtime.js: the training step and the pictures around a program and an MLP."""
+    """jit/runtime.js: what programs need beside them (``powInt``, ``makeRunner``)."""
     return (resources.files(__package__) / "runtime.js").read_text("utf-8")
 
 
@@ -597,15 +597,6 @@ def runner_source(program: str) -> str:
     return (
         f"const program = (function () {{\n{program}}})();\n{runtime_source()}\n"
         f"return makeRunner(program);\n"
-    )
-
-
-def step_source(program: str, mlp: str) -> str:
-    """The body of a JavaScript function that returns a training step (jit/runtime.js's
-    `makeStep`) for this program (`graph_source`) and this MLP (`pictures.mlp_source`)."""
-    return (
-        f"const program = (function () {{\n{program}}})();\n{mlp}\n{runtime_source()}\n"
-        f"return makeStep(program, layers, SIZES);\n"
     )
 
 

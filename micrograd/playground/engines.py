@@ -13,7 +13,8 @@ and answers the same methods; the run never asks which it holds.
 * `NumpyEngine`: the same step on `micrograd.jit` (`train.jit_step.JitStep`), pictures by matrix
   products (`train_frames.layer_outputs`): the server and the notebook widget.
 * `JavaScriptEngine`: the traced step written as JavaScript by jit's JavaScript target
-  (`micrograd.jit.js_target`) and run by the browser (the static site's worker) or Node.js: steps,
+  (`micrograd.jit.js_target`), with the step and pictures around it (train_js.py,
+  train_step.js), and run by the browser (the static site's worker) or Node.js: steps,
   the optimizer's update and the pictures run there, many steps per call, no Python per step;
   Python reads the weights back when it draws a frame (`sync`).
 """
@@ -248,16 +249,17 @@ _COMPILED: dict[tuple[int, int, str], Callable[..., Any]] = {}
 
 
 class JavaScriptEngine(Engine):
-    """The step as JavaScript (`micrograd.jit.js_target`), compiled once per network shape and loss;
-    the weights live there while it trains, and come back to the model's Values on `sync`."""
+    """The step as JavaScript (`micrograd.jit.js_target`'s program in train_js.py's step),
+    compiled once per network shape and loss; the weights live there while it trains, and come
+    back to the model's Values on `sync`."""
 
     name = "javascript"
     title = "micrograd.jit (JavaScript)"
     batched = True
 
     def __init__(self, mlp: MLPRun, host: Any = None) -> None:
-        from ..jit.js_target import program_source, step_source
-        from ..jit.pictures import mlp_source
+        from ..jit.js_target import program_source
+        from .train_js import mlp_source, step_source
 
         super().__init__(mlp)
         s = mlp.settings

@@ -18,7 +18,7 @@ the frame it had (`FrameCursor` in train_publish.py):
 `Shown` is what the page shows, so that a frame holds that and no more.
 `numpy_views` runs the network over a grid of points with the activations' own array forms
 (a matrix product per layer: `layer_outputs`), `eager_views` one eager forward pass per cell
-(the JavaScript engine computes the same in the browser: micrograd/jit/runtime.js); the chosen
+(the JavaScript engine computes the same in the browser: train_step.js); the chosen
 point's graph comes from train_graph.py. `frame` and `meta` gather an MLP run's state
 (`train_kinds.MLPRun`) into the JSON the page draws.
 """

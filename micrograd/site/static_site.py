@@ -255,7 +255,7 @@ MEMORY = "python-memory.gz"
 MEMORY_IMPORTS = (
     "micrograd.playground.worker",
     "micrograd.jit.js_target",
-    "micrograd.jit.pictures",
+    "micrograd.playground.train_js",
 )
 _MEMORY_SCRIPT = """
 const fs = await import("node:fs");

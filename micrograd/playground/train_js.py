@@ -1,8 +1,16 @@
-"""The Train view's pictures of an MLP in the browser: every layer's activations over a grid of
-points, in WebAssembly (and JavaScript where a browser has no WebAssembly SIMD).
+"""The Train view's step and pictures in the browser: a training step around a program of
+micrograd.jit's JavaScript target, and an MLP's pictures (every layer's activations over a grid
+of points) in WebAssembly, or JavaScript where a browser has no WebAssembly SIMD.
 
-    from micrograd.jit.pictures import mlp_source
-    src = mlp_source(model)   # JavaScript: `function layers(P, X, N)`, jit/runtime.js calls it
+    from micrograd.playground.train_js import mlp_source, step_source
+    src = mlp_source(model)   # JavaScript: `function layers(P, X, N)`, train_step.js calls it
+    step = step_source(program, src)   # the body of a function returning train_step.js's makeStep
+
+`step_source` joins the program (`micrograd.jit.js_target.program_source`), the MLP's `layers`,
+jit/runtime.js (its correctly rounded `powInt`) and train_step.js (forward, loss, backward,
+L2/L1, the optimizer's update: SGD and Adam, as `micrograd.optim` computes them; the pictures and
+heat maps). `NodeHost` runs such source in Node.js, for tests and for Python without a browser;
+the site's worker compiles it with ``new Function`` (worker.js).
 
 A 64x64 picture of six layers of 32 is a forward pass of 4,096 points through 5,409 weights (22
 million multiply-adds) every frame. In JavaScript that took 25 ms of each frame (about 1 ns a
@@ -18,17 +26,19 @@ from __future__ import annotations
 import base64
 import struct
 from collections.abc import Sequence
+from importlib import resources
 from typing import Any
 
-from .js_target import JS, MATH_HELPERS, JsModule, Lines, literal
+from ..jit.js_target import JS, MATH_HELPERS, JsModule, Lines, literal, runtime_source
 
-__all__ = ["QUICK_TANH", "quick_tanh_source", "kernel", "mlp_source"]
+__all__ = ["QUICK_TANH", "quick_tanh_source", "kernel", "mlp_source", "step_js", "step_source"]
 
 
 # tanh for pictures: x·p(x²)/q(x²) on |x| <= 9 (beyond, ±1), within 3e-8 of tanh everywhere
-# (tests/test_jit_js.py measures it), three times quicker than 1 - 2/(e^2x + 1) by Math.exp. The
-# coefficients: a degree 4/4 fit of tanh(x)/x in x² at 10,000 Chebyshev points of [0, 9] by least
-# squares of the relative error, reweighted by the denominator three times (Loeb's iteration).
+# (tests/test_playground_train_js.py measures it), three times quicker than 1 - 2/(e^2x + 1) by
+# Math.exp. The coefficients: a degree 4/4 fit of tanh(x)/x in x² at 10,000 Chebyshev points of
+# [0, 9] by least squares of the relative error, reweighted by the denominator three times (Loeb's
+# iteration).
 QUICK_TANH = (
     (
         0.999999992582371,
@@ -226,7 +236,7 @@ def kernel() -> bytes:
 def mlp_source(model: Any) -> str:
     """``function layers(P, X, N)``: every layer's activations of an MLP over N points (X: N x
     nin, row-major), each layer an (N x width) Float64Array, from the parameters P (in
-    ``model.parameters()`` order). By `kernel` where the browser compiles it (runtime.js's
+    ``model.parameters()`` order). By `kernel` where the browser compiles it (train_step.js's
     `wasmLayers`; an activation other than tanh is applied by its own forward rule, run on
     `JS`), else in JavaScript: each point's sums four neurons at a time, then the activation
     (tanh: ``$qtanh``)."""
@@ -299,4 +309,21 @@ def _layer_source(i: int, nin: int, width: int, offset: int, op: Any) -> str:
         f"function layer{i}(P, X, N) {{\nconst h = new Float64Array(N * {width});\n"
         f"for (let p = 0; p < N; p++) {{ const x = p * {nin}, o = p * {width};\n"
         f"  {blocks} }}\nreturn h; }}"
+    )
+
+
+# ------------------------------------------------------------------------- the step
+
+
+def step_js() -> str:
+    """train_step.js: ``makeStep`` (the step, the pictures, the heat maps) and ``wasmLayers``."""
+    return (resources.files(__package__) / "train_step.js").read_text("utf-8")
+
+
+def step_source(program: str, mlp: str) -> str:
+    """The body of a JavaScript function that returns a training step (train_step.js's
+    `makeStep`) for this program (`js_target.graph_source`) and this MLP (`mlp_source`)."""
+    return (
+        f"const program = (function () {{\n{program}}})();\n{mlp}\n{runtime_source()}\n"
+        f"{step_js()}\nreturn makeStep(program, layers, SIZES);\n"
     )
