@@ -3,7 +3,8 @@
 // own from the same forward pass, and its target, the character that follows. The program is
 // the loss there, −log softmax(logits)[target], written out as the explorer's example "Softmax and
 // cross-entropy" writes it: every logit a leaf (the softmax needs all of them), its exp, their sum
-// s, each probability p = e/s, and L = −log p of the target; each logit's grad is then p − y.
+// s (in pairs), each probability p = e/s, and L = −log p of the target; each logit's grad is then
+// p − y.
 // The numbers are written as JavaScript's shortest round-trip text (String(x)), which Python
 // reads back as the very same floats: the explorer computes with the frame's numbers exactly.
 // Free of the page (no DOM): gpt.js links to it, and a test runs it in Node.
@@ -34,6 +35,15 @@ function lines(items, perLine) {
   return out.join("\n");
 }
 
+// The sum of `terms`, added in pairs, then pairs of pairs: a graph log₂(n) additions deep, where a
+// + b + c + ... would be a staircase n − 1 deep, as wide on the screen as the vocabulary is long.
+function pairwise(terms) {
+  if (terms.length === 1) return terms[0];
+  const half = Math.ceil(terms.length / 2);
+  const side = (t) => (t.length === 1 ? t[0] : `(${pairwise(t)})`);
+  return `${side(terms.slice(0, half))} + ${side(terms.slice(half))}`;
+}
+
 // The program of position `pos` of `attention` (a frame's): its loss, each logit a leaf.
 export function lossProgram(attention, pos) {
   const { word, labels, logits, targets, vocab } = attention;
@@ -51,7 +61,7 @@ export function lossProgram(attention, pos) {
     `# ${JSON.stringify(word)}, position ${pos}: having read "${read}", the GPT's logits for the next character (its own numbers), then its loss; the target: ${next}`,
     lines(names.map((n, i) => `logit_${n} = ${String(z[i])}`), 4),
     lines(names.map((n) => `e_${n} = exp(logit_${n})`), 6),
-    `s = ${names.map((n) => `e_${n}`).join(" + ")}`,
+    `s = ${pairwise(names.map((n) => `e_${n}`))}  # their sum, added in pairs`,
     lines(names.map((n) => `p_${n} = e_${n}/s`), 6) + "  # softmax: the probabilities",
     `L = -log(p_${t})  # cross-entropy: each logit's grad is p − y (y = 1 for ${t}, else 0)`,
   ].join("\n");
