@@ -1,7 +1,8 @@
 """`micrograd.widgets.gpt(...)` (issue 42, item 1): the GPT view in a notebook cell, the page's own
 files over the widget's messages. In the kernel: its settings checked as the page's, it trains on
 the kernel's thread and sends the GPT view's frames; in JupyterLab: Play trains, the samples
-and the attention of "emma" are drawn, Pause answers."""
+and the attention of "emma" are drawn, Pause answers, a position's loss is shown as its program
+(no explorer page beside a notebook: no link), whose grads are pᵢ − yᵢ."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 pytest.importorskip("anywidget")
 
+from micrograd.expr import parse_program  # noqa: E402
 from micrograd.widgets import PlaygroundWidget, gpt  # noqa: E402
 from tests.conftest import SCREENSHOTS, watch_errors  # noqa: E402
 from tests.support.jupyterlab import jupyterlab  # noqa: E402
@@ -111,6 +113,22 @@ def test_the_gpt_widget_in_jupyterlab(lab: Any, browser: Any) -> None:
             .map(tr => [...tr.querySelectorAll('td[data-w]')].map(td => Number(td.dataset.w)))""")
         assert len(rows) == 2 * 5  # two heads, "emma" read as . e m m a
         assert all(math.isclose(math.fsum(r), 1.0, abs_tol=1e-9) for r in rows)
+        # a position's loss: no explorer page beside a notebook, so its program, for explore()
+        widget.locator("#attention tr[data-row='1'] th").first.click()
+        assert widget.locator("#loss-pos").input_value() == "1"
+        assert widget.locator("#open-loss").is_hidden()
+        widget.locator("#loss-details summary").click()
+        program = widget.locator("#loss-program").input_value()
+        assert program.startswith('# "emma", position 1: having read ".e"') and "explore(" in (
+            widget.locator("#loss-where").text_content() or ""
+        )
+        names = parse_program(program)
+        names["L"].backward()
+        z = {k: v for k, v in names.items() if k.startswith("logit_")}
+        total = math.fsum(math.exp(v.data) for v in z.values())
+        for k, v in z.items():  # pᵢ − yᵢ, the target "m" (the closed form, not the engine)
+            want = math.exp(v.data) / total - (k == "logit_m")
+            assert math.isclose(v.grad, want, rel_tol=1e-9, abs_tol=1e-12), k
         SCREENSHOTS.mkdir(exist_ok=True)
         widget.scroll_into_view_if_needed()
         page.locator(".jp-Cell").first.screenshot(path=str(SCREENSHOTS / "widget-gpt.png"))

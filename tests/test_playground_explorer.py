@@ -335,7 +335,7 @@ def test_editing_a_leaf_recomputes_and_shows_the_nudge(
         ("a = 2.0; b = c * a", "used before it is assigned"),
         ("a = (2.0", "syntax error"),
         ("   ", "empty"),
-        ("a = 1.0\n" + "a = a + 1.0\n" * 600, "at most 5000"),
+        ("a = 1.0\n" + "a = a + 1.0\n" * 700, "at most 8000"),
         ("a = 1.0\n" + "a = tanh(a + a)\n" * 300, "more than 500 nodes"),
     ],
 )

@@ -33,7 +33,9 @@ from ..viz.formatting import json_float
 from .errors import ViewError
 from .walkthrough import EngineStepper, Walkthrough, factor, in_formula, recompute
 
-MAX_PROGRAM_CHARS = 5000
+# (a GPT's last step over 64 characters and the end, as the GPT view links to it, gpt-loss.js:
+# about 5,000, at most 6,700 with the longest names and numbers)
+MAX_PROGRAM_CHARS = 8000
 NUDGE_H = 0.001  # the lecture's h
 MAX_ABS_VALUE = 1e15  # an edited leaf: beyond this the 4-decimal display is a wall of digits
 MAX_LR = 1e3  # a gradient step's size, either sign (a negative one climbs, as the lecture does)

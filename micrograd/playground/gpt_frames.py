@@ -148,14 +148,24 @@ def attention(model: GPT, tokenizer: Tokenizer, word: str) -> dict[str, Any]:
     """The model's attention on `word` as it reads it (the start token, then its characters, at
     most `block_size` positions): ``maps[layer][head][i]`` is position i's softmax over
     positions 0..i (a causal triangle: row i has i + 1 weights summing to 1); ``labels`` are the
-    positions' characters (BOS for the start)."""
-    tokens = tokenizer.encode(word)[:-1][: model.block_size]
+    positions' characters (BOS for the start). From the same forward pass, each position's last
+    step (the explorer steps through its loss, −log softmax(logits)[target]): ``logits[i]``, the
+    model's `vocab_size` logits there, ``targets[i]``, the id of the character that follows (BOS
+    after the last), and ``vocab``, each id's character as the page writes it."""
+    ids = tokenizer.encode(word)
+    tokens = ids[:-1][: model.block_size]
     cache = model.new_cache(weights=True)
-    for pos, token in enumerate(tokens):
-        model.step(token, pos, cache)
+    logits = [[z.data for z in model.step(token, pos, cache)] for pos, token in enumerate(tokens)]
     n, h = len(tokens), model.n_head
     maps = [[[layer["weights"][i * h + j] for i in range(n)] for j in range(h)] for layer in cache]
-    return {"word": word, "labels": [BOS, *word[: n - 1]], "maps": maps}
+    return {
+        "word": word,
+        "labels": [BOS, *word[: n - 1]],
+        "maps": maps,
+        "logits": logits,
+        "targets": ids[1 : n + 1],
+        "vocab": [*tokenizer.chars, BOS],
+    }
 
 
 # ------------------------------------------------------------------ embeddings in 2D

@@ -4,16 +4,19 @@
 // settings live in the URL (the pasted words in its fragment: the server never sees them); in a
 // widget the view starts from the run Python already has. The settings' names, labels and ranges
 // are Python's (the options' schema). Frames bring the step, the loss and its curve, the running
-// mean, the samples, the attention of the chosen word and the characters' embeddings.
+// mean, the samples, the attention of the chosen word and the characters' embeddings; a position
+// of the word picked (its select, or a row's character) links to its loss in the explorer
+// (gpt-loss.js), with the model's logits of the frame drawn.
 
 import { fmt, setDisabled, showErrorIn } from "./common.js";
 import { drawGptAttention, drawGptCurve, drawGptEmbedding, drawGptSamples } from "./gpt-draw.js";
+import { explorerHref, lossProgram } from "./gpt-loss.js";
 import { readHash, readQuery, writeHashKey, writeQuery } from "./url-state.js";
 
 export function mountGPT(root, transport, opts = {}) {
   const $ = (id) => root.getElementById(id);
   const showError = (message) => showErrorIn(root, "gpt-error", message);
-  const view = { options: null, meta: null, frame: null, schema: [], curve: null, word: "" };
+  const view = { options: null, meta: null, frame: null, schema: [], curve: null, word: "", position: 0 };
   clearCurve();
 
   function clearCurve() { view.curve = { steps: [], lows: [], highs: [] }; }
@@ -166,10 +169,42 @@ export function mountGPT(root, transport, opts = {}) {
     if (p.attention) {
       drawGptAttention($("attention"), p.attention, (text) => { $("attn-tip").textContent = text; });
       $("attention").dataset.word = p.attention.word;
+      view.shown = p.attention; // (the position picked reads it)
+      showLoss(p.attention);
     }
     if (p.embedding) drawGptEmbedding($("embedding"), p.embedding);
     const picks = new Set([...(view.options ? view.options.builtin : []), ...(p.samples || [])]);
     $("word-picks").replaceChildren(...[...picks].filter(Boolean).slice(0, 40).map((w) => Object.assign(document.createElement("option"), { value: w })));
+  }
+
+  // ---- a position's loss, for the explorer: its select, its row marked, the link and the program
+  function showLoss(a) {
+    if (!a.logits) return;
+    const n = a.logits.length, bos = a.vocab.length - 1, select = $("loss-pos");
+    view.position = Math.min(view.position, n - 1);
+    const texts = a.targets.map((t, i) => `${i}: ${a.labels.slice(0, i + 1).join("")} → ${t === bos ? ". (the end)" : a.vocab[t]}`);
+    if ([...select.options].map((o) => o.textContent).join("\n") !== texts.join("\n")) {
+      select.replaceChildren(...texts.map((text, i) => Object.assign(document.createElement("option"), { value: i, textContent: text })));
+    }
+    select.value = String(view.position);
+    root.querySelectorAll("#attention tr[data-row]").forEach((tr) => tr.classList.toggle("picked", Number(tr.dataset.row) === view.position));
+    const link = $("open-loss");
+    try {
+      const program = lossProgram(a, view.position);
+      link.href = explorerHref(program);
+      link.removeAttribute("aria-disabled");
+      if ($("loss-program").value !== program) $("loss-program").value = program;
+    } catch (err) { // a diverged model's logits: no loss to step through, and why
+      link.removeAttribute("href");
+      link.setAttribute("aria-disabled", "true");
+      $("loss-program").value = "";
+      showError(err.message);
+    }
+  }
+
+  function pickPosition(i) {
+    view.position = i;
+    if (view.shown) showLoss(view.shown);
   }
 
   // ---- frames, whole again from what changed (a GPT frame has none of the MLP's parts)
@@ -223,6 +258,15 @@ export function mountGPT(root, transport, opts = {}) {
     }
     $("use-words").onclick = () => configure({ ...controlsToSettings(), data: "own", words: $("words").value });
     $("word-form").addEventListener("submit", (ev) => { ev.preventDefault(); chooseWord($("word").value.trim()); });
+    $("loss-pos").addEventListener("change", () => pickPosition(Number($("loss-pos").value)));
+    $("attention").addEventListener("click", (ev) => { // a row's character: that position
+      const th = ev.target.closest("tr[data-row] > th");
+      if (th) pickPosition(Number(th.parentElement.dataset.row));
+    });
+    if (!opts.page) { // a notebook has no explorer page beside it: the program, and where it goes
+      $("open-loss").hidden = true;
+      $("loss-where").textContent = "In a notebook: explore(parse_program(text)['L']), explore from micrograd.widgets and parse_program from micrograd.expr; or paste it into the Expression box of micrograd playground's explorer.";
+    }
     $("samples").addEventListener("click", (ev) => {
       const li = ev.target.closest("li");
       if (li && li.dataset.sample) { $("word").value = li.dataset.sample; chooseWord(li.dataset.sample); }
