@@ -203,17 +203,23 @@ def test_a_playing_frame_draws_its_pictures_only_when_due(monkeypatch: pytest.Mo
     monkeypatch.setattr(train_gpt.time, "monotonic", lambda: now[0])
     kind = GPTKind(GPTSettings(docs=WORDS, steps=STEPS, **SMALL), "eager")
     kind.train(0.0, lambda: True)
-    first = kind.frame(playing=True)  # the first frame: its pictures are due
+    first = kind.frame(playing=True)  # the first frame: its pictures are due (a half of them)
     assert len(first["samples"]) == train_gpt.SAMPLES and "attention" in first
+    assert "embedding" not in first  # (the other half, the next time)
     assert kind.pictures_cost == 0.0  # (the fake clock stood still while it sampled)
     kind.pictures_cost = 0.5  # as if they had taken half a second
     now[0] += 1.0
     between = kind.frame(playing=True)
     assert "samples" not in between and between["mean"] == kind.running.mean
-    assert "samples" in kind.frame(playing=False)  # paused: always
-    now[0] += train_gpt.PICTURES_EVERY * 0.5 + 0.01
-    kind.pictures_cost = 0.5
-    assert "samples" in kind.frame(playing=True)
+    paused = kind.frame(playing=False)  # paused: always, both halves
+    assert "samples" in paused and "embedding" in paused
+    halves = []
+    for _ in range(3):
+        now[0] += train_gpt.PICTURES_EVERY * 0.5 + 0.01
+        kind.pictures_cost = 0.5
+        f = kind.frame(playing=True)
+        halves.append(("samples" in f and "attention" in f, "embedding" in f))
+    assert halves == [(False, True), (True, False), (False, True)]  # by turns
 
 
 def test_a_diverged_model_gives_a_frame_without_samples() -> None:

@@ -34,7 +34,8 @@ _RANDOM_LOCK = threading.Lock()  # microgpt draws from the global `random`: one 
 WORDS = ("emma", "olivia", "ava", "isabella", "sophia", "mia", "amelia", "harper", "evelyn")
 SAMPLES = 20  # words drawn each frame
 PICTURES_EVERY = 5  # while playing: the pictures take at most 1/5 of the time (`frame`)
-PICTURES_APART = 0.25  # seconds, at least: samples that change faster cannot be read
+PICTURES_APART = 0.125  # seconds, at least (by halves: new samples at most 4 times a second)
+PARTS = ("words", "embedding")  # the pictures' halves (`pictures`)
 MAX_STEPS = 100_000
 
 
@@ -116,6 +117,7 @@ class GPTKind:
         self.adam = Adam(self.params, s.steps, lr=s.lr)
         self.running = RunningMean()
         self.pictures_at, self.pictures_cost = -math.inf, 0.0  # when drawn, in how long
+        self.turn = 0  # pictures drawn while playing: which half comes next (PARTS)
         if not self.word or not set(self.word) <= set(self.tokenizer.chars):
             self.word = default_word(self.tokenizer, s.docs)  # (a word it can read is kept)
         self.engine = gpt_engine(self, self.engine_name)  # None: eager, `train` below
@@ -190,7 +192,10 @@ class GPTKind:
         self.sync()
         if not self.weights_finite():  # diverged: nothing to sample (the run says why)
             return cheap
-        pictures = self.pictures()
+        # playing, the pictures come in two halves by turns (a turn is what Pause may wait for)
+        part = PARTS[self.turn % 2] if playing else None
+        self.turn += playing
+        pictures = self.pictures(part)
         self.pictures_at = time.monotonic()
         self.pictures_cost = self.pictures_at - start
         return {**cheap, **pictures, "self_paced": self.pictures_cost}  # (train_publish.py)
@@ -207,9 +212,12 @@ class GPTKind:
             self.later = True
         return True
 
-    def pictures(self) -> dict[str, Any]:
-        """The samples (`new`: each one not among the words it learns), the rate, the attention
-        on `word` and the characters' embeddings in 2D."""
+    def pictures(self, part: str | None = None) -> dict[str, Any]:
+        """The samples (`new`: each one not among the words it learns), the rate and the
+        attention on `word` (part "words"); the characters' embeddings in 2D (part
+        "embedding"); both when `part` is None."""
+        if part == "embedding":
+            return {"embedding": embedding_2d(self.model, self.tokenizer)}
         s, tok = self.settings, self.tokenizer
         table = uniforms(self.adam.t, SAMPLES, s.block_size)  # the same step: the same samples
         sampler = getattr(self.engine, "sample", None)  # (one that runs the model, in its step)
@@ -223,7 +231,7 @@ class GPTKind:
             "new": [w not in self.known for w in words],
             "lr": self.adam.lr * (1 - self.adam.t / self.settings.steps),
             "attention": attention(self.model, self.tokenizer, self.word),
-            "embedding": embedding_2d(self.model, self.tokenizer),
+            **({} if part else {"embedding": embedding_2d(self.model, self.tokenizer)}),
         }
 
     def model_json(self) -> str:
