@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import gzip
 import io
 import json
 import pathlib
@@ -47,13 +48,16 @@ def solution_code() -> dict[str, list[str]]:
 
 
 def _everything(folder: pathlib.Path) -> dict[str, bytes]:
-    """Every file under folder, and every member of every zip archive (wheels) among them."""
+    """Every file under folder, every member of every zip archive (wheels) among them, and every
+    gzipped file unpacked (Python's saved memories: the site's and its course kernel's)."""
     out: dict[str, bytes] = {}
     for p in sorted(folder.rglob("*")):
         if not p.is_file():
             continue
         data = p.read_bytes()
         out[p.relative_to(folder).as_posix()] = data
+        if p.suffix == ".gz":
+            out[f"{p.relative_to(folder).as_posix()}!gunzipped"] = gzip.decompress(data)
         if p.suffix in (".whl", ".zip"):
             with zipfile.ZipFile(p) as z:
                 for m in z.namelist():

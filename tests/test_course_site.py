@@ -10,6 +10,7 @@ after the first build)."""
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import io
 import json
@@ -97,9 +98,10 @@ def test_every_shipped_wheel_is_pinned_and_in_the_apps_own_lock(built: pathlib.P
 
 
 # What the site with its course may weigh on disk: the site's own 21.1 MB (Pyodide, Python's
-# saved start, the pages; README) and the course's JupyterLab, widgets and wheels (about 24 MB).
-# A second Pyodide (13.5 MB), as the course shipped until issue 43, or source maps, do not fit.
-SITE_WITH_COURSE_MB = 47
+# saved start, the pages; README), the course's JupyterLab, widgets and wheels (about 24 MB) and
+# its kernel's saved start (15.0 MB, and site-packages' files beside it, 4.4 MB). A second Pyodide
+# (13.5 MB), as the course shipped until issue 43, or source maps, do not fit.
+SITE_WITH_COURSE_MB = 66
 
 
 @pytest.mark.slow
@@ -111,14 +113,28 @@ def test_one_pyodide_for_the_site_and_its_course_and_nothing_unloaded(
     for core in ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide.asm.mjs"):
         copies = [p.relative_to(root).as_posix() for p in files if p.name == core]
         assert copies == [f"pyodide/{core}"], copies  # the site's, and no other
-    # the kernel starts the site's Pyodide: config-utils.js turns ./ into the app's root
+    # the kernel starts the site's Pyodide, through the app's kernel.js (config-utils.js turns ./
+    # into the app's root), which imports it from ../pyodide/
     config = json.loads((root / "course" / "jupyter-lite.json").read_text())
     kernel = config["jupyter-config-data"]["litePluginSettings"][
         "@jupyterlite/pyodide-kernel-extension:kernel"
     ]
     url = urllib.parse.urljoin("http://host/s/course/", kernel["pyodideUrl"][2:])
-    assert url == "http://host/s/pyodide/pyodide.mjs"
-    assert (root / "pyodide" / "pyodide.mjs").is_file()
+    assert url == "http://host/s/course/kernel.js"
+    imported = re.findall(
+        r'^import .* from "([^"]+)";$', (root / "course" / "kernel.js").read_text(), re.M
+    )
+    assert imported == ["../pyodide/pyodide.mjs", "../pyodide/pyodide.asm.mjs"], imported
+    for rel in imported:
+        assert (root / "course" / rel).resolve() == (root / "pyodide" / rel[11:]).resolve()
+        assert (root / "pyodide" / rel[11:]).is_file()
+    # the kernel's saved start, where kernel.js finds it: Pyodide's snapshot, gzipped
+    memory_url = urllib.parse.urljoin(
+        "http://host/s/course/", kernel["loadPyodideOptions"]["memoryURL"]
+    )
+    assert memory_url == f"http://host/s/course/{course_site.KERNEL_MEMORY}"
+    memory = gzip.decompress((root / "course" / course_site.KERNEL_MEMORY).read_bytes())
+    assert memory[:4] == (1886286592).to_bytes(4, "little")  # Pyodide's snapshot's magic number
     lock_url = urllib.parse.urljoin(
         "http://host/s/course/", kernel["loadPyodideOptions"]["lockFileURL"]
     )
@@ -135,7 +151,7 @@ def test_the_app_loads_micrograd_and_never_falls_back_to_pypi(built: pathlib.Pat
     config = json.loads((course / "jupyter-lite.json").read_text())["jupyter-config-data"]
     kernel = config["litePluginSettings"]["@jupyterlite/pyodide-kernel-extension:kernel"]
     assert kernel["disablePyPIFallback"] is True
-    assert kernel["pyodideUrl"] == "./../pyodide/pyodide.mjs"  # the site's
+    assert kernel["pyodideUrl"] == "./kernel.js"  # the app's, which starts the site's Pyodide
     assert {site.DIST_NAME, "anywidget"} <= set(kernel["loadPyodideOptions"]["packages"])
     names = sorted(e["name"] for e in config["federated_extensions"])
     assert names == [
@@ -381,6 +397,8 @@ class Value:
 def test_the_repl_runs_the_ten_lines_explores_checks_and_trains(app: App, screenshot: Any) -> None:
     code = _ten_lines()
     page = app.page
+    said_by_kernel: list[str] = []
+    page.on("worker", lambda w: w.on("console", lambda m: said_by_kernel.append(m.text)))
     page.goto(app.base + "course/repl/index.html?code=" + urllib.parse.quote(code))
     out = page.locator(".jp-OutputArea-output").filter(has_text="-8.0")
     out.first.wait_for(timeout=START_MS)
@@ -390,6 +408,13 @@ def test_the_repl_runs_the_ten_lines_explores_checks_and_trains(app: App, screen
     assert want.split()[1] == "6.0"  # a.grad
     assert out.first.text_content().strip() == want
     screenshot(page, "course-repl")
+    # the kernel's Python was restored from the memory the build saved (course_memory.py), not
+    # started afresh: it holds micrograd.check, which that build imported and nothing here has;
+    # micrograd.widgets, below, was not imported at build time and imports from its files
+    said = _run_in_console(page, "import sys\nprint('micrograd.check' in sys.modules)")
+    assert said.strip() == "True", said
+    # and no package unpacked again (Pyodide's loadPackage says "Loading a, b, ..." as it does)
+    assert not [m for m in said_by_kernel if m.startswith("Loading ")], said_by_kernel
 
     # explore(L) draws the graph; its Backward pass gives a.grad 6.0000 (from zero grads)
     said = _run_in_console(
@@ -650,3 +675,45 @@ def test_work_is_saved_in_seconds(built: pathlib.Path) -> None:
     interval = overrides["@jupyterlab/docmanager-extension:plugin"]["autosaveInterval"]
     assert interval == course_site.AUTOSAVE_SECONDS <= 5  # JupyterLab's own is 120
     assert f"saved every {interval} seconds" in course_site.KEPT
+
+
+def test_without_its_saved_start_the_kernel_starts_afresh_and_says_why(app: App) -> None:
+    page = app.page
+    warnings: list[str] = []
+    page.on("worker", lambda w: w.on("console", lambda m: warnings.append(m.text)))
+    # the saved start missing from the host: the REPL runs all the same
+    app.context.route(f"**/{course_site.KERNEL_MEMORY}", lambda r: r.fulfill(status=404))
+    page.goto(app.base + "course/repl/index.html?code=" + urllib.parse.quote("print(6 * 7)"))
+    page.locator(".jp-OutputArea-output").filter(has_text="42").first.wait_for(timeout=START_MS)
+    said = _run_in_console(page, "import sys\nprint('micrograd.check' in sys.modules)")
+    assert said.strip() == "False", said  # started afresh: nothing imported before the cell
+    url = app.base + "course/" + course_site.KERNEL_MEMORY
+    assert (
+        "micrograd: the course's Python starts afresh, its saved start could not be used: "
+        f"{url} could not be loaded (HTTP 404)"
+    ) in warnings, warnings
+
+
+def test_without_nodejs_the_kernel_starts_afresh_and_says_so(monkeypatch: Any) -> None:
+    from micrograd.site import course_memory
+
+    monkeypatch.setattr(course_memory.shutil, "which", lambda name: None)
+    lines: list[str] = []
+    assert course_memory.kernel_memory({}, {}, lines.append) is None
+    assert lines == [
+        "no Node.js here: the course's Python start is not saved (its kernel starts afresh)"
+    ]
+
+
+def test_a_failing_nodejs_is_one_line(monkeypatch: Any, tmp_path: pathlib.Path) -> None:
+    from micrograd.site import course_memory
+
+    node = tmp_path / "node"  # a Node.js that fails as a broken Pyodide would
+    node.write_text("#!/bin/sh\necho 'Error: Snapshot build id mismatch' >&2\nexit 1\n")
+    node.chmod(0o755)
+    monkeypatch.setattr(course_memory.shutil, "which", lambda name: str(node))
+    with pytest.raises(site.SiteError) as err:
+        course_memory.kernel_memory({"pyodide.mjs": b""}, {"a.whl": b""}, print)
+    assert str(err.value) == (
+        "saving the course kernel's start in Node.js failed: Error: Snapshot build id mismatch"
+    )

@@ -14,7 +14,9 @@ extra ``micrograd-plus[site]``) and then given everything the kernel loads, so t
 nothing is fetched from outside the folder:
 
 - no Pyodide of its own: the kernel starts the site's (``../pyodide/``, the same npm archive),
-  so a visitor's browser downloads and caches one copy for the site and its course;
+  so a visitor's browser downloads and caches one copy for the site and its course, through
+  ``kernel.js`` (`course-kernel.js`), which restores Python from the kernel's saved start
+  (`course_memory.kernel_memory`, `KERNEL_MEMORY`) when the build could save one;
 - the pure-Python wheels the kernel loads (micropip, IPython and its dependencies, jedi) and the
   widgets' (comm, ipywidgets, anywidget, psygnal), from PyPI at the versions in `WHEELS`, each
   checked against its pinned sha256 and kept in the cache beside Pyodide's archive (so the next
@@ -52,6 +54,7 @@ from .. import __version__
 from ..core.atomic import atomic_write
 from ..core.setup_cell import installed_setup
 from ..grading.graded_notebook import without_solutions
+from .course_memory import kernel_memory
 from .course_start import PAGE, start_page
 from .course_wheels import WHEELS, all_wheels, sha256
 from .static_site import DIST_NAME, PYODIDE_VERSION, SiteError, package_wheel, pyodide_files
@@ -99,7 +102,12 @@ KERNEL_OWN = {
 }
 KERNEL_PYPI = "extensions/@jupyterlite/pyodide-kernel-extension/static/pypi/"  # in the app
 WHEELS_DIR = "static/wheels"  # the app's lock and wheels, under course/
-PYODIDE_URL = "./../pyodide/pyodide.mjs"  # the site's Pyodide (./ : from the app's root)
+# The kernel's Pyodide: the site's, started by kernel.js, which restores Python from KERNEL_MEMORY
+# when the build saved one (./ : from the app's root)
+KERNEL_JS = "kernel.js"
+PYODIDE_URL = f"./{KERNEL_JS}"
+KERNEL_MEMORY = f"{WHEELS_DIR}/kernel-memory.gz"
+KERNEL_FILES = f"{WHEELS_DIR}/kernel-files.gz"  # site-packages' files, for the restored kernel
 # Font files the icon fonts' CSS lists after WOFF2, for browsers that cannot run Pyodide anyway
 UNLOADED_FONTS = re.compile(r"build/fa-[a-z]+-\d+\.(?:eot|ttf|svg)")
 # Loaded as the kernel starts: what the kernel would otherwise install itself, and micrograd with
@@ -247,6 +255,7 @@ def pyodide_lock(
 # The single-document view's tab icon, swapped as the kernel turns busy or idle for two icons of
 # Jupyter Notebook's own server (static/favicons/) that JupyterLite does not have: each swap was a
 # 404 and a tab without an icon
+KERNEL_SETTINGS = "@jupyterlite/pyodide-kernel-extension:kernel"
 NO_TAB_ICON = "@jupyter-notebook/notebook-extension:tab-icon"
 
 
@@ -260,13 +269,16 @@ def lite_config() -> dict:
         "loadPyodideOptions": {
             "packages": PRELOAD,
             "lockFileURL": f"./{WHEELS_DIR}/pyodide-lock.json",
+            # kernel.js's (left out when none is saved)
+            "memoryURL": f"./{KERNEL_MEMORY}",
+            "filesURL": f"./{KERNEL_FILES}",
         },
     }
     return {
         "jupyter-lite-schema-version": 0,
         "jupyter-config-data": {
             "appName": f"micrograd {__version__}: the course",
-            "litePluginSettings": {"@jupyterlite/pyodide-kernel-extension:kernel": kernel},
+            "litePluginSettings": {KERNEL_SETTINGS: kernel},
             "exposeAppInBrowser": True,
             "disabledExtensions": [NO_TAB_ICON],
         },
@@ -426,6 +438,16 @@ def course_files(
     for file_name, data in own.values():
         files[f"{WHEELS_DIR}/{file_name}"] = data
     files[f"{WHEELS_DIR}/{mg_name}"] = mg_data
+    files[KERNEL_JS] = (importlib.resources.files(__package__) / "course-kernel.js").read_bytes()
+    in_lock = [e["file_name"] for e in lock["packages"].values()]
+    saved = kernel_memory(pyodide, {n: files[f"{WHEELS_DIR}/{n}"] for n in in_lock}, log)
+    if saved is None:  # kernel.js starts Python afresh
+        config = json.loads(files["jupyter-lite.json"])
+        options = config["jupyter-config-data"]["litePluginSettings"][KERNEL_SETTINGS]
+        del options["loadPyodideOptions"]["memoryURL"], options["loadPyodideOptions"]["filesURL"]
+        files["jupyter-lite.json"] = json.dumps(config, indent=2).encode()
+    else:
+        files[KERNEL_MEMORY], files[KERNEL_FILES] = saved
     return {f"{COURSE}/{rel}": data for rel, data in files.items()}
 
 
