@@ -93,6 +93,9 @@ def test_reset_then_play_repeats_the_same_loss_curve(page, playground):
     page.wait_for_function(f"() => window.trainView.meta().settings.seed !== {seed}")
     page.get_by_role("button", name="Step").click()
     page.wait_for_function("() => window.trainView.frame().step === 1")
+    # (Step's answer is a frame without the curve, which comes with the frames' stream: on a
+    # loaded machine the answer came first, and the curve was still empty)
+    page.wait_for_function(f"() => ({get})().length >= 1")
     assert page.evaluate(get)[0][1] != first[0][1]  # new initial weights, a new first loss
 
 
