@@ -26,15 +26,10 @@ Two things a saved memory cannot carry, and how they are carried:
 from __future__ import annotations
 
 import gzip
-import os
-import pathlib
 import shutil
-import subprocess
-import tempfile
 from collections.abc import Callable
 
-from ..core.atomic import atomic_write
-from .static_site import SiteError
+from .static_site import node_snapshot
 
 # What the kernel's worker imports as it starts, and each notebook's set-up line
 KERNEL_IMPORTS = ("piplite.piplite", "pyodide_kernel", "micrograd.check")
@@ -91,34 +86,10 @@ def kernel_memory(
     of the app's lock) unpacked into site-packages, KERNEL_IMPORTS imported. None without
     Node.js (the kernel then starts Python afresh). Raises SiteError (one line) when Node.js
     fails."""
-    node = shutil.which("node") or shutil.which("nodejs")
-    if node is None:
+    if shutil.which("node") is None and shutil.which("nodejs") is None:
         log("no Node.js here: the course's Python start is not saved (its kernel starts afresh)")
         return None
-    with tempfile.TemporaryDirectory(prefix="micrograd-kernel-memory-") as tmp:
-        for name, data in pyodide.items():
-            atomic_write(os.path.join(tmp, name), data)
-        paths = []
-        for name, data in wheels.items():
-            paths.append(os.path.join(tmp, name))
-            atomic_write(paths[-1], data)
-        out = pathlib.Path(tmp, "memory")
-        args = [tmp, ",".join(paths), str(out), ",".join(KERNEL_IMPORTS)]
-        try:
-            done = subprocess.run(
-                [node, "--input-type=module", "-e", _SCRIPT, *args],
-                capture_output=True,
-                text=True,
-                timeout=600,
-                env={**os.environ, "NODE_OPTIONS": ""},
-            )
-        except subprocess.TimeoutExpired:
-            raise SiteError(
-                "saving the course kernel's start in Node.js took more than 10 minutes"
-            ) from None
-        if done.returncode != 0 or not pathlib.Path(f"{out}.files").is_file():
-            lines = [ln.strip() for ln in done.stderr.splitlines() if "Error" in ln]
-            why = lines[-1][:200] if lines else f"exit status {done.returncode}"
-            raise SiteError(f"saving the course kernel's start in Node.js failed: {why}")
-        memory, files = out.read_bytes(), pathlib.Path(f"{out}.files").read_bytes()
-        return gzip.compress(memory, 6, mtime=0), gzip.compress(files, 6, mtime=0)
+    memory, files = node_snapshot(
+        _SCRIPT, pyodide, wheels, KERNEL_IMPORTS, ["", ".files"], "the course kernel's start", 600
+    )
+    return gzip.compress(memory, 6, mtime=0), gzip.compress(files, 6, mtime=0)

@@ -275,30 +275,69 @@ def python_memory(
     """Pyodide's memory after starting Python and importing MEMORY_IMPORTS from `wheel`, made in
     Node.js and gzipped (the browser's DecompressionStream unpacks it); None without Node.js
     (the worker then starts Python afresh, as it does in a browser that cannot restore it)."""
-    node = shutil.which("node") or shutil.which("nodejs")
-    if node is None:
+    if shutil.which("node") is None and shutil.which("nodejs") is None:
         log("no Node.js here: Python's start is not saved (the site's pages start it afresh)")
         return None
+    (memory,) = node_snapshot(
+        _MEMORY_SCRIPT,
+        pyodide,
+        {"micrograd.whl": wheel},
+        MEMORY_IMPORTS,
+        [""],
+        "Python's start",
+        300,
+    )
+    return gzip.compress(memory, compresslevel=6, mtime=0)
+
+
+def node_snapshot(
+    script: str,
+    pyodide: dict[str, bytes],
+    files: dict[str, bytes],
+    imports: tuple[str, ...],
+    outputs: list[str],
+    what: str,
+    timeout: float,
+) -> list[bytes]:
+    """Run `script` (an ES module) in Node.js on Pyodide's files and `files` (name -> bytes),
+    all written into a temporary folder, with the arguments (that folder, the files' paths
+    joined by commas, an output path, `imports` joined by commas); return the bytes of the
+    output path plus each suffix of `outputs` (the script writes them). A SiteError in one
+    line, naming `what` it saved, when Node.js fails or takes more than `timeout` seconds."""
+    node = shutil.which("node") or shutil.which("nodejs")
+    if node is None:
+        raise SiteError(f"saving {what} needs Node.js")
     with tempfile.TemporaryDirectory(prefix="micrograd-memory-") as tmp:
-        for name, data in pyodide.items():
+        for name, data in {**pyodide, **files}.items():
             atomic_write(os.path.join(tmp, name), data)
-        atomic_write(os.path.join(tmp, "micrograd.whl"), wheel)
         out = pathlib.Path(tmp, "memory")
-        args = [tmp, str(pathlib.Path(tmp, "micrograd.whl")), str(out), ",".join(MEMORY_IMPORTS)]
+        paths = ",".join(os.path.join(tmp, name) for name in files)
         try:
             done = subprocess.run(
-                [node, "--input-type=module", "-e", _MEMORY_SCRIPT, *args],
+                [
+                    node,
+                    "--input-type=module",
+                    "-e",
+                    script,
+                    tmp,
+                    paths,
+                    str(out),
+                    ",".join(imports),
+                ],
                 capture_output=True,
                 text=True,
-                timeout=300,
+                timeout=timeout,
                 env={**os.environ, "NODE_OPTIONS": ""},
             )
         except subprocess.TimeoutExpired:
-            raise SiteError("saving Python's start in Node.js took more than 5 minutes") from None
-        if done.returncode != 0 or not out.is_file():
+            raise SiteError(
+                f"saving {what} in Node.js took more than {timeout / 60:g} minutes"
+            ) from None
+        made = [pathlib.Path(f"{out}{suffix}") for suffix in outputs]
+        if done.returncode != 0 or not all(m.is_file() for m in made):
             why = _last_error_line(done.stderr) or f"exit status {done.returncode}"
-            raise SiteError(f"saving Python's start in Node.js failed: {why}")
-        return gzip.compress(out.read_bytes(), compresslevel=6, mtime=0)
+            raise SiteError(f"saving {what} in Node.js failed: {why}")
+        return [m.read_bytes() for m in made]
 
 
 # ------------------------------------------------------------------ the site
