@@ -49,7 +49,7 @@ function where(o) {  // [kind, root, key]: how kernel.js finds it again
   for (const [root, obj] of Object.entries(roots)) {
     for (const key of Object.getOwnPropertyNames(obj)) {
       let value;
-      try { value = obj[key]; } catch { continue; }
+      try { value = obj[key]; } catch { continue; }  // (a getter that throws holds no object)
       if (value === o) return [typeof o, root, key];
     }
   }
