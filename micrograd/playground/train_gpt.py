@@ -221,8 +221,9 @@ class GPTKind:
         s, tok = self.settings, self.tokenizer
         table = uniforms(self.adam.t, SAMPLES, s.block_size)  # the same step: the same samples
         sampler = getattr(self.engine, "sample", None)  # (one that runs the model, in its step)
-        drawn = sampler(s.temperature, table) if sampler else None
-        if drawn is None:
+        if sampler is not None:
+            drawn = sampler(s.temperature, table)
+        else:
             drawn = sample_words(self.model, tok, s.temperature, table)
         words = [tok.decode(w) for w in drawn]
         return {
