@@ -30,6 +30,14 @@ from tests.test_notebooks import FILLS, MY_VALUE, _filled, _nb  # noqa: E402
 N1, N2, N3 = "01_derivatives_and_value", "02_backpropagation", "03_neuron_to_mlp"
 
 
+@pytest.fixture(autouse=True)
+def _bwrap_works_unless_sandboxed(request, monkeypatch) -> None:
+    """Outside the sandbox tier the command's grading is faked: bubblewrap's one run that sees
+    whether it can make a sandbox (sandbox.refusal) is taken as a success, not started."""
+    if request.node.get_closest_marker("sandbox") is None:
+        monkeypatch.setattr(grade_sandbox, "_probe", lambda path: None)
+
+
 def _write(path: pathlib.Path, name: str, answers: dict[str, str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(_filled(name, answers), path)

@@ -15,7 +15,9 @@ warm worker that lives in such a sandbox of its own (`grading/warm_worker.py`,
   process limit holds (Linux does not apply it to root);
 - everywhere, limits on memory (address space), processes, file size and CPU time.
 
-Without bubblewrap the grader refuses to run submissions (`refusal`), unless the teacher says
+Without bubblewrap, or where it cannot make a sandbox (it runs once to see: AppArmor forbids its
+namespaces on Ubuntu 23.10 and later), the grader refuses to run submissions (`refusal`), in
+one line naming the cause, unless the teacher says
 ``--no-sandbox``: then only the limits apply, the submissions run with the teacher's
 permissions, and the grader says so once.
 """
@@ -63,20 +65,49 @@ def unconfined_note(no_sandbox: bool) -> str | None:
     return None
 
 
+UNSANDBOXED = "or pass --no-sandbox to run them with your own permissions (they could read and "
+UNSANDBOXED += "write your files)"
+# Ubuntu 23.10 and later (GitHub's ubuntu-24.04 runner too): AppArmor forbids the unprivileged
+# user namespaces bwrap makes, and bwrap fails ("setting up uid map: Permission denied")
+APPARMOR = "kernel.apparmor_restrict_unprivileged_userns"
+_PROBED: dict[str, str | None] = {}  # bwrap's path: why it cannot make a sandbox (None: it can)
+
+
+def _probe(path: str) -> str | None:
+    """Run bubblewrap once (the namespaces the sandbox asks for, around `true`): None where it
+    works, else its last line. Once per bwrap per process."""
+    if path not in _PROBED:
+        cmd = [path, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--", "true"]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            _PROBED[path] = f"{type(exc).__name__}: {exc}"
+        else:
+            said = [line.strip() for line in (done.stderr + done.stdout).splitlines()]
+            said = [line for line in said if line] or [f"exit status {done.returncode}"]
+            _PROBED[path] = None if done.returncode == 0 else said[-1][:200]
+    return _PROBED[path]
+
+
 def refusal() -> str | None:
     """Why the grader will not run submissions here, in one line (None where it will): there
-    is no sandbox, and running learners' code with the teacher's permissions is a choice the
-    teacher makes (``--no-sandbox``), never a default."""
-    if bwrap() is not None:
-        return None
+    is no sandbox (bubblewrap is missing, or it is there and cannot make one: it runs once to
+    see), and running learners' code with the teacher's permissions is a choice the teacher
+    makes (``--no-sandbox``), never a default."""
+    path = bwrap()
+    if path is not None:
+        why = _probe(path)
+        if why is None:
+            return None
+        return (
+            f"bubblewrap cannot make a sandbox here ({path}: {why}), so no submission was run: "
+            f"where AppArmor restricts unprivileged user namespaces (Ubuntu 23.10 and later), "
+            f"sudo sysctl {APPARMOR}=0 lifts it; {UNSANDBOXED}"
+        )
     where = (
         INSTALL if sys.platform.startswith("linux") else "the sandbox needs Linux and bubblewrap"
     )
-    return (
-        f"no sandbox here (bubblewrap is missing), so no submission was run: {where}; or pass "
-        f"--no-sandbox to run them with your own permissions (they could read and write your "
-        f"files)"
-    )
+    return f"no sandbox here (bubblewrap is missing), so no submission was run: {where}; {UNSANDBOXED}"
 
 
 def limits(timeout: float) -> dict[str, int]:

@@ -33,6 +33,7 @@ class Worker:
         if uid is not None:
             os.chown(self.folder, uid, uid)
         self.said = tempfile.TemporaryFile()
+        self.last_words: list[str] = []  # what it said on stderr, read before `close`
         self.p = subprocess.Popen(
             sandbox.command(self.folder, use_bwrap, "micrograd.grading.warm_worker"),
             stdin=subprocess.PIPE,
@@ -138,12 +139,15 @@ class Worker:
         return outcomes, ("expired" if expired.is_set() and end != "done" else end)
 
     def _why(self) -> list[str]:
-        self.said.seek(0)
-        return [
-            line.strip()
-            for line in self.said.read(65536).decode(errors="replace").splitlines()
-            if line.strip()
-        ]
+        """What the worker said on stderr, line by line (kept when `close` closes the file)."""
+        if not self.said.closed:
+            self.said.seek(0)
+            self.last_words = [
+                line.strip()
+                for line in self.said.read(65536).decode(errors="replace").splitlines()
+                if line.strip()
+            ]
+        return self.last_words
 
     def close(self) -> None:
         sandbox.kill(self.p)
@@ -155,6 +159,7 @@ class Worker:
                     stream.close()
                 except OSError:  # a pipe whose other end is gone
                     pass
+        self._why()  # read before the file goes
         self.said.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
