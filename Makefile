@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-fast dist bench graphviz chromium npm eslint bubblewrap playground clean
+.PHONY: demo test test-fast dist dist-pure bench graphviz chromium npm eslint bubblewrap playground clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -62,11 +62,19 @@ $(VENV)/.release: pyproject.toml | $(BIN)/python
 	PYTHONWARNINGS=ignore $(BIN)/python -m pip install -q -e ".[release]"
 	touch $@
 
-# The wheel is the pure engine's (py3-none-any: one wheel installs anywhere); installing the sdist
-# or a clone builds the compiled core where a C compiler is.
-dist: $(VENV)/.release
+# `dist-pure`: the sdist and the pure engine's wheel (py3-none-any: Pyodide's, and any platform
+# without a wheel of its own); `dist` adds this machine's platform wheel, the compiled core's
+# (release.yml builds PyPI's platform wheels with cibuildwheel: pyproject.toml's [tool.cibuildwheel]).
+dist-pure: $(VENV)/.release
 	rm -rf dist build micrograd_plus.egg-info  # a stale file list would ship old files
 	MICROGRAD_PURE_PYTHON=1 $(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
+	$(BIN)/check-wheel-contents dist/*.whl
+
+dist: dist-pure
+	rm -rf build micrograd_plus.egg-info
+	env -u MICROGRAD_PURE_PYTHON $(BIN)/python -m build --wheel --outdir dist .
+	rm -rf build micrograd_plus.egg-info
 	$(BIN)/twine check --strict dist/*
 	$(BIN)/check-wheel-contents dist/*.whl
 

@@ -107,7 +107,8 @@ def refusal() -> str | None:
     where = (
         INSTALL if sys.platform.startswith("linux") else "the sandbox needs Linux and bubblewrap"
     )
-    return f"no sandbox here (bubblewrap is missing), so no submission was run: {where}; {UNSANDBOXED}"
+    missing = "no sandbox here (bubblewrap is missing), so no submission was run"
+    return f"{missing}: {where}; {UNSANDBOXED}"
 
 
 def limits(timeout: float) -> dict[str, int]:
