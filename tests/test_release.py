@@ -120,13 +120,58 @@ def test_the_workflows_are_the_three_the_project_needs() -> None:
     assert "make test-fast" in ci and "windows" in ci and "macos" in ci
     pages = (WORKFLOWS / "pages.yml").read_text()
     assert "micrograd site public" in pages and "actions/deploy-pages@" in pages
+    # GitHub's ubuntu-24.04 forbids bubblewrap's namespaces (AppArmor) unless lifted first
+    lift = "sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0"
+    assert ci.index(lift) < ci.index("make test PYTHON=python")
     release = (WORKFLOWS / "release.yml").read_text()
-    assert 'tags: ["v*"]' in release and "make dist" in release
+    assert 'tags: ["v*"]' in release and "make dist-pure" in release
+    assert "python -m cibuildwheel" in release  # the platform wheels: [tool.cibuildwheel]
     assert "pypa/gh-action-pypi-publish@" in release and "id-token: write" in release
     # every action pinned to a commit, its version beside it
     for text in (ci, pages, release):
         for use in re.findall(r"uses: (\S+)", text):
             assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", use), use
+
+
+# the twine each release of pypa/gh-action-pypi-publish runs (its requirements/runtime.txt); a
+# release before 1.12.4 bundles one that cannot read Metadata-Version 2.4 (ours) and refuses
+# every dist ("Metadata is missing required fields: Name, Version")
+PUBLISH_TWINE = {(1, 12, 4): "6.1.0"}
+
+
+def publish_action(text: str) -> tuple[str, tuple[int, ...]]:
+    """The publish action's pinned commit and the version its comment names."""
+    pins = re.findall(
+        r"uses: pypa/gh-action-pypi-publish@(\S+)\s*#\s*v(\d+)\.(\d+)\.(\d+)\s*$", text, re.M
+    )
+    assert len(pins) == 1, f"the publish action, pinned once with its version beside it: {pins}"
+    sha, *version = pins[0]
+    assert re.fullmatch(r"[0-9a-f]{40}", sha), f"pinned by a full commit SHA, not {sha!r}"
+    return sha, tuple(int(v) for v in version)
+
+
+def test_the_publish_action_reads_our_metadata_and_its_twine_checks_the_dists() -> None:
+    release = (WORKFLOWS / "release.yml").read_text()
+    _, version = publish_action(release)
+    assert version >= (1, 12, 4), f"gh-action-pypi-publish v{version}: its twine rejects ours"
+    assert version in PUBLISH_TWINE, f"which twine does v{version} run? add it to PUBLISH_TWINE"
+    # the dists are checked before the upload by that same twine
+    said = re.search(r'PUBLISH_TWINE: "twine==([\d.]+)"', release)
+    assert said and said.group(1) == PUBLISH_TWINE[version], said
+    publish = release.split("\n  publish:", 1)[1]
+    check = publish.index('pipx run "$PUBLISH_TWINE" check --strict dist/*')
+    assert check < publish.index("pypa/gh-action-pypi-publish@")
+    # every dist is in the upload: the pure wheel and sdist, and each platform's wheels
+    assert "pattern: dist-*" in publish and "merge-multiple: true" in publish
+
+
+def test_an_old_publish_action_is_refused() -> None:
+    old = "      - uses: pypa/gh-action-pypi-publish@81e9d935c883d0b210363ab89cf05f3894778450 # v1.8.14\n"
+    assert publish_action(old)[1] == (1, 8, 14) < (1, 12, 4)
+    with pytest.raises(AssertionError, match="full commit SHA"):
+        publish_action("- uses: pypa/gh-action-pypi-publish@release/v1 # v1.12.4\n")
+    with pytest.raises(AssertionError, match="pinned once"):
+        publish_action("- uses: pypa/gh-action-pypi-publish@v1.12.4\n")
 
 
 def test_zizmor_finds_nothing_in_the_workflows() -> None:
