@@ -166,7 +166,7 @@ def test_the_publish_action_reads_our_metadata_and_its_twine_checks_the_dists() 
 
 
 def test_an_old_publish_action_is_refused() -> None:
-    old = "      - uses: pypa/gh-action-pypi-publish@81e9d935c883d0b210363ab89cf05f3894778450 # v1.8.14\n"
+    old = "- uses: pypa/gh-action-pypi-publish@81e9d935c883d0b210363ab89cf05f3894778450 # v1.8.14\n"
     assert publish_action(old)[1] == (1, 8, 14) < (1, 12, 4)
     with pytest.raises(AssertionError, match="full commit SHA"):
         publish_action("- uses: pypa/gh-action-pypi-publish@release/v1 # v1.12.4\n")
