@@ -17,8 +17,9 @@ $(VENV)/.demo: pyproject.toml | $(BIN)/python
 	touch $@
 
 # (the editable install builds the engine's compiled core in place: setup.py, cvalue.c)
+# (the test group: pyproject.toml's [dependency-groups], which pip reads from 25.1 on)
 $(VENV)/.test: pyproject.toml setup.py micrograd/core/cvalue.c | $(BIN)/python
-	PYTHONWARNINGS=ignore $(BIN)/python -m pip install -q -e ".[test]"
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install -q -e . --group test
 	touch $@
 
 graphviz:
@@ -59,7 +60,7 @@ test: $(VENV)/.test graphviz
 # The release: the wheel and the sdist in dist/, checked as PyPI reads them (twine) and for a
 # wheel's usual mistakes (check-wheel-contents); .github/workflows/release.yml runs this too.
 $(VENV)/.release: pyproject.toml | $(BIN)/python
-	PYTHONWARNINGS=ignore $(BIN)/python -m pip install -q -e ".[release]"
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install -q -e . --group release
 	touch $@
 
 # `dist-pure`: the sdist and the pure engine's wheel (py3-none-any: Pyodide's, and any platform

@@ -144,7 +144,7 @@ def to_torch(model: MLP | GPT) -> Any:
     try:
         import torch
     except ImportError:
-        raise ImportError('to_torch needs PyTorch: pip install -e ".[export]"') from None
+        raise ImportError('to_torch needs PyTorch: pip install "micrograd-plus[export]"') from None
     if isinstance(model, GPT):
         return _torch_gpt(torch, model)
     c = model.config()

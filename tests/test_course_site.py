@@ -244,7 +244,7 @@ def test_missing_build_tools_are_one_line_and_the_site_is_still_written(
         _unavailable(err.strip())
     assert status == 0, said + err
     assert course_site.TOOLS_MISSING in said.splitlines()
-    assert "pip install 'micrograd-plus[site]'" in course_site.TOOLS_MISSING
+    assert 'pip install "micrograd-plus[site]"' in course_site.TOOLS_MISSING
     assert not (tmp_path / "s" / "course").exists()
     assert course_site.LINK_TEXT not in (tmp_path / "s" / "index.html").read_text()
 

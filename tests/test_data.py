@@ -82,7 +82,7 @@ def test_moons_and_circles_are_sklearns_bit_for_bit_without_it(name, numpy_too, 
     loader = getattr(data, name)
     for (n, noise, seed), (X, y) in want.items():
         assert loader(n, noise, seed=seed) == (X, y), (n, noise, seed)
-    with pytest.raises(ImportError, match=r'pip install -e "\.\[data\]"'):
+    with pytest.raises(ImportError, match=r'pip install "micrograd-plus\[data\]"'):
         data.digits()
 
 

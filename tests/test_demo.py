@@ -465,13 +465,13 @@ def test_the_demo_module_does_one_job() -> None:
 
 def test_digits_without_sklearn_is_one_line(capsys, tmp_path, monkeypatch) -> None:
     def missing():
-        raise ImportError('digits needs scikit-learn: pip install -e ".[data]"')
+        raise ImportError('digits needs scikit-learn: pip install "micrograd-plus[data]"')
 
     digits = dataclasses.replace(data.DATASETS["digits"], make=missing)  # its one declaration
     monkeypatch.setitem(data.DATASETS, "digits", digits)
     status, out, err = run(capsys, "digits", "--out", str(tmp_path))
     assert status == 1
-    assert err == 'micrograd demo: error: digits needs scikit-learn: pip install -e ".[data]"\n'
+    assert err == 'micrograd demo: error: digits needs scikit-learn: pip install "micrograd-plus[data]"\n'
 
 
 def test_ctrl_c_anywhere_in_a_command_is_one_line(capsys, monkeypatch) -> None:

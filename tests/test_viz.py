@@ -248,7 +248,7 @@ def test_without_the_graphviz_package_the_builtin_layout_draws_too(monkeypatch, 
     monkeypatch.setattr(viz, "_SAID", [])
     picture = draw_dot(Value(1.0, label="x"))
     assert picture.source is None and "data 1.0000" in picture.svg
-    assert "pip install graphviz" in capsys.readouterr().err
+    assert 'pip install "micrograd-plus[viz]"' in capsys.readouterr().err
     assert "data 1.0000" in render_text(Value(1.0))  # the text view needs nothing
 
 

@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("jupyterlab") is None:
         print(
             "micrograd course: JupyterLab is not installed here: pip install "
-            "'micrograd-plus[course]' (or open the copies in any Jupyter)",
+            '"micrograd-plus[course]" (or open the copies in any Jupyter)',
             file=sys.stderr,
         )
         return 1

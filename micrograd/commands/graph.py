@@ -133,7 +133,7 @@ def run_graph(args: argparse.Namespace) -> int:
             if kind == "dot" and graph.source is None:
                 raise ImportError(
                     f"writing {args.output!r} needs the graphviz Python package: "
-                    f"pip install graphviz"
+                    'pip install "micrograd-plus[viz]"'
                 )
             data = graph.source.encode() if kind == "dot" else graph.pipe(format=kind)
     except ValueError:  # too many nodes: the only ValueError left once the options are checked

@@ -33,7 +33,7 @@ Only code cells run, as a learner's Jupyter runs them: the solutions are markdow
 The learner's file is read, never written; it runs in a fresh folder of its own holding a copy
 of its learner's files (and `my_value.py`, which notebook 2 writes and 3 imports, from that
 learner's notebook 2 when the folder has none). Needs nbclient, nbformat and ipykernel
-(``pip install 'micrograd-plus[grade]'``).
+(``pip install "micrograd-plus[grade]"``).
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def require() -> tuple[Any, Any]:
     except ImportError as exc:
         raise ImportError(
             f"micrograd grade needs nbclient, nbformat and ipykernel ({exc.name} is missing): "
-            f"pip install 'micrograd-plus[grade]'"
+            f'pip install "micrograd-plus[grade]"'
         ) from None
     return nbclient, nbformat
 

@@ -21,7 +21,7 @@ whose samples disagree raises `TraceError` naming a sample: never a silent wrong
 vectorised reverse pass, and returns one `Value` with op 'jit' whose children are the captured
 Values and whose local derivatives are the batch's gradients: ``backward()`` takes it from there.
 
-numpy is imported on first use (``pip install numpy``); importing this module does
+numpy is imported on first use (``pip install "micrograd-plus[jit]"``); importing this module does
 not import it.
 
 Where the parts live, in this folder: tracing.py records the trace, watching reads of `.data`
@@ -178,7 +178,7 @@ def jit(fn: Callable[..., Value], reduce: str = "mean") -> Jitted:
     are recorded when tracing and checked on every sample of every call: a batch whose samples
     all take another path is traced again, one whose samples disagree raises `TraceError` naming
     a sample. Uses of ``.data`` no check can cover (``x.data * 2``, ``float(x.data)``) raise
-    `TraceError` when tracing. numpy is required (``pip install numpy``).
+    `TraceError` when tracing. numpy is required (``pip install "micrograd-plus[jit]"``).
     """
     if not callable(fn):
         raise TypeError(f"jit: fn must be callable, got {type(fn).__name__} {fn!r}")

@@ -30,8 +30,7 @@ def load_numpy() -> Any:
             import numpy
         except ImportError:
             raise ImportError(
-                "micrograd.jit needs numpy: pip install numpy (in a clone of micrograd: "
-                "pip install -e '.[jit]')"
+                'micrograd.jit needs numpy: pip install "micrograd-plus[jit]"'
             ) from None
         np, xp = numpy, array_module(numpy)
     return np

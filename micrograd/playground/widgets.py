@@ -18,7 +18,7 @@ widget's messages, and trains a playing Train view on one thread of the kernel (
 loop where there are no threads: Pyodide, in the course's JupyterLite app). `explore(L)`
 works on your graph itself: after Backward pass in the widget, `a.grad` in the notebook is 6.
 
-They need `anywidget` (``pip install 'micrograd-plus[widgets]'``), the widget convention that
+They need `anywidget` (``pip install "micrograd-plus[widgets]"``), the widget convention that
 JupyterLab 4, Notebook 7, VS Code, Colab and marimo render.
 """
 
@@ -42,8 +42,7 @@ try:
     import traitlets
 except ImportError as exc:  # one line saying what to install, not a traceback from inside
     raise ImportError(
-        "micrograd.widgets needs anywidget: pip install 'micrograd-plus[widgets]' "
-        "(or pip install anywidget)"
+        'micrograd.widgets needs anywidget: pip install "micrograd-plus[widgets]"'
     ) from exc
 
 WATCH_SECONDS = 15.0  # a playing Train view whose page has not been heard from this long is held

@@ -76,7 +76,7 @@ NOTEBOOKS = (
 TOOLS = ("jupyterlite_core", "jupyterlite_pyodide_kernel", "jupyter_server")  # extra `site`
 TOOLS_MISSING = (
     "the course (JupyterLite) was left out: its build tools are not installed "
-    "(pip install 'micrograd-plus[site]'; --no-course builds the site without it)"
+    '(pip install "micrograd-plus[site]"; --no-course builds the site without it)'
 )
 
 FRONT_ENDS = {  # labextension folder in a wheel -> the wheel it comes from
@@ -316,7 +316,7 @@ def _kernel_front_end() -> pathlib.Path:
     raise SiteError(
         "jupyterlite-pyodide-kernel is installed but its JupyterLab extension is not "
         "in share/jupyter/labextensions; reinstall it (pip install "
-        "'micrograd-plus[site]')"
+        '"micrograd-plus[site]")'
     )
 
 
@@ -465,7 +465,7 @@ def kernel_own_wheels(files: dict[str, bytes]) -> dict[str, tuple[str, bytes]]:
             raise SiteError(
                 f"jupyter lite build wrote {len(found)} {name} wheels in {KERNEL_PYPI}, "
                 "expected one: reinstall jupyterlite-pyodide-kernel (pip install "
-                "'micrograd-plus[site]')"
+                '"micrograd-plus[site]")'
             )
         own[name] = (found[0].rsplit("/", 1)[1], files[found[0]])
     return own

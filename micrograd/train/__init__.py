@@ -276,7 +276,7 @@ def _progress(
         return None, lambda k, loss, acc: None
     try:
         from tqdm import tqdm
-    except ImportError:  # plain lines: pip install -e ".[progress]" for a bar
+    except ImportError:  # plain lines: pip install "micrograd-plus[progress]" for a bar
         every = max(1, steps // 10)
 
         def plain(k: int, loss: float, acc: float) -> None:

@@ -29,7 +29,7 @@ def _matplotlib() -> tuple[Any, Any]:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise ImportError('plotting needs matplotlib: pip install -e ".[plot]"') from None
+        raise ImportError('plotting needs matplotlib: pip install "micrograd-plus[plot]"') from None
     return Figure, FigureCanvasAgg
 
 

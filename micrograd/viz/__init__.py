@@ -165,8 +165,8 @@ def _import_graphviz() -> ModuleType:
         import graphviz
     except ImportError as exc:
         raise ImportError(
-            "drawing a graph needs the 'graphviz' Python package: pip install graphviz (in a "
-            "clone of micrograd: pip install -e '.[viz]'; render_text() needs nothing)"
+            "drawing a graph needs the 'graphviz' Python package: "
+            'pip install "micrograd-plus[viz]" (render_text() needs nothing)'
         ) from exc
     return graphviz
 
@@ -294,7 +294,7 @@ def _say_once(no_package: bool) -> None:
     if _SAID or sys.platform == "emscripten":  # in a browser the built-in layout is the normal
         return
     _SAID.append(True)
-    package = ", and pip install graphviz" if no_package else ""
+    package = ', and pip install "micrograd-plus[viz]"' if no_package else ""
     print(
         f"draw_dot: drawn with micrograd's built-in layout; for Graphviz's layout, "
         f"{INSTALL_DOT}{package}",

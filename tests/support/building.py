@@ -20,6 +20,7 @@ PACKAGED = (
     "jupyter-config",
     "pyproject.toml",
     "setup.py",
+    "MANIFEST.in",
     "README.md",
     "LICENSE",
     "NOTICE",
@@ -46,19 +47,29 @@ def copy_source(dest: pathlib.Path) -> pathlib.Path:
     return dest
 
 
-def build(tmp_path: pathlib.Path, *, sdist: bool = False) -> dict[str, pathlib.Path]:
-    """Build the wheel (and the sdist, if asked) into tmp_path/dist: {'wheel': ., 'sdist': .}."""
+def build(
+    tmp_path: pathlib.Path, *, sdist: bool = False, pure: bool = True, log: list[str] | None = None
+) -> dict[str, pathlib.Path]:
+    """Build the wheel (and the sdist, if asked) into tmp_path/dist: {'wheel': ., 'sdist': .}.
+    The wheel is the pure one (py3-none-any) unless `pure` is False: then this machine's, with
+    the compiled core. The build's output (stdout, then stderr) is appended to `log` if given."""
     src = copy_source(tmp_path / "src")
     dist = tmp_path / "dist"
     kinds = ["--sdist", "--wheel"] if sdist else ["--wheel"]
+    env = clean_env()
+    env.pop("MICROGRAD_PURE_PYTHON", None)
+    if pure:
+        env["MICROGRAD_PURE_PYTHON"] = "1"  # as `make dist-pure`
     built = subprocess.run(
         [sys.executable, "-m", "build", *kinds, "--no-isolation", "--outdir", str(dist), str(src)],
         capture_output=True,
         text=True,
-        env={**clean_env(), "MICROGRAD_PURE_PYTHON": "1"},  # as `make dist`: the pure wheel
+        env=env,
         timeout=300,
     )
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    if log is not None:
+        log += [built.stdout, built.stderr]
     out = {"wheel": next(dist.glob("*.whl"))}
     if sdist:
         out["sdist"] = next(dist.glob("*.tar.gz"))
