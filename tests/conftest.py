@@ -143,7 +143,7 @@ def browser() -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _unavailable("Playwright is not installed (pip install -e '.[test]')")
+        _unavailable("Playwright is not installed (pip install -e . --group test)")
     path = chromium_path()
     if path is None:
         _unavailable("Chromium is not installed; run scripts/ensure-chromium")

@@ -139,7 +139,7 @@ def test_a_folder_that_cannot_be_written_is_one_line(tmp_path: pathlib.Path, cap
 def test_jupyterlab_opens_on_the_copies(
     tmp_path: pathlib.Path, browser: Any, screenshot: Any
 ) -> None:
-    pytest.importorskip("jupyterlab", reason="pip install -e '.[test]' installs it")
+    pytest.importorskip("jupyterlab", reason="pip install -e . --group test installs it")
     folder = tmp_path / "micrograd-course"
     port, token = free_port(), secrets.token_hex(16)
     env = {

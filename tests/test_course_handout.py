@@ -117,7 +117,7 @@ def test_the_wheel_with_the_site_extra_builds_the_course(tmp_path: pathlib.Path)
     """As the README says to run it, away from the clone: the wheel installed with the `site`
     extra into a fresh virtual environment (not editable: the notebooks are package data) has
     every build tool (jupyter-server among them), and `micrograd site OUT` builds the course."""
-    pytest.importorskip("build", reason="the test extra's 'build' package builds the wheel")
+    pytest.importorskip("build", reason="the test group's 'build' package builds the wheel")
     from micrograd.site.static_site import default_cache
 
     from .support.building import build, clean_env, fresh_venv, venv_bin

@@ -471,7 +471,8 @@ def test_digits_without_sklearn_is_one_line(capsys, tmp_path, monkeypatch) -> No
     monkeypatch.setitem(data.DATASETS, "digits", digits)
     status, out, err = run(capsys, "digits", "--out", str(tmp_path))
     assert status == 1
-    assert err == 'micrograd demo: error: digits needs scikit-learn: pip install "micrograd-plus[data]"\n'
+    said = 'digits needs scikit-learn: pip install "micrograd-plus[data]"'
+    assert err == f"micrograd demo: error: {said}\n"
 
 
 def test_ctrl_c_anywhere_in_a_command_is_one_line(capsys, monkeypatch) -> None:

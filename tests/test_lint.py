@@ -24,7 +24,7 @@ def test_ruff_is_clean() -> None:
         import ruff  # noqa: F401
     except ImportError:
         if shutil.which("ruff") is None:
-            pytest.skip("ruff is not installed (pip install -e '.[test]')")
+            pytest.skip("ruff is not installed (pip install -e . --group test)")
     result = subprocess.run(
         [sys.executable, "-m", "ruff", "check", "micrograd", "tests", "benchmarks"],
         cwd=ROOT,
@@ -41,7 +41,7 @@ def test_ruff_format_is_the_style() -> None:
         import ruff  # noqa: F401
     except ImportError:
         if shutil.which("ruff") is None:
-            pytest.skip("ruff is not installed (pip install -e '.[test]')")
+            pytest.skip("ruff is not installed (pip install -e . --group test)")
     dirs = ["micrograd", "tests", "benchmarks"]
     result = subprocess.run(
         [sys.executable, "-m", "ruff", "format", "--check", *dirs],

@@ -20,7 +20,7 @@ from micrograd.playground import serve
 from tests.conftest import watch_errors
 from tests.support.jupyterlab import jupyterlab
 
-pytest.importorskip("jupyter_server_proxy", reason="pip install -e '.[test]' installs it")
+pytest.importorskip("jupyter_server_proxy", reason="pip install -e . --group test installs it")
 
 
 @pytest.fixture(scope="module")

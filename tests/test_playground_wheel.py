@@ -15,7 +15,7 @@ from .support.building import REPO, build, clean_env, fresh_venv
 
 STATIC = sorted(p.name for p in (REPO / "micrograd" / "playground" / "static").iterdir())
 
-pytest.importorskip("build", reason="the test extra's 'build' package builds the wheel")
+pytest.importorskip("build", reason="the test group's 'build' package builds the wheel")
 
 
 @pytest.mark.slow

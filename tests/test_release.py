@@ -186,7 +186,7 @@ WORKFLOWS = ROOT / ".github" / "workflows"
 
 
 def linter(name: str) -> str | None:
-    """A linter's command: beside this Python (the test extra's venv), else on PATH."""
+    """A linter's command: beside this Python (the test group's venv), else on PATH."""
     here = pathlib.Path(sys.executable).parent / name
     return str(here) if here.exists() else shutil.which(name)
 
@@ -257,7 +257,7 @@ def test_an_old_publish_action_is_refused() -> None:
 def test_zizmor_finds_nothing_in_the_workflows() -> None:
     zizmor = linter("zizmor")
     if zizmor is None:
-        pytest.fail("zizmor is not installed: pip install -e '.[test]'")
+        pytest.fail("zizmor is not installed: pip install -e . --group test")
     # offline: the audits that read only the files (the online ones ask GitHub's API)
     done = subprocess.run(
         [zizmor, "--offline", "--no-progress", str(WORKFLOWS)], capture_output=True, text=True
@@ -269,7 +269,7 @@ def test_zizmor_finds_nothing_in_the_workflows() -> None:
 def test_actionlint_finds_nothing_in_the_workflows() -> None:
     actionlint = linter("actionlint")
     if actionlint is None:
-        reason = "actionlint is not installed (the test extra has it on Linux x86_64)"
+        reason = "actionlint is not installed (the test group has it on Linux x86_64)"
         if os.environ.get("CI") and sys.platform == "linux":
             pytest.fail(reason)
         pytest.skip(reason)

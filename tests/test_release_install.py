@@ -22,7 +22,7 @@ import pytest
 from .support.building import REPO, build, clean_env, copy_source, fresh_venv, venv_bin
 
 pytestmark = pytest.mark.slow
-pytest.importorskip("build", reason="the test extra's 'build' package builds the wheel")
+pytest.importorskip("build", reason="the test group's 'build' package builds the wheel")
 
 README = (REPO / "README.md").read_text()
 # karpathy's moons demo, step 99's loss in his demo.ipynb: `micrograd demo` ends there (under
@@ -38,11 +38,11 @@ def readme_block(after: str, lang: str) -> str:
 
 
 def tool(name: str) -> str:
-    """A command-line tool of the test extra: beside this Python, else on PATH."""
+    """A command-line tool of the test group: beside this Python, else on PATH."""
     here = pathlib.Path(sys.executable).parent / name
     found = str(here) if here.exists() else shutil.which(name)
     if found is None:
-        pytest.fail(f"{name} is not installed: pip install -e '.[test]'")
+        pytest.fail(f"{name} is not installed: pip install -e . --group test")
     return found
 
 

@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("anywidget", reason="the widgets need anywidget (pip install -e '.[test]')")
+pytest.importorskip(
+    "anywidget", reason="the widgets need anywidget (pip install -e . --group test)"
+)
 
 from micrograd.engine import Value  # noqa: E402
 from micrograd.playground import Tab  # noqa: E402

@@ -112,7 +112,7 @@ def jupyterlab(folder: pathlib.Path, extra_args: Sequence[str] = ()) -> Iterator
     except ImportError:
         if os.environ.get("CI"):
             pytest.fail("JupyterLab is not installed (CI must run the notebook widget tests)")
-        pytest.skip("JupyterLab is not installed (pip install -e '.[test]')")
+        pytest.skip("JupyterLab is not installed (pip install -e . --group test)")
     root = folder / "root"
     root.mkdir(parents=True, exist_ok=True)
     settings = folder / "settings" / "@jupyterlab"
