@@ -62,9 +62,7 @@ def _sklearn(what: str, required: bool = False) -> Any:  # sklearn.datasets, or 
         import sklearn.datasets
     except ImportError:
         if required:
-            raise ImportError(
-                f'{what} needs scikit-learn: pip install "micrograd-plus[data]"'
-            ) from None
+            raise ImportError(f'{what} needs sklearn: pip install "micrograd-plus[data]"') from None
         return None
     return sklearn.datasets
 

@@ -516,6 +516,9 @@ def _run_setup_cell(
             return subprocess.CompletedProcess(cmd, {int(pip_fails)}, "",
                                                "ERROR: No matching distribution\\n")
         subprocess.run = pip
+        def say(*args, **kw):  # what it prints, in order with what it runs
+            calls.append("print: " + " ".join(map(str, args)))
+        __builtins__.print = say
         if not {importable!r}:
             sys.modules['micrograd.check'] = None            # import micrograd.check fails
             if not {karpathys!r}:
@@ -526,7 +529,7 @@ def _run_setup_cell(
             pass    # the recorder installed nothing: the cell's last import fails, as it should
         except SystemExit as stop:
             calls.append(str(stop))
-        print(json.dumps(calls))
+        sys.stdout.write(json.dumps(calls) + "\\n")
         """)
     import tempfile
 
@@ -569,9 +572,13 @@ def test_the_install_cell_installs_from_the_clone_or_the_repository(tmp_path) ->
         ]
     ]
     # anywhere else (Colab): from the repository, after taking karpathy's 0.1.0 out if there
+    # (and micrograd-plus, where his files were installed over it), saying so first
     calls = _run_setup_cell(tmp_path, importable=False, karpathys=True)
     assert calls == [
-        [sys.executable, "-m", "pip", "uninstall", "-q", "-y", "micrograd"],
+        "print: this Python's micrograd has no micrograd.check: karpathy's micrograd (or a mix "
+        "of his and micrograd-plus, one import name). Replacing it: pip uninstall -y "
+        "micrograd micrograd-plus, then pip install micrograd-plus[lessons]",
+        [sys.executable, "-m", "pip", "uninstall", "-q", "-y", "micrograd", "micrograd-plus"],
         [
             sys.executable,
             "-m",

@@ -18,7 +18,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from .. import __version__
+try:  # first: karpathy's micrograd installed over this one is one line, not a traceback
+    from .. import core  # noqa: F401
+except ImportError as exc:
+    if "pip uninstall -y micrograd micrograd-plus" in str(exc):  # core/install.py's line
+        raise SystemExit(str(exc)) from None
+    raise
+
+from .. import __version__  # noqa: E402
 
 
 class _Parser(argparse.ArgumentParser):
