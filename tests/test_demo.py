@@ -95,9 +95,9 @@ def test_default_demo_is_karpathys(capsys, tmp_path, engine) -> None:
     assert_png(tmp_path / "decision_boundary.png")
     assert_png(tmp_path / "training.png")
     assert f"wrote {tmp_path}/model.json, {tmp_path}/training.png, " in out
-    if engine == "eager":  # the README shows this line
-        readme = (ROOT / "README.md").read_text()
-        assert f"```text\n{out.strip().splitlines()[-1]}\n```" in readme
+    if engine == "eager":  # the guide shows this line
+        guide = (ROOT / "docs" / "training.md").read_text()
+        assert f"```text\n{out.strip().splitlines()[-1]}\n```" in guide
 
 
 # ------------------------------------------------------------------ as a user runs it

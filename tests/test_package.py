@@ -289,8 +289,8 @@ def test_the_top_level_is_the_lecture_and_folders_say_what_they_offer() -> None:
     for folder in folders:
         doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text()))
         assert doc and len(doc) > 80, f"{folder.name}/__init__.py says what the folder offers"
-    # the README's Layout draws every folder
-    layout = (ROOT / "README.md").read_text().split("## Layout", 1)[1].split("\n## ", 1)[0]
+    # the guide's layout (docs/layout.md) draws every folder
+    layout = (ROOT / "docs" / "layout.md").read_text()
     for folder in folders:
         assert f"  {folder.name}/ " in layout, folder.name
 

@@ -57,14 +57,17 @@ def test_the_setup_cell_installs_from_the_repository_pyproject_names() -> None:
     assert setup_cell_repo() == repository()
 
 
-def test_every_colab_link_in_the_readme_opens_a_notebook_of_the_repository() -> None:
-    links = re.findall(r"https://colab\.research\.google\.com/github/([^)\s]+)", README)
-    assert len(links) == 8, links  # one per notebook
+def test_every_notebook_has_one_colab_link_to_the_repository_in_the_guide() -> None:
+    links = re.findall(r"https://colab\.research\.google\.com/github/([^)\s]+)", GUIDE)
+    opened = []
     for link in links:
         m = re.fullmatch(r"([\w.-]+/[\w.-]+)/blob/main/(notebooks/[\w.-]+\.ipynb)", link)
         assert m, link
         assert m.group(1) == repository(), link
         assert (ROOT / m.group(2)).is_file(), link
+        opened.append(m.group(2))
+    notebooks = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "notebooks").glob("*.ipynb"))
+    assert sorted(opened) == notebooks  # each notebook once, whatever their number
 
 
 def test_every_address_of_the_project_in_the_guide_is_the_one_in_pyproject() -> None:
@@ -72,10 +75,14 @@ def test_every_address_of_the_project_in_the_guide_is_the_one_in_pyproject() -> 
     said = re.findall(r"github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?(?=[/\s\"')`#]|$)", GUIDE)
     ours = [r for r in said if not r.startswith("karpathy/")]
     assert set(ours) <= {repository()}, ours
-    # the site GitHub Pages serves: at the README's top, and the project's Homepage
+    # the site GitHub Pages serves: the project's Homepage, which the README names once, as a
+    # link only where it is filled in (a placeholder's link would be dead): in code until then
     pages = f"https://{owner}.github.io/{name}/"
     assert PROJECT["urls"]["Homepage"] == pages
-    assert pages in README.split("\n## ")[0], "the README's top should link the deployed site"
+    assert README.count(f"{owner}.github.io/{name}") == 1
+    assert GUIDE.count(f"https://{owner}.github.io/") == 1
+    in_code = any(pages in span for span in re.findall(r"`[^`\n]*`", README))
+    assert in_code == ((owner, name) == ("OWNER", "REPO"))
     assert (
         PROJECT["urls"]["Changelog"] == f"https://github.com/{repository()}/blob/main/CHANGELOG.md"
     )
@@ -177,8 +184,8 @@ def test_the_changelog_starts_at_the_version_the_package_says() -> None:
     versions = re.findall(r"^## (\d+\.\d+\.\d+)\b", text, flags=re.M)
     assert versions and versions[0] == micrograd.__version__, versions
     assert "version" in PROJECT["dynamic"]  # pyproject reads micrograd.__version__
-    # the wheel the README's quickstart installs is this version's
-    assert f"dist/micrograd_plus-{micrograd.__version__}-py3-none-any.whl[demo]" in README
+    # the wheel the guide's install page installs from a clone is this version's
+    assert f"dist/micrograd_plus-{micrograd.__version__}-py3-none-any.whl[demo]" in GUIDE
 
 
 # ------------------------------------------------------------------ the workflows, linted
@@ -284,11 +291,11 @@ def test_actionlint_finds_nothing_in_the_workflows() -> None:
 def test_the_readme_says_which_mlp_is_karpathys_and_which_the_lectures() -> None:
     from micrograd.nn import MLP
 
-    intro = README.split("\n## ")[0]
+    intro = " ".join(README.split("\n## ")[0].split())
     assert "verbatim" not in intro  # MLP(3, [4, 4, 1]) is not the lecture's network
     config = MLP(3, [4, 4, 1]).config()
     assert (config["activation"], config["out_activation"]) == ("relu", "linear")
-    assert "`MLP(3, [4, 4, 1])` from it\n  is ReLU hidden layers and a linear output" in intro
+    assert "`MLP(3, [4, 4, 1])` from it is ReLU hidden layers and a linear output" in intro
     lectures = MLP(3, [4, 4, 1], activation="tanh", out_activation="tanh").config()
     assert (lectures["activation"], lectures["out_activation"]) == ("tanh", "tanh")
     assert "MLP(3, [4, 4, 1], activation='tanh', out_activation='tanh')" in intro
@@ -312,9 +319,12 @@ def test_backward_twice_is_pytorchs_answer_only_with_retain_graph() -> None:
     ty.backward()
     with pytest.raises(RuntimeError):  # PyTorch refuses a second call without retain_graph
         ty.backward()
-    # so the README says retain_graph wherever it compares the two
-    assert "not wrong" not in README
-    assert README.count("`retain_graph=True`") == 2
+    # so the guide says retain_graph wherever it compares the two
+    assert "not wrong" not in GUIDE
+    differs = GUIDE.split("## What differs from karpathy's micrograd, and why", 1)[1]
+    differs = " ".join(differs.split("\n## ", 1)[0].split())
+    assert "y.backward(); y.backward()` leaves `x.grad == 54` (PyTorch's answer with" in differs
+    assert "`retain_graph=True`, which it needs for a second call; karpathy's gives 72)" in differs
 
 
 def test_the_guide_gives_one_figure_for_what_a_visitor_downloads() -> None:
