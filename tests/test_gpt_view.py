@@ -158,15 +158,16 @@ def test_bad_settings_are_refused_by_name(body, message):
 
 def test_without_the_names_the_view_says_so_and_starts_on_the_built_in_words(monkeypatch):
     def missing():
-        raise FileNotFoundError("names: ... is not in this build")
+        raise FileNotFoundError("names: could not download … set MICROGRAD_NAMES_FILE …")
 
     monkeypatch.setattr(gpt_view.data, "names", missing)
     gpt_view.read_names.cache_clear()  # (names an earlier test read are not asked again)
     tab = Tab(jit=False)
     line = tab.call("gpt", "options", {})["names"]
-    assert line.startswith("makemore's names are not in this build") and "\n" not in line
+    assert line.startswith("names: could not download") and "\n" not in line
+    assert line.endswith("(or choose the built-in words, or paste your own)")
     assert tab.call("gpt", "state", {})["meta"]["settings"]["data"] == "builtin"
-    with pytest.raises(ViewError, match="^makemore's names are not in this build"):
+    with pytest.raises(ViewError, match="^names: could not download"):
         tab.call("gpt", "config", {"data": "names"})
 
 

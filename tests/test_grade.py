@@ -400,8 +400,8 @@ def test_a_bug_in_a_flat_folder_blocks_by_name(tmp_path, capsys) -> None:
 @pytest.mark.jupyter
 @pytest.mark.sandbox
 @pytest.mark.slow
-def test_chapter_7_is_graded_like_the_others(tmp_path, capsys) -> None:
-    """Two learners' notebook 7 (on makemore's names, skipped where this build has none), each
+def test_chapter_7_is_graded_like_the_others(tmp_path, capsys, monkeypatch) -> None:
+    """Two learners' notebook 7 (on makemore's names, the shared copy: `needs_names`), each
     beside their my_value.py: one right throughout, one whose cross-entropy lost its minus sign."""
     from tests.test_notebooks import _ready
 
@@ -410,8 +410,8 @@ def test_chapter_7_is_graded_like_the_others(tmp_path, capsys) -> None:
         pytest.skip("bubblewrap is not installed")
     (tmp_path / "ada").mkdir()
     (tmp_path / "bob").mkdir()
-    _ready(n7, tmp_path / "ada")  # skips without the names; ada's my_value.py beside hers
-    _ready(n7, tmp_path / "bob")
+    _ready(n7, tmp_path / "ada", monkeypatch)  # the names; ada's my_value.py beside hers
+    _ready(n7, tmp_path / "bob", monkeypatch)
     _write(tmp_path / "ada" / "07.ipynb", n7, FILLS[n7])
     plus = FILLS[n7]["cross_entropy"].replace(
         "sum((v - top).exp() for v in logits).log() + top - logits[target]",
