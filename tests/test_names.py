@@ -210,3 +210,11 @@ def test_the_command_downloads_once_then_trains(monkeypatch, server, cache, caps
         assert status == 0 and "step 2 / 2" in out
     assert asked == ["/names.txt"] and (cache / "names.txt").is_file()
     assert os.listdir(cache) == ["names.txt"]
+
+
+def test_no_test_sees_the_users_names_setting_or_the_internet() -> None:
+    # conftest's hermetic start: a user's MICROGRAD_NAMES_FILE (or .ci/run's) is read once to find
+    # the shared copy, then removed, so a test that needs the names absent finds them absent
+    assert "MICROGRAD_NAMES_FILE" not in os.environ
+    assert os.environ["MICROGRAD_NAMES_URL"].startswith("http://127.0.0.1:")
+    assert not any(pathlib.Path(os.environ["MICROGRAD_DATA"]).iterdir())
