@@ -395,7 +395,7 @@ def names_file() -> pathlib.Path:
     except download.DownloadError as e:
         raise FileNotFoundError(
             f"names: {e}; nothing was cached in {cached}. Download names.txt yourself "
-            f"and set {NAMES_ENV} to its path, or pass the path: names(path)"
+            f"and set {NAMES_ENV} to its path"
         ) from None
 
 
