@@ -5,6 +5,13 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
+# makemore's names.txt (never committed): the tests and benchmarks read the copy beside the
+# project where it is (tests/conftest.py looks there too); elsewhere micrograd downloads it once.
+SHARED_NAMES := $(abspath ../shared/data/names.txt)
+ifneq ($(wildcard $(SHARED_NAMES)),)
+export MICROGRAD_NAMES_FILE ?= $(SHARED_NAMES)
+endif
+
 .PHONY: demo test test-fast dist dist-pure bench graphviz chromium npm eslint bubblewrap playground clean
 
 $(BIN)/python:

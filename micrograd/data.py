@@ -33,6 +33,7 @@ import math
 import os
 import pathlib
 import random
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -346,33 +347,65 @@ def digits() -> Dataset:
     return [[v / 16.0 for v in row] for row in X], y
 
 
-# makemore's names.txt (karpathy/makemore at commit 988aa59, MIT): shipped beside this module in
-# datasets/, read offline. It is text, not (X, y) points, so it is no entry of DATASETS.
-NAMES_FILE = pathlib.Path(__file__).resolve().parent / "datasets" / "names.txt"
-NAMES_ENV = "MICROGRAD_NAMES_FILE"  # another names file, for a build without it
+# makemore's names.txt (karpathy/makemore at commit 988aa59, MIT): never shipped in the wheel.
+# It is text, not (X, y) points, so it is no entry of DATASETS.
+NAMES_ENV = "MICROGRAD_NAMES_FILE"  # a copy of names.txt the user keeps (read first)
+NAMES_URL_ENV = "MICROGRAD_NAMES_URL"  # another address to download it from (a mirror, tests)
+NAMES_URL = (
+    "https://raw.githubusercontent.com/karpathy/makemore/"
+    "988aa59e4d8fefa526d06f3b453ad116258398d4/names.txt"
+)
 NAMES_SHA256 = "0a30b5557f192f32ab962680889aac5f6fda0f4cecf40a6d0b5694f58ea8cc4d"
+# a build that carries the file (`micrograd site` puts it into the browser's wheel)
+NAMES_FILE = pathlib.Path(__file__).resolve().parent / "datasets" / "names.txt"
+
+
+def names_file() -> pathlib.Path:
+    """Where makemore's names.txt is, downloading it the first time. In order: the file
+    MICROGRAD_NAMES_FILE names; the copy a build carries (the site's, in a browser); the user's
+    data folder (`micrograd.core.download.data_dir()`: MICROGRAD_DATA, else the cache folder,
+    e.g. ~/.cache/micrograd/names.txt); else it is
+    downloaded once from makemore's repository at commit 988aa59 (MICROGRAD_NAMES_URL: another
+    address), its sha256 checked, and written atomically into that folder. Where none of that
+    works, a FileNotFoundError whose one line names the address, the cache and
+    MICROGRAD_NAMES_FILE."""
+    from .core import download
+
+    if os.environ.get(NAMES_ENV):
+        file = pathlib.Path(os.environ[NAMES_ENV])
+        if not file.is_file():
+            raise FileNotFoundError(
+                f"names: {NAMES_ENV} is {str(file)!r}, which is not a file; point it at a copy "
+                "of makemore's names.txt, or unset it to download the file once"
+            )
+        return file
+    if NAMES_FILE.is_file():
+        return NAMES_FILE
+    if sys.platform == "emscripten":  # Pyodide: no sockets, and no cache kept across visits
+        raise FileNotFoundError(
+            "names: makemore's names.txt is not in this build, and Python in a browser cannot "
+            "download it: upload a copy and pass its path, names('names.txt')"
+        )
+    cached = download.data_dir() / "names.txt"
+    if cached.is_file() and download.sha256_of(cached) == NAMES_SHA256:
+        return cached
+    url = os.environ.get(NAMES_URL_ENV) or NAMES_URL
+    try:
+        return download.download(url, NAMES_SHA256, cached, "makemore's names.txt")
+    except download.DownloadError as e:
+        raise FileNotFoundError(
+            f"names: {e}; nothing was cached in {cached}. Download names.txt yourself "
+            f"and set {NAMES_ENV} to its path"
+        ) from None
 
 
 def names(path: str | pathlib.Path | None = None) -> list[str]:
     """The documents of a word list, one a line, stripped, blank lines left out, in the file's
-    order: by default makemore's names.txt (32,033 names, ``emma`` to ``zzyzx``), which
-    `micrograd.gpt.microgpt` and the course's chapters 7 and 8 train on. Where the environment
-    variable MICROGRAD_NAMES_FILE is set (not empty), the default is the file it names instead
-    (a copy of names.txt kept outside a build that lacks it). A FileNotFoundError says what to
-    do if the file is absent."""
-    if path is None and os.environ.get(NAMES_ENV):
-        path = os.environ[NAMES_ENV]
-    file = NAMES_FILE if path is None else pathlib.Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        if path is not None:
-            raise
-        raise FileNotFoundError(
-            f"names: {file} is not in this build; put makemore's names.txt there "
-            "(karpathy/makemore, commit 988aa59) or train on a word list of your own "
-            "(micrograd gpt --docs FILE)"
-        ) from None
+    order: `path`, or by default makemore's names.txt (32,033 names, ``emma`` to ``zzyzx``),
+    which `micrograd.gpt.microgpt` and the course's chapters 7 and 8 train on, found (and the
+    first time downloaded) by `names_file`."""
+    file = names_file() if path is None else pathlib.Path(path)
+    text = file.read_text(encoding="utf-8")
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 

@@ -25,6 +25,7 @@ not per session (about a second each).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import shutil
@@ -207,3 +208,68 @@ def screenshot() -> Callable[[Any, str], pathlib.Path]:
         return path
 
     return save
+
+
+# ------------------------------------------------------------------ makemore's names.txt
+# Never committed: tests read the copy beside the project (../shared/data/names.txt, or the file
+# MICROGRAD_NAMES_FILE names where the suite is started: .ci/run and the Makefile set it). No test
+# sees the user's names setting, data folder or the internet: the suite's process starts with no
+# MICROGRAD_NAMES_FILE, an empty data folder of its own (MICROGRAD_DATA) and a download address
+# where nothing listens (the discard port: refused at once). A test that needs the names asks for
+# `names_file` (or calls `needs_names`), a failure under CI where the copy is missing, else a skip.
+
+
+def _shared_names() -> tuple[pathlib.Path | None, str]:
+    from micrograd.data import NAMES_ENV, NAMES_SHA256
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    file = pathlib.Path(os.environ.get(NAMES_ENV) or root.parent / "shared/data/names.txt")
+    if not file.is_file():
+        return None, f"makemore's names.txt is not at {file} (set {NAMES_ENV} to a copy)"
+    import hashlib
+
+    if hashlib.sha256(file.read_bytes()).hexdigest() != NAMES_SHA256:
+        return None, f"{file} is not makemore's names.txt (its sha256 differs)"
+    return file.resolve(), ""
+
+
+def _hermetic_names() -> None:
+    import atexit
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="micrograd-test-data-")
+    atexit.register(shutil.rmtree, folder, True)
+    os.environ.pop("MICROGRAD_NAMES_FILE", None)
+    os.environ["MICROGRAD_DATA"] = folder
+    os.environ["MICROGRAD_NAMES_URL"] = "http://127.0.0.1:9/names.txt"
+
+
+SHARED_NAMES, _NO_NAMES = _shared_names()
+_hermetic_names()
+
+
+def needs_names() -> pathlib.Path:
+    """The shared copy of names.txt, or fail (under CI) / skip (elsewhere) in one line."""
+    if SHARED_NAMES is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{_NO_NAMES} (CI must run the tests on makemore's names)")
+        pytest.skip(_NO_NAMES)
+    return SHARED_NAMES
+
+
+@pytest.fixture
+def names_file(monkeypatch: pytest.MonkeyPatch) -> pathlib.Path:
+    """makemore's names for this test: MICROGRAD_NAMES_FILE set to the shared copy."""
+    path = needs_names()
+    monkeypatch.setenv("MICROGRAD_NAMES_FILE", str(path))
+    return path
+
+
+@contextlib.contextmanager
+def with_names() -> Iterator[pathlib.Path]:
+    """MICROGRAD_NAMES_FILE set to the shared copy while it lasts: for fixtures wider than a test
+    (a site built once for a module or the session)."""
+    path = needs_names()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MICROGRAD_NAMES_FILE", str(path))
+        yield path

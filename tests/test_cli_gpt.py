@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from micrograd import data
 from micrograd.commands import cli
 from micrograd.gpt import microgpt, sample
 from micrograd.io import load
@@ -70,11 +69,10 @@ def test_a_bad_option_is_one_line_and_status_2(capsys, words: Path, args, messag
     assert len(err.strip().splitlines()) == 1 and message in err
 
 
-def test_missing_words_are_one_line_and_status_2(capsys, monkeypatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(data, "NAMES_FILE", tmp_path / "names.txt")
-    status, out, err = run(capsys, "--steps", "1")
+def test_missing_words_are_one_line_and_status_2(capsys, tmp_path: Path) -> None:
+    status, out, err = run(capsys, "--steps", "1")  # (no names: conftest's _names_isolated)
     assert status == 2 and out == ""
-    assert err.count("\n") == 1 and "names.txt is not in this build" in err and "--docs" in err
+    assert err.count("\n") == 1 and "MICROGRAD_NAMES_FILE" in err
     status, out, err = run(capsys, "--docs", str(tmp_path / "nope.txt"))
     assert status == 2 and err.strip().endswith("nope.txt: No such file or directory")
     (tmp_path / "empty.txt").write_text("\n\n")

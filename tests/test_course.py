@@ -111,8 +111,8 @@ def test_the_sites_course_without_solutions_is_the_same_hand_out(tmp_path, monke
 
     seen: dict[str, Any] = {}
 
-    def build_site(out_dir, cache, log, course):
-        seen["course"] = course
+    def build_site(out_dir, cache, log, course, names):
+        seen["course"], seen["names"] = course, names
         raise site.SiteError("stopped here: the test looks at the hook only")
 
     monkeypatch.setattr(site, "build_site", build_site)
@@ -120,7 +120,8 @@ def test_the_sites_course_without_solutions_is_the_same_hand_out(tmp_path, monke
     assert seen["course"].func is course_site.add_course
     assert seen["course"].keywords == {"solutions": False}
     assert main(["site", str(tmp_path / "out")]) == 1
-    assert seen["course"].keywords == {"solutions": True}
+    assert seen["course"].keywords == {"solutions": True} and seen["names"] is True
+    assert main(["site", str(tmp_path / "out"), "--no-names"]) == 1 and seen["names"] is False
     for name in NAMES:
         text = (NOTEBOOKS / name).read_text()
         handed = without_solutions(json.loads(text))

@@ -24,7 +24,7 @@ from micrograd.commands.cli import main
 from micrograd.core import setup_cell
 from micrograd.site import course_app as course_site
 
-from .conftest import _unavailable
+from .conftest import _unavailable, with_names
 from .support.serving import served
 
 pytestmark = [pytest.mark.slow, pytest.mark.jupyter]
@@ -71,7 +71,7 @@ def handed_out(tmp_path_factory: Any) -> pathlib.Path:
         _unavailable(course_site.TOOLS_MISSING)
     out = tmp_path_factory.mktemp("handout") / "s"
     said, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(said), contextlib.redirect_stderr(err):
+    with with_names(), contextlib.redirect_stdout(said), contextlib.redirect_stderr(err):
         status = main(["site", str(out), "--no-solutions"])
     if status != 0 and "npm is needed" in err.getvalue():
         _unavailable(err.getvalue().strip())
@@ -113,7 +113,9 @@ def test_the_sites_course_ships_no_solution_anywhere(
                 assert not where, f"{name}'s solution {code[:60]!r} is in {where}"
 
 
-def test_the_wheel_with_the_site_extra_builds_the_course(tmp_path: pathlib.Path) -> None:
+def test_the_wheel_with_the_site_extra_builds_the_course(
+    tmp_path: pathlib.Path, names_file: pathlib.Path
+) -> None:
     """As the README says to run it, away from the clone: the wheel installed with the `site`
     extra into a fresh virtual environment (not editable: the notebooks are package data) has
     every build tool (jupyter-server among them), and `micrograd site OUT` builds the course."""

@@ -30,7 +30,7 @@ from micrograd.site import course_app as course_site
 from micrograd.site import course_wheels
 from micrograd.site import static_site as site
 
-from .conftest import _unavailable, watch_errors
+from .conftest import _unavailable, watch_errors, with_names
 from .support.serving import served
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -40,7 +40,7 @@ RUN_MS = 600_000
 
 def _build(out: pathlib.Path, *extra: str) -> tuple[int, str, str]:
     said, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(said), contextlib.redirect_stderr(err):
+    with with_names(), contextlib.redirect_stdout(said), contextlib.redirect_stderr(err):
         status = main(["site", str(out), *extra])
     return status, said.getvalue(), err.getvalue()
 
@@ -415,6 +415,9 @@ def test_the_repl_runs_the_ten_lines_explores_checks_and_trains(app: App, screen
     assert said.strip() == "True", said
     # and no package unpacked again (Pyodide's loadPackage says "Loading a, b, ..." as it does)
     assert not [m for m in said_by_kernel if m.startswith("Loading ")], said_by_kernel
+    # makemore's names, in the site's wheel: no download, no upload
+    said = _run_in_console(page, "from micrograd.data import names\nprint(len(names()))")
+    assert said.strip() == "32033", said
 
     # explore(L) draws the graph; its Backward pass gives a.grad 6.0000 (from zero grads)
     said = _run_in_console(
@@ -508,13 +511,9 @@ def test_each_notebook_runs_in_the_app_with_its_solutions_typed_in(app: App) -> 
     notebooks open when it was last left, each with a kernel of its own, and a close just before
     leaving is not saved in time: notebook 4 then started four Pyodides at once.)"""
     page = app.page
-    from micrograd.data import NAMES_FILE
-
     missing: list[str] = []  # every file the app asks for is in the site (no 404 icons)
     page.on("response", lambda r: missing.append(r.url) if r.status >= 400 else None)
     for name in course_site.NOTEBOOKS:
-        if name[:2] in ("07", "08") and not NAMES_FILE.exists():
-            continue  # they train on makemore's names, which the app's wheel has only if we do
         if name != course_site.NOTEBOOKS[0]:  # left unchanged: the solutions were the test's
             page.evaluate(
                 "() => { window.jupyterapp.shell.currentWidget.context.model.dirty = false; }"

@@ -10,7 +10,6 @@ import random
 import pytest
 import torch
 
-from micrograd import data
 from micrograd.engine import Value
 from micrograd.gpt import GPT, Linear, Tokenizer, microgpt, one_hot, sample
 from micrograd.gradcheck import gradcheck
@@ -366,45 +365,31 @@ def test_microgpt_checks_its_arguments() -> None:
 # ---------------------------------------------------------------- the data
 
 
-def test_names_absent_is_one_clear_line(monkeypatch, tmp_path) -> None:
-    monkeypatch.setattr(data, "NAMES_FILE", tmp_path / "datasets" / "names.txt")
-    monkeypatch.delenv(data.NAMES_ENV, raising=False)
-    with pytest.raises(FileNotFoundError) as e:
-        data.names()
-    assert "not in this build" in str(e.value) and "\n" not in str(e.value)
-    with pytest.raises(FileNotFoundError, match="not in this build"):
+def test_microgpt_without_the_names_is_the_one_line_of_names(monkeypatch) -> None:
+    # (tests/test_names.py: where names() looks, the download, its one-line failures)
+    with pytest.raises(FileNotFoundError, match="^names: could not download"):
         microgpt(steps=1)
 
 
-def test_names_reads_a_word_list_in_order(tmp_path) -> None:
-    f = tmp_path / "words.txt"
-    f.write_text("  emma\n\nolivia \r\nava\n")
-    assert data.names(f) == ["emma", "olivia", "ava"]
+# Karpathy's figures: microgpt.py's printed losses on makemore's names (seed 42, 1-based steps)
+# and the 20 names it samples after 1,000 steps (tests/test_microgpt_names.py runs those).
+HIS_LOSSES = {1: 3.3659669475848504, 2: 3.4242727838717717, 3: 3.177802125458052}
 
 
-def test_names_reads_the_file_the_environment_names(monkeypatch, tmp_path) -> None:
-    # a build without names.txt: MICROGRAD_NAMES_FILE names a copy kept elsewhere
-    monkeypatch.setattr(data, "NAMES_FILE", tmp_path / "datasets" / "names.txt")
-    copy = tmp_path / "elsewhere.txt"
-    copy.write_text("zoe\nmia\n")
-    monkeypatch.setenv(data.NAMES_ENV, str(copy))
-    assert data.names() == ["zoe", "mia"]
-    other = tmp_path / "given.txt"
-    other.write_text("ava\n")
-    assert data.names(other) == ["ava"]  # a path given wins
-    monkeypatch.setenv(data.NAMES_ENV, str(tmp_path / "missing.txt"))
-    with pytest.raises(FileNotFoundError, match="missing.txt"):
-        data.names()
-    monkeypatch.setenv(data.NAMES_ENV, "")  # empty: as if unset
-    with pytest.raises(FileNotFoundError, match="not in this build"):
-        data.names()
+def test_microgpt_on_makemores_names_starts_as_his_run(names_file) -> None:
+    # his 1,000-step run (its learning rate decays over the 1,000), stopped after step 3; on both
+    # engines (the Makefile runs this file again with MICROGRAD_PURE_PYTHON=1)
+    from micrograd.gpt import prepare, train
 
+    class Enough(Exception):
+        pass
 
-@pytest.mark.skipif(not data.NAMES_FILE.exists(), reason="names.txt is not in this build")
-def test_names_is_makemores_file() -> None:
-    import hashlib
+    def stop_after_3(step: int, steps: int, loss: float) -> None:
+        if step == 3:
+            raise Enough
 
-    assert hashlib.sha256(data.NAMES_FILE.read_bytes()).hexdigest() == data.NAMES_SHA256
-    docs = data.names()
-    assert len(docs) == 32033 and docs[:3] == ["emma", "olivia", "ava"]
-    assert docs[-1] == "zzyzx"
+    docs, tokenizer, model = prepare()
+    losses: list[float] = []
+    with pytest.raises(Enough):
+        train(model, tokenizer, docs, 1000, losses, on_step=stop_after_3)
+    assert {i + 1: loss for i, loss in enumerate(losses)} == HIS_LOSSES

@@ -33,6 +33,9 @@ def test_the_sites_gpt_view_trains_and_pauses_and_shows_the_attention(
         page = v.open("gpt.html?n_layer=1&n_head=4")
         v.ready()
         page.wait_for_function("() => document.querySelectorAll('#samples li').length === 20")
+        # makemore's names, carried by the site (no banner): 26 letters, the data's default
+        assert page.is_hidden("#names-note") and page.input_value("#data") == "names"
+        assert page.evaluate("() => window.gptView.meta().vocab") == "abcdefghijklmnopqrstuvwxyz"
         first = page.evaluate(SAMPLES)
         page.click("#play")
         page.wait_for_function(f"() => ({STEP})() >= 10", timeout=START_MS)

@@ -156,17 +156,28 @@ def test_bad_settings_are_refused_by_name(body, message):
         Tab().call("gpt", "config", {"data": "builtin", **body})
 
 
+def test_with_the_names_the_view_trains_on_them_and_says_nothing(names_file) -> None:
+    gpt_view.read_names.cache_clear()  # (what an earlier test read, or failed to)
+    tab = Tab(jit=False)
+    assert tab.call("gpt", "options", {})["names"] is None  # no banner
+    meta = tab.call("gpt", "state", {})["meta"]
+    assert meta["settings"]["data"] == "names" and meta["vocab"] == "abcdefghijklmnopqrstuvwxyz"
+    tab.call("gpt", "control", {"action": "step", "steps": 1})
+    gpt_view.read_names.cache_clear()
+
+
 def test_without_the_names_the_view_says_so_and_starts_on_the_built_in_words(monkeypatch):
     def missing():
-        raise FileNotFoundError("names: ... is not in this build")
+        raise FileNotFoundError("names: could not download … set MICROGRAD_NAMES_FILE …")
 
     monkeypatch.setattr(gpt_view.data, "names", missing)
     gpt_view.read_names.cache_clear()  # (names an earlier test read are not asked again)
     tab = Tab(jit=False)
     line = tab.call("gpt", "options", {})["names"]
-    assert line.startswith("makemore's names are not in this build") and "\n" not in line
+    assert line.startswith("names: could not download") and "\n" not in line
+    assert line.endswith("(or choose the built-in words, or paste your own)")
     assert tab.call("gpt", "state", {})["meta"]["settings"]["data"] == "builtin"
-    with pytest.raises(ViewError, match="^makemore's names are not in this build"):
+    with pytest.raises(ViewError, match="^names: could not download"):
         tab.call("gpt", "config", {"data": "names"})
 
 

@@ -253,6 +253,13 @@ def _results(rows: list[dict], who: str, notebook: str) -> dict[str, tuple[str, 
     }
 
 
+@pytest.fixture
+def sandbox_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """For a test whose point is not the sandbox (its grading is faked, or it stops before any
+    submission runs): the command finds a sandbox, on a machine without bubblewrap too."""
+    monkeypatch.setattr(grade_sandbox, "refusal", lambda: None)
+
+
 def test_correct_notebooks_pass_every_exercise(graded) -> None:
     status, text, rows, _ = graded
     for nb, n in (("01", 6), ("02", 6), ("03", 3)):
@@ -408,8 +415,8 @@ def test_a_bug_in_a_flat_folder_blocks_by_name(tmp_path, capsys) -> None:
 @pytest.mark.jupyter
 @pytest.mark.sandbox
 @pytest.mark.slow
-def test_chapter_7_is_graded_like_the_others(tmp_path, capsys) -> None:
-    """Two learners' notebook 7 (on makemore's names, skipped where this build has none), each
+def test_chapter_7_is_graded_like_the_others(tmp_path, capsys, monkeypatch) -> None:
+    """Two learners' notebook 7 (on makemore's names, the shared copy: `needs_names`), each
     beside their my_value.py: one right throughout, one whose cross-entropy lost its minus sign."""
     from tests.test_notebooks import _ready
 
@@ -418,8 +425,8 @@ def test_chapter_7_is_graded_like_the_others(tmp_path, capsys) -> None:
         pytest.skip("bubblewrap is not installed")
     (tmp_path / "ada").mkdir()
     (tmp_path / "bob").mkdir()
-    _ready(n7, tmp_path / "ada")  # skips without the names; ada's my_value.py beside hers
-    _ready(n7, tmp_path / "bob")
+    _ready(n7, tmp_path / "ada", monkeypatch)  # the names; ada's my_value.py beside hers
+    _ready(n7, tmp_path / "bob", monkeypatch)
     _write(tmp_path / "ada" / "07.ipynb", n7, FILLS[n7])
     plus = FILLS[n7]["cross_entropy"].replace(
         "sum((v - top).exp() for v in logits).log() + top - logits[target]",
@@ -629,7 +636,9 @@ def test_every_exercise_passed_is_exit_status_0(tmp_path: pathlib.Path, capsys) 
     assert capsys.readouterr().out.splitlines()[-1] == "1 submission, 6 exercises: 6 passed"
 
 
-def test_ctrl_c_stops_it_in_one_line_and_writes_nothing(tmp_path, monkeypatch, capsys) -> None:
+def test_ctrl_c_stops_it_in_one_line_and_writes_nothing(
+    tmp_path, monkeypatch, capsys, sandbox_here
+) -> None:
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
@@ -643,7 +652,7 @@ def test_ctrl_c_stops_it_in_one_line_and_writes_nothing(tmp_path, monkeypatch, c
 
 
 def test_results_are_kept_as_they_come_and_a_rerun_grades_only_the_rest(
-    tmp_path, monkeypatch, capsys
+    tmp_path, monkeypatch, capsys, sandbox_here
 ) -> None:
     """Ctrl-C after two of four keeps those two; running again grades the other two; a late
     submission is graded alone, then a changed one (a file beside it counts); --regrade grades
@@ -715,7 +724,7 @@ def test_results_are_kept_as_they_come_and_a_rerun_grades_only_the_rest(
     )
 
 
-def test_bad_options_are_one_line(tmp_path, capsys) -> None:
+def test_bad_options_are_one_line(tmp_path, capsys, sandbox_here) -> None:
     assert main(["grade", "a.ipynb", "--timeout", "0"]) == 2
     assert main(["grade", "a.ipynb", "--csv", str(tmp_path / "no" / "such" / "g.csv")]) == 2
     err = capsys.readouterr().err.splitlines()
@@ -806,7 +815,9 @@ def test_no_csv_cell_is_a_formula(tmp_path, monkeypatch) -> None:
     assert rows[1]["detail"] == '\'=HYPERLINK("http://x","@SUM(A1)")'
 
 
-def test_the_gradebook_follows_the_roster_in_each_format(tmp_path, monkeypatch, capsys) -> None:
+def test_the_gradebook_follows_the_roster_in_each_format(
+    tmp_path, monkeypatch, capsys, sandbox_here
+) -> None:
     """GitHub Classroom's folders (assignment-login) matched to a roster by login, e-mail or
     id; points per notebook (passed and skipped count) and the total; who is missing from
     either side in one line."""
@@ -952,7 +963,9 @@ def test_learners_are_the_class_folders_and_a_list_is_by_folder(tmp_path) -> Non
     ]
 
 
-def test_two_learners_sharing_my_value_is_refused_in_one_line(tmp_path, capsys) -> None:
+def test_two_learners_sharing_my_value_is_refused_in_one_line(
+    tmp_path, capsys, sandbox_here
+) -> None:
     """A flat folder: alice's and bob's notebook 2 would both write the my_value.py that a
     notebook 3 beside them imports."""
     _write(tmp_path / "alice_02.ipynb", N2, FILLS[N2])

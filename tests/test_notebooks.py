@@ -22,6 +22,8 @@ import textwrap
 
 import pytest
 
+from .conftest import needs_names
+
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 jupytext = pytest.importorskip("jupytext")
@@ -401,16 +403,13 @@ ON_MY_VALUE = ("03", "07", "08")  # the notebooks that import notebook 2's my_va
 ON_NAMES = ("07", "08")  # the notebooks that train on micrograd.data.names()
 
 
-def _ready(name: str, directory: pathlib.Path, my_value: str = MY_VALUE) -> None:
-    """What a notebook needs before it runs: my_value.py beside it; makemore's names (a test
-    of a notebook that reads them is skipped where this build has none)."""
+def _ready(
+    name: str, directory: pathlib.Path, monkeypatch: pytest.MonkeyPatch, my_value: str = MY_VALUE
+) -> None:
+    """What a notebook needs before it runs: my_value.py beside it; makemore's names (the shared
+    copy, through MICROGRAD_NAMES_FILE: conftest's `needs_names`, a failure under CI without it)."""
     if name[:2] in ON_NAMES:
-        from micrograd.data import names
-
-        try:
-            names()
-        except FileNotFoundError as e:
-            pytest.skip(f"{name} trains on makemore's names: {e}")
+        monkeypatch.setenv("MICROGRAD_NAMES_FILE", str(needs_names()))
     if name[:2] in ON_MY_VALUE:
         _learners_value(directory, my_value)
 
@@ -634,7 +633,7 @@ def test_every_exercise_has_the_cells_that_check_it(name: str) -> None:
 def test_correct_answers_run_every_check_green(
     name: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _ready(name, tmp_path)
+    _ready(name, tmp_path, monkeypatch)
     nb = _filled(name, FILLS[name])
     _execute(nb, tmp_path, monkeypatch)
     printed = {c.source: _printed(c) for c in nb.cells if c.cell_type == "code"}
@@ -666,7 +665,7 @@ def test_the_folded_solutions_are_right_too(
     name: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     nb2 = _nb("02_backpropagation")
-    _ready(name, tmp_path, _solution_code(nb2, _exercises(nb2)["my_value"]))
+    _ready(name, tmp_path, monkeypatch, _solution_code(nb2, _exercises(nb2)["my_value"]))
     nb = _nb(name)
     answers = {key: _solution_code(nb, i) for key, i in _exercises(nb).items()}
     _execute(_filled(name, answers), tmp_path, monkeypatch)
@@ -830,7 +829,7 @@ def test_a_bug_stops_the_notebook_at_the_check_that_names_it(
     old, new = change
     assert answers[key].count(old) == 1, f"{key}: {old!r} is not in the answer once"
     answers[key] = answers[key].replace(old, new)
-    _ready(name, tmp_path)
+    _ready(name, tmp_path, monkeypatch)
     nb = _filled(name, answers)
     with pytest.raises(nbclient.exceptions.CellExecutionError):
         _execute(nb, tmp_path, monkeypatch)

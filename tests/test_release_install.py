@@ -64,7 +64,9 @@ def assert_the_demo_ran(out: str, folder: pathlib.Path) -> None:
         assert (folder / name).stat().st_size > 0, name
 
 
-def test_the_release_is_clean_and_the_installed_wheel_works(tmp_path: pathlib.Path) -> None:
+def test_the_release_is_clean_and_the_installed_wheel_works(
+    tmp_path: pathlib.Path, names_file: pathlib.Path
+) -> None:
     built = build(tmp_path, sdist=True)
     wheel, sdist = built["wheel"], built["sdist"]
 
@@ -116,6 +118,9 @@ def test_the_release_is_clean_and_the_installed_wheel_works(tmp_path: pathlib.Pa
     inside = zipfile.ZipFile(shipped).namelist()
     assert "micrograd/engine.py" in inside
     assert not [n for n in inside if n.startswith("micrograd/notebooks/")]  # as from a clone
+    # makemore's names, as names() found them (MICROGRAD_NAMES_FILE), with their licence
+    assert zipfile.ZipFile(shipped).read("micrograd/datasets/names.txt") == names_file.read_bytes()
+    assert "micrograd/datasets/names.LICENSE" in inside
     # what a first visit downloads before micrograd answers, as the page's start-up line says it
     # and docs/site.md repeats it: every byte the worker fetches first (Pyodide's files, Python's
     # saved start, the wheel)

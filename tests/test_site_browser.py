@@ -27,7 +27,7 @@ from micrograd.playground.views import Tab
 from micrograd.viz import trace
 from micrograd.viz.formatting import format_number as fmt
 
-from .conftest import _unavailable, watch_errors
+from .conftest import _unavailable, watch_errors, with_names
 from .support.serving import served
 
 START_MS = 180_000  # Python's start in a browser: seconds; minutes on a loaded machine
@@ -40,7 +40,7 @@ def site_folder(tmp_path_factory: Any) -> pathlib.Path:
     """The site, built by the command as a user runs it, into www/s."""
     root = tmp_path_factory.mktemp("www")
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with with_names(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = main(["site", str(root / "s")])
     if status != 0 and "npm is needed" in err.getvalue():
         _unavailable(err.getvalue().strip() + " (scripts/ensure-npm installs it)")

@@ -37,7 +37,12 @@ def add_gpt_command(subparsers: Any) -> argparse.ArgumentParser:
         help="default 0.5",
     )
     p.add_argument("--save", metavar="FILE", help="write the trained model (micrograd.io.load)")
-    p.add_argument("--docs", metavar="FILE", help="a word list, one a line (default: names)")
+    p.add_argument(
+        "--docs",
+        metavar="FILE",
+        help="a word list, one a line (default: makemore's names.txt, downloaded once from "
+        "its repository and cached; MICROGRAD_NAMES_FILE=PATH reads a copy you keep)",
+    )
     p.set_defaults(run=run)
     return p
 

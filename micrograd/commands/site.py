@@ -67,6 +67,14 @@ def add_site_command(subparsers: Any) -> argparse.ArgumentParser:
         help="leave out the course (the notebooks in a JupyterLite app, OUT_DIR/course/): a "
         "quicker build, and no need for the extra micrograd-plus[site]",
     )
+    parser.add_argument(
+        "--no-names",
+        action="store_true",
+        help="leave out makemore's names.txt (by default the site carries it, as "
+        "micrograd.data.names() finds it: MICROGRAD_NAMES_FILE, the cache, else downloaded "
+        "once): the GPT view then trains on its built-in words, and the course's chapters 7 "
+        "and 8 ask for an uploaded copy",
+    )
     parser.set_defaults(run=run_site)
     return parser
 
@@ -87,6 +95,7 @@ def run_site(args: argparse.Namespace) -> int:
             course=None
             if args.no_course
             else functools.partial(add_course, solutions=not args.no_solutions),
+            names=not args.no_names,
         )
     except (SiteError, ValueError, OSError) as exc:
         print(f"micrograd site: {exc}", file=sys.stderr)

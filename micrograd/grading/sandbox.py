@@ -24,6 +24,7 @@ permissions, and the grader says so once.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pathlib
@@ -121,6 +122,25 @@ def limits(timeout: float) -> dict[str, int]:
     }
 
 
+def names_copy() -> str | None:
+    """Where `micrograd.data.names()` finds makemore's names.txt here (downloading it once), for
+    the child to read; None where it cannot be had: a notebook that reads the names then fails
+    with names()'s own line, naming MICROGRAD_NAMES_FILE, in its row. Asked once a process (for
+    the same settings: every submission of a class)."""
+    keys = ("MICROGRAD_NAMES_FILE", "MICROGRAD_CACHE", "MICROGRAD_NAMES_URL")
+    return _names_copy(tuple(os.environ.get(k) for k in keys))
+
+
+@functools.lru_cache(maxsize=4)
+def _names_copy(settings: tuple[str | None, ...]) -> str | None:
+    from ..data import names_file
+
+    try:
+        return os.path.abspath(names_file())
+    except FileNotFoundError:
+        return None
+
+
 def _readable_roots() -> list[str]:
     """What the child needs to see, read-only: the Python it runs on and its packages."""
     import micrograd
@@ -135,8 +155,9 @@ def _readable_roots() -> list[str]:
     }
     paths.update(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
     paths.update(p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p)
-    if os.environ.get("MICROGRAD_NAMES_FILE"):  # data.names()'s copy (chapters 7 and 8): read-only
-        paths.add(os.path.dirname(os.path.abspath(os.environ["MICROGRAD_NAMES_FILE"])))
+    names = names_copy()  # data.names()'s file (chapters 7 and 8): read-only
+    if names:
+        paths.add(os.path.dirname(names))
     if site.ENABLE_USER_SITE and site.USER_SITE:
         paths.add(site.USER_SITE)
     real = sorted(
@@ -213,8 +234,10 @@ def command(folder: str, use_bwrap: bool, module: str = "micrograd.grading.runne
 def environment(use_bwrap: bool) -> dict[str, str]:
     """The child's environment: no teacher's secrets, Jupyter's and matplotlib's state in /tmp."""
     keep = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "JUPYTER_PATH", "SYSTEMROOT", "TZ")
-    keep += ("MICROGRAD_NAMES_FILE",)
     env = {k: os.environ[k] for k in keep if k in os.environ}
+    names = names_copy()
+    if names:  # the child reads the teacher's copy (it may have no network, and its own HOME)
+        env["MICROGRAD_NAMES_FILE"] = names
     env.update(MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
     if use_bwrap:
         env.update(

@@ -9,8 +9,9 @@
 
 Its settings are declared once, here (`FIELDS`), and sent to the page (`options()["schema"]`):
 the page builds its controls and its URL from them. The data are makemore's names
-(`micrograd.data.names()`, not in every build: refused in one line, the page offers the
-built-in words), the built-in words, or words the learner pastes, one a line
+(`micrograd.data.names()`: downloaded once, or carried by the site; where they cannot be had,
+refused in one line, and the page offers the built-in words), the built-in words, or words the
+learner pastes, one a line
 (`gpt_frames.word_list`: a word, a character or a length out of range refused in one line that
 names it). The model's size is held within limits that keep a step live.
 
@@ -69,14 +70,12 @@ def read_names() -> tuple[str, ...]:
 
 
 def names_or_why() -> tuple[list[str] | None, str]:
-    """makemore's names, or None and the one line the page shows instead."""
+    """makemore's names, or None and the one line the page shows instead (`data.names_file`'s:
+    where they were looked for, and how to give them)."""
     try:
         return list(read_names()), ""
-    except (FileNotFoundError, OSError):
-        return None, (
-            "makemore's names are not in this build (names.txt is missing): "
-            "choose the built-in words or paste your own"
-        )
+    except OSError as e:
+        return None, f"{e} (or choose the built-in words, or paste your own)"
 
 
 def schema() -> list[dict[str, Any]]:

@@ -394,10 +394,12 @@ def course_files(
     cache_dir: pathlib.Path,
     log: Callable[[str], None] = print,
     solutions: bool = True,
+    wheel: tuple[str, bytes] | None = None,
 ) -> dict[str, bytes]:
     """Every file of the course app, by its path under the site (``course/...``); {} with a line
     in the log when the notebooks or the build tools are missing. `solutions`: False for a
-    class's hand-out (`without_solutions`)."""
+    class's hand-out (`without_solutions`). `wheel`: micrograd's, (file name, bytes), as the
+    site ships it (with makemore's names where the site has them); default `package_wheel()`."""
     missing = tools_missing()
     if missing:
         log(missing)
@@ -410,7 +412,7 @@ def course_files(
         )
         return {}
     wheels = all_wheels(cache_dir, log)
-    mg_name, mg_data = package_wheel()
+    mg_name, mg_data = wheel or package_wheel()
     pyodide = pyodide_files(archive)
     with tempfile.TemporaryDirectory(prefix="micrograd-lite-") as tmp:
         app = build_app(notebooks, wheels, log, pathlib.Path(tmp), solutions)
@@ -503,8 +505,11 @@ def add_course(
     solutions: bool = True,
 ) -> None:
     """`build_site`'s hook: the course's files into the site's `files`, and its link on `pages`
-    (nothing, with a line in the log, when it cannot be built here)."""
-    course = course_files(archive, cache_dir, log, solutions)
+    (nothing, with a line in the log, when it cannot be built here). The course's kernel loads
+    the site's own wheel of micrograd (makemore's names in it where the site has them)."""
+    (name,) = [rel for rel in files if rel.startswith("wheels/") and rel.endswith(".whl")]
+    wheel = (name.split("/", 1)[1], files[name])
+    course = course_files(archive, cache_dir, log, solutions, wheel)
     if course:
         files.update(course)
         link_pages(files, pages)

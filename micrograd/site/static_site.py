@@ -47,6 +47,7 @@ from importlib import resources
 
 from .. import __version__
 from ..core.atomic import atomic_write, prepare_folder
+from ..core.download import cache_dir
 
 PYODIDE_VERSION = "314.0.7"  # CPython 3.14.2 in WebAssembly
 # npm's integrity of pyodide-PYODIDE_VERSION.tgz (`npm view pyodide@314.0.7 dist.integrity`)
@@ -87,12 +88,9 @@ class SiteReport:
 
 
 def default_cache() -> pathlib.Path:
-    """Where the Pyodide archive is kept: $MICROGRAD_CACHE, else $XDG_CACHE_HOME/micrograd, else
-    ~/.cache/micrograd."""
-    if os.environ.get("MICROGRAD_CACHE"):
-        return pathlib.Path(os.environ["MICROGRAD_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return pathlib.Path(base) / "micrograd"
+    """Where the Pyodide archive is kept: micrograd's cache folder (`core.download.cache_dir`:
+    $MICROGRAD_CACHE, else the platform's, e.g. ~/.cache/micrograd)."""
+    return cache_dir()
 
 
 # ------------------------------------------------------------------ Pyodide, from npm
@@ -187,12 +185,14 @@ def pyodide_files(archive: bytes) -> dict[str, bytes]:
 # ------------------------------------------------------------------ micrograd, as a wheel
 
 
-def package_wheel() -> tuple[str, bytes]:
+def package_wheel(names: bytes | None = None) -> tuple[str, bytes]:
     """A wheel of the installed micrograd package, made in memory: every file of the package as
     it is installed (its modules and package data, no caches), less the course's notebooks,
     which the browser never reads (a clone's micrograd/notebooks is a link rglob does not follow,
     an installed one a folder: without them the site is the same either way, and every visitor
-    downloads 0.1 MB less), and the engine's compiled core (`NATIVE`). Returns (file name, bytes).
+    downloads 0.1 MB less), and the engine's compiled core (`NATIVE`); with `names` (makemore's
+    names.txt), the file `data.names()` reads first in a build that carries it
+    (micrograd/datasets/names.txt, beside its licence). Returns (file name, bytes).
     """
     import micrograd
 
@@ -209,6 +209,9 @@ def package_wheel() -> tuple[str, bytes]:
     dist = DIST_NAME.replace("-", "_")
     info = f"{dist}-{__version__}.dist-info"
     entries = [(f"micrograd/{p.relative_to(root).as_posix()}", p.read_bytes()) for p in files]
+    entries = [e for e in entries if e[0] != "micrograd/datasets/names.txt"]  # (an old copy)
+    if names is not None:
+        entries.append(("micrograd/datasets/names.txt", names))
     entries += [
         (
             f"{info}/METADATA",
@@ -401,8 +404,11 @@ def snapshot(log: Callable[[str], None] = print) -> list[dict]:
     return baked
 
 
-def site_files(archive: bytes, log: Callable[[str], None] = print) -> dict[str, bytes]:
-    """Every file of the site, by its path in the folder."""
+def site_files(
+    archive: bytes, log: Callable[[str], None] = print, names: bytes | None = None
+) -> dict[str, bytes]:
+    """Every file of the site, by its path in the folder; `names`: makemore's names.txt, in the
+    wheel (the GPT view and the course train on them), or None (the GPT view's built-in words)."""
     files: dict[str, bytes] = {}
     for out, src in PAGES.items():
         files[out] = page(src).encode("utf-8")
@@ -413,7 +419,7 @@ def site_files(archive: bytes, log: Callable[[str], None] = print) -> dict[str, 
     pyodide = pyodide_files(archive)
     for name, data in pyodide.items():
         files[f"pyodide/{name}"] = data
-    wheel_name, wheel = package_wheel()
+    wheel_name, wheel = package_wheel(names)
     files[f"wheels/{wheel_name}"] = wheel
     memory = python_memory(pyodide, wheel, log)
     if memory is not None:
@@ -440,20 +446,33 @@ def site_files(archive: bytes, log: Callable[[str], None] = print) -> dict[str, 
     return files
 
 
+def _names_txt() -> bytes:
+    from ..data import names_file
+
+    try:
+        return names_file().read_bytes()
+    except OSError as e:
+        raise SiteError(f"{e} (or build without them: --no-names)") from None
+
+
 def build_site(
     out_dir: str | os.PathLike,
     cache_dir: str | os.PathLike | None = None,
     log: Callable[[str], None] = print,
     course: Callable[..., None] | None = None,
+    names: bool = True,
 ) -> SiteReport:
     """Write the static site into `out_dir` (made if missing; other files in it are left alone,
-    older wheels of ours removed). Each file is written atomically. Raises SiteError (one line)
-    when Pyodide cannot be had, ValueError when the folder cannot be written."""
+    older wheels of ours removed). Each file is written atomically. `names`: carry makemore's
+    names.txt (`data.names_file()`: MICROGRAD_NAMES_FILE, the cache, else downloaded once).
+    Raises SiteError (one line) when Pyodide or the names cannot be had, ValueError when the
+    folder cannot be written."""
     folder = os.fspath(out_dir)
     prepare_folder(folder, [os.path.join(folder, "site.json")], "OUT_DIR")
+    names_txt = _names_txt() if names else None
     cache = pathlib.Path(cache_dir) if cache_dir is not None else default_cache()
     archive, source = pyodide_archive(cache, log)
-    files = site_files(archive, log)
+    files = site_files(archive, log, names_txt)
     if course is not None:  # the course in the browser: course_app.add_course, in course/
         course(files, archive, cache, tuple(PAGES), log)
     for rel, data in files.items():
