@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import email
 import json
-import os
 import pathlib
 import re
 import shutil
@@ -142,10 +141,8 @@ def test_each_wheel_alone_has_its_engine_and_karpathys_moons_loss(venvs, tmp_pat
     assert said["platform"]["moons"] == said["pure"]["moons"] == repr(KARPATHY_LOSS)
 
 
-def test_each_wheel_alone_gives_microgpts_first_losses(venvs, tmp_path) -> None:
-    names = os.environ.get("MICROGRAD_NAMES_FILE") or str(data.NAMES_FILE)
-    if not pathlib.Path(names).is_file():
-        pytest.skip("makemore's names.txt is not here: MICROGRAD_NAMES_FILE=... names it")
+def test_each_wheel_alone_gives_microgpts_first_losses(venvs, tmp_path, names_file) -> None:
+    names = str(names_file)  # the suite's shared copy of makemore's names.txt (tests/conftest.py)
     said = {
         kind: json.loads(run_alone(venvs[kind], [str(CHECK)], tmp_path, MICROGRAD_NAMES_FILE=names))
         for kind in ("platform", "pure")
