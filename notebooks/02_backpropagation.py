@@ -118,7 +118,7 @@ draw_dot(o)
 # point where no input is 0 or 1: there x2 = 0 cannot make a wrong product come out right.
 
 # %%
-from micrograd.check.notebook import compare_grads
+from micrograd.check.notebook import accumulates, compare_grads
 
 SECOND = dict(x1=1.5, x2=-0.5, w1=-2.5, w2=0.75, b=4.5)   # the second point
 
@@ -276,6 +276,7 @@ for nodes in (o, n, x1w1x2w2, x1w1, x2w2), there[:5]:
     for node in nodes:
         node._backward()
 compare_grads([n, x1w1x2w2, b, x1w1, x2w2, x1, w1, x2, w2], root=o, second=there)
+accumulates(Value)   # each _backward adds (+=) to a grad a node already holds
 # the neuron uses each node once; a node used twice gets the sum of both uses
 for op, twice, want in (('+', lambda a: a + a, 2.0), ('*', lambda a: a * a, 6.0)):
     a = Value(3.0, label='a')

@@ -717,3 +717,64 @@ def test_a_failing_nodejs_is_one_line(monkeypatch: Any, tmp_path: pathlib.Path) 
     assert str(err.value) == (
         "saving the course kernel's start in Node.js failed: Error: Snapshot build id mismatch"
     )
+
+
+# The course's kernel.js in Node.js, restoring the memory the build saved (as the browser's
+# worker does), then the collector run, as a learner's first cell that makes many objects runs
+# it: whatever a deallocator raises there (sys.unraisablehook: "Exception ignored while calling
+# deallocator ...") is printed, as is anything still open.
+RESTORE_IN_NODE = """
+const [kernel, base] = process.argv.slice(-2);
+const { loadPyodide } = await import(kernel);
+const py = await loadPyodide({
+  memoryURL: `${base}course/static/wheels/kernel-memory.gz`,
+  filesURL: `${base}course/static/wheels/kernel-files.gz`,
+});
+console.log(py.runPython(`
+import gc, io, sys, zipfile
+said = []
+sys.unraisablehook = lambda u: said.append(f"{u.exc_type.__name__}: {u.exc_value} ({u.object!r})")
+restored = 'micrograd.check' in sys.modules
+gc.collect()
+left = [repr(o) for o in gc.get_objects() if isinstance(o, zipfile.ZipFile) and o.fp is not None]
+'restored' if restored else 'started afresh', said, left
+`).toJs().join("\\n"));
+"""
+
+
+@pytest.mark.slow
+def _kernel_js_for_node(built: pathlib.Path, tmp: pathlib.Path) -> str:
+    """The app's kernel.js, its Pyodide found by path (Node.js's Pyodide reads its files by
+    path, not by file: URL): the URL of that copy."""
+    pyodide = built / "s" / "pyodide"
+    src = (built / "s" / "course" / course_site.KERNEL_JS).read_text()
+    index = 'new URL("../pyodide/", import.meta.url).href'
+    assert src.count(index) == 1 and src.count('from "../pyodide/') == 2
+    src = src.replace(index, json.dumps(f"{pyodide}/"))
+    src = src.replace('from "../pyodide/', f'from "{pyodide.as_uri()}/')
+    (tmp / "kernel.mjs").write_text(src)
+    return (tmp / "kernel.mjs").as_uri()
+
+
+def test_a_restored_kernel_has_nothing_open_and_collects_without_a_word(
+    built: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    """Every fresh browser kernel printed `ZipFile.__del__ … OSError: [Errno 8] Bad file
+    descriptor` at its first collection: importlib.metadata's cache held python314.zip open
+    when the memory was saved (course_memory.CLOSE)."""
+    import shutil
+
+    node = shutil.which("node") or shutil.which("nodejs")
+    if node is None:
+        _unavailable("Node.js is needed to restore the course's kernel outside a browser")
+    kernel = _kernel_js_for_node(built, tmp_path)
+    with served(built) as url:
+        done = subprocess.run(
+            [node, "--input-type=module", "-e", RESTORE_IN_NODE, kernel, f"{url}s/"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.strip().splitlines()
+    assert lines[-3:] == ["restored", "", ""], done.stdout[-2000:]

@@ -165,8 +165,21 @@ def _fd(f: Callable[[Floats], Floats], xs: Floats) -> Floats:
     return grads
 
 
-def _grads_right(name: str, leaves: Sequence[Any], want: Floats, names: Sequence[str]) -> None:
+def _grads_right(
+    name: str,
+    leaves: Sequence[Any],
+    want: Floats,
+    names: Sequence[str],
+    slips: Sequence[tuple[str, Floats]] = (),
+) -> None:
+    """The inputs' grads against `want`; a wrong set that matches one of `slips` (each the
+    grads a classic slip gives, worked out in floats) is named by its cause."""
     got = [getattr(v, "grad", None) for v in leaves]
+    if all(isinstance(g, (int, float)) and not isinstance(g, bool) for g in got):
+        right = all(near(float(g), w, GRAD_REL) for g, w in zip(got, want))
+        for why, grads in slips:
+            if not right and all(near(float(g), w, GRAD_REL) for g, w in zip(got, grads)):
+                fail(f"{name}'s numbers are right but its grads are not: {why}")
     if all(isinstance(g, (int, float)) and g == 0 for g in got) and any(
         abs(w) > 1e-6 for w in want
     ):
@@ -386,7 +399,22 @@ def check_rmsnorm(rmsnorm: Callable[..., Any], V: type) -> None:
                     continue
             fail(f"{where} gave {_show(got)}; want {_show(want)} (xᵢ / √(mean(x²) + 1e-5))")
         _backward(where, V, out)
-        _grads_right(where, x, _fd(rmsnorm_f, list(xs)), [f"x{i}" for i in range(len(xs))])
+        scale = 1 / math.sqrt(math.fsum(y * y for y in xs) / len(xs) + EPS)
+        cut = [COEFS[i % len(COEFS)] * scale for i in range(len(xs))]  # xᵢ × a plain float
+        _grads_right(
+            where,
+            x,
+            _fd(rmsnorm_f, list(xs)),
+            [f"x{i}" for i in range(len(xs))],
+            [
+                (
+                    "the scale 1/√(mean(x²) + 1e-5) is a plain float (computed from .data), so "
+                    "no gradient flows through it; keep it a Value, e.g. (ms + 1e-5) ** -0.5 "
+                    "with ms the Value mean of the squares",
+                    cut,
+                )
+            ],
+        )
     passed("rmsnorm is right: xᵢ / √(mean(x²) + 1e-5), and its grads")
 
 
