@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..viz.formatting import format_number as fmt
-from .notebook import CheckFailed, fail, passed
+from .notebook import CheckFailed, attempted, fail, passed
 
 EPS = 1e-5  # RMSNorm's epsilon, as microgpt writes it
 REL = 1e-9  # outputs: within this (relative, beyond ±1) of the formula
@@ -211,6 +211,7 @@ SOFTMAX_POINTS: tuple[tuple[float, ...], ...] = (
 
 def check_softmax(softmax: Callable[..., Any], V: type) -> None:
     """`softmax(logits)` → a list of Values: exp(xᵢ − max) / Σⱼ exp(xⱼ − max)."""
+    attempted("softmax", softmax)
     for xs in SOFTMAX_POINTS:
         logits = _leaves(V, xs)
         where = f"softmax({_show(xs)})"
@@ -270,6 +271,7 @@ CE_POINTS: tuple[tuple[tuple[float, ...], int], ...] = (
 
 def check_cross_entropy(cross_entropy: Callable[..., Any], V: type) -> None:
     """`cross_entropy(logits, target)` → a Value: −log softmax(logits)[target]."""
+    attempted("cross_entropy", cross_entropy)
     for xs, t in CE_POINTS:
         logits = _leaves(V, xs)
         where = f"cross_entropy({_show(xs)}, {t})"
@@ -307,6 +309,7 @@ def check_cross_entropy(cross_entropy: Callable[..., Any], V: type) -> None:
 def check_sequence_loss(sequence_loss: Callable[..., Any], V: type) -> None:
     """`sequence_loss(rows, targets)` → a Value: the mean over positions of each row's
     cross-entropy at its target (a name's loss, as microgpt averages it)."""
+    attempted("sequence_loss", sequence_loss)
     rows_f = [(1.0, 2.0, 0.5), (0.0, -1.5, 2.5), (0.75, 0.25, -0.5), (1.5, 1.0, 2.0)]
     targets = [2, 0, 1, 2]
     rows = [_leaves(V, r) for r in rows_f]
@@ -352,6 +355,7 @@ RMS_POINTS: tuple[tuple[float, ...], ...] = (
 
 def check_rmsnorm(rmsnorm: Callable[..., Any], V: type) -> None:
     """`rmsnorm(x)` → a list of Values: xᵢ / √(mean(x²) + 1e-5)."""
+    attempted("rmsnorm", rmsnorm)
     slips: list[tuple[str, Callable[[Sequence[float]], Floats]]] = [
         (
             "takes the mean of x, not of x²: RMS is the root of the mean square",
@@ -434,6 +438,7 @@ ATTENTION_POINTS: tuple[tuple[Floats, list[Floats], list[Floats]], ...] = (
 def check_attention(attention: Callable[..., Any], V: type) -> None:
     """`attention(q, keys, values)` → a list of Values (the head's output at this position):
     softmax over the positions t of q·keys[t] / √head_size, applied to values[t]."""
+    attempted("attention", attention)
     for q_f, k_f, v_f in ATTENTION_POINTS:
         q, keys, values = (
             _leaves(V, q_f),

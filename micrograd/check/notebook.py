@@ -443,6 +443,23 @@ def unfilled(obj: Any) -> str | None:
     return said + (f", and {more} more" if more else "")
 
 
+def not_attempted(name: str, where: str) -> str:
+    """The one line for an exercise still holding `...` (`where`: what `unfilled` said)."""
+    what = f" ({where})" if where else ""
+    return (
+        f"not attempted: {name} still has {PLACEHOLDER}{what}: replace each {PLACEHOLDER} with "
+        f"your code, run that cell, then this one"
+    )
+
+
+def attempted(name: str, obj: Any) -> None:
+    """`CheckFailed` ("not attempted", and what goes where) when the learner's `obj` still holds
+    a `...` placeholder: the check's first step, before it calls the learner's code."""
+    where = unfilled(obj)
+    if where is not None:
+        fail(not_attempted(name, where))
+
+
 def _cell_source(tb: TracebackType | None) -> str:
     """The source of the cell a traceback starts in (IPython keeps each cell in linecache)."""
     import linecache
@@ -470,11 +487,7 @@ def _not_attempted(shell: Any, source: str) -> str | None:
         where = unfilled(ns[node.id])
         if where is None:
             continue
-        what = f" ({where})" if where else ""
-        return (
-            f"not attempted: {node.id} still has {PLACEHOLDER}{what}: replace each {PLACEHOLDER} "
-            f"with your code, run that cell, then this one"
-        )
+        return not_attempted(node.id, where)
     return None
 
 
