@@ -276,7 +276,6 @@ for nodes in (o, n, x1w1x2w2, x1w1, x2w2), there[:5]:
     for node in nodes:
         node._backward()
 compare_grads([n, x1w1x2w2, b, x1w1, x2w2, x1, w1, x2, w2], root=o, second=there)
-accumulates(Value)   # each _backward adds (+=) to a grad a node already holds
 # the neuron uses each node once; a node used twice gets the sum of both uses
 for op, twice, want in (('+', lambda a: a + a, 2.0), ('*', lambda a: a * a, 6.0)):
     a = Value(3.0, label='a')
@@ -287,6 +286,7 @@ for op, twice, want in (('+', lambda a: a + a, 2.0), ('*', lambda a: a * a, 6.0)
            if a.grad == want / 2 else op + ': ')
     assert a.grad == want, (f'{why}for out = a {op} a with a = 3.0, a.grad is {a.grad} '
                             f'after out._backward(), expected {want}')
+accumulates(Value)   # and each _backward adds (+=) to a grad its inputs already hold
 
 # %% [markdown]
 # ## Exercise: the order, and `backward()`

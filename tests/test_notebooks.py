@@ -677,14 +677,14 @@ BUGS = [
         "01_derivatives_and_value",
         "step2",
         ("d.grad = -2.0", "d.grad = d.data"),
-        "✗ d.grad = 4.0000, but nudging d moves L by -2.000000 per unit: "
+        "d.grad = 4.0000, but nudging d moves L by -2.000000 per unit: "
         "∂(d·f)/∂d is f, the other factor, not d itself",
     ),
     (
         "02_backpropagation",
         "by_hand",
         ("(1 - o.data) * (1 + o.data)", "1 - o.data"),
-        "✗ n.grad = 0.2929, but nudging n moves o by 0.500000 per unit",
+        "n.grad = 0.2929, but nudging n moves o by 0.500000 per unit",
     ),
     (  # right at the lecture's numbers only (x2 = 0): caught at the second point
         "02_backpropagation",
@@ -710,6 +710,22 @@ BUGS = [
             "self.grad = out.grad * other.data\n            other.grad = out.grad * self.data",
         ),
         "`_backward` assigns (=) instead of accumulating (+=) in `*`",
+    ),
+    (  # half of + assigning: a + a still gives 2 (other's += adds to self's =), so the grade
+        # blamed backward(); a grad already held, lost, is caught by backward_ops' own check
+        "02_backpropagation",
+        "backward_ops",
+        ("self.grad = self.grad + out.grad", "self.grad = 1.0 * out.grad"),
+        "+: a.grad held 0.25 before out._backward() (from another use) and is 1.5 after it for "
+        "out = a + b with out.grad = 1.5, expected 0.25 + 1 × 1.5 = 1.75: `_backward` assigns "
+        "(=) self.grad instead of adding to it (+=)",
+    ),
+    (
+        "02_backpropagation",
+        "backward_ops",
+        ("(1 - out.data**2)", "(1 - self.data**2)"),
+        "that is (1 − n²) × o.grad, with n the input: tanh's local derivative is 1 − t², "
+        "t = o.data the output",
     ),
     (
         "02_backpropagation",
@@ -833,6 +849,7 @@ def test_a_bug_stops_the_notebook_at_the_check_that_names_it(
         if any(o.output_type == "error" for o in c.get("outputs", []))
     )
     assert failed > _exercises(nb)[key], "the notebook stopped before the exercise"
+    assert nb.cells[failed].metadata.get("checks") == key, "not the exercise's own check"
     shown = _printed(nb.cells[failed])
     assert said in shown, shown
     assert "AssertionError" in shown or "CheckFailed" in shown, shown

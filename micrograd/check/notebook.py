@@ -193,8 +193,8 @@ def _why(v: Any, got: float, order: list[Any], truth: dict[int, float], names: N
 
 
 def _judge(nodes: Sequence[Any], root: Any, names: Names, where: str = "") -> list[str]:
-    """A ✓ line per right node (printed); a line per wrong one returned (not printed: the
-    caller prints all but the first, which is the line the check stops with)."""
+    """A line per node, printed in order (✓ or ✗), but for the first wrong one, which is the line
+    the check stops with (shown once, as its failure); the wrong ones returned."""
     order = _graph(root)
     truth = {id(v): _nudge(order, v) for v in order}
     top = names(root)
@@ -203,10 +203,13 @@ def _judge(nodes: Sequence[Any], root: Any, names: Names, where: str = "") -> li
         g = getattr(v, "grad", None)
         name = names(v)
         if g is ...:
-            wrong.append(
+            line = (
                 f"not attempted: {name}.grad is still `...`: replace it with your number (or "
                 f"expression), run that cell, then this one"
             )
+            if wrong:
+                print(f"✗ {line}")
+            wrong.append(line)
             continue
         want = truth[id(v)]
         if isinstance(g, (int, float)) and not isinstance(g, bool) and _near(float(g), want):
@@ -218,6 +221,8 @@ def _judge(nodes: Sequence[Any], root: Any, names: Names, where: str = "") -> li
         said += f"by {want:.6f} per unit"
         if number:
             said += f": {_why(v, float(g), order, truth, names)}"
+        if wrong:  # (the first is the line the check stops with: shown once, there)
+            print(f"✗ {where}{said}")
         wrong.append(f"{where}{said}")
     return wrong
 
@@ -355,8 +360,6 @@ def compare_grads(
             f"at a second point ({_at(there[0])}): ",
         )
     if wrong:
-        for line in wrong[1:]:  # the first is the check's own line, once (CheckFailed's)
-            print(f"✗ {line}")
         more = len(wrong) - 1
         fail(wrong[0] + (f" (and {more} more, above)" if more else ""))
     also = ", at the lecture's numbers and at a second point" if there else ""
@@ -374,7 +377,7 @@ def accumulates(value_class: type, ops: Sequence[str] = ("+", "*", "tanh")) -> N
     from another use: a = 3, b = -2 holding grads 0.25 and -0.5, out = a op b with out.grad =
     1.5, then out._backward() alone. An input's grad that comes out as its local derivative ×
     1.5, the 0.25 (or -0.5) gone, was assigned (=); `CheckFailed` names the op and the input
-    (self or other), whatever the other input did. Prints nothing when all add."""
+    (self or other), whatever the other input did. A ✓ line when all add."""
     build = {
         "+": (lambda a, b: a + b, lambda x, y: (1.0, 1.0)),
         "*": (lambda a, b: a * b, lambda x, y: (y, x)),
@@ -396,7 +399,7 @@ def accumulates(value_class: type, ops: Sequence[str] = ("+", "*", "tanh")) -> N
             said = (
                 f"{op}: {name}.grad held {held} before out._backward() (from another use) and "
                 f"is {got!r} after it for out = {expr} with out.grad = {UPSTREAM}, expected "
-                f"{held} + {fmt(d)} × {UPSTREAM} = {fmt(want)}"
+                f"{held} + {d:.6g} × {UPSTREAM} = {want:.6g}"
             )
             if isinstance(got, (int, float)) and _near(float(got), d * UPSTREAM):
                 said += (
@@ -404,6 +407,7 @@ def accumulates(value_class: type, ops: Sequence[str] = ("+", "*", "tanh")) -> N
                     f"node used twice keeps only its last use's gradient"
                 )
             fail(said)
+    passed(f"{', '.join(ops[:-1])} and {ops[-1]} add (+=) to the grads their inputs already hold")
 
 
 # ------------------------------------------------------------------ how a failed check shows
@@ -415,32 +419,46 @@ PLACEHOLDER = "`...`"
 def unfilled(obj: Any) -> str | None:
     """Where a learner's exercise (a function or class defined in the notebook) still holds a
     `...` placeholder: the first one's line (its comment, which says what goes there, if it has
-    one) and how many more; None when it holds none (or is not the learner's)."""
+    one) and how many more; "" for a plain `...`; None when it holds none (or is not the
+    learner's)."""
     import inspect
-    import textwrap
 
     if obj is ...:
         return ""
-    if not (inspect.isfunction(obj) or inspect.isclass(obj)):
-        return None
     if getattr(obj, "__module__", None) != "__main__":
         return None  # micrograd's, or a module's: not an exercise
-    try:
-        source = textwrap.dedent(inspect.getsource(obj))
-        tree = ast.parse(source)
-    except (OSError, TypeError, SyntaxError):  # no source kept: the constants say it
-        code = getattr(obj, "__code__", None)
-        return "" if code is not None and ... in code.co_consts else None
-    lines = source.splitlines()
-    spots = sorted(
-        {n.lineno for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value is ...}
-    )
+    if inspect.isclass(obj):  # its methods, in the order they are written
+        functions = [f for f in vars(obj).values() if inspect.isfunction(f)]
+    elif inspect.isfunction(obj):
+        functions = [obj]
+    else:
+        return None
+    spots: list[str] = []
+    for f in sorted(functions, key=lambda f: f.__code__.co_firstlineno):
+        spots += _dots(f)
     if not spots:
         return None
-    line = lines[spots[0] - 1].strip()
+    line = spots[0]
     said = line.split("#", 1)[1].strip() if "#" in line else f"at `{line}`"
     more = len(spots) - 1
     return said + (f", and {more} more" if more else "")
+
+
+def _dots(f: Any) -> list[str]:
+    """The lines of function `f` that hold a `...` (a line each, stripped)."""
+    import inspect
+    import textwrap
+
+    try:
+        source = textwrap.dedent(inspect.getsource(f))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError):  # no source kept: its constants say it
+        return ["..."] if ... in f.__code__.co_consts else []
+    lines = source.splitlines()
+    at = sorted(
+        {n.lineno for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value is ...}
+    )
+    return [lines[i - 1].strip() for i in at]
 
 
 def not_attempted(name: str, where: str) -> str:
