@@ -652,6 +652,52 @@ def test_correct_answers_run_every_check_green(
         assert "✓ gpt is micrograd.gpt's GPT (1 layer, 2 heads)" in text and text.count("✓") == 3
 
 
+# A right engine the lecture does not write: its own - and /, _prev a list, each node's local
+# derivatives stored at the forward pass and one _backward for every op. Judged by what it
+# computes, it passes notebook 2's checks (and backward_ops' += check) as the lecture's does.
+UNUSUAL_OPS = """\
+class Value:
+    def __init__(self, data, _children=(), _op='', label='', _local=()):
+        self.data, self.grad, self._op, self.label = data, 0.0, _op, label
+        self._prev = list(_children)
+        self._local = list(_local)   # d self / d child, one per child
+        self._backward = self._push
+
+    def _push(self):
+        for child, d in zip(self._prev, self._local):
+            child.grad += d * self.grad
+
+    def __add__(self, other):
+        return Value(self.data + other.data, (self, other), '+', _local=(1.0, 1.0))
+
+    def __sub__(self, other):
+        return Value(self.data - other.data, (self, other), '-', _local=(1.0, -1.0))
+
+    def __mul__(self, other):
+        return Value(self.data * other.data, (self, other), '*', _local=(other.data, self.data))
+
+    def __truediv__(self, other):
+        d = (1 / other.data, -self.data / other.data**2)
+        return Value(self.data / other.data, (self, other), '/', _local=d)
+
+    def tanh(self):
+        t = math.tanh(self.data)
+        return Value(t, (self,), 'tanh', _local=(1 - t * t,))
+"""
+
+
+@pytest.mark.jupyter
+def test_an_unusual_but_right_engine_passes_notebook_2(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = "02_backpropagation"
+    _ready(name, tmp_path)
+    nb = _filled(name, {**FILLS[name], "backward_ops": UNUSUAL_OPS})
+    _execute(nb, tmp_path, monkeypatch)  # raises at a check that fails
+    text = "".join(_printed(c) for c in nb.cells if c.cell_type == "code")
+    assert "✓ +, * and tanh add (+=) to the grads their inputs already hold" in text
+
+
 @pytest.mark.parametrize("name", [n for n in NAMES if FILLS[n]])
 @pytest.mark.jupyter
 @pytest.mark.slow
