@@ -27,7 +27,7 @@ import pytest
 from micrograd.commands.cli import main
 from micrograd.core import setup_cell
 from micrograd.site import course_app as course_site
-from micrograd.site import course_wheels
+from micrograd.site import course_start, course_wheels
 from micrograd.site import static_site as site
 
 from .conftest import _unavailable, watch_errors
@@ -210,14 +210,41 @@ def test_the_start_page_lists_the_chapters_in_order(built: pathlib.Path) -> None
     assert [h.split("=", 1)[1] for h, _ in opens] == [f"{n}.ipynb" for n in course_site.NOTEBOOKS]
     labs = [h for h, _ in page.links if h.startswith("lab/index.html?path=")]
     assert labs == [f"lab/index.html?path={n}.ipynb" for n in course_site.NOTEBOOKS]
-    for (_, text), name in zip(opens, course_site.NOTEBOOKS):
+    for i, ((_, text), name) in enumerate(zip(opens, course_site.NOTEBOOKS), 1):
         nb = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())
         title = "".join(nb["cells"][0]["source"]).splitlines()[0].lstrip("# ").replace("`", "")
-        assert text.startswith(title), (text, title)  # the title, then one line
-        assert len(text) > len(title) + 20  # and its one line
+        title = re.sub(r"^\d+\. ", "", title)
+        # numbered in order, 1 to 8, the appendix (file 06) as chapter 6: nothing looks missing
+        assert text.startswith(f"{i}. {title}"), (text, title)  # the title, then one line
         assert ("Start here" in text) == (name == course_site.NOTEBOOKS[0])
+        (does,) = [c.does for c in course_start.CHAPTERS if c.name == name]
+        assert text.endswith(does) and len(does) > 60  # what the learner does in it
     assert "".join(page.text).count("Start here") == 1 and "Start here" in opens[0][1]
     assert "kept in this browser" in "".join(page.text)
+
+
+def test_a_chapter_is_one_entry_of_the_start_pages_list(tmp_path: pathlib.Path) -> None:
+    """Chapter 9 (its notebook, 09_...) added as one entry: listed ninth, numbered 9, with its
+    line; the course's notebooks are read from the same list."""
+    assert course_site.NOTEBOOKS == tuple(c.name for c in course_start.CHAPTERS)
+    assert [c.number for c in course_start.CHAPTERS] == [str(i) for i in range(1, 9)]
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    for c in course_start.CHAPTERS:
+        (folder / f"{c.name}.ipynb").write_bytes(
+            (ROOT / "notebooks" / f"{c.name}.ipynb").read_bytes()
+        )
+    nine = {"cells": [{"cell_type": "markdown", "source": ["# 9. Why isn't it learning?\n"]}]}
+    (folder / "09_why_isnt_it_learning.ipynb").write_text(json.dumps(nine))
+    entry = course_start.Chapter(
+        "09_why_isnt_it_learning", "9", "Find out why a network does not learn, and fix it."
+    )
+    page = course_start.start_page(folder, "t", (*course_start.CHAPTERS, entry)).decode()
+    items = re.findall(r'<span class="title">([^<]*)</span>', page)
+    assert len(items) == 9 and items[5].startswith("6. Appendix: second derivatives")
+    assert items[8] == "9. Why isn&#x27;t it learning?"
+    assert 'href="notebooks/index.html?path=09_why_isnt_it_learning.ipynb"' in page
+    assert "Find out why a network does not learn, and fix it." in page
 
 
 @pytest.mark.slow

@@ -55,7 +55,7 @@ from ..core.atomic import atomic_write
 from ..core.setup_cell import installed_setup
 from ..grading.graded_notebook import without_solutions
 from .course_memory import kernel_memory
-from .course_start import PAGE, start_page
+from .course_start import CHAPTERS, PAGE, start_page
 from .course_wheels import WHEELS, all_wheels, sha256
 from .static_site import DIST_NAME, PYODIDE_VERSION, SiteError, package_wheel, pyodide_files
 
@@ -63,16 +63,7 @@ COURSE = "course"  # the app's folder in the site
 LINK_TEXT = "Learn: the course in your browser"
 LINK_HREF = "course/start.html"  # the start page (course_start.py)
 LINK_STYLE = "<style>@media (max-width: 600px) { .course-more { display: none; } }</style>\n"
-NOTEBOOKS = (
-    "01_derivatives_and_value",
-    "02_backpropagation",
-    "03_neuron_to_mlp",
-    "04_moons_demo",
-    "05_pytorch_side_by_side",
-    "06_appendix_second_derivatives_and_jit",
-    "07_names_and_the_next_character",
-    "08_attention_and_the_gpt",
-)
+NOTEBOOKS = tuple(c.name for c in CHAPTERS)  # the course's notebooks, in order
 TOOLS = ("jupyterlite_core", "jupyterlite_pyodide_kernel", "jupyter_server")  # extra `site`
 TOOLS_MISSING = (
     "the course (JupyterLite) was left out: its build tools are not installed "
@@ -419,7 +410,7 @@ def course_files(
             for p in sorted(app.rglob("*"))
             if p.is_file() and not p.name.startswith(".jupyterlite.doit") and p.name not in UNUSED
         }
-    files[PAGE] = start_page(notebooks, NOTEBOOKS, lite_config()["jupyter-config-data"]["appName"])
+    files[PAGE] = start_page(notebooks, lite_config()["jupyter-config-data"]["appName"])
     _insert(files, "repl/index.html", '<meta charset="utf-8">', REPL_KERNEL)
     _insert(files, "notebooks/index.html", "<head>", PHONE_STYLE)
     for page in APP_PAGES:  # else the browser asks the host's root for /favicon.ico
