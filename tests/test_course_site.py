@@ -613,6 +613,7 @@ def test_learn_opens_the_start_page_then_notebook_1_alone(
             box = run.bounding_box()
             assert box["width"] >= 44 and box["height"] >= 44, box
             assert page.evaluate("document.documentElement.scrollWidth") <= size[0]
+            _a_phone_reads_the_notebook(page, size[0])
             _widgets_fit_a_phone(page, size[0], screenshot)
             return  # the rest is the same on a phone
         exercise = page.evaluate(CELL_INDEX, ["exercise", "slope"])
@@ -665,6 +666,36 @@ def test_learn_opens_the_start_page_then_notebook_1_alone(
         app.close()
 
 
+READABLE = """() => {  // what a phone shows of the notebook
+    const title = document.querySelector('#jp-title h1');
+    const box = title ? title.getBoundingClientRect() : null;
+    const badge = document.querySelector('.jp-NotebookTrustedStatus');
+    const badgeBox = badge ? badge.getBoundingClientRect() : null;
+    const cut = [];  // code lines that run past their cell's input area
+    for (const line of document.querySelectorAll('.jp-Notebook .jp-CodeCell .cm-line')) {
+        const area = line.closest('.jp-InputArea-editor').getBoundingClientRect();
+        if (line.getBoundingClientRect().right > area.right + 1) cut.push(line.textContent);
+    }
+    return {
+        title: title && box.width > 0 && box.bottom > 0 ? title.textContent : null,
+        titleRight: box ? box.right : null,
+        badgeLines: badgeBox && badgeBox.width > 0
+            ? Math.round(badgeBox.height / parseFloat(getComputedStyle(badge).lineHeight)) : 0,
+        cut,
+    };
+}"""
+
+
+def _a_phone_reads_the_notebook(page: Any, width: int) -> None:
+    """At a phone's width: the notebook's name on top, the trust badge gone (it means nothing
+    to a learner) or on one line, each code line wrapped inside its cell, not cut at the edge."""
+    seen = page.evaluate(READABLE)
+    assert seen["title"] == course_site.NOTEBOOKS[0], seen
+    assert seen["titleRight"] <= width, seen
+    assert seen["badgeLines"] <= 1, seen
+    assert not seen["cut"], seen["cut"][:3]
+
+
 OUTPUTS_RIGHT = """() => Math.max(...[...document.querySelectorAll('.jp-OutputArea-output')]
     .map(e => e.getBoundingClientRect().right))"""
 
@@ -694,6 +725,51 @@ def _widgets_fit_a_phone(page: Any, width: int, screenshot: Any) -> None:
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     assert page.evaluate(OUTPUTS_RIGHT) <= width, "an output wider than the phone's screen"
     assert backward.bounding_box()["x"] + backward.bounding_box()["width"] <= width
+
+
+RUN_ALL = """async () => {  // Run → Run All Cells, as a learner picks it; until it stops
+    await window.jupyterapp.commands.execute('notebook:run-all-cells');
+    await new Promise((done) => setTimeout(done, 500));
+    const notebook = window.jupyterapp.shell.currentWidget.content;
+    const cell = notebook.widgets[notebook.activeCellIndex];
+    const box = cell.node.getBoundingClientRect();
+    const view = notebook.node.getBoundingClientRect();
+    return {
+        active: notebook.activeCellIndex,
+        shown: box.bottom > view.top && box.top < view.bottom,
+        out: (cell.node.querySelector('.jp-Cell-outputWrapper') || {innerText: ''}).innerText,
+    };
+}"""
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (390, 844)], ids=["laptop", "phone"])
+def test_run_all_stops_at_an_unfilled_exercise_and_shows_its_line(
+    browser: Any, course_url: str, screenshot: Any, size: tuple[int, int]
+) -> None:
+    """Notebook 1 as it comes, Run All: it stops at the first check (slope's exercise still
+    holds its `...`), and the page shows that cell, its one red line, not the notebook's end."""
+    app = App(browser, course_url)
+    app.context.close()
+    app.context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    app.context.set_default_timeout(30_000)
+    app.context.route("**/*", app._route)
+    page = app.page = app.context.new_page()
+    app.errors = watch_errors(page)
+    name = f"{course_site.NOTEBOOKS[0]}.ipynb"
+    try:
+        page.goto(app.base + f"course/notebooks/index.html?path={name}")
+        page.wait_for_function(KERNEL_IDLE, arg=name, timeout=START_MS)
+        checks = page.evaluate(CELL_INDEX, ["checks", "slope"])
+        stopped = page.evaluate(RUN_ALL)
+        screenshot(page, f"course-run-all-stopped-{size[0]}")
+        assert stopped["active"] == checks, stopped
+        assert stopped["shown"], stopped
+        assert stopped["out"].strip() == (
+            "✗ not attempted: slope still has `...` (how much f moves when x moves by h, "
+            "divided by h): replace each `...` with your code, run that cell, then this one"
+        ), stopped
+    finally:
+        app.close()
 
 
 def test_work_is_saved_in_seconds(built: pathlib.Path) -> None:
