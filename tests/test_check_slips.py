@@ -87,9 +87,23 @@ def test_a_name_mistyped_in_a_cell_is_said_so_and_a_function_keeps_its_traceback
         shown.strip()
         == "✗ sloep is not defined: did you mean slope? (else run the cells above first)"
     )
-    # a name the cell defines itself, or one inside the learner's own function: Python's words
-    stopped, shown = _run(shell, "def g():\n    return nowhere\ng()", capsys)
+    # a name the cell defines itself, or one inside a function of another cell: Python's words
+    _run(shell, "def g():\n    return nowhere", capsys)
+    stopped, shown = _run(shell, "g()", capsys)
     assert isinstance(stopped, NameError) and "Traceback" in shown and "return nowhere" in shown
+    stopped, shown = _run(shell, "late\nlate = 1", capsys)
+    assert isinstance(stopped, NameError) and "Traceback" in shown
+
+
+def test_notebook_4s_check_run_before_its_exercise_says_so_too(shell: Any, capsys: Any) -> None:
+    """Its check cell defines the function that reads hinge, l2 and learning_rate: the name
+    missing there is the exercise's too."""
+    _upto(shell, "04_moons_demo", "moons_parts")
+    stopped, shown = _run(shell, _cell("04_moons_demo", "moons_parts", "checks"), capsys)
+    assert isinstance(stopped, NameError)
+    assert shown.strip().startswith("✗ hinge is not defined yet: run the cell that defines it"), (
+        shown
+    )
 
 
 @pytest.mark.parametrize(

@@ -510,14 +510,20 @@ def _not_attempted(shell: Any, source: str) -> str | None:
 
 
 def _not_defined(shell: Any, value: NameError, tb: TracebackType | None, source: str) -> str | None:
-    """The one line for a name not defined at a cell's top level that the cell does not define
-    itself: the cell that defines it (an exercise, or one before) has not run yet."""
+    """The one line for a name not defined in the cell's own code (its top level, or a function
+    it defines and calls, as notebook 4's check does) that the cell does not define itself: the
+    cell that defines it (an exercise, or one before) has not run yet."""
     import difflib
 
     cell = tb.tb_next if tb is not None else None
     name = getattr(value, "name", None)
-    if cell is None or cell.tb_next is not None or not isinstance(name, str):
-        return None  # raised inside a function: the learner's own code, shown as Python shows it
+    if cell is None or not isinstance(name, str):
+        return None
+    last = cell
+    while last.tb_next is not None:
+        last = last.tb_next
+    if last.tb_frame.f_code.co_filename != cell.tb_frame.f_code.co_filename:
+        return None  # raised in code of another cell or module: shown as Python shows it
     try:
         tree = ast.parse(source)
     except SyntaxError:
