@@ -60,17 +60,20 @@ def size(folder: pathlib.Path) -> tuple[int, int]:
 COMPRESSED = (".gz", ".whl", ".zip", ".woff2", ".woff", ".png", ".ico", ".jpg", ".gif")
 
 
-def over_the_wire(files: list[pathlib.Path]) -> tuple[int, int]:
-    """(bytes on disk, bytes a static host sends) of `files`: each gzipped (level 6, as nginx
-    and GitHub Pages do) unless it is compressed already."""
+def over_the_wire(files: list[pathlib.Path]) -> tuple[int, int, list[tuple[int, str]]]:
+    """(bytes on disk, bytes a static host sends, the five largest as (bytes sent, name)) of
+    `files`: each gzipped (level 6, as nginx and GitHub Pages do) unless compressed already."""
     import gzip
 
     disk = wire = 0
+    each = []
     for f in files:
         data = f.read_bytes()
         disk += len(data)
-        wire += len(data) if f.name.endswith(COMPRESSED) else len(gzip.compress(data, 6))
-    return disk, wire
+        sent = len(data) if f.name.endswith(COMPRESSED) else len(gzip.compress(data, 6))
+        wire += sent
+        each.append((sent, f.name))
+    return disk, wire, sorted(each, reverse=True)[:5]
 
 
 def measure(
@@ -181,10 +184,11 @@ def main() -> int:
         f"{median['notebook cold']:.1f} s cold, {median['notebook again']:.1f} s on a second "
         f"visit (medians of {args.runs})"
     )
-    disk, wire = over_the_wire(files)
+    disk, wire, largest = over_the_wire(files)
     print(
         f"a first visit to notebook 1 transfers {len(files)} files: {disk / 1e6:.1f} MB on disk, "
-        f"{wire / 1e6:.1f} MB over the wire (gzipped as a static host serves them)"
+        f"{wire / 1e6:.1f} MB over the wire (gzipped as a static host serves them); the largest: "
+        + ", ".join(f"{name} {sent / 1e6:.1f} MB" for sent, name in largest)
     )
     with open("/proc/loadavg") as f:
         print(f"load average (1, 5, 15 min): {' '.join(f.read().split()[:3])}")
