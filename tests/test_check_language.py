@@ -323,3 +323,17 @@ def test_an_unfilled_exercise_is_not_attempted_with_what_goes_there():
         "not attempted: rmsnorm still has `...` (each xᵢ divided by the root of the mean of the "
         "squares): replace each `...` with your code, run that cell, then this one"
     )
+
+
+def test_a_bare_stub_is_not_attempted_naming_the_body_to_write():
+    """Chapters 7 and 8's stubs are a bare `...`: the line names the function's body."""
+    import linecache
+
+    ns: dict = {"__name__": "__main__"}
+    code = "def softmax(logits):\n    ...\n"
+    linecache.cache["<cell 7>"] = (len(code), None, code.splitlines(True), "<cell 7>")
+    exec(compile(code, "<cell 7>", "exec"), ns)
+    assert failure(check_softmax, ns["softmax"]) == (
+        "not attempted: softmax still has `...` (the body of softmax(logits)): replace each "
+        "`...` with your code, run that cell, then this one"
+    )

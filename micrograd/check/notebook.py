@@ -433,32 +433,43 @@ def unfilled(obj: Any) -> str | None:
         functions = [obj]
     else:
         return None
-    spots: list[str] = []
+    spots: list[tuple[str, str]] = []
     for f in sorted(functions, key=lambda f: f.__code__.co_firstlineno):
         spots += _dots(f)
     if not spots:
         return None
-    line = spots[0]
-    said = line.split("#", 1)[1].strip() if "#" in line else f"at `{line}`"
+    line, where = spots[0]
+    if "#" in line:  # the comment beside it says what goes there
+        said = line.split("#", 1)[1].strip()
+    elif line == "...":
+        said = f"the body of {where}"
+    else:
+        said = f"at `{line}` in {where.split('(')[0]}"
     more = len(spots) - 1
     return said + (f", and {more} more" if more else "")
 
 
-def _dots(f: Any) -> list[str]:
-    """The lines of function `f` that hold a `...` (a line each, stripped)."""
+def _dots(f: Any) -> list[tuple[str, str]]:
+    """The lines of function `f` that hold a `...` (each stripped), each with the function as
+    a call names it (``softmax(logits)``, ``Neuron.__init__(self, nin)``)."""
     import inspect
     import textwrap
 
     try:
+        signature = str(inspect.signature(f))
+    except (TypeError, ValueError):
+        signature = "()"
+    where = f"{f.__qualname__}{signature}"
+    try:
         source = textwrap.dedent(inspect.getsource(f))
         tree = ast.parse(source)
     except (OSError, TypeError, SyntaxError):  # no source kept: its constants say it
-        return ["..."] if ... in f.__code__.co_consts else []
+        return [("...", where)] if ... in f.__code__.co_consts else []
     lines = source.splitlines()
     at = sorted(
         {n.lineno for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value is ...}
     )
-    return [lines[i - 1].strip() for i in at]
+    return [(lines[i - 1].strip(), where) for i in at]
 
 
 def not_attempted(name: str, where: str) -> str:
