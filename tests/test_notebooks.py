@@ -866,6 +866,24 @@ BUGS = [
         ("sd['wpe'][pos_id]", "sd['wpe'][0]"),
         "at position 1 (token",
     ),
+    (  # the attention's residual left out: the part named, on the learner's own graph
+        "08_attention_and_the_gpt",
+        "gpt",
+        (
+            "x = [xi + ai for xi, ai in zip(x, linear(heads, layer('attn_wo')))]",
+            "x = linear(heads, layer('attn_wo'))",
+        ),
+        "the first part whose output differs is layer 0's attention block",
+    ),
+    (
+        "08_attention_and_the_gpt",
+        "rmsnorm",
+        (
+            "rms = (sum(xi**2 for xi in x) * (1 / len(x)) + 1e-5) ** 0.5",
+            "rms = (sum(xi**2 for xi in x).data / len(x) + 1e-5) ** 0.5",
+        ),
+        "is a plain float (computed from .data), so no gradient flows through it; keep it a Value",
+    ),
 ]
 
 
