@@ -181,3 +181,20 @@ class Value:
     assert shown.count(headline) == 1, shown
     assert shown.strip().splitlines()[-1].startswith("✗ check(Value): not yet (1 problem"), shown
     assert shown.strip().endswith("fix the one ✗ above, then run the cells again"), shown
+
+
+def test_a_class_whose_static_methods_hold_the_dots_is_not_attempted(
+    shell: Any, capsys: Any
+) -> None:
+    """Notebook 5's exercise is a torch.autograd.Function: its forward and backward are static
+    methods."""
+    stub = _cell("05_pytorch_side_by_side", "torch_function", "exercise")
+    _run(shell, "class Function:\n    pass", capsys)  # (PyTorch not needed to define the stub)
+    assert _run(shell, stub, capsys)[0] is None
+    stopped, shown = _run(shell, "Tanh.apply(1.0)", capsys)
+    assert stopped is not None
+    assert shown.strip() == (
+        "✗ not attempted: Tanh still has `...` (t = tanh(x) with torch.exp; save what backward "
+        "needs; return t, and 1 more): replace each `...` with your code, run that cell, then "
+        "this one"
+    ), shown

@@ -428,7 +428,8 @@ def unfilled(obj: Any) -> str | None:
     if getattr(obj, "__module__", None) != "__main__":
         return None  # micrograd's, or a module's: not an exercise
     if inspect.isclass(obj):  # its methods, in the order they are written
-        functions = [f for f in vars(obj).values() if inspect.isfunction(f)]
+        methods = [getattr(f, "__func__", f) for f in vars(obj).values()]  # static ones too
+        functions = [f for f in methods if inspect.isfunction(f)]
     elif inspect.isfunction(obj):
         functions = [obj]
     else:
