@@ -198,3 +198,20 @@ def test_a_class_whose_static_methods_hold_the_dots_is_not_attempted(
         "needs; return t, and 1 more): replace each `...` with your code, run that cell, then "
         "this one"
     ), shown
+
+
+def test_a_notebooks_own_message_is_its_line_and_a_learners_raise_keeps_its_traceback(
+    shell: Any, capsys: Any
+) -> None:
+    """Chapter 7 run before notebook 2 wrote my_value.py: the notebook's own words (a raise
+    ``from None`` at a cell's top level), one line; a learner's own raise keeps Python's."""
+    cell = _cells("07_names_and_the_next_character")[2].source
+    assert "from None" in cell and "import my_value" in cell
+    stopped, shown = _run(
+        shell, "import importlib\n" + cell.replace("my_value", "my_value_gone"), capsys
+    )
+    assert isinstance(stopped, ModuleNotFoundError)
+    assert shown.strip().startswith("✗ my_value_gone.py is not here: run notebook 2"), shown
+    assert "Traceback" not in shown
+    stopped, shown = _run(shell, "raise ValueError('my own cell')", capsys)
+    assert isinstance(stopped, ValueError) and "Traceback" in shown

@@ -560,6 +560,20 @@ def _not_defined(shell: Any, value: NameError, tb: TracebackType | None, source:
     )
 
 
+def _said_by_the_notebook(value: BaseException, tb: TracebackType | None) -> bool:
+    """An error a cell raises itself, at its top level, ``from None``: the notebook's own words
+    to the reader (chapter 7 run before notebook 2 wrote my_value.py), not a crash."""
+    cell = tb.tb_next if tb is not None else None
+    return (
+        cell is not None
+        and cell.tb_next is None
+        and cell.tb_frame.f_code.co_name == "<module>"
+        and value.__suppress_context__
+        and value.__cause__ is None
+        and bool(str(value))
+    )
+
+
 def _report_headline(shell: Any, value: BaseException, source: str) -> str | None:
     """A check cell's ``assert report.ok, report.headline``: the report shown above already
     lists that problem, so the cell stops with the report's verdict, not its headline again."""
@@ -591,6 +605,8 @@ def _plainly(
     line = _not_attempted(shell, source)
     if line is None and isinstance(value, NameError):
         line = _not_defined(shell, value, tb, source)
+    if line is None and _said_by_the_notebook(value, tb):
+        line = str(value)
     if line is None and isinstance(value, AssertionError):
         cell = tb.tb_next if tb is not None else None
         top = (
