@@ -9,7 +9,10 @@ in Chromium with every request outside the site aborted, the built site served b
   (``course/notebooks/index.html?path=01_...ipynb``) until its kernel is idle;
 
 each cold (a new browser profile: nothing cached) and on a second visit (the same profile again:
-the browser's cache warm).
+the browser's cache warm); and what a first visit to notebook 1 transfers: every file the
+browser asked for, its bytes on disk beside its bytes gzipped as a static host serves them
+(`over_the_wire`: text, JavaScript, JSON and WebAssembly gzipped at level 6; files already
+compressed, ``.gz``, wheels, fonts, images, as they are).
 
     python benchmarks/bench_course.py              # builds the site into a temporary folder
     python benchmarks/bench_course.py --runs 5 --site public    # an existing build
@@ -53,11 +56,36 @@ def size(folder: pathlib.Path) -> tuple[int, int]:
     return len(files), sum(p.stat().st_size for p in files)
 
 
-def measure(base: str, runs: int) -> dict[str, list[float]]:
+# Served as they are: already compressed (a static host does not gzip them again)
+COMPRESSED = (".gz", ".whl", ".zip", ".woff2", ".woff", ".png", ".ico", ".jpg", ".gif")
+
+
+def over_the_wire(files: list[pathlib.Path]) -> tuple[int, int, list[tuple[int, str]]]:
+    """(bytes on disk, bytes a static host sends, the five largest as (bytes sent, name)) of
+    `files`: each gzipped (level 6, as nginx and GitHub Pages do) unless compressed already."""
+    import gzip
+
+    disk = wire = 0
+    each = []
+    for f in files:
+        data = f.read_bytes()
+        disk += len(data)
+        sent = len(data) if f.name.endswith(COMPRESSED) else len(gzip.compress(data, 6))
+        wire += sent
+        each.append((sent, f.name))
+    return disk, wire, sorted(each, reverse=True)[:5]
+
+
+def measure(
+    base: str, runs: int, folder: pathlib.Path | None = None
+) -> tuple[dict[str, list[float]], list[pathlib.Path]]:
+    """The times of each kind of visit, and the files (under `folder`, the served root) that
+    the first cold visit to the notebook asked for."""
     from playwright.sync_api import sync_playwright
 
     got: dict[str, list[float]] = {k: [] for k in KINDS}
     outside: list[str] = []
+    asked: list[str] = []  # the URLs of the first cold notebook visit
 
     def route(r: object) -> None:
         url = r.request.url  # type: ignore[attr-defined]
@@ -85,6 +113,8 @@ def measure(base: str, runs: int) -> dict[str, list[float]]:
                 context.route("**/*", route)
                 for when in ("cold", "again"):
                     page = context.new_page()
+                    if i == 0 and kind == "notebook" and when == "cold":
+                        page.on("requestfinished", lambda r: asked.append(r.url))
                     start = time.monotonic()
                     visit(page)
                     got[f"{kind} {when}"].append(time.monotonic() - start)
@@ -97,7 +127,14 @@ def measure(base: str, runs: int) -> dict[str, list[float]]:
         browser.close()
     if outside:
         raise SystemExit(f"requests outside the site: {outside[:3]}")
-    return got
+    files = []
+    for url in dict.fromkeys(asked):  # each file once (the browser asks some twice)
+        path = urllib.parse.urlsplit(url).path
+        if folder is not None and (folder / path.lstrip("/")).is_file():
+            files.append(folder / path.lstrip("/"))
+        elif folder is not None and (folder / path.lstrip("/") / "index.html").is_file():
+            files.append(folder / path.lstrip("/") / "index.html")
+    return got, files
 
 
 def main() -> int:
@@ -133,7 +170,7 @@ def main() -> int:
         )
         try:
             port = re.search(r"port (\d+)", server.stdout.readline()).group(1)  # type: ignore
-            got = measure(f"http://127.0.0.1:{port}/{site.name}/", args.runs)
+            got, files = measure(f"http://127.0.0.1:{port}/{site.name}/", args.runs, site.parent)
         except KeyboardInterrupt:
             print("interrupted")
             return 130
@@ -146,6 +183,12 @@ def main() -> int:
         f"{median['repl again']:.1f} s on a second visit; notebook 1's kernel idle: "
         f"{median['notebook cold']:.1f} s cold, {median['notebook again']:.1f} s on a second "
         f"visit (medians of {args.runs})"
+    )
+    disk, wire, largest = over_the_wire(files)
+    print(
+        f"a first visit to notebook 1 transfers {len(files)} files: {disk / 1e6:.1f} MB on disk, "
+        f"{wire / 1e6:.1f} MB over the wire (gzipped as a static host serves them); the largest: "
+        + ", ".join(f"{name} {sent / 1e6:.1f} MB" for sent, name in largest)
     )
     with open("/proc/loadavg") as f:
         print(f"load average (1, 5, 15 min): {' '.join(f.read().split()[:3])}")

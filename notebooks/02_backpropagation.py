@@ -122,7 +122,7 @@ draw_dot(o)
 # point where no input is 0 or 1: there x2 = 0 cannot make a wrong product come out right.
 
 # %%
-from micrograd.check.notebook import compare_grads
+from micrograd.check.notebook import accumulates, compare_grads
 
 SECOND = dict(x1=1.5, x2=-0.5, w1=-2.5, w2=0.75, b=4.5)   # the second point
 
@@ -290,6 +290,7 @@ for op, twice, want in (('+', lambda a: a + a, 2.0), ('*', lambda a: a * a, 6.0)
            if a.grad == want / 2 else op + ': ')
     assert a.grad == want, (f'{why}for out = a {op} a with a = 3.0, a.grad is {a.grad} '
                             f'after out._backward(), expected {want}')
+accumulates(Value)   # and each _backward adds (+=) to a grad its inputs already hold
 
 # %% [markdown]
 # ## Exercise: the order, and `backward()`

@@ -128,3 +128,20 @@ def test_every_benchmark_has_its_section_in_results_and_make_bench_runs_it() -> 
     tree = ast.parse((BENCH / "run.py").read_text())
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
     assert any(getattr(n.func, "id", None) == "write_section" for n in calls)
+
+
+def test_bench_course_counts_a_first_visit_as_a_static_host_sends_it(tmp_path) -> None:
+    """Text gzipped (level 6), a file compressed already (the kernel's saved start, a wheel)
+    as it is: the bytes over the wire beside the bytes on disk."""
+    import gzip
+
+    import bench_course
+
+    text = tmp_path / "app.js"
+    text.write_text("const a = 1;\n" * 1000)
+    packed = tmp_path / "kernel-memory.gz"
+    packed.write_bytes(gzip.compress(b"x" * 5000))
+    disk, wire, largest = bench_course.over_the_wire([text, packed])
+    assert disk == 13_000 + packed.stat().st_size
+    assert wire == len(gzip.compress(text.read_bytes(), 6)) + packed.stat().st_size
+    assert sorted(largest, reverse=True) == largest and len(largest) == 2

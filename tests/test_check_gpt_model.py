@@ -60,10 +60,10 @@ def model(V, slip="", n_layer=1, n_embd=8, n_head=2, vocab_size=7, block_size=8)
 
     def gpt(token, pos, keys, values):
         x = [t + p for t, p in zip(sd["wte"][token], sd["wpe"][0 if slip == "wpe" else pos])]
-        x = rmsnorm(x)
+        x = x if slip == "embedding norm" else rmsnorm(x)
         for li in range(n_layer):
             res = x
-            x = rmsnorm(x)
+            x = x if slip == "attention norm" else rmsnorm(x)
             q, k, v = (linear(x, sd[f"layer{li}.attn_w{c}"]) for c in "qkv")
             if slip == "cache":
                 keys[li][:], values[li][:] = [k], [v]
@@ -77,13 +77,16 @@ def model(V, slip="", n_layer=1, n_embd=8, n_head=2, vocab_size=7, block_size=8)
                     [k[h : h + hd] for k in keys[li]],
                     [v[h : h + hd] for v in values[li]],
                 )
-            x = linear(heads, sd[f"layer{li}.attn_wo"])
+            x = heads if slip == "projection" else linear(heads, sd[f"layer{li}.attn_wo"])
             x = x if slip == "residual" else [a + b for a, b in zip(x, res)]
             res = x
             x = [h.relu() for h in linear(rmsnorm(x), sd[f"layer{li}.mlp_fc1"])]
-            x = [a + b for a, b in zip(linear(x, sd[f"layer{li}.mlp_fc2"]), res)]
+            x = linear(x, sd[f"layer{li}.mlp_fc2"])
+            x = x if slip == "mlp residual" else [a + b for a, b in zip(x, res)]
         if slip == "data":
             x = [V(xi.data) for xi in x]  # the graph cut: right numbers, no grads to the blocks
+        if slip == "final norm":  # a norm microgpt does not have, before the logits
+            x = rmsnorm(x)
         return linear(x, sd["lm_head"])
 
     return gpt, sd, n_head
@@ -111,7 +114,7 @@ def test_two_layers_and_four_heads_pass(capsys) -> None:
     [
         ("wpe", "at position 1 (token"),
         ("cache", "the keys and values of every position so far"),
-        ("residual", "at position 0 (token 6) logit"),
+        ("residual", "at position 0 (token 6) the logits are not micrograd.gpt's"),
         ("data", "the logits are right but not the grads: state_dict['wte'][1][0].grad"),
     ],
 )
@@ -139,3 +142,67 @@ def test_the_reference_names_every_weight_of_micrograds_gpt() -> None:
     ref = GPT(5, n_layer=2, n_embd=4, n_head=2, block_size=3)
     weights = reference_weights(ref)
     assert [p for m in weights.values() for row in m for p in row] == ref.parameters()
+
+
+@pytest.mark.parametrize(
+    "slip, part",
+    [
+        ("embedding norm", "the embeddings: x = rmsnorm(wte[token_id] + wpe[pos_id])"),
+        ("wpe", "the embeddings: x = rmsnorm(wte[token_id] + wpe[pos_id])"),
+        ("attention norm", "layer 0's attention block: x_residual kept; rmsnorm(x)"),
+        ("residual", "layer 0's attention block: x_residual kept; rmsnorm(x)"),
+        ("projection", "layer 0's attention block: x_residual kept; rmsnorm(x)"),
+        ("cache", "layer 0's attention block: x_residual kept; rmsnorm(x)"),
+        ("mlp residual", "layer 0's MLP block: x kept; rmsnorm(x); mlp_fc1"),
+        ("final norm", "the logits: linear(x, lm_head) of the last block's output"),
+    ],
+)
+@pytest.mark.parametrize("V", ENGINES)
+def test_a_part_left_out_is_named_by_the_first_output_that_differs(V, slip, part) -> None:
+    """The learner's graph holds each part's output where it is right: the first part of
+    microgpt (worked out in floats from its steps) whose output is not there is the one named."""
+    gpt, sd, n_head = model(V, slip)
+    with pytest.raises(CheckFailed) as e:
+        check_gpt(gpt, sd, n_head, V)
+    said = str(e.value)
+    assert f"the first part whose output differs is {part}" in said, said
+    assert said.count("the first part") == 1
+
+
+def test_microgpt_in_floats_is_micrograds_gpt() -> None:
+    """The floats the parts are looked for by: micrograd.gpt's logits at every position, for
+    a GPT of two layers and four heads (else no part could be named)."""
+    from micrograd.check.gpt_model import stages_f
+
+    ref = GPT(9, n_layer=2, n_embd=8, n_head=4, block_size=6)
+    weights = {k: [[p.data for p in r] for r in m] for k, m in reference_weights(ref).items()}
+    tokens = [8, 3, 0, 5, 8]
+    stages = stages_f(weights, tokens, 2, 4)
+    names = [name for name, _, _ in stages[0]]
+    assert names == [
+        "the embeddings",
+        "layer 0's attention block",
+        "layer 0's MLP block",
+        "layer 1's attention block",
+        "layer 1's MLP block",
+        "the logits",
+    ]
+    for here, row in zip(stages, ref.logits(tokens)):
+        assert here[-1][2] == pytest.approx([v.data for v in row], rel=1e-12, abs=1e-12)
+
+
+def test_an_unfilled_gpt_is_not_attempted() -> None:
+    ns: dict = {"__name__": "__main__"}
+    exec(  # as a notebook's cell defines it: in __main__, its source kept by linecache
+        compile(
+            "def gpt(token_id, pos_id, keys, values):\n    x = ...\n    for li in range(1):\n"
+            "        ...\n    return x\n",
+            "<cell>",
+            "exec",
+        ),
+        ns,
+    )
+    _, sd, n_head = model(Ours)
+    with pytest.raises(CheckFailed) as e:
+        check_gpt(ns["gpt"], sd, n_head, Ours)
+    assert str(e.value).startswith("not attempted: gpt still has `...`"), str(e.value)

@@ -292,3 +292,48 @@ def test_a_crash_and_a_wrong_shape_are_one_line():
     assert "raised KeyError" in failure(check_softmax, crashes)
     assert "list of 4 Values" in failure(check_rmsnorm, lambda x: x[:2])
     assert "where a Value belongs" in failure(check_cross_entropy, lambda ls, t: 1.0)
+
+
+@pytest.mark.parametrize("V", ENGINES)
+def test_rmsnorm_with_its_scale_from_data_is_named(V):
+    """The scale worked out on .data is a plain float: the numbers are right, and each xᵢ's
+    grad is its coefficient × the scale, as if the scale did not depend on x."""
+
+    def scale_from_data(x):
+        ms = sum((xi * xi for xi in x[1:]), x[0] * x[0]) * (1 / len(x))
+        scale = (ms.data + 1e-5) ** -0.5
+        return [xi * scale for xi in x]
+
+    said = failure(check_rmsnorm, scale_from_data, V)
+    assert said.startswith("rmsnorm([1.0000, -2.0000, 0.5000, 3.0000])'s numbers are right but")
+    assert "the scale 1/√(mean(x²) + 1e-5) is a plain float (computed from .data)" in said
+    assert "no gradient flows through it; keep it a Value" in said
+    assert "exp, log" not in said
+
+
+def test_an_unfilled_exercise_is_not_attempted_with_what_goes_there():
+    ns: dict = {"__name__": "__main__"}
+    code = "def rmsnorm(x):\n    ...  # each xᵢ divided by the root of the mean of the squares\n"
+    exec(compile(code, "<cell>", "exec"), ns)
+    import linecache
+
+    linecache.cache["<cell>"] = (len(code), None, code.splitlines(True), "<cell>")
+    said = failure(check_rmsnorm, ns["rmsnorm"])
+    assert said == (
+        "not attempted: rmsnorm still has `...` (each xᵢ divided by the root of the mean of the "
+        "squares): replace each `...` with your code, run that cell, then this one"
+    )
+
+
+def test_a_bare_stub_is_not_attempted_naming_the_body_to_write():
+    """Chapters 7 and 8's stubs are a bare `...`: the line names the function's body."""
+    import linecache
+
+    ns: dict = {"__name__": "__main__"}
+    code = "def softmax(logits):\n    ...\n"
+    linecache.cache["<cell 7>"] = (len(code), None, code.splitlines(True), "<cell 7>")
+    exec(compile(code, "<cell 7>", "exec"), ns)
+    assert failure(check_softmax, ns["softmax"]) == (
+        "not attempted: softmax still has `...` (the body of softmax(logits)): replace each "
+        "`...` with your code, run that cell, then this one"
+    )

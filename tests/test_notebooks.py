@@ -658,6 +658,52 @@ def test_correct_answers_run_every_check_green(
         assert "✓ gpt is micrograd.gpt's GPT (1 layer, 2 heads)" in text and text.count("✓") == 3
 
 
+# A right engine the lecture does not write: its own - and /, _prev a list, each node's local
+# derivatives stored at the forward pass and one _backward for every op. Judged by what it
+# computes, it passes notebook 2's checks (and backward_ops' += check) as the lecture's does.
+UNUSUAL_OPS = """\
+class Value:
+    def __init__(self, data, _children=(), _op='', label='', _local=()):
+        self.data, self.grad, self._op, self.label = data, 0.0, _op, label
+        self._prev = list(_children)
+        self._local = list(_local)   # d self / d child, one per child
+        self._backward = self._push
+
+    def _push(self):
+        for child, d in zip(self._prev, self._local):
+            child.grad += d * self.grad
+
+    def __add__(self, other):
+        return Value(self.data + other.data, (self, other), '+', _local=(1.0, 1.0))
+
+    def __sub__(self, other):
+        return Value(self.data - other.data, (self, other), '-', _local=(1.0, -1.0))
+
+    def __mul__(self, other):
+        return Value(self.data * other.data, (self, other), '*', _local=(other.data, self.data))
+
+    def __truediv__(self, other):
+        d = (1 / other.data, -self.data / other.data**2)
+        return Value(self.data / other.data, (self, other), '/', _local=d)
+
+    def tanh(self):
+        t = math.tanh(self.data)
+        return Value(t, (self,), 'tanh', _local=(1 - t * t,))
+"""
+
+
+@pytest.mark.jupyter
+def test_an_unusual_but_right_engine_passes_notebook_2(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = "02_backpropagation"
+    _ready(name, tmp_path)
+    nb = _filled(name, {**FILLS[name], "backward_ops": UNUSUAL_OPS})
+    _execute(nb, tmp_path, monkeypatch)  # raises at a check that fails
+    text = "".join(_printed(c) for c in nb.cells if c.cell_type == "code")
+    assert "✓ +, * and tanh add (+=) to the grads their inputs already hold" in text
+
+
 @pytest.mark.parametrize("name", [n for n in NAMES if FILLS[n]])
 @pytest.mark.jupyter
 @pytest.mark.slow
@@ -683,14 +729,14 @@ BUGS = [
         "01_derivatives_and_value",
         "step2",
         ("d.grad = -2.0", "d.grad = d.data"),
-        "✗ d.grad = 4.0000, but nudging d moves L by -2.000000 per unit: "
+        "d.grad = 4.0000, but nudging d moves L by -2.000000 per unit: "
         "∂(d·f)/∂d is f, the other factor, not d itself",
     ),
     (
         "02_backpropagation",
         "by_hand",
         ("(1 - o.data) * (1 + o.data)", "1 - o.data"),
-        "✗ n.grad = 0.2929, but nudging n moves o by 0.500000 per unit",
+        "n.grad = 0.2929, but nudging n moves o by 0.500000 per unit",
     ),
     (  # right at the lecture's numbers only (x2 = 0): caught at the second point
         "02_backpropagation",
@@ -716,6 +762,22 @@ BUGS = [
             "self.grad = out.grad * other.data\n            other.grad = out.grad * self.data",
         ),
         "`_backward` assigns (=) instead of accumulating (+=) in `*`",
+    ),
+    (  # half of + assigning: a + a still gives 2 (other's += adds to self's =), so the grade
+        # blamed backward(); a grad already held, lost, is caught by backward_ops' own check
+        "02_backpropagation",
+        "backward_ops",
+        ("self.grad = self.grad + out.grad", "self.grad = 1.0 * out.grad"),
+        "+: a.grad held 0.25 before out._backward() (from another use) and is 1.5 after it for "
+        "out = a + b with out.grad = 1.5, expected 0.25 + 1 × 1.5 = 1.75: `_backward` assigns "
+        "(=) self.grad instead of adding to it (+=)",
+    ),
+    (
+        "02_backpropagation",
+        "backward_ops",
+        ("(1 - out.data**2)", "(1 - self.data**2)"),
+        "that is (1 − n²) × o.grad, with n the input: tanh's local derivative is 1 − t², "
+        "t = o.data the output",
     ),
     (
         "02_backpropagation",
@@ -810,6 +872,24 @@ BUGS = [
         ("sd['wpe'][pos_id]", "sd['wpe'][0]"),
         "at position 1 (token",
     ),
+    (  # the attention's residual left out: the part named, on the learner's own graph
+        "08_attention_and_the_gpt",
+        "gpt",
+        (
+            "x = [xi + ai for xi, ai in zip(x, linear(heads, layer('attn_wo')))]",
+            "x = linear(heads, layer('attn_wo'))",
+        ),
+        "the first part whose output differs is layer 0's attention block",
+    ),
+    (
+        "08_attention_and_the_gpt",
+        "rmsnorm",
+        (
+            "rms = (sum(xi**2 for xi in x) * (1 / len(x)) + 1e-5) ** 0.5",
+            "rms = (sum(xi**2 for xi in x).data / len(x) + 1e-5) ** 0.5",
+        ),
+        "is a plain float (computed from .data), so no gradient flows through it; keep it a Value",
+    ),
 ]
 
 
@@ -839,6 +919,7 @@ def test_a_bug_stops_the_notebook_at_the_check_that_names_it(
         if any(o.output_type == "error" for o in c.get("outputs", []))
     )
     assert failed > _exercises(nb)[key], "the notebook stopped before the exercise"
+    assert nb.cells[failed].metadata.get("checks") == key, "not the exercise's own check"
     shown = _printed(nb.cells[failed])
     assert said in shown, shown
     assert "AssertionError" in shown or "CheckFailed" in shown, shown

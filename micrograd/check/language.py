@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..viz.formatting import format_number as fmt
-from .notebook import CheckFailed, fail, passed
+from .notebook import CheckFailed, attempted, fail, passed
 
 EPS = 1e-5  # RMSNorm's epsilon, as microgpt writes it
 REL = 1e-9  # outputs: within this (relative, beyond ±1) of the formula
@@ -165,8 +165,21 @@ def _fd(f: Callable[[Floats], Floats], xs: Floats) -> Floats:
     return grads
 
 
-def _grads_right(name: str, leaves: Sequence[Any], want: Floats, names: Sequence[str]) -> None:
+def _grads_right(
+    name: str,
+    leaves: Sequence[Any],
+    want: Floats,
+    names: Sequence[str],
+    slips: Sequence[tuple[str, Floats]] = (),
+) -> None:
+    """The inputs' grads against `want`; a wrong set that matches one of `slips` (each the
+    grads a classic slip gives, worked out in floats) is named by its cause."""
     got = [getattr(v, "grad", None) for v in leaves]
+    if all(isinstance(g, (int, float)) and not isinstance(g, bool) for g in got):
+        right = all(near(float(g), w, GRAD_REL) for g, w in zip(got, want))
+        for why, grads in slips:
+            if not right and all(near(float(g), w, GRAD_REL) for g, w in zip(got, grads)):
+                fail(f"{name}'s numbers are right but its grads are not: {why}")
     if all(isinstance(g, (int, float)) and g == 0 for g in got) and any(
         abs(w) > 1e-6 for w in want
     ):
@@ -198,6 +211,7 @@ SOFTMAX_POINTS: tuple[tuple[float, ...], ...] = (
 
 def check_softmax(softmax: Callable[..., Any], V: type) -> None:
     """`softmax(logits)` → a list of Values: exp(xᵢ − max) / Σⱼ exp(xⱼ − max)."""
+    attempted("softmax", softmax)
     for xs in SOFTMAX_POINTS:
         logits = _leaves(V, xs)
         where = f"softmax({_show(xs)})"
@@ -257,6 +271,7 @@ CE_POINTS: tuple[tuple[tuple[float, ...], int], ...] = (
 
 def check_cross_entropy(cross_entropy: Callable[..., Any], V: type) -> None:
     """`cross_entropy(logits, target)` → a Value: −log softmax(logits)[target]."""
+    attempted("cross_entropy", cross_entropy)
     for xs, t in CE_POINTS:
         logits = _leaves(V, xs)
         where = f"cross_entropy({_show(xs)}, {t})"
@@ -294,6 +309,7 @@ def check_cross_entropy(cross_entropy: Callable[..., Any], V: type) -> None:
 def check_sequence_loss(sequence_loss: Callable[..., Any], V: type) -> None:
     """`sequence_loss(rows, targets)` → a Value: the mean over positions of each row's
     cross-entropy at its target (a name's loss, as microgpt averages it)."""
+    attempted("sequence_loss", sequence_loss)
     rows_f = [(1.0, 2.0, 0.5), (0.0, -1.5, 2.5), (0.75, 0.25, -0.5), (1.5, 1.0, 2.0)]
     targets = [2, 0, 1, 2]
     rows = [_leaves(V, r) for r in rows_f]
@@ -339,6 +355,7 @@ RMS_POINTS: tuple[tuple[float, ...], ...] = (
 
 def check_rmsnorm(rmsnorm: Callable[..., Any], V: type) -> None:
     """`rmsnorm(x)` → a list of Values: xᵢ / √(mean(x²) + 1e-5)."""
+    attempted("rmsnorm", rmsnorm)
     slips: list[tuple[str, Callable[[Sequence[float]], Floats]]] = [
         (
             "takes the mean of x, not of x²: RMS is the root of the mean square",
@@ -386,7 +403,22 @@ def check_rmsnorm(rmsnorm: Callable[..., Any], V: type) -> None:
                     continue
             fail(f"{where} gave {_show(got)}; want {_show(want)} (xᵢ / √(mean(x²) + 1e-5))")
         _backward(where, V, out)
-        _grads_right(where, x, _fd(rmsnorm_f, list(xs)), [f"x{i}" for i in range(len(xs))])
+        scale = 1 / math.sqrt(math.fsum(y * y for y in xs) / len(xs) + EPS)
+        cut = [COEFS[i % len(COEFS)] * scale for i in range(len(xs))]  # xᵢ × a plain float
+        _grads_right(
+            where,
+            x,
+            _fd(rmsnorm_f, list(xs)),
+            [f"x{i}" for i in range(len(xs))],
+            [
+                (
+                    "the scale 1/√(mean(x²) + 1e-5) is a plain float (computed from .data), so "
+                    "no gradient flows through it; keep it a Value, e.g. (ms + 1e-5) ** -0.5 "
+                    "with ms the Value mean of the squares",
+                    cut,
+                )
+            ],
+        )
     passed("rmsnorm is right: xᵢ / √(mean(x²) + 1e-5), and its grads")
 
 
@@ -406,6 +438,7 @@ ATTENTION_POINTS: tuple[tuple[Floats, list[Floats], list[Floats]], ...] = (
 def check_attention(attention: Callable[..., Any], V: type) -> None:
     """`attention(q, keys, values)` → a list of Values (the head's output at this position):
     softmax over the positions t of q·keys[t] / √head_size, applied to values[t]."""
+    attempted("attention", attention)
     for q_f, k_f, v_f in ATTENTION_POINTS:
         q, keys, values = (
             _leaves(V, q_f),

@@ -144,12 +144,25 @@ def _why(v: Any, got: float, order: list[Any], truth: dict[int, float], names: N
     """The mistake `got` (v's grad, not truth) suggests, as the explorer names it."""
     from .mistakes import Question, diagnose  # the explorer's list of mistakes, shared
 
+    if v is order[-1]:  # the root: nudging it moves it by exactly as much
+        name = names(v)
+        return (
+            f"{name} is the output itself: nudging {name} by h moves {name} by h, so "
+            f"{name}.grad = d{name}/d{name} = 1"
+        )
     parents = [p for p in order if any(k is v for k in _kids(p))]
     if len(parents) != 1 or parents[0]._op not in FORWARD:
         return "the chain rule: the sum, over each use, of the local derivative × the grad above"
     p = parents[0]
     out, kid = names(p), names(v)
     theirs = getattr(p, "grad", None)
+    if p._op == "tanh" and len(_kids(p)) == 1:  # 1 − t², t the output; not 1 − x², x the input
+        x, up = float(v.data), truth[id(p)]
+        if not _near(got, truth[id(v)]) and _near(got, (1 - x * x) * up):
+            return (
+                f"that is (1 − {kid}²) × {out}.grad, with {kid} the input: tanh's local "
+                f"derivative is 1 − t², t = {out}.data the output ({fmt(float(p.data))})"
+            )
     if isinstance(theirs, (int, float)) and not _near(float(theirs), truth[id(p)]):
         if _near(got, _local(p, v) * float(theirs)):
             return f"it follows from {out}.grad, which is off: fix that one first"
@@ -180,7 +193,8 @@ def _why(v: Any, got: float, order: list[Any], truth: dict[int, float], names: N
 
 
 def _judge(nodes: Sequence[Any], root: Any, names: Names, where: str = "") -> list[str]:
-    """A line per node (printed); the ✗ ones returned."""
+    """A line per node, printed in order (✓ or ✗), but for the first wrong one, which is the line
+    the check stops with (shown once, as its failure); the wrong ones returned."""
     order = _graph(root)
     truth = {id(v): _nudge(order, v) for v in order}
     top = names(root)
@@ -189,8 +203,12 @@ def _judge(nodes: Sequence[Any], root: Any, names: Names, where: str = "") -> li
         g = getattr(v, "grad", None)
         name = names(v)
         if g is ...:
-            line = f"{name}.grad is not filled in yet"
-            print(f"  {line}")
+            line = (
+                f"not attempted: {name}.grad is still `...`: replace it with your number (or "
+                f"expression), run that cell, then this one"
+            )
+            if wrong:
+                print(f"✗ {line}")
             wrong.append(line)
             continue
         want = truth[id(v)]
@@ -203,9 +221,9 @@ def _judge(nodes: Sequence[Any], root: Any, names: Names, where: str = "") -> li
         said += f"by {want:.6f} per unit"
         if number:
             said += f": {_why(v, float(g), order, truth, names)}"
-        line = f"{where}{said}"
-        print(f"✗ {line}")
-        wrong.append(line)
+        if wrong:  # (the first is the line the check stops with: shown once, there)
+            print(f"✗ {where}{said}")
+        wrong.append(f"{where}{said}")
     return wrong
 
 
@@ -348,21 +366,259 @@ def compare_grads(
     passed(f"all {len(nodes)} grad{'s' * (len(nodes) != 1)} right{also}")
 
 
+# ------------------------------------------------------------------ += in each _backward
+
+HELD = (0.25, -0.5)  # the grads a and b already hold (from another use) when an op's runs
+UPSTREAM = 1.5
+
+
+def accumulates(value_class: type, ops: Sequence[str] = ("+", "*", "tanh")) -> None:
+    """Each op's `_backward` adds (+=) to its inputs' grads, which may already hold a gradient
+    from another use: a = 3, b = -2 holding grads 0.25 and -0.5, out = a op b with out.grad =
+    1.5, then out._backward() alone. An input's grad that comes out as its local derivative ×
+    1.5, the 0.25 (or -0.5) gone, was assigned (=); `CheckFailed` names the op and the input
+    (self or other), whatever the other input did. A ✓ line when all add."""
+    build = {
+        "+": (lambda a, b: a + b, lambda x, y: (1.0, 1.0)),
+        "*": (lambda a, b: a * b, lambda x, y: (y, x)),
+        "tanh": (lambda a, b: a.tanh(), lambda x, y: (1 - math.tanh(x) ** 2,)),
+    }
+    for op in ops:
+        make, local = build[op]
+        a, b = value_class(3.0), value_class(-2.0)
+        a.grad, b.grad = HELD
+        out = make(a, b)
+        out.grad = UPSTREAM
+        out._backward()
+        inputs = [("a", a, "self"), ("b", b, "other")][: len(local(3.0, -2.0))]
+        for (name, v, role), held, d in zip(inputs, HELD, local(3.0, -2.0)):
+            got, want = v.grad, held + d * UPSTREAM
+            if isinstance(got, (int, float)) and _near(float(got), want):
+                continue
+            expr = f"a {op} b" if op != "tanh" else "a.tanh()"
+            said = (
+                f"{op}: {name}.grad held {held} before out._backward() (from another use) and "
+                f"is {got!r} after it for out = {expr} with out.grad = {UPSTREAM}, expected "
+                f"{held} + {d:.6g} × {UPSTREAM} = {want:.6g}"
+            )
+            if isinstance(got, (int, float)) and _near(float(got), d * UPSTREAM):
+                said += (
+                    f": `_backward` assigns (=) {role}.grad instead of adding to it (+=), so a "
+                    f"node used twice keeps only its last use's gradient"
+                )
+            fail(said)
+    passed(f"{', '.join(ops[:-1])} and {ops[-1]} add (+=) to the grads their inputs already hold")
+
+
 # ------------------------------------------------------------------ how a failed check shows
+
+
+PLACEHOLDER = "`...`"
+
+
+def unfilled(obj: Any) -> str | None:
+    """Where a learner's exercise (a function or class defined in the notebook) still holds a
+    `...` placeholder: the first one's line (its comment, which says what goes there, if it has
+    one) and how many more; "" for a plain `...`; None when it holds none (or is not the
+    learner's)."""
+    import inspect
+
+    if obj is ...:
+        return ""
+    if getattr(obj, "__module__", None) != "__main__":
+        return None  # micrograd's, or a module's: not an exercise
+    if inspect.isclass(obj):  # its methods, in the order they are written
+        methods = [getattr(f, "__func__", f) for f in vars(obj).values()]  # static ones too
+        functions = [f for f in methods if inspect.isfunction(f)]
+    elif inspect.isfunction(obj):
+        functions = [obj]
+    else:
+        return None
+    spots: list[tuple[str, str]] = []
+    for f in sorted(functions, key=lambda f: f.__code__.co_firstlineno):
+        spots += _dots(f)
+    if not spots:
+        return None
+    line, where = spots[0]
+    if "#" in line:  # the comment beside it says what goes there
+        said = line.split("#", 1)[1].strip()
+    elif line == "...":
+        said = f"the body of {where}"
+    else:
+        said = f"at `{line}` in {where.split('(')[0]}"
+    more = len(spots) - 1
+    return said + (f", and {more} more" if more else "")
+
+
+def _dots(f: Any) -> list[tuple[str, str]]:
+    """The lines of function `f` that hold a `...` (each stripped), each with the function as
+    a call names it (``softmax(logits)``, ``Neuron.__init__(self, nin)``)."""
+    import inspect
+    import textwrap
+
+    try:
+        signature = str(inspect.signature(f))
+    except (TypeError, ValueError):
+        signature = "()"
+    where = f"{f.__qualname__}{signature}"
+    try:
+        source = textwrap.dedent(inspect.getsource(f))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError):  # no source kept: its constants say it
+        return [("...", where)] if ... in f.__code__.co_consts else []
+    lines = source.splitlines()
+    at = sorted(
+        {n.lineno for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value is ...}
+    )
+    return [(lines[i - 1].strip(), where) for i in at]
+
+
+def not_attempted(name: str, where: str) -> str:
+    """The one line for an exercise still holding `...` (`where`: what `unfilled` said)."""
+    what = f" ({where})" if where else ""
+    return (
+        f"not attempted: {name} still has {PLACEHOLDER}{what}: replace each {PLACEHOLDER} with "
+        f"your code, run that cell, then this one"
+    )
+
+
+def attempted(name: str, obj: Any) -> None:
+    """`CheckFailed` ("not attempted", and what goes where) when the learner's `obj` still holds
+    a `...` placeholder: the check's first step, before it calls the learner's code."""
+    where = unfilled(obj)
+    if where is not None:
+        fail(not_attempted(name, where))
+
+
+def _cell_source(tb: TracebackType | None) -> str:
+    """The source of the cell a traceback starts in (IPython keeps each cell in linecache)."""
+    import linecache
+
+    cell = tb.tb_next if tb is not None else None
+    if cell is None:
+        return ""
+    return "".join(linecache.getlines(cell.tb_frame.f_code.co_filename))
+
+
+def _not_attempted(shell: Any, source: str) -> str | None:
+    """The one line for a cell that stopped on an exercise still holding `...`: the first name
+    the cell reads whose value (a function or class of the notebook's, or a plain `...`) does."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    ns = getattr(shell, "user_ns", {})
+    seen: set[str] = set()
+    read = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    for node in sorted(read, key=lambda n: (n.lineno, n.col_offset)):
+        if node.id in seen or node.id not in ns:
+            continue
+        seen.add(node.id)
+        where = unfilled(ns[node.id])
+        if where is None:
+            continue
+        return not_attempted(node.id, where)
+    return None
+
+
+def _not_defined(shell: Any, value: NameError, tb: TracebackType | None, source: str) -> str | None:
+    """The one line for a name not defined in the cell's own code (its top level, or a function
+    it defines and calls, as notebook 4's check does) that the cell does not define itself: the
+    cell that defines it (an exercise, or one before) has not run yet."""
+    import difflib
+
+    cell = tb.tb_next if tb is not None else None
+    name = getattr(value, "name", None)
+    if cell is None or not isinstance(name, str):
+        return None
+    last = cell
+    while last.tb_next is not None:
+        last = last.tb_next
+    if last.tb_frame.f_code.co_filename != cell.tb_frame.f_code.co_filename:
+        return None  # raised in code of another cell or module: shown as Python shows it
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    stored = {
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    stored |= {
+        n.name
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+    if name in stored:
+        return None
+    known = [k for k in getattr(shell, "user_ns", {}) if not k.startswith("_")]
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+    if close:
+        return f"{name} is not defined: did you mean {close[0]}? (else run the cells above first)"
+    return (
+        f"{name} is not defined yet: run the cell that defines it first (the exercise above, "
+        f"where you write it, and the cells before it), then this one"
+    )
+
+
+def _said_by_the_notebook(value: BaseException, tb: TracebackType | None) -> bool:
+    """An error a cell raises itself, at its top level, ``from None``: the notebook's own words
+    to the reader (chapter 7 run before notebook 2 wrote my_value.py), not a crash."""
+    cell = tb.tb_next if tb is not None else None
+    return (
+        cell is not None
+        and cell.tb_next is None
+        and cell.tb_frame.f_code.co_name == "<module>"
+        and value.__suppress_context__
+        and value.__cause__ is None
+        and bool(str(value))
+    )
+
+
+def _report_headline(shell: Any, value: BaseException, source: str) -> str | None:
+    """A check cell's ``assert report.ok, report.headline``: the report shown above already
+    lists that problem, so the cell stops with the report's verdict, not its headline again."""
+    from .report import CheckReport
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    ns = getattr(shell, "user_ns", {})
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(ns.get(n.id), CheckReport):
+            report = ns[n.id]
+            if not report.ok and str(value) == report.headline:
+                first = "the one" if len(report.problems) == 1 else "the first"
+                return f"{report.summary()}: fix {first} ✗ above, then run the cells again"
+    return None
 
 
 def _plainly(
     shell: Any, etype: type, value: BaseException, tb: TracebackType | None, tb_offset: Any = None
 ) -> list[str]:
-    """IPython's handler for AssertionError: a check's diagnosis as one block (the error's
-    kind stays AssertionError); an assert deeper than a cell's top level keeps its traceback."""
-    cell = tb.tb_next if tb is not None else None
-    top = cell is not None and cell.tb_next is None and cell.tb_frame.f_code.co_name == "<module>"
-    if not isinstance(value, CheckFailed) and not top:
+    """IPython's handler of a cell's exceptions, so that a learner's slip is one red line (the
+    error's kind is kept, for `micrograd grade` and Run all): a check that found a mistake (its
+    diagnosis), an exercise still holding `...` ("not attempted", and what goes there), a name
+    a cell before has not defined yet (run it first). Anything else keeps its traceback, as does
+    an assert deeper than a cell's top level."""
+    source = _cell_source(tb)
+    line = _not_attempted(shell, source)
+    if line is None and isinstance(value, NameError):
+        line = _not_defined(shell, value, tb, source)
+    if line is None and _said_by_the_notebook(value, tb):
+        line = str(value)
+    if line is None and isinstance(value, AssertionError):
+        cell = tb.tb_next if tb is not None else None
+        top = (
+            cell is not None and cell.tb_next is None and cell.tb_frame.f_code.co_name == "<module>"
+        )
+        if isinstance(value, CheckFailed) or top:
+            line = _report_headline(shell, value, source) or str(value) or "a check failed"
+    if line is None:
         shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
         return []
-    stb = [f"\x1b[1;31m✗ {value}\x1b[0m" if str(value) else "\x1b[1;31m✗ a check failed\x1b[0m"]
-    shell._showtraceback(AssertionError, value, stb)
+    stb = [f"\x1b[1;31m✗ {line}\x1b[0m"]
+    shell._showtraceback(etype, value, stb)
     return stb
 
 
@@ -372,6 +628,6 @@ def show_plainly() -> None:
     shell = _shell()
     if shell is None or not hasattr(shell, "set_custom_exc"):
         return
-    if shell.custom_exceptions not in ((), (AssertionError,)):
+    if shell.custom_exceptions not in ((), (AssertionError,), (Exception,)):
         return
-    shell.set_custom_exc((AssertionError,), _plainly)
+    shell.set_custom_exc((Exception,), _plainly)

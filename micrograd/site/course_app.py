@@ -55,7 +55,7 @@ from ..core.atomic import atomic_write
 from ..core.setup_cell import installed_setup
 from ..grading.graded_notebook import without_solutions
 from .course_memory import kernel_memory
-from .course_start import PAGE, start_page
+from .course_start import CHAPTERS, PAGE, start_page
 from .course_wheels import WHEELS, all_wheels, sha256
 from .static_site import DIST_NAME, PYODIDE_VERSION, SiteError, package_wheel, pyodide_files
 
@@ -63,16 +63,7 @@ COURSE = "course"  # the app's folder in the site
 LINK_TEXT = "Learn: the course in your browser"
 LINK_HREF = "course/start.html"  # the start page (course_start.py)
 LINK_STYLE = "<style>@media (max-width: 600px) { .course-more { display: none; } }</style>\n"
-NOTEBOOKS = (
-    "01_derivatives_and_value",
-    "02_backpropagation",
-    "03_neuron_to_mlp",
-    "04_moons_demo",
-    "05_pytorch_side_by_side",
-    "06_appendix_second_derivatives_and_jit",
-    "07_names_and_the_next_character",
-    "08_attention_and_the_gpt",
-)
+NOTEBOOKS = tuple(c.name for c in CHAPTERS)  # the course's notebooks, in order
 TOOLS = ("jupyterlite_core", "jupyterlite_pyodide_kernel", "jupyter_server")  # extra `site`
 TOOLS_MISSING = (
     "the course (JupyterLite) was left out: its build tools are not installed "
@@ -128,18 +119,70 @@ REPL_KERNEL = (
     "history.replaceState(null, '', u); } })();</script>"
 )
 KERNELSPEC = {"display_name": "Python (Pyodide)", "language": "python", "name": "python"}
-# The single-document view on a phone: its toolbar's buttons (Run among them) touch-sized.
+# The single-document view. Its trust badge ("Not Trusted") means nothing to a learner: gone.
+# On a phone: the toolbar's buttons (Run among them) touch-sized; the top bar kept (OVERRIDES;
+# Notebook hides it on a small screen) with the notebook's name and no logo; code wrapped inside
+# its cell (as CodeMirror's own lineWrapping styles it), not cut at the screen's edge.
 PHONE_STYLE = (
-    "\n<style>@media (max-width: 600px) { .jp-Toolbar { min-height: 48px; } "
-    ".jp-Toolbar .jp-ToolbarButtonComponent { min-width: 44px; min-height: 44px; } }</style>"
+    "\n<style>.jp-NotebookTrustedStatus { display: none; } "
+    "@media (max-width: 600px) { .jp-Toolbar { min-height: 48px; } "
+    ".jp-Toolbar .jp-ToolbarButtonComponent { min-width: 44px; min-height: 44px; } "
+    "#jp-NotebookLogo { display: none; } "
+    "#jp-title h1 { font-size: 1.1rem; overflow: hidden; text-overflow: ellipsis; "
+    "white-space: nowrap; } "
+    ".jp-Notebook .cm-content { white-space: pre-wrap; word-break: break-word; "
+    "overflow-wrap: anywhere; flex-shrink: 1; } }</style>"
 )
+# When Run All stops at a cell (an error), the page shows that cell, made the active one
+# (JupyterLab leaves the page at the notebook's end): the first cell from the top with an error
+# (Run All cleared the outputs above it as it ran them).
+STOPPED_SCRIPT = """
+<script>(function () {
+  const runAll = new Set(["notebook:run-all-cells", "notebook:restart-run-all",
+    "notebook:run-all-below", "runmenu:run-all"]);
+  function showStopped(app) {
+    const notebook = app.shell.currentWidget && app.shell.currentWidget.content;
+    if (!notebook || !notebook.widgets) return;
+    const failed = notebook.widgets.findIndex((cell) => {
+      const outputs = cell.model.type === "code" ? cell.model.outputs : null;
+      if (!outputs) return false;
+      for (let i = 0; i < outputs.length; i++) if (outputs.get(i).type === "error") return true;
+      return false;
+    });
+    if (failed < 0) return;
+    notebook.activeCellIndex = failed;
+    notebook.widgets[failed].node.scrollIntoView({ block: "center" });
+  }
+  function watch(app) {
+    app.commands.commandExecuted.connect((_, { id, result }) => {
+      if (!runAll.has(id)) return;
+      Promise.resolve(result).then(
+        () => setTimeout(() => showStopped(app), 0),
+        (err) => {
+          console.warn("micrograd: Run All failed:", err);
+          showStopped(app);
+        },
+      );
+    });
+  }
+  const waiting = setInterval(() => {
+    if (window.jupyterapp && window.jupyterapp.commands) {
+      clearInterval(waiting);
+      watch(window.jupyterapp);
+    }
+  }, 100);
+})();</script>"""
 # "Download my work" (site/course-download.js, as course/download.js): the learner's notebooks
 # in one archive named for them; every page of the app loads it, a link to DOWNLOAD_LINK runs it.
 DOWNLOAD = "download.js"
 DOWNLOAD_LINK = "#download-my-work"
 # Saved as the learner works, not every two minutes (JupyterLab's default): a reload keeps it.
 AUTOSAVE_SECONDS = 3
-OVERRIDES = {"@jupyterlab/docmanager-extension:plugin": {"autosaveInterval": AUTOSAVE_SECONDS}}
+OVERRIDES = {
+    "@jupyterlab/docmanager-extension:plugin": {"autosaveInterval": AUTOSAVE_SECONDS},
+    # the notebook's name on top at every width (Notebook's "automatic" hides it on a phone)
+    "@jupyter-notebook/application-extension:top": {"visible": "yes"},
+}
 # Each notebook's title cell ends, in the browser, with where the work is and what a reload means.
 KEPT = (
     f"*Your work is kept in this browser, saved every {AUTOSAVE_SECONDS} seconds; "
@@ -421,9 +464,10 @@ def course_files(
             for p in sorted(app.rglob("*"))
             if p.is_file() and not p.name.startswith(".jupyterlite.doit") and p.name not in UNUSED
         }
-    files[PAGE] = start_page(notebooks, NOTEBOOKS, lite_config()["jupyter-config-data"]["appName"])
+    files[PAGE] = start_page(notebooks, lite_config()["jupyter-config-data"]["appName"])
     _insert(files, "repl/index.html", '<meta charset="utf-8">', REPL_KERNEL)
-    _insert(files, "notebooks/index.html", "<head>", PHONE_STYLE)
+    _insert(files, "notebooks/index.html", "<head>", PHONE_STYLE + STOPPED_SCRIPT)
+    _insert(files, "lab/index.html", "<head>", STOPPED_SCRIPT)
     for page in APP_PAGES:  # else the browser asks the host's root for /favicon.ico
         up = "../" * page.count("/")
         _insert(files, page, "<head>", f'\n<link rel="icon" href="{up}lab/favicon.ico">')

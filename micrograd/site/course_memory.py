@@ -18,6 +18,14 @@ Two things a saved memory cannot carry, and how they are carried:
   default): a package imported at build time keeps the ``__path__`` it was imported from, and a
   ``micrograd`` imported from ``/home/pyodide`` would look for ``micrograd.viz.plot`` there after
   the restore and fail with ModuleNotFoundError, its files present in site-packages;
+- nothing open: a file descriptor in the saved memory means nothing after the restore, and the
+  collector closing its file there printed ``Exception ignored while calling deallocator
+  <function ZipFile.__del__ …> OSError: [Errno 8] Bad file descriptor`` in every fresh kernel
+  (importlib.metadata's cache of `FastPath`s held a ``zipfile.Path`` of python314.zip, open).
+  `CLOSE` empties that cache and collects before the memory is saved. (It does not look through
+  ``gc.get_objects()`` for what else is open: that list's freed buffers, 100,000 pointers, would
+  be saved with the memory, 0.5 MB more for every visitor; the course's tests restore the memory
+  and look there.)
 - a few JavaScript objects the saved Python holds (Pyodide's ``loadPackage``, its module as
   ``pyodide_js``, ...): the build names each by where it lives on the Pyodide object, and
   kernel.js hands the restored Python the restored Pyodide's own.
@@ -26,6 +34,7 @@ Two things a saved memory cannot carry, and how they are carried:
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 from collections.abc import Callable
 
@@ -33,6 +42,17 @@ from .static_site import node_snapshot
 
 # What the kernel's worker imports as it starts, and each notebook's set-up line
 KERNEL_IMPORTS = ("piplite.piplite", "pyodide_kernel", "micrograd.check")
+# Run just before the memory is saved: what the imports left open, closed
+CLOSE = """
+def _close():
+    import gc, sys
+    metadata = sys.modules.get("importlib.metadata")
+    if metadata is not None:  # its FastPath cache: a zipfile.Path of each zip on sys.path, open
+        metadata.FastPath.__new__.cache_clear()
+    gc.collect()  # (they hang in cycles): each ZipFile closed here, by its __del__
+_close()
+del _close
+"""
 _SCRIPT = """
 const fs = await import("node:fs");
 const url = await import("node:url");
@@ -44,6 +64,7 @@ for (const w of wheels.split(",")) {
   py.unpackArchive(new Uint8Array(fs.readFileSync(w)), "wheel", { extractDir });
 }
 py.runPython(imports.split(",").map((m) => `import ${m}`).join("\\n"));
+py.runPython(__CLOSE__);
 const roots = { pyodide: py, api: py._api, module: py._module };
 function where(o) {  // [kind, root, key]: how kernel.js finds it again
   for (const [root, obj] of Object.entries(roots)) {
@@ -90,6 +111,12 @@ def kernel_memory(
         log("no Node.js here: the course's Python start is not saved (its kernel starts afresh)")
         return None
     memory, files = node_snapshot(
-        _SCRIPT, pyodide, wheels, KERNEL_IMPORTS, ["", ".files"], "the course kernel's start", 600
+        _SCRIPT.replace("__CLOSE__", json.dumps(CLOSE)),
+        pyodide,
+        wheels,
+        KERNEL_IMPORTS,
+        ["", ".files"],
+        "the course kernel's start",
+        600,
     )
     return gzip.compress(memory, 6, mtime=0), gzip.compress(files, 6, mtime=0)

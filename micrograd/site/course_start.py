@@ -1,10 +1,11 @@
 """The course's start page in the static site, ``OUT/course/start.html``: where the site's "Learn"
-link lands. The chapters in order, each with its title and one line (both read from the
-notebook's first cell, so a chapter added to the course is listed without an edit here),
-"Start here" on the first; each opens in JupyterLite's single-document notebook view
-(``notebooks/index.html?path=...``: readable on a phone), JupyterLab one click away. It says once
-where work is kept (this browser) and offers "Download my work" (course/download.js: every
-notebook of the learner's in one archive named for them, to hand in).
+link lands. The chapters in order (`CHAPTERS`: one entry a chapter, its notebook's file, the
+number it is shown under, and what the learner does in it), each with its title (read from the
+notebook's first cell) and that line, "Start here" on the first; each opens in JupyterLite's
+single-document notebook view (``notebooks/index.html?path=...``: readable on a phone),
+JupyterLab one click away. It says once where work is kept (this browser) and offers "Download
+my work" (course/download.js: every notebook of the learner's in one archive named for them, to
+hand in).
 """
 
 from __future__ import annotations
@@ -13,6 +14,68 @@ import html
 import json
 import pathlib
 import re
+from typing import NamedTuple
+
+
+class Chapter(NamedTuple):
+    """A chapter of the course, as the start page lists it."""
+
+    name: str  # its notebook, NAME.ipynb: kept as it is (learners' saved work, grading use it)
+    number: str  # the number it is shown under, in order
+    does: str  # what the learner does in it, one line
+
+
+# The course, in order: a chapter is one entry here (course_app.NOTEBOOKS is read from it)
+CHAPTERS = (
+    Chapter(
+        "01_derivatives_and_value",
+        "1",
+        "Measure a slope by nudging x, write a Value that remembers how it was made, and work "
+        "out each gradient of the lecture's expression by hand.",
+    ),
+    Chapter(
+        "02_backpropagation",
+        "2",
+        "Backpropagate through a neuron by hand, give each op its _backward, write backward(), "
+        "break it on purpose, and keep your Value in a file of your own.",
+    ),
+    Chapter(
+        "03_neuron_to_mlp",
+        "3",
+        "Build a Neuron, a Layer and an MLP on your own Value, write the training step, and "
+        "train a network on four examples.",
+    ),
+    Chapter(
+        "04_moons_demo",
+        "4",
+        "Write the hinge loss, L2 regularization and the learning-rate decay, then train "
+        "karpathy's moons demo to 100% on your network.",
+    ),
+    Chapter(
+        "05_pytorch_side_by_side",
+        "5",
+        "Run your network next to PyTorch's and write tanh as a PyTorch Function, forward and "
+        "backward, checked against gradcheck.",
+    ),
+    Chapter(
+        "06_appendix_second_derivatives_and_jit",
+        "6",
+        "Read on beyond the lecture: the gradient of a gradient, Newton's method, and "
+        "micrograd.jit compiling a graph (nothing to fill in).",
+    ),
+    Chapter(
+        "07_names_and_the_next_character",
+        "7",
+        "Write softmax, cross-entropy and a name's loss, then train a network that predicts the "
+        "next character of a name and invents new names.",
+    ),
+    Chapter(
+        "08_attention_and_the_gpt",
+        "8",
+        "Write RMSNorm and an attention head, assemble microgpt's GPT from them, train it on "
+        "names and sample from it.",
+    ),
+)
 
 PAGE = "start.html"  # in course/: its index.html is the app's, where its pages read their config
 CSS = """
@@ -49,12 +112,20 @@ def chapter(nb: dict) -> tuple[str, str]:
     return re.sub(r"[*`]", "", title), re.split(r"(?<=[.!?])\s+(?=[A-Z])", plain, maxsplit=1)[0]
 
 
-def start_page(notebooks: pathlib.Path, names: tuple[str, ...], title: str) -> bytes:
-    """The start page's HTML for the course's notebooks `names` (in `notebooks`)."""
+def numbered(number: str, title: str) -> str:
+    """A chapter's title under its number: "6. Appendix: …" (a title already numbered so, as
+    "1. Derivatives, …" is, stays as it is)."""
+    return title if title.startswith(f"{number}. ") else f"{number}. {title}"
+
+
+def start_page(
+    notebooks: pathlib.Path, title: str, chapters: tuple[Chapter, ...] = CHAPTERS
+) -> bytes:
+    """The start page's HTML for the course's `chapters` (their notebooks in `notebooks`)."""
     items = []
-    for i, name in enumerate(names):
+    for i, (name, number, line) in enumerate(chapters):
         nb = json.loads((notebooks / f"{name}.ipynb").read_text("utf-8"))
-        head, line = chapter(nb)
+        head = numbered(number, chapter(nb)[0])
         path = html.escape(f"{name}.ipynb", quote=True)
         start = ' <span class="start">Start here</span>' if i == 0 else ""
         items.append(
