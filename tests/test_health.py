@@ -254,3 +254,21 @@ def test_losses_are_untouched_by_the_presets_module() -> None:
     model = MLP(2, [16, 16, 1])
     total = losses.hinge([model(x) for x in X], y) + losses.l2(model.parameters(), 1e-4)
     assert h.loss[0] == total.data
+
+
+def test_health_plots_draws_makemores_four_pictures(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from micrograd.viz import health_plots
+
+    hs = run_broken("saturated_tanh", 4)
+    fig = health_plots(hs, tmp_path / "health.png")
+    assert (tmp_path / "health.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    a1, a2, a3, a4 = fig.axes
+    sat = hs.health[-1].layers[1].saturated
+    assert any(f"saturated {sat:.0%}" in t.get_text() for t in a1.get_legend().get_texts())
+    guide = [line for line in a4.get_lines() if list(line.get_ydata()) == [-3, -3]]
+    assert len(guide) == 1  # makemore's guide line
+    ud = [line.get_ydata().tolist() for line in a4.get_lines()[:3]]
+    assert ud[0] == [s.weights[0].update_data for s in hs.health]
+    with pytest.raises(ValueError, match="fit\\(..., health=True\\)"):
+        health_plots([])

@@ -457,12 +457,16 @@ def diagnose(history: Sequence[StepHealth], thresholds: dict | None = None) -> l
                     "steps' batches): call zero_grad() before backward()",
                 )
             )
-    worst = max(
-        ((w.update_data, s.step, w.name) for s in win for w in s.weights),
-        key=lambda x: x[0] if math.isfinite(x[0]) else -math.inf,
-        default=None,
-    )
-    if worst is not None and math.isfinite(worst[0]) and worst[0] > t["update_data"]:
+    # the first step of the window over the line: later ones measure a net already thrown off
+    worst = None
+    for s in win:
+        finite = [
+            (w.update_data, s.step, w.name) for w in s.weights if math.isfinite(w.update_data)
+        ]
+        if finite and max(finite)[0] > t["update_data"]:
+            worst = max(finite)
+            break
+    if worst is not None:
         ud, step, name = worst
         n = _times(10 ** (ud - t["update_data_healthy"]))
         out.append(
@@ -470,8 +474,8 @@ def diagnose(history: Sequence[StepHealth], thresholds: dict | None = None) -> l
                 "update_data",
                 name,
                 f"update:data 10^{ud:.1f} in {name} at step {step + 1}: each step moves the "
-                f"weights by {10**ud:.2g}x their own spread (healthy here: below "
-                f"10^{t['update_data_healthy']}; makemore's guide 10^-3): the learning rate is "
+                f"weights by {10**ud:.2g}x their own spread (the moons demo peaks at "
+                f"10^{t['update_data_healthy']}; makemore's guide: 10^-3): the learning rate is "
                 f"about {n}x too high",
             )
         )
