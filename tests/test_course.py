@@ -48,7 +48,7 @@ def test_the_copies_are_the_courses_and_a_second_run_keeps_a_learners_work(
     for name in NAMES:
         assert same_but_setup((folder / name).read_text(), (NOTEBOOKS / name).read_text())
     assert capsys.readouterr().out.splitlines() == [
-        f"micrograd course: wrote 8 notebooks into {folder} (solutions folded)"
+        f"micrograd course: wrote 9 notebooks into {folder} (solutions folded)"
     ]
     mine = folder / NAMES[0]
     mine.write_text(mine.read_text().replace("def slope(", "def my_slope("))
@@ -201,7 +201,7 @@ def test_jupyterlab_opens_on_the_copies(
         log.close()
     assert sorted(p.name for p in folder.iterdir() if p.suffix == ".ipynb") == NAMES
     said = (tmp_path / "course.log").read_text()
-    assert f"micrograd course: wrote 8 notebooks into {folder}" in said
+    assert f"micrograd course: wrote 9 notebooks into {folder}" in said
     assert not errors, errors
 
 

@@ -72,6 +72,7 @@ NOTEBOOKS = (
     "06_appendix_second_derivatives_and_jit",
     "07_names_and_the_next_character",
     "08_attention_and_the_gpt",
+    "09_why_isnt_it_learning",
 )
 TOOLS = ("jupyterlite_core", "jupyterlite_pyodide_kernel", "jupyter_server")  # extra `site`
 TOOLS_MISSING = (
