@@ -40,10 +40,16 @@ def random_net(seed: int, activation: str) -> tuple[MLP, list[list[float]], list
 
 def torch_truth(model: MLP, X: list, y: list, alpha: float) -> tuple[list, list, list]:
     """PyTorch float64: each layer's outputs and their grads, and each weight matrix's grad."""
-    Ws = [torch.tensor([[w.data for w in n.w] for n in L.neurons], dtype=torch.float64,
-                       requires_grad=True) for L in model.layers]  # fmt: skip
-    bs = [torch.tensor([n.b.data for n in L.neurons], dtype=torch.float64, requires_grad=True)
-          for L in model.layers]  # fmt: skip
+    Ws = [
+        torch.tensor(
+            [[w.data for w in n.w] for n in L.neurons], dtype=torch.float64, requires_grad=True
+        )
+        for L in model.layers
+    ]
+    bs = [
+        torch.tensor([n.b.data for n in L.neurons], dtype=torch.float64, requires_grad=True)
+        for L in model.layers
+    ]
     h = torch.tensor(X, dtype=torch.float64)
     outs = []
     for i, (W, b) in enumerate(zip(Ws, bs)):
@@ -56,8 +62,11 @@ def torch_truth(model: MLP, X: list, y: list, alpha: float) -> tuple[list, list,
     loss = torch.relu(1 - yt * h[:, 0]).mean()
     loss = loss + alpha * sum((W * W).sum() + (b * b).sum() for W, b in zip(Ws, bs))
     loss.backward()
-    return ([o.detach().numpy() for o in outs], [o.grad.numpy() for o in outs],
-            [W.grad.numpy() for W in Ws])  # fmt: skip
+    return (
+        [o.detach().numpy() for o in outs],
+        [o.grad.numpy() for o in outs],
+        [W.grad.numpy() for W in Ws],
+    )
 
 
 def np_hist(x: np.ndarray) -> tuple[list, list]:
@@ -108,8 +117,14 @@ def test_every_statistic_equals_numpy_and_torch(seed: int, activation: str) -> N
 
 def test_histogram_is_numpys_on_awkward_data() -> None:
     rng = np.random.default_rng(0)
-    for x in (rng.normal(size=1000), rng.uniform(-1, 1, 37), np.array([0.1, 0.2, 0.3] * 5),
-              np.array([2.5] * 4), np.linspace(-1, 1, 41), rng.normal(size=50) * 1e-9):  # fmt: skip
+    for x in (
+        rng.normal(size=1000),
+        rng.uniform(-1, 1, 37),
+        np.array([0.1, 0.2, 0.3] * 5),
+        np.array([2.5] * 4),
+        np.linspace(-1, 1, 41),
+        rng.normal(size=50) * 1e-9,
+    ):
         ours = health.histogram(x.tolist())
         counts, edges = np.histogram(x, bins=health.BINS)
         assert ours.counts == counts.tolist()
@@ -124,8 +139,9 @@ def test_recording_changes_nothing_and_fit_keeps_the_health() -> None:
         random.seed(3)
         model = MLP(2, [8, 8, 1])
         opt = optim.SGD(model.parameters(), lr=0.3)
-        return train.fit(model, X, y, alpha=1e-4, optimizer=opt, steps=5, progress=False,
-                         health=keep)  # fmt: skip
+        return train.fit(
+            model, X, y, alpha=1e-4, optimizer=opt, steps=5, progress=False, health=keep
+        )
 
     plain, kept = run(False), run(True)
     assert plain.loss == kept.loss and plain.health == []
@@ -180,8 +196,11 @@ def test_the_jit_step_gives_the_weights_statistics_and_no_activations() -> None:
         model = MLP(2, [6, 6, 1], activation="tanh")
         opt = optim.SGD(model.parameters(), lr=0.5)
         step = (JitStep if jit else train.Step)(model, "hinge", 1e-4)
-        hs.append(train.fit(model, X, y, optimizer=opt, steps=3, step_fn=step, progress=False,
-                            health=True).health)  # fmt: skip
+        hs.append(
+            train.fit(
+                model, X, y, optimizer=opt, steps=3, step_fn=step, progress=False, health=True
+            ).health
+        )
     eager, jitted = hs
     for e, j in zip(eager, jitted):
         assert all(lay.recorded for lay in e.layers)
@@ -234,9 +253,11 @@ def test_microgpts_first_200_steps_are_healthy(monkeypatch: pytest.MonkeyPatch) 
 
 def test_the_messages_give_the_numbers_and_the_fix() -> None:
     msgs = {d.cause: str(d) for d in health.diagnose(run_broken("saturated_tanh", 5).health)}
-    assert msgs["saturated"].startswith("layer 2: ") and "% of its tanh units saturated" in msgs[
-        "saturated"
-    ] and "5/3 / √fan_in" in msgs["saturated"]  # fmt: skip
+    assert (
+        msgs["saturated"].startswith("layer 2: ")
+        and "% of its tanh units saturated" in msgs["saturated"]
+        and "5/3 / √fan_in" in msgs["saturated"]
+    )
     lr = health.diagnose(run_moons(3, lr=100.0).health)
     text = [str(d) for d in lr if d.cause == "update_data"][0]
     assert "the learning rate is about 100x too high" in text and "at step 1" in text

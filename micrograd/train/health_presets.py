@@ -79,8 +79,17 @@ def run_moons(steps: int = 100, lr: float = 1.0, zero_grad: bool = True, **build
     sched = LinearDecay(opt, lr, lr * 0.1, max(steps, 1))
     step = Step(model, "hinge", 1e-4, zero_grad=zero_grad)
     try:
-        return fit(model, X, y, optimizer=opt, scheduler=sched, steps=steps, step_fn=step,
-                   progress=False, health=True)  # fmt: skip
+        return fit(
+            model,
+            X,
+            y,
+            optimizer=opt,
+            scheduler=sched,
+            steps=steps,
+            step_fn=step,
+            progress=False,
+            health=True,
+        )
     except Diverged as e:
         return e.history
 
