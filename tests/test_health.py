@@ -185,29 +185,56 @@ def test_update_data_read_before_an_optimiser_that_zeroes_the_grads() -> None:
     assert type(model.layers[0].mlp.fc2).__name__ == "Linear"
 
 
-def test_the_jit_step_gives_the_weights_statistics_and_no_activations() -> None:
-    pytest.importorskip("numpy")
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_the_jit_step_gives_the_same_health_from_its_arrays(activation: str) -> None:
     from micrograd.train.jit_step import JitStep
 
     X, y = data.moons(30, 0.1, 2)
     hs = []
     for jit in (False, True):
         random.seed(2)
-        model = MLP(2, [6, 6, 1], activation="tanh")
+        model = MLP(2, [6, 5, 1], activation=activation)
         opt = optim.SGD(model.parameters(), lr=0.5)
         step = (JitStep if jit else train.Step)(model, "hinge", 1e-4)
-        hs.append(
-            train.fit(
-                model, X, y, optimizer=opt, steps=3, step_fn=step, progress=False, health=True
-            ).health
+        h = train.fit(
+            model,
+            X,
+            y,
+            optimizer=opt,
+            steps=4,
+            step_fn=step,
+            progress=False,
+            batch_size=10,
+            health=True,
         )
+        hs.append(h.health)
     eager, jitted = hs
+    assert len(eager) == len(jitted) == 4
     for e, j in zip(eager, jitted):
-        assert all(lay.recorded for lay in e.layers)
-        assert not any(lay.recorded for lay in j.layers)
+        for le, lj in zip(e.layers, j.layers):
+            assert le.recorded and lj.recorded
+            for key in ("act_mean", "act_std", "grad_mean", "grad_std"):
+                assert math.isclose(
+                    getattr(le, key), getattr(lj, key), rel_tol=1e-12, abs_tol=1e-15
+                ), key
+            assert le.act_hist.counts == lj.act_hist.counts
+            assert le.saturated == lj.saturated and le.dead_units == lj.dead_units
+            assert lj.stale_grad is not None and lj.stale_grad < 1e-12
         for we, wj in zip(e.weights, j.weights):
             assert close(we.grad_data, wj.grad_data)
             assert math.isclose(we.update_data, wj.update_data, abs_tol=1e-9)
+
+
+def test_the_jit_step_without_zero_grad_is_diagnosed_too() -> None:
+    from micrograd.train.jit_step import JitStep
+
+    X, y = data.moons(100, 0.1, 1337)
+    random.seed(1337)
+    model = MLP(2, [16, 16, 1])
+    opt = optim.SGD(model.parameters(), lr=1.0)
+    step = JitStep(model, "hinge", 1e-4, zero_grad=False)
+    h = train.fit(model, X, y, optimizer=opt, steps=10, step_fn=step, progress=False, health=True)
+    assert "zero_grad" in {d.cause for d in health.diagnose(h.health)}
 
 
 def test_monitor_refuses_what_it_cannot_read() -> None:

@@ -69,6 +69,10 @@ class Jitted:
         self.traces = 0
         self.last_outputs: ndarray | None = None
         self._programs: dict[tuple, Program] = {}
+        # Nodes of fn's graph to keep (say, a layer's outputs, for train.health): called when
+        # tracing, it names Values fn made; `kept()` gives their values and grads per sample.
+        self.keep: Callable[[], Any] | None = None
+        self._last: tuple[Program, int] | None = None
 
     def __repr__(self) -> str:
         name = getattr(self.fn, "__name__", repr(self.fn))
@@ -80,9 +84,17 @@ class Jitted:
         arrays, B = self._validate(arrays)
         mean = self.reduce == "mean"
         prog, (outs, grads) = self._run(arrays, B, seed=1.0 / B if mean else 1.0)
-        self.last_outputs = outs
+        self.last_outputs, self._last = outs, (prog, B)
         total = outs.mean() if mean else outs.sum()
         return Value(float(total), prog.captured, "jit", "", tuple(grads.tolist()))
+
+    def kept(self) -> tuple[ndarray, ndarray] | None:
+        """The values and gradients of the nodes `keep` named, in the last call (not
+        `outputs`): two (kept, B) arrays, or None before a call or without `keep`."""
+        if self._last is None or not len(self._last[0].kept_rows):
+            return None
+        prog, B = self._last
+        return prog.kept(B)
 
     def outputs(self, *arrays: ndarray) -> ndarray:
         """fn's value for each sample, as a (B,) array; forward only (no gradients, no Value)."""
@@ -160,7 +172,10 @@ class Jitted:
                 f"jit: fn must return one Value per sample, got {type(tr.out).__name__} {tr.out!r}"
             )
         self.traces += 1
-        return Program(Graph(tr))
+        keep = list(self.keep()) if self.keep is not None else []
+        if not all(v in tr.created for v in keep):
+            keep = []  # not all of them nodes of this trace: keep none rather than guess
+        return Program(Graph(tr, keep))
 
 
 def jit(fn: Callable[..., Value], reduce: str = "mean") -> Jitted:

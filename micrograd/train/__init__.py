@@ -235,7 +235,7 @@ def fit(
         from .health import Monitor
 
         monitor = Monitor(model, getattr(step_fn, "alpha", 0.0), getattr(step_fn, "l1", 0.0))
-        live = not getattr(step_fn, "traced", False)
+        monitor.attach(step_fn)  # a jit step: the layers are read from its arrays
     t0 = time.perf_counter()
     try:
         for k in range(steps):
@@ -245,7 +245,7 @@ def fit(
                 if monitor is None:
                     value, acc = step_fn(Xb, yb)
                 else:
-                    with monitor.recording(live):
+                    with monitor.recording():
                         value, acc = step_fn(Xb, yb)
             except ArithmeticError as e:  # e.g. exp overflowing: the same story as a nan loss
                 raise Diverged(k, math.nan, history, str(e)) from e

@@ -30,8 +30,9 @@ std is the population std (numpy's default, ddof=0); histograms are numpy's ``np
 bins)`` on the data's own range, counts to the last one (tests/test_health.py holds every number
 to numpy's to 1e-12).
 
-On micrograd.jit's step (`JitStep`) there are no per-sample Values to read: the weight matrices'
-statistics are there, the layers' activations are not (``LayerHealth.recorded`` is False).
+On micrograd.jit's step (`JitStep`) there are no per-sample Values: `Monitor.attach(step)` asks
+the jit to keep the layers' outputs as nodes of its program, and reads their values and grads from
+its arrays, the same numbers (tests/test_health.py holds them to the eager step's).
 
 `diagnose` reads the last steps and names each problem by its cause and the lecture's fix, with
 the numbers that show it; its thresholds (`THRESHOLDS`) were chosen from measurements, and
@@ -108,7 +109,7 @@ class LayerHealth:
     name: str  # 'layer 1' (an MLP's first), 'block 1 mlp' (a GPT's first block's ReLUs)
     activation: str  # 'tanh', 'relu', 'linear', ...: its nonlinearity
     fan_in: int  # inputs of each unit
-    recorded: bool  # False on the jit path: no per-sample Values to read
+    recorded: bool  # False when the layer's outputs could not be read
     act_mean: float = math.nan
     act_std: float = math.nan
     act_hist: Histogram | None = None
@@ -146,20 +147,25 @@ class StepHealth:
 
 
 def layer_health(
-    name: str, activation: str, fan_in: int, outs: Sequence[Sequence[Any]] | None
+    name: str,
+    activation: str,
+    fan_in: int,
+    data: Sequence[Sequence[float]] | None,
+    grads: Sequence[Sequence[float]] | None = None,
 ) -> LayerHealth:
-    """The statistics of one layer from its outputs: one list of Values per sample."""
-    if not outs:
+    """The statistics of one layer from its outputs' `data` and `grads`: one row (a list of
+    floats, one per unit) per sample."""
+    if not data or grads is None:
         return LayerHealth(name, activation, fan_in, recorded=False)
-    data = [v.data for row in outs for v in row]
-    grads = [v.grad for row in outs for v in row]
+    flat = [x for row in data for x in row]
+    flat_grads = [g for row in grads for g in row]
     h = LayerHealth(name, activation, fan_in, recorded=True)
-    h.act_mean, h.act_std, h.act_hist = mean(data), std(data), histogram(data)
-    h.grad_mean, h.grad_std, h.grad_hist = mean(grads), std(grads), histogram(grads)
+    h.act_mean, h.act_std, h.act_hist = mean(flat), std(flat), histogram(flat)
+    h.grad_mean, h.grad_std, h.grad_hist = mean(flat_grads), std(flat_grads), histogram(flat_grads)
     if activation == "tanh":
-        h.saturated = sum(abs(x) > SATURATED for x in data) / len(data)
+        h.saturated = sum(abs(x) > SATURATED for x in flat) / len(flat)
     if activation == "relu":
-        h.dead_units = [all(row[j].data == 0 for row in outs) for j in range(len(outs[0]))]
+        h.dead_units = [all(row[j] == 0 for row in data) for j in range(len(data[0]))]
         h.dead = sum(h.dead_units) / len(h.dead_units)
     return h
 
@@ -183,18 +189,23 @@ _SLOPE_FROM_OUTPUT = {
 
 
 def stale_share(
-    outs: Sequence[Sequence[Any]], biases: Sequence[Any], activation: str, alpha: float, l1: float
+    data: Sequence[Sequence[float]],
+    grads: Sequence[Sequence[float]],
+    biases: Sequence[Any],
+    activation: str,
+    alpha: float,
+    l1: float,
 ) -> float | None:
     """How much of a layer's bias grads this step's batch does not explain: a bias's gradient is
     the sum over the batch of its unit's pre-activation grad (output grad x activation slope),
     plus the penalties' 2·alpha·b and l1·sign(b). What is left is what backward() added to a
     grad nobody zeroed: ||b.grad - fresh|| / ||b.grad|| (or / the terms' size, if larger)."""
     slope = _SLOPE_FROM_OUTPUT.get(activation)
-    if slope is None or not outs:
+    if slope is None or not data:
         return None
     left, total, size = [], [], []
     for j, b in enumerate(biases):
-        terms = [row[j].grad * slope(row[j].data) for row in outs]
+        terms = [g[j] * slope(d[j]) for d, g in zip(data, grads)]
         fresh = math.fsum(terms) + 2 * alpha * b.data + l1 * ((b.data > 0) - (b.data < 0))
         left.append(b.grad - fresh)
         total.append(b.grad)
@@ -286,16 +297,15 @@ class Monitor:
         else:
             raise TypeError(f"health: Monitor reads an nn.MLP or a GPT, got {type(model).__name__}")
         self._before: list[list[float]] | None = None
+        self._jitted: Any = None  # a jit step's loss, when `attach`ed
+        self._kept_units: list[int] | None = None
         self._weights: list[WeightHealth] = []
         self._layers: list[LayerHealth] = []
 
     @contextlib.contextmanager
-    def recording(self, active: bool = True) -> Iterator[None]:
-        """Keep each layer's outputs made inside the block (the step's forward and backward).
-        ``active=False`` (a jit step: its forward is a trace, not the batch): keep nothing."""
-        if not active:
-            yield
-            return
+    def recording(self) -> Iterator[None]:
+        """Keep each layer's outputs made inside the block (the step's forward and backward;
+        on a jit step, the traced sample's, which `attach` makes its program keep)."""
         for lay in self.layers:
             lay.outs = []
             if lay.record_input:
@@ -329,16 +339,54 @@ class Monitor:
             self._weights.append(
                 weight_health(name, (len(m), len(m[0])), gain or math.nan, data, grads)
             )
+        rows = self._jit_rows() if self._jitted is not None else None
         self._layers = []
-        for lay in self.layers:
-            h = layer_health(lay.name, lay.activation, lay.fan_in, lay.outs)
-            if lay.biases and lay.outs:
+        for i, lay in enumerate(self.layers):
+            if rows is not None:
+                data, grads = rows[i]
+            elif self._jitted is None and lay.outs:
+                data = [[v.data for v in row] for row in lay.outs]
+                grads = [[v.grad for v in row] for row in lay.outs]
+            else:
+                data = grads = None
+            h = layer_health(lay.name, lay.activation, lay.fan_in, data, grads)
+            if lay.biases and data and grads is not None:
                 h.stale_grad = stale_share(
-                    lay.outs, lay.biases, lay.activation, self.alpha, self.l1
+                    data, grads, lay.biases, lay.activation, self.alpha, self.l1
                 )
             self._layers.append(h)
         for lay in self.layers:
             lay.outs = []  # let the graph go
+
+    def attach(self, step: Any) -> None:
+        """Read the layers of a micrograd.jit step (`train.jit_step.JitStep`: ``traced``) from
+        its arrays: its jitted loss keeps the layers' outputs as nodes of its program, and
+        `read_grads` reads their per-sample values and grads there (no Values per sample)."""
+        jitted = getattr(step, "loss_fn", None)
+        if getattr(step, "traced", False) and hasattr(jitted, "keep"):
+            self._jitted = jitted
+            jitted.keep = self._traced_outputs
+
+    def _traced_outputs(self) -> list[Any]:
+        # called while the jitted loss traces (inside `recording`): each layer's outputs of the
+        # one traced sample are the nodes to keep; how many per layer, to split them again
+        if not all(len(lay.outs) == 1 for lay in self.layers):
+            self._kept_units = None
+            return []
+        self._kept_units = [len(lay.outs[0]) for lay in self.layers]
+        return [v for lay in self.layers for v in lay.outs[0]]
+
+    def _jit_rows(self) -> list[tuple[list, list]] | None:
+        kept = self._jitted.kept() if self._jitted is not None else None
+        units = self._kept_units
+        if kept is None or units is None or len(kept[0]) != sum(units):
+            return None
+        values, grads = kept
+        out, at = [], 0
+        for n in units:  # (units, B) -> one row per sample
+            out.append((values[at : at + n].T.tolist(), grads[at : at + n].T.tolist()))
+            at += n
+        return out
 
     def read_update(self, step: int) -> StepHealth:
         """After the optimiser's step: the update:data ratios; the step's whole health."""
