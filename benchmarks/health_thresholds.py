@@ -1,4 +1,4 @@
-"""What `micrograd.train.health.diagnose`'s thresholds stand on: each quantity it judges, measured
+"""What `micrograd.train.diagnose`'s thresholds stand on: each quantity it judges, measured
 on the healthy runs (the moons demo, the same net in tanh, microgpt's first 200 steps) and on
 each broken preset (health_presets.BROKEN) and its fix, and the causes diagnosed.
 
@@ -16,7 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from micrograd.train.health import THRESHOLDS, diagnose, mean  # noqa: E402
+from micrograd.train.diagnose import THRESHOLDS, diagnose  # noqa: E402
+from micrograd.train.health import mean  # noqa: E402
 from micrograd.train.health_presets import BROKEN, run_broken, run_microgpt, run_moons  # noqa: E402
 
 

@@ -52,7 +52,7 @@ except ImportError:
 # %%
 import importlib, math, random
 from micrograd.data import moons
-from micrograd.check.health import (NETS, CAUSES, SIZES, N_SAMPLES, SEED, LR, STEPS, build,
+from micrograd.check.not_learning import (NETS, CAUSES, SIZES, N_SAMPLES, SEED, LR, STEPS, build,
                                     check_saturation, check_update_data, check_diagnosis,
                                     check_kaiming, check_fixed)
 
@@ -227,8 +227,8 @@ diagnosis = {'A': ..., 'B': ..., 'C': ...}
 # diagnosis = {'A': 'saturated tanh', 'B': 'dead relus', 'C': 'init too large'}
 # ```
 #
-# A: four of five outputs of its second layer are past ±0.97 from the first step: its weights are
-# three times karpathy's, so its pre-activations are large. B: two thirds of its first layer's
+# A: two thirds of its second layer's outputs are past ±0.97 at the start, four in five a few
+# steps later: its weights are three times karpathy's, so its pre-activations are large. B: two thirds of its first layer's
 # ReLUs and all of its second's are 0 for every sample from step 1: its biases start at −1, and no
 # update ever reaches them (update:data −inf: nothing moves). C: its loss is in the hundreds
 # before any update (its weights are ten times karpathy's), and one update kills most of its ReLUs.
@@ -279,5 +279,5 @@ check_fixed(fixed)
 # %% [markdown]
 # The same numbers are kept for any `micrograd` network by `fit(..., health=True)`, drawn as
 # makemore's four plots by `micrograd.viz.health_plots`, and read in words by
-# `micrograd.train.health.diagnose`: docs/health.md says which thresholds it uses and why
+# `micrograd.train.diagnose`: docs/health.md says which thresholds it uses and why
 # (ours are not makemore's 10^-3: a small net with a large learning rate learns well at 10^-1).

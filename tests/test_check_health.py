@@ -1,4 +1,4 @@
-"""check.health (chapter 9): right answers pass, each slip is named by its cause, the
+"""check.not_learning (chapter 9): right answers pass, each slip is named by its cause, the
 diagnoses' verdicts quote micrograd's own measurements, the learner's random stream is kept."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import statistics
 import numpy as np
 import pytest
 
-from micrograd.check import health as H
+from micrograd.check import not_learning as H
 from micrograd.check.notebook import CheckFailed
 from micrograd.engine import Value
 
@@ -139,7 +139,7 @@ def test_a_wrong_diagnosis_is_answered_with_micrograds_numbers() -> None:
 
 
 def test_the_nets_are_what_micrograds_health_says_they_are() -> None:
-    from micrograd.train.health import diagnose
+    from micrograd.train.diagnose import diagnose
 
     found = {}
     for name in H.NETS:

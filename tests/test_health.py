@@ -12,6 +12,7 @@ import pytest
 
 from micrograd import data, gpt, losses, optim, train
 from micrograd.nn import MLP
+from micrograd.train import diagnose as D
 from micrograd.train import health
 from micrograd.train.health_presets import BROKEN, run_broken, run_microgpt, run_moons
 
@@ -234,7 +235,7 @@ def test_the_jit_step_without_zero_grad_is_diagnosed_too() -> None:
     opt = optim.SGD(model.parameters(), lr=1.0)
     step = JitStep(model, "hinge", 1e-4, zero_grad=False)
     h = train.fit(model, X, y, optimizer=opt, steps=10, step_fn=step, progress=False, health=True)
-    assert "zero_grad" in {d.cause for d in health.diagnose(h.health)}
+    assert "zero_grad" in {d.cause for d in D.diagnose(h.health)}
 
 
 def test_monitor_refuses_what_it_cannot_read() -> None:
@@ -251,7 +252,7 @@ def test_monitor_refuses_what_it_cannot_read() -> None:
 def causes_within(hs: list, steps: int) -> set[str]:
     found: set[str] = set()
     for k in range(min(steps, len(hs))):
-        found |= {d.cause for d in health.diagnose(hs[: k + 1])}
+        found |= {d.cause for d in D.diagnose(hs[: k + 1])}
     return found
 
 
@@ -279,18 +280,18 @@ def test_microgpts_first_200_steps_are_healthy(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_the_messages_give_the_numbers_and_the_fix() -> None:
-    msgs = {d.cause: str(d) for d in health.diagnose(run_broken("saturated_tanh", 5).health)}
+    msgs = {d.cause: str(d) for d in D.diagnose(run_broken("saturated_tanh", 5).health)}
     assert (
         msgs["saturated"].startswith("layer 2: ")
         and "% of its tanh units saturated" in msgs["saturated"]
         and "5/3 / √fan_in" in msgs["saturated"]
     )
-    lr = health.diagnose(run_moons(3, lr=100.0).health)
+    lr = D.diagnose(run_moons(3, lr=100.0).health)
     text = [str(d) for d in lr if d.cause == "update_data"][0]
     assert "the learning rate is about 100x too high" in text and "at step 1" in text
-    dead = [str(d) for d in health.diagnose(run_broken("dead_relus", 12).health)]
+    dead = [str(d) for d in D.diagnose(run_broken("dead_relus", 12).health)]
     assert any("of its ReLUs dead since step 1 " in m for m in dead)
-    nz = [str(d) for d in health.diagnose(run_broken("no_zero_grad", 10).health)]
+    nz = [str(d) for d in D.diagnose(run_broken("no_zero_grad", 10).health)]
     assert any(m.startswith("grads grow every step without zero_grad") for m in nz)
 
 

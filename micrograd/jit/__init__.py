@@ -36,6 +36,7 @@ around a program are the playground's (playground/train_js.py and train_step.js)
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +45,7 @@ from ..engine import Value
 from . import numpy_target as numpy_target
 from .numpy_target import Diverged, Program
 from .numpy_target import elementwise as _elementwise  # noqa: F401  (for tests)
-from .plan import Graph
+from .plan import Graph, Layout, group_nodes
 from .tracing import TraceError, record
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ class Jitted:
         # tracing, it names Values fn made; `kept()` gives their values and grads per sample.
         self.keep: Callable[[], Any] | None = None
         self._last: tuple[Program, int] | None = None
+        self._kept_rows: Any = weakref.WeakKeyDictionary()  # program -> rows of its arrays
 
     def __repr__(self) -> str:
         name = getattr(self.fn, "__name__", repr(self.fn))
@@ -91,10 +93,14 @@ class Jitted:
     def kept(self) -> tuple[ndarray, ndarray] | None:
         """The values and gradients of the nodes `keep` named, in the last call (not
         `outputs`): two (kept, B) arrays, or None before a call or without `keep`."""
-        if self._last is None or not len(self._last[0].kept_rows):
+        if self._last is None:
             return None
         prog, B = self._last
-        return prog.kept(B)
+        rows = self._kept_rows.get(prog)
+        arrays = getattr(prog._buffers, "by_size", {}).get(B)  # the call's own arrays
+        if rows is None or arrays is None:
+            return None
+        return arrays[0][rows, :B].copy(), arrays[1][rows, :B].copy()
 
     def outputs(self, *arrays: ndarray) -> ndarray:
         """fn's value for each sample, as a (B,) array; forward only (no gradients, no Value)."""
@@ -175,7 +181,12 @@ class Jitted:
         keep = list(self.keep()) if self.keep is not None else []
         if not all(v in tr.created for v in keep):
             keep = []  # not all of them nodes of this trace: keep none rather than guess
-        return Program(Graph(tr, keep))
+        prog = Program(Graph(tr, keep))
+        if keep:  # where the program's arrays hold them: the rows of its layout
+            at = Layout(prog.graph, group_nodes(prog.graph))
+            np = numpy_target.np
+            self._kept_rows[prog] = np.array([at.row_of(r) for r in prog.graph.kept])
+        return prog
 
 
 def jit(fn: Callable[..., Value], reduce: str = "mean") -> Jitted:

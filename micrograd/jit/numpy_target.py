@@ -216,9 +216,6 @@ class Program:
         self.forward = [f for f, _ in steps]
         self.backward = [b for _, b in steps if b is not _nothing]
         self.check = _build_check(g, at) if g.guards else None
-        # the rows of the nodes the trace was asked to keep (`Graph.kept`), for `kept`
-        kept = getattr(g, "kept", ())  # (a prelude graph keeps none)
-        self.kept_rows = np.array([at.row_of(r) for r in kept], dtype=np.intp)
         # The arrays of a call, kept for the next call of the same batch size: a big batch's values
         # and grads are tens of MB, and fresh ones cost page faults every step. Per thread, so two
         # threads can run one program at once.
@@ -293,15 +290,6 @@ class Program:
             if pre is not None:
                 pre.backward_once(scalars, scalar_grads, scalar_grads[K:])
         return outs, scalar_grads[:C].copy()
-
-    def kept(self, B: int) -> tuple[Any, Any] | None:
-        """The kept nodes' values and gradients in the last training call with a batch of B
-        (this thread), as two (kept, B) arrays; None if there was none."""
-        arrays = getattr(self._buffers, "by_size", {}).get(B)
-        if arrays is None:
-            return None
-        values, grads = arrays[0], arrays[1]
-        return values[self.kept_rows, :B].copy(), grads[self.kept_rows, :B].copy()
 
     def forward_once(self, scalars: Any, on_nonfinite: Callable[[list[int]], None] | None) -> Any:
         """The prelude's forward pass on a batch of one, reading and writing the caller's scalars;

@@ -1,8 +1,8 @@
-"""Networks broken on purpose, and the healthy runs they are told apart from (`health.diagnose`).
+"""Networks broken on purpose, and the healthy runs they are told apart from (`train.diagnose`).
 
 Each `Broken` preset is the moons demo (`micrograd demo`: MLP(2, [16, 16, 1]), hinge + 1e-4 L2,
 SGD at lr 1.0 decaying to 0.1, full batch, seed 1337) with one thing changed, the way a learner
-breaks it on their own; `cause` is what `diagnose` must name, `fix` what puts it right.
+breaks it on their own; `cause` is what `train.diagnose` must name, `fix` what puts it right.
 `run_moons` trains one (eager, so the layers' activations are read too) and `run_microgpt`
 trains microgpt's first steps, both with their health. benchmarks/health_thresholds.py prints
 what they measure (docs/health.md), tests/test_health.py holds the diagnoses to them.
@@ -21,7 +21,7 @@ from .health import Monitor, StepHealth
 @dataclass(frozen=True)
 class Broken:
     title: str  # as a menu shows it
-    cause: str  # the health.Diagnosis cause it must show
+    cause: str  # the diagnose.Diagnosis cause it must show
     change: dict[str, Any]  # what differs from the moons demo (see `run_moons`)
     fix: dict[str, Any] = field(default_factory=dict)  # what the "Fix it" puts back
 

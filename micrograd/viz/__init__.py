@@ -448,4 +448,4 @@ def render_text(root: Value, max_nodes: int = DEFAULT_TEXT_MAX_NODES) -> str:
     return "\n".join(out) + "\n"
 
 
-from .health import health_plots as health_plots  # noqa: E402  (makemore part 3: matplotlib lazily)
+from .health_plots import health_plots as health_plots  # noqa: E402  (makemore part 3: matplotlib lazily)

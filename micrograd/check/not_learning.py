@@ -1,7 +1,7 @@
 """The course's chapter 9, "Why isn't it learning?" (makemore part 3 on the learner's own Value):
 the learner's numbers judged, and a wrong one answered with the mistake it suggests.
 
-    from micrograd.check.health import check_saturation, check_update_data, check_diagnosis
+    from micrograd.check.not_learning import check_saturation, check_update_data, check_diagnosis
     check_saturation(saturation, Value)   # share of a layer's tanh outputs with |t| > 0.97
     check_update_data(update_data)        # log10(std(after - before) / std(before))
     check_diagnosis({'A': ..., 'B': ..., 'C': ...})   # the three broken networks' causes
@@ -11,7 +11,7 @@ the learner's numbers judged, and a wrong one answered with the mistake it sugge
 The three networks (`NETS`) are the chapter's: moons, an MLP(2, [12, 12, 1]) drawn as karpathy's
 (uniform(-1, 1) weights, in order, biases 0) and then broken in its init. The verdicts on a
 diagnosis quote what micrograd's own `train.health` measures on the same network (built here with
-micrograd's Value from the same seed), and its thresholds are `train.health.THRESHOLDS`.
+micrograd's Value from the same seed), and its thresholds are `train.diagnose.THRESHOLDS`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..train.health import KAIMING_GAIN, SATURATED, THRESHOLDS
+from ..train.diagnose import THRESHOLDS
+from ..train.health import KAIMING_GAIN, SATURATED
 from ..viz.formatting import format_number as fmt
 from .notebook import CheckFailed, fail, passed
 
