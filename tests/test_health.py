@@ -226,6 +226,37 @@ def test_the_jit_step_gives_the_same_health_from_its_arrays(activation: str) -> 
             assert math.isclose(we.update_data, wj.update_data, abs_tol=1e-9)
 
 
+def test_the_jit_step_reads_a_classifiers_layers_too() -> None:
+    # cross-entropy: the jit step runs the model once eagerly (to count its outputs) before
+    # its trace; the layers kept are the trace's
+    from micrograd.train.jit_step import JitStep
+
+    X, y = data.DATASETS["spiral3"].load(n_samples=30, seed=4)
+    hs = []
+    for jit in (False, True):
+        random.seed(4)
+        model = MLP(2, [8, 3], activation="relu")
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        step = (JitStep if jit else train.Step)(model, "cross_entropy")
+        hs.append(
+            train.fit(
+                model,
+                X,
+                y,
+                "cross_entropy",
+                opt,
+                steps=2,
+                step_fn=step,
+                progress=False,
+                health=True,
+            ).health
+        )
+    for e, j in zip(*hs):
+        assert all(lay.recorded for lay in j.layers)
+        assert [close(a.act_std, b.act_std) for a, b in zip(e.layers, j.layers)] == [True, True]
+        assert [close(a.grad_std, b.grad_std) for a, b in zip(e.layers, j.layers)] == [True, True]
+
+
 def test_the_jit_step_without_zero_grad_is_diagnosed_too() -> None:
     from micrograd.train.jit_step import JitStep
 

@@ -368,13 +368,14 @@ class Monitor:
             jitted.keep = self._traced_outputs
 
     def _traced_outputs(self) -> list[Any]:
-        # called while the jitted loss traces (inside `recording`): each layer's outputs of the
-        # one traced sample are the nodes to keep; how many per layer, to split them again
-        if not all(len(lay.outs) == 1 for lay in self.layers):
+        # called while the jitted loss traces (inside `recording`): each layer's latest outputs,
+        # the traced sample's, are the nodes to keep (jit keeps none if they are not its nodes);
+        # how many per layer, to split them again
+        if not all(lay.outs for lay in self.layers):
             self._kept_units = None
             return []
-        self._kept_units = [len(lay.outs[0]) for lay in self.layers]
-        return [v for lay in self.layers for v in lay.outs[0]]
+        self._kept_units = [len(lay.outs[-1]) for lay in self.layers]
+        return [v for lay in self.layers for v in lay.outs[-1]]
 
     def _jit_rows(self) -> list[tuple[list, list]] | None:
         kept = self._jitted.kept() if self._jitted is not None else None
