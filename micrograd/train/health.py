@@ -82,16 +82,17 @@ def histogram(xs: Sequence[float], bins: int = BINS) -> Histogram:
         lo, hi = lo - 0.5, hi + 0.5
     step = (hi - lo) / bins
     edges = [lo + i * step for i in range(bins)] + [hi]  # np.linspace's arithmetic
-    counts = [0] * bins
+    counts = [0] * (bins + 1)  # (one more, for x == hi: added to the last bin at the end)
     scale = bins / (hi - lo)
     for x in xs:
-        i = min(int((x - lo) * scale), bins - 1)
+        i = int((x - lo) * scale)
         # the rounding of (x - lo) * scale may land one bin off: the edges decide, as numpy's do
         if x < edges[i]:
             i -= 1
-        elif i < bins - 1 and x >= edges[i + 1]:
+        elif i < bins and x >= edges[i + 1]:
             i += 1
         counts[i] += 1
+    counts[bins - 1] += counts.pop()  # the last bin is closed: [edge, hi]
     return Histogram(edges, counts)
 
 
