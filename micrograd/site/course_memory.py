@@ -44,6 +44,10 @@ for (const w of wheels.split(",")) {
   py.unpackArchive(new Uint8Array(fs.readFileSync(w)), "wheel", { extractDir });
 }
 py.runPython(imports.split(",").map((m) => `import ${m}`).join("\\n"));
+// garbage the imports left (a ZipFile in a reference cycle, say) goes now, while its file is
+// open: collected after the restore, where its descriptor means nothing, it would close with
+// "Exception ignored ... OSError: Bad file descriptor" in the middle of a learner's cell
+py.runPython("import gc\\ngc.collect()");
 const roots = { pyodide: py, api: py._api, module: py._module };
 function where(o) {  // [kind, root, key]: how kernel.js finds it again
   for (const [root, obj] of Object.entries(roots)) {
