@@ -44,11 +44,11 @@ def test_the_copies_are_the_courses_and_a_second_run_keeps_a_learners_work(
 ) -> None:
     folder = tmp_path / "course"
     assert main(["course", str(folder), "--no-lab"]) == 0
-    assert sorted(p.name for p in folder.iterdir()) == NAMES and len(NAMES) == 8
+    assert sorted(p.name for p in folder.iterdir()) == NAMES and len(NAMES) == 9
     for name in NAMES:
         assert same_but_setup((folder / name).read_text(), (NOTEBOOKS / name).read_text())
     assert capsys.readouterr().out.splitlines() == [
-        f"micrograd course: wrote 8 notebooks into {folder} (solutions folded)"
+        f"micrograd course: wrote 9 notebooks into {folder} (solutions folded)"
     ]
     mine = folder / NAMES[0]
     mine.write_text(mine.read_text().replace("def slope(", "def my_slope("))
@@ -58,7 +58,7 @@ def test_the_copies_are_the_courses_and_a_second_run_keeps_a_learners_work(
     assert same_but_setup((folder / NAMES[1]).read_text(), (NOTEBOOKS / NAMES[1]).read_text())
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"micrograd course: wrote 1 notebooks into {folder} (solutions folded)"
-    assert out[1].startswith(f"micrograd course: kept 7 already in {folder}, never overwritten")
+    assert out[1].startswith(f"micrograd course: kept 8 already in {folder}, never overwritten")
     assert NAMES[0] in out[1] and NAMES[1] not in out[1]
 
 
@@ -202,7 +202,7 @@ def test_jupyterlab_opens_on_the_copies(
         log.close()
     assert sorted(p.name for p in folder.iterdir() if p.suffix == ".ipynb") == NAMES
     said = (tmp_path / "course.log").read_text()
-    assert f"micrograd course: wrote 8 notebooks into {folder}" in said
+    assert f"micrograd course: wrote 9 notebooks into {folder}" in said
     assert not errors, errors
 
 

@@ -365,6 +365,32 @@ FILLS: dict[str, dict[str, str]] = {
                 return linear(x, sd['lm_head'])
             """),
     },
+    "09_why_isnt_it_learning": {  # a counting loop, statistics.pstdev, a table of gains
+        "saturation": textwrap.dedent("""\
+            def saturation(outs):
+                n = hot = 0
+                for row in outs:
+                    for v in row:
+                        n += 1
+                        if v.data > 0.97 or v.data < -0.97:
+                            hot += 1
+                return hot / n
+            """),
+        "update_data": textwrap.dedent("""\
+            import statistics
+
+            def update_data(before, after):
+                update = [a - b for a, b in zip(after, before)]
+                return math.log10(statistics.pstdev(update) / statistics.pstdev(before))
+            """),
+        "diagnosis": "diagnosis = dict(C='init too large', B='dead relus', A='saturated tanh')\n",
+        "kaiming": textwrap.dedent("""\
+            GAINS = {'tanh': 5 / 3, 'relu': math.sqrt(2), 'linear': 1}
+
+            def kaiming_std(fan_in, activation):
+                return GAINS[activation] / math.sqrt(fan_in)
+            """),
+    },
 }
 
 
@@ -399,7 +425,7 @@ def _learners_value(directory: pathlib.Path, code: str = MY_VALUE) -> None:
     (directory / "my_value.py").write_text(code.split("\n", 1)[1])
 
 
-ON_MY_VALUE = ("03", "07", "08")  # the notebooks that import notebook 2's my_value.py
+ON_MY_VALUE = ("03", "07", "08", "09")  # the notebooks that import notebook 2's my_value.py
 ON_NAMES = ("07", "08")  # the notebooks that train on micrograd.data.names()
 
 
@@ -431,7 +457,7 @@ def _printed(cell) -> str:
 
 
 def test_the_learning_path_is_all_there() -> None:
-    assert [p.name[:2] for p in SOURCES] == ["01", "02", "03", "04", "05", "06", "07", "08"]
+    assert [p.name[:2] for p in SOURCES] == ["01", "02", "03", "04", "05", "06", "07", "08", "09"]
     assert sorted(p.stem for p in HERE.glob("*.ipynb")) == NAMES
     assert list(FILLS) == NAMES
     assert not (HERE / "build.py").exists()
@@ -656,6 +682,9 @@ def test_correct_answers_run_every_check_green(
         assert "held-out loss: the bigram" in text and text.count("✓") == 3
     if name.startswith("08"):  # the learner's GPT is micrograd.gpt's, and it trained
         assert "✓ gpt is micrograd.gpt's GPT (1 layer, 2 heads)" in text and text.count("✓") == 3
+    if name.startswith("09"):  # three diagnoses, and the three nets learn after the fix
+        assert "net A, layer 2: 68% saturated" in text and "✓ all three learn now" in text
+        assert text.count("✓") == 5
 
 
 # A right engine the lecture does not write: its own - and /, _prev a list, each node's local
@@ -697,7 +726,7 @@ def test_an_unusual_but_right_engine_passes_notebook_2(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     name = "02_backpropagation"
-    _ready(name, tmp_path)
+    _ready(name, tmp_path, monkeypatch)
     nb = _filled(name, {**FILLS[name], "backward_ops": UNUSUAL_OPS})
     _execute(nb, tmp_path, monkeypatch)  # raises at a check that fails
     text = "".join(_printed(c) for c in nb.cells if c.cell_type == "code")
@@ -889,6 +918,54 @@ BUGS = [
             "rms = (sum(xi**2 for xi in x).data / len(x) + 1e-5) ** 0.5",
         ),
         "is a plain float (computed from .data), so no gradient flows through it; keep it a Value",
+    ),
+    (
+        "09_why_isnt_it_learning",
+        "saturation",
+        ("v.data > 0.97 or v.data < -0.97", "v.data > 0.97"),
+        "a tanh output near -1 is saturated too: use abs(t)",
+    ),
+    (
+        "09_why_isnt_it_learning",
+        "saturation",
+        ("return hot / n", "return hot"),
+        "returns how many are saturated, not their share",
+    ),
+    (
+        "09_why_isnt_it_learning",
+        "update_data",
+        ("statistics.pstdev(before))", "statistics.pstdev(after))"),
+        "divides by the std of the data after the step",
+    ),
+    (
+        "09_why_isnt_it_learning",
+        "update_data",
+        ("math.log10(statistics", "(statistics"),
+        "gives the ratio itself: makemore plots its log10",
+    ),
+    (
+        "09_why_isnt_it_learning",
+        "diagnosis",
+        ("C='init too large'", "C='learning rate too high'"),
+        "net C is not 'learning rate too high': the loss before any update is already far",
+    ),
+    (
+        "09_why_isnt_it_learning",
+        "diagnosis",
+        ("A='saturated tanh'", "A='dead relus'"),
+        "net A is not 'dead relus': its layers are tanh",
+    ),
+    (
+        "09_why_isnt_it_learning",
+        "kaiming",
+        ("/ math.sqrt(fan_in)", "/ fan_in"),
+        "divides by fan_in, not by its square root",
+    ),
+    (
+        "09_why_isnt_it_learning",
+        "kaiming",
+        ("'relu': math.sqrt(2)", "'relu': 5 / 3"),
+        "it uses tanh's gain 5/3 for relu: relu's is √2",
     ),
 ]
 

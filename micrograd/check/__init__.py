@@ -28,7 +28,7 @@ child process), `values` (the learner's numbers read and written), `report` (one
 cause), `notebook` (the course notebooks' own checks of grads by hand, and how a failed check
 shows there), `mistakes` (what a wrong grad suggests, shared with the explorer),
 `language` (chapters 7 and 8's softmax, cross-entropy, RMSNorm and attention, judged by what
-they compute).
+they compute), `not_learning` (chapter 9's saturation, update:data, diagnoses and Kaiming's init).
 """
 
 from __future__ import annotations

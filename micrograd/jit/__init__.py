@@ -36,6 +36,7 @@ around a program are the playground's (playground/train_js.py and train_step.js)
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +45,7 @@ from ..engine import Value
 from . import numpy_target as numpy_target
 from .numpy_target import Diverged, Program
 from .numpy_target import elementwise as _elementwise  # noqa: F401  (for tests)
-from .plan import Graph
+from .plan import Graph, Layout, group_nodes
 from .tracing import TraceError, record
 
 if TYPE_CHECKING:
@@ -69,6 +70,11 @@ class Jitted:
         self.traces = 0
         self.last_outputs: ndarray | None = None
         self._programs: dict[tuple, Program] = {}
+        # Nodes of fn's graph to keep (say, a layer's outputs, for train.health): called when
+        # tracing, it names Values fn made; `kept()` gives their values and grads per sample.
+        self.keep: Callable[[], Any] | None = None
+        self._last: tuple[Program, int] | None = None
+        self._kept_rows: Any = weakref.WeakKeyDictionary()  # program -> rows of its arrays
 
     def __repr__(self) -> str:
         name = getattr(self.fn, "__name__", repr(self.fn))
@@ -80,9 +86,21 @@ class Jitted:
         arrays, B = self._validate(arrays)
         mean = self.reduce == "mean"
         prog, (outs, grads) = self._run(arrays, B, seed=1.0 / B if mean else 1.0)
-        self.last_outputs = outs
+        self.last_outputs, self._last = outs, (prog, B)
         total = outs.mean() if mean else outs.sum()
         return Value(float(total), prog.captured, "jit", "", tuple(grads.tolist()))
+
+    def kept(self) -> tuple[ndarray, ndarray] | None:
+        """The values and gradients of the nodes `keep` named, in the last call (not
+        `outputs`): two (kept, B) arrays, or None before a call or without `keep`."""
+        if self._last is None:
+            return None
+        prog, B = self._last
+        rows = self._kept_rows.get(prog)
+        arrays = getattr(prog._buffers, "by_size", {}).get(B)  # the call's own arrays
+        if rows is None or arrays is None:
+            return None
+        return arrays[0][rows, :B].copy(), arrays[1][rows, :B].copy()
 
     def outputs(self, *arrays: ndarray) -> ndarray:
         """fn's value for each sample, as a (B,) array; forward only (no gradients, no Value)."""
@@ -160,7 +178,15 @@ class Jitted:
                 f"jit: fn must return one Value per sample, got {type(tr.out).__name__} {tr.out!r}"
             )
         self.traces += 1
-        return Program(Graph(tr))
+        keep = list(self.keep()) if self.keep is not None else []
+        if not all(v in tr.created for v in keep):
+            keep = []  # not all of them nodes of this trace: keep none rather than guess
+        prog = Program(Graph(tr, keep))
+        if keep:  # where the program's arrays hold them: the rows of its layout
+            at = Layout(prog.graph, group_nodes(prog.graph))
+            np = numpy_target.np
+            self._kept_rows[prog] = np.array([at.row_of(r) for r in prog.graph.kept])
+        return prog
 
 
 def jit(fn: Callable[..., Value], reduce: str = "mean") -> Jitted:

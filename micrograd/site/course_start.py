@@ -75,6 +75,12 @@ CHAPTERS = (
         "Write RMSNorm and an attention head, assemble microgpt's GPT from them, train it on "
         "names and sample from it.",
     ),
+    Chapter(
+        "09_why_isnt_it_learning",
+        "9",
+        "Measure a layer's saturated units and the update:data ratio, diagnose three networks "
+        "that do not learn, and fix their init with Kaiming's scale.",
+    ),
 )
 
 PAGE = "start.html"  # in course/: its index.html is the app's, where its pages read their config

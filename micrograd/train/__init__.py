@@ -61,6 +61,7 @@ class History:
     lr: list[float] = field(default_factory=list)
     test_accuracy: list[tuple[int, float]] = field(default_factory=list)  # (step, acc), if measured
     seconds: float = 0.0  # wall time of the whole loop
+    health: list = field(default_factory=list)  # fit(health=True): a health.StepHealth per step
 
     @property
     def final_loss(self) -> float:
@@ -115,8 +116,9 @@ class Step:
     backward (`backprop`), and the accuracy of the outputs, before the optimizer's update.
 
     `forward` computes the batch loss eagerly, one graph per sample; `train.jit_step.JitStep` is the
-    same step with micrograd.jit's forward. `loss` is a name of `losses.LOSSES` or a function
-    ``(outputs, targets) -> Value`` (then `accuracy`, default: the sign rule, says how to score).
+    same step with micrograd.jit's forward (`traced`: it has no per-sample Values). `loss` is a
+    name of `losses.LOSSES` or a function ``(outputs, targets) -> Value`` (then `accuracy`,
+    default: the sign rule, says how to score).
     """
 
     def __init__(
@@ -138,6 +140,8 @@ class Step:
         # (a caller that scores another way: the playground, on all its points at once)
         self.score = score
         self.params = model.parameters()
+
+    traced = False
 
     def forward(self, Xb: Sequence, yb: Sequence) -> tuple[Value, list]:
         """The batch loss as one Value, and each sample's outputs (for the accuracy)."""
@@ -198,6 +202,7 @@ def fit(
     step_fn: StepFn | None = None,
     callback: Callable[[int, History], None] | None = None,
     file: IO[str] | None = None,
+    health: bool = False,
 ) -> History:
     """Train `model` on (X, y) for `steps` optimisation steps; return the `History`.
 
@@ -211,6 +216,8 @@ def fit(
     progress    a tqdm bar when tqdm is installed, else a line every 10% of the steps
     step_fn     replaces the eager forward/backward (see `make_step`)
     callback    called as ``callback(k, history)`` after each step
+    health      keep each step's `health.StepHealth` in ``history.health`` (activations,
+                grads, grad:data and update:data per layer: makemore part 3's statistics)
 
     Raises `Diverged` at the first step whose loss is not finite (before its update).
     """
@@ -223,18 +230,32 @@ def fit(
     feed = data.batches(X, y, batch_size, seed=seed)
     history = History()
     bar, report = _progress(steps, progress, file)
+    monitor = None
+    if health:
+        from .health import Monitor
+
+        monitor = Monitor(model, getattr(step_fn, "alpha", 0.0), getattr(step_fn, "l1", 0.0))
+        monitor.attach(step_fn)  # a jit step: the layers are read from its arrays
     t0 = time.perf_counter()
     try:
         for k in range(steps):
             Xb, yb = next(feed)
             lr = optimizer.lr
             try:
-                value, acc = step_fn(Xb, yb)
+                if monitor is None:
+                    value, acc = step_fn(Xb, yb)
+                else:
+                    with monitor.recording():
+                        value, acc = step_fn(Xb, yb)
             except ArithmeticError as e:  # e.g. exp overflowing: the same story as a nan loss
                 raise Diverged(k, math.nan, history, str(e)) from e
             if not math.isfinite(value):  # stop here: one more update would spread it
                 raise Diverged(k, value, history)
+            if monitor is not None:
+                monitor.read_grads()  # before the step: an optimiser may zero the grads
             optimizer.step()
+            if monitor is not None:
+                history.health.append(monitor.read_update(k))
             if scheduler is not None:
                 scheduler.step()
             history.loss.append(value)

@@ -91,6 +91,8 @@ class JitStep(Step):
     whose children are the parameters; the outputs for the accuracy come from `ModelOutputs`.
     """
 
+    traced = True  # its forward is a trace: no per-sample Values for health.Monitor to read
+
     def __init__(
         self,
         model: Module,

@@ -446,3 +446,6 @@ def render_text(root: Value, max_nodes: int = DEFAULT_TEXT_MAX_NODES) -> str:
         nodes = "node" if hidden == 1 else "nodes"
         out.append(f"… {hidden} more {nodes} (raise max_nodes, or --max-nodes, to see them)")
     return "\n".join(out) + "\n"
+
+
+from .health_plots import health_plots as health_plots  # noqa: E402  (makemore part 3: matplotlib lazily)

@@ -1,0 +1,401 @@
+"""Is the network learning? makemore part 3's statistics of a network, step by step, and in words.
+
+    from micrograd.train.health import Monitor
+    from micrograd.train.diagnose import diagnose
+    monitor = Monitor(model)                 # an nn.MLP, or a GPT (its blocks' ReLU layers)
+    with monitor.recording():                # the step's forward and backward, as usual
+        loss = ...; model.zero_grad(); loss.backward()
+    monitor.read_grads()                     # before the optimiser: some zero the grads in step()
+    opt.step()
+    health = monitor.read_update(k)          # a StepHealth: every number below, for step k
+    for problem in diagnose([health, ...]):  # the last steps' health, read as a teacher would
+        print(problem)
+
+`fit(..., health=True)` does this every step and keeps them in ``History.health``;
+`micrograd.viz.health_plots` draws makemore part 3's four pictures from them.
+
+Per layer (an MLP's Layer; a GPT block's MLP, whose activation is ReLU), from the Values of the
+step's own graph (no second forward pass, no new graph: `recording` only keeps the layer's
+outputs as they are made):
+    activations     mean, std and histogram of its outputs over the batch; the share of tanh
+                    outputs saturated (|t| > 0.97: tanh' = 1 - t² < 0.06, the gradient through
+                    them nearly stops); the share of ReLU units dead (zero for every sample of the
+                    batch: no gradient reaches their weights at all)
+    gradients       mean, std and histogram of the loss's gradient with respect to those outputs
+Per weight matrix (biases left out, as makemore does):
+    grad:data       std of its grads / std of its weights
+    update:data     log10(std of the step's update / std of its weights before the step), the
+                    update being the weights after the optimiser's step minus before (so it is
+                    right for any optimiser: SGD, momentum, Adam). makemore's guide is 10^-3.
+std is the population std (numpy's default, ddof=0); histograms are numpy's ``np.histogram(x,
+bins)`` on the data's own range, counts to the last one (tests/test_health.py holds every number
+to numpy's to 1e-12).
+
+On micrograd.jit's step (`JitStep`) there are no per-sample Values: `Monitor.attach(step)` asks
+the jit to keep the layers' outputs as nodes of its program, and reads their values and grads from
+its arrays, the same numbers (tests/test_health.py holds them to the eager step's).
+
+`train.diagnose` reads the last steps and names each problem by its cause and the lecture's fix,
+with the numbers that show it. Standard library only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+SATURATED = 0.97  # makemore's |tanh| threshold: tanh' = 1 - 0.97² ≈ 0.06
+BINS = 40  # histogram bins
+KAIMING_GAIN = {"tanh": 5 / 3, "relu": math.sqrt(2), "linear": 1.0, "sigmoid": 1.0}
+
+
+# ---------------------------------------------------------------- the statistics
+
+
+def mean(xs: Sequence[float]) -> float:
+    # math.fsum: the exact sum rounded once, so the mean is numpy's to the last bits or so
+    return math.fsum(xs) / len(xs) if xs else math.nan
+
+
+def std(xs: Sequence[float]) -> float:
+    """The population standard deviation (numpy's ``np.std``, ddof=0)."""
+    if not xs:
+        return math.nan
+    m = mean(xs)
+    return math.sqrt(math.fsum((x - m) * (x - m) for x in xs) / len(xs))
+
+
+@dataclass
+class Histogram:
+    """``np.histogram(xs, bins)``: `bins` equal bins from min(xs) to max(xs), the last closed."""
+
+    edges: list[float]
+    counts: list[int]
+
+
+def histogram(xs: Sequence[float], bins: int = BINS) -> Histogram:
+    lo, hi = (min(xs), max(xs)) if xs else (0.0, 1.0)
+    if lo == hi:  # numpy's rule for a constant: the range ±0.5 around it
+        lo, hi = lo - 0.5, hi + 0.5
+    step = (hi - lo) / bins
+    edges = [lo + i * step for i in range(bins)] + [hi]  # np.linspace's arithmetic
+    counts = [0] * (bins + 1)  # (one more, for x == hi: added to the last bin at the end)
+    scale = bins / (hi - lo)
+    for x in xs:
+        i = int((x - lo) * scale)
+        # the rounding of (x - lo) * scale may land one bin off: the edges decide, as numpy's do
+        if x < edges[i]:
+            i -= 1
+        elif i < bins and x >= edges[i + 1]:
+            i += 1
+        counts[i] += 1
+    counts[bins - 1] += counts.pop()  # the last bin is closed: [edge, hi]
+    return Histogram(edges, counts)
+
+
+def log10_ratio(num: float, den: float) -> float:
+    """log10(num / den); -inf for a zero numerator (no update at all), nan if den is 0."""
+    if den == 0 or math.isnan(num) or math.isnan(den):
+        return math.nan
+    return -math.inf if num == 0 else math.log10(num / den)
+
+
+@dataclass
+class LayerHealth:
+    """One layer's outputs (the activations) and their grads, over the step's batch."""
+
+    name: str  # 'layer 1' (an MLP's first), 'block 1 mlp' (a GPT's first block's ReLUs)
+    activation: str  # 'tanh', 'relu', 'linear', ...: its nonlinearity
+    fan_in: int  # inputs of each unit
+    recorded: bool  # False when the layer's outputs could not be read
+    act_mean: float = math.nan
+    act_std: float = math.nan
+    act_hist: Histogram | None = None
+    saturated: float | None = None  # tanh: share of outputs with |t| > 0.97
+    dead: float | None = None  # relu: share of units zero for every sample
+    dead_units: list[bool] | None = None  # relu: which units are dead
+    grad_mean: float = math.nan
+    grad_std: float = math.nan
+    grad_hist: Histogram | None = None
+    # share of the biases' grads this step's batch does not explain (an MLP's layer, eager):
+    # ~1e-16 when the grads were zeroed, the earlier steps' grads when they were not
+    stale_grad: float | None = None
+
+
+@dataclass
+class WeightHealth:
+    """One weight matrix: its grads against its data, and the step's update against its data."""
+
+    name: str  # 'layer 1' or 'block 1 attn.wq'
+    shape: tuple[int, int]  # (outputs, inputs)
+    gain: float  # Kaiming's gain for the nonlinearity after it (5/3 tanh, √2 ReLU, 1 linear)
+    data_std: float
+    grad_mean: float
+    grad_std: float
+    grad_data: float  # std(grad) / std(data)
+    update_data: float = math.nan  # log10(std(update) / std(data before)); makemore: ~ -3
+    grad_hist: Histogram | None = None
+
+
+@dataclass
+class StepHealth:
+    step: int  # 0-based
+    layers: list[LayerHealth] = field(default_factory=list)
+    weights: list[WeightHealth] = field(default_factory=list)
+
+
+def layer_health(
+    name: str,
+    activation: str,
+    fan_in: int,
+    data: Sequence[Sequence[float]] | None,
+    grads: Sequence[Sequence[float]] | None = None,
+) -> LayerHealth:
+    """The statistics of one layer from its outputs' `data` and `grads`: one row (a list of
+    floats, one per unit) per sample."""
+    if not data or grads is None:
+        return LayerHealth(name, activation, fan_in, recorded=False)
+    flat = [x for row in data for x in row]
+    flat_grads = [g for row in grads for g in row]
+    h = LayerHealth(name, activation, fan_in, recorded=True)
+    h.act_mean, h.act_std, h.act_hist = mean(flat), std(flat), histogram(flat)
+    h.grad_mean, h.grad_std, h.grad_hist = mean(flat_grads), std(flat_grads), histogram(flat_grads)
+    if activation == "tanh":
+        h.saturated = sum(abs(x) > SATURATED for x in flat) / len(flat)
+    if activation == "relu":
+        h.dead_units = [all(row[j] == 0 for row in data) for j in range(len(data[0]))]
+        h.dead = sum(h.dead_units) / len(h.dead_units)
+    return h
+
+
+def weight_health(
+    name: str, shape: tuple[int, int], gain: float, data: Sequence[float], grads: Sequence[float]
+) -> WeightHealth:
+    d, g = std(data), std(grads)
+    ratio = g / d if d else math.nan
+    return WeightHealth(name, shape, gain, d, mean(grads), g, ratio, grad_hist=histogram(grads))
+
+
+# The derivative of an activation from its output alone (what a recording keeps), for the
+# fresh-gradient check of the biases; None where the output does not tell (abs, softplus).
+_SLOPE_FROM_OUTPUT = {
+    "relu": lambda t: 1.0 if t > 0 else 0.0,
+    "tanh": lambda t: 1.0 - t * t,
+    "sigmoid": lambda t: t * (1.0 - t),
+    "linear": lambda t: 1.0,
+}
+
+
+def stale_share(
+    data: Sequence[Sequence[float]],
+    grads: Sequence[Sequence[float]],
+    biases: Sequence[Any],
+    activation: str,
+    alpha: float,
+    l1: float,
+) -> float | None:
+    """How much of a layer's bias grads this step's batch does not explain: a bias's gradient is
+    the sum over the batch of its unit's pre-activation grad (output grad x activation slope),
+    plus the penalties' 2·alpha·b and l1·sign(b). What is left is what backward() added to a
+    grad nobody zeroed: ||b.grad - fresh|| / ||b.grad|| (or / the terms' size, if larger)."""
+    slope = _SLOPE_FROM_OUTPUT.get(activation)
+    if slope is None or not data:
+        return None
+    left, total, size = [], [], []
+    for j, b in enumerate(biases):
+        terms = [g[j] * slope(d[j]) for d, g in zip(data, grads)]
+        fresh = math.fsum(terms) + 2 * alpha * b.data + l1 * ((b.data > 0) - (b.data < 0))
+        left.append(b.grad - fresh)
+        total.append(b.grad)
+        # the terms' size before they cancel: a balanced batch can sum to ~1e-18, all rounding
+        size.append(math.fsum(abs(x) for x in terms))
+    norm = max(_norm(total), _norm(size))
+    return _norm(left) / norm if norm else 0.0
+
+
+def _norm(xs: list[float]) -> float:
+    return math.sqrt(math.fsum(x * x for x in xs))
+
+
+# ---------------------------------------------------------------- reading a model
+
+
+@dataclass
+class _Layer:
+    """A layer whose outputs `recording` keeps: `owner.attr` is replaced for the recording by a
+    stand-in that notes what goes through it (the outputs of `Layer.outputs`, or the input of a
+    GPT block's fc2: its ReLUs' outputs)."""
+
+    name: str
+    activation: str
+    fan_in: int
+    owner: Any
+    attr: str
+    record_input: bool  # keep the stand-in's input (fc2's) rather than its output
+    biases: list = field(default_factory=list)  # an MLP layer's neurons' biases
+    outs: list = field(default_factory=list)
+
+
+class _Tap:
+    """Stands in for a module (GPT's fc2) during a recording: notes its input, then calls it."""
+
+    def __init__(self, module: Any, outs: list) -> None:
+        self.module, self.outs = module, outs
+
+    def __call__(self, x: Any, *args: Any) -> Any:
+        self.outs.append(x)
+        return self.module(x, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.module, name)
+
+
+def _rows(w: Any) -> list[list[Any]]:
+    return [list(r) for r in w]
+
+
+class Monitor:
+    """Reads a model's health once per step (see the module's docstring for the order of calls).
+
+    An `nn.MLP`: each Layer is a layer and its neurons' weights a matrix. A GPT (anything with
+    ``layers`` of blocks having ``mlp.fc1``/``mlp.fc2`` and ``attn.wq/wk/wv/wo``, plus ``wte``,
+    ``wpe``, ``lm_head``): each block's ReLU layer is a layer, and every matrix a matrix."""
+
+    def __init__(self, model: Any, alpha: float = 0.0, l1: float = 0.0) -> None:
+        self.model, self.alpha, self.l1 = model, alpha, l1  # the step's penalties (see stale_share)
+        self.layers: list[_Layer] = []
+        # (name, rows of weights, Kaiming gain; None: an embedding, a table rather than a layer)
+        self.matrices: list[tuple[str, list[list[Any]], float | None]] = []
+        layers = getattr(model, "layers", None)
+        if layers and hasattr(layers[0], "neurons"):  # nn.MLP
+            for i, layer in enumerate(layers):
+                n = layer.neurons[0]
+                name = f"layer {i + 1}"
+                lay = _Layer(name, n.activation, len(n.w), layer, "outputs", False)
+                lay.biases = [n.b for n in layer.neurons]
+                self.layers.append(lay)
+                gain = KAIMING_GAIN.get(n.activation, 1.0)
+                self.matrices.append((name, [list(n.w) for n in layer.neurons], gain))
+        elif layers and hasattr(layers[0], "mlp"):  # a GPT's blocks
+            for name in ("wte", "wpe"):
+                self.matrices.append((name, _rows(getattr(model, name).w), None))
+            relu = KAIMING_GAIN["relu"]
+            for i, block in enumerate(layers):
+                b = f"block {i + 1}"
+                fc1, fc2 = block.mlp.fc1, block.mlp.fc2
+                self.layers.append(
+                    _Layer(f"{b} mlp", "relu", len(fc1.w[0]), block.mlp, "fc2", True)
+                )
+                for part in ("wq", "wk", "wv", "wo"):
+                    w = getattr(block.attn, part).w
+                    self.matrices.append((f"{b} attn.{part}", _rows(w), 1.0))
+                self.matrices.append((f"{b} mlp.fc1", _rows(fc1.w), relu))
+                self.matrices.append((f"{b} mlp.fc2", _rows(fc2.w), 1.0))
+            self.matrices.append(("lm_head", _rows(model.lm_head.w), 1.0))
+        else:
+            raise TypeError(f"health: Monitor reads an nn.MLP or a GPT, got {type(model).__name__}")
+        self._before: list[list[float]] | None = None
+        self._jitted: Any = None  # a jit step's loss, when `attach`ed
+        self._kept_units: list[int] | None = None
+        self._weights: list[WeightHealth] = []
+        self._layers: list[LayerHealth] = []
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[None]:
+        """Keep each layer's outputs made inside the block (the step's forward and backward;
+        on a jit step, the traced sample's, which `attach` makes its program keep)."""
+        for lay in self.layers:
+            lay.outs = []
+            if lay.record_input:
+                setattr(lay.owner, lay.attr, _Tap(getattr(lay.owner, lay.attr), lay.outs))
+            else:
+                setattr(lay.owner, lay.attr, self._keeper(lay.owner.outputs, lay.outs))
+        try:
+            yield
+        finally:
+            for lay in self.layers:
+                if lay.record_input:
+                    setattr(lay.owner, lay.attr, getattr(lay.owner, lay.attr).module)
+                else:
+                    delattr(lay.owner, lay.attr)  # the class's method again
+
+    @staticmethod
+    def _keeper(outputs: Any, outs: list) -> Any:
+        def keep(x: Any) -> Any:
+            out = outputs(x)
+            outs.append(out)
+            return out
+
+        return keep
+
+    def read_grads(self) -> None:
+        """After backward(), before the optimiser's step: the grads, and the data as it is."""
+        self._before = [[w.data for row in m for w in row] for _, m, _ in self.matrices]
+        self._weights = []
+        for (name, m, gain), data in zip(self.matrices, self._before):
+            grads = [w.grad for row in m for w in row]
+            self._weights.append(
+                weight_health(name, (len(m), len(m[0])), gain or math.nan, data, grads)
+            )
+        rows = self._jit_rows() if self._jitted is not None else None
+        self._layers = []
+        for i, lay in enumerate(self.layers):
+            if rows is not None:
+                data, grads = rows[i]
+            elif self._jitted is None and lay.outs:
+                data = [[v.data for v in row] for row in lay.outs]
+                grads = [[v.grad for v in row] for row in lay.outs]
+            else:
+                data = grads = None
+            h = layer_health(lay.name, lay.activation, lay.fan_in, data, grads)
+            if lay.biases and data and grads is not None:
+                h.stale_grad = stale_share(
+                    data, grads, lay.biases, lay.activation, self.alpha, self.l1
+                )
+            self._layers.append(h)
+        for lay in self.layers:
+            lay.outs = []  # let the graph go
+
+    def attach(self, step: Any) -> None:
+        """Read the layers of a micrograd.jit step (`train.jit_step.JitStep`: ``traced``) from
+        its arrays: its jitted loss keeps the layers' outputs as nodes of its program, and
+        `read_grads` reads their per-sample values and grads there (no Values per sample)."""
+        jitted = getattr(step, "loss_fn", None)
+        if getattr(step, "traced", False) and hasattr(jitted, "keep"):
+            self._jitted = jitted
+            jitted.keep = self._traced_outputs
+
+    def _traced_outputs(self) -> list[Any]:
+        # called while the jitted loss traces (inside `recording`): each layer's latest outputs,
+        # the traced sample's, are the nodes to keep (jit keeps none if they are not its nodes);
+        # how many per layer, to split them again
+        if not all(lay.outs for lay in self.layers):
+            self._kept_units = None
+            return []
+        self._kept_units = [len(lay.outs[-1]) for lay in self.layers]
+        return [v for lay in self.layers for v in lay.outs[-1]]
+
+    def _jit_rows(self) -> list[tuple[list, list]] | None:
+        kept = self._jitted.kept() if self._jitted is not None else None
+        units = self._kept_units
+        if kept is None or units is None or len(kept[0]) != sum(units):
+            return None
+        values, grads = kept
+        out, at = [], 0
+        for n in units:  # (units, B) -> one row per sample
+            out.append((values[at : at + n].T.tolist(), grads[at : at + n].T.tolist()))
+            at += n
+        return out
+
+    def read_update(self, step: int) -> StepHealth:
+        """After the optimiser's step: the update:data ratios; the step's whole health."""
+        if self._before is None:
+            raise RuntimeError("health: read_update before read_grads (call it after backward)")
+        for h, (_, m, _), before in zip(self._weights, self.matrices, self._before):
+            update = [w.data - b for w, b in zip((w for row in m for w in row), before)]
+            h.update_data = log10_ratio(std(update), h.data_std)
+        self._before = None
+        return StepHealth(step, self._layers, self._weights)

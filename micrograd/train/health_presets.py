@@ -1,0 +1,124 @@
+"""Networks broken on purpose, and the healthy runs they are told apart from (`train.diagnose`).
+
+Each `Broken` preset is the moons demo (`micrograd demo`: MLP(2, [16, 16, 1]), hinge + 1e-4 L2,
+SGD at lr 1.0 decaying to 0.1, full batch, seed 1337) with one thing changed, the way a learner
+breaks it on their own; `cause` is what `train.diagnose` must name, `fix` what puts it right.
+`run_moons` trains one (eager, so the layers' activations are read too) and `run_microgpt`
+trains microgpt's first steps, both with their health. benchmarks/health_thresholds.py prints
+what they measure (docs/health.md), tests/test_health.py holds the diagnoses to them.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import data
+from .health import Monitor, StepHealth
+
+
+@dataclass(frozen=True)
+class Broken:
+    title: str  # as a menu shows it
+    cause: str  # the diagnose.Diagnosis cause it must show
+    change: dict[str, Any]  # what differs from the moons demo (see `run_moons`)
+    fix: dict[str, Any] = field(default_factory=dict)  # what the "Fix it" puts back
+
+
+BROKEN: dict[str, Broken] = {
+    "saturated_tanh": Broken(
+        "Saturated tanh", "saturated", {"activation": "tanh", "init_scale": 3.0}, {"kaiming": True}
+    ),
+    "dead_relus": Broken("Dead ReLUs", "dead", {"bias": -1.0}, {"bias": 0.0}),
+    "lr_too_high": Broken("Learning rate too high", "update_data", {"lr": 10.0}, {"lr": 1.0}),
+    "no_zero_grad": Broken("No zero_grad", "zero_grad", {"zero_grad": False}, {"zero_grad": True}),
+    "init_too_large": Broken("Init too large", "init", {"init_scale": 10.0}, {"kaiming": True}),
+}
+
+
+def build_moons(
+    activation: str = "relu",
+    init_scale: float = 1.0,
+    bias: float = 0.0,
+    kaiming: bool = False,
+    seed: int = 1337,
+) -> Any:
+    """The moons demo's MLP(2, [16, 16, 1]) as karpathy's seed draws it, its weights times
+    `init_scale` (or, with `kaiming`, redrawn from N(0, (gain / √fan_in)²)) and its hidden
+    biases set to `bias`."""
+    from ..nn import MLP
+    from .health import KAIMING_GAIN
+
+    random.seed(seed)
+    model = MLP(2, [16, 16, 1], activation=activation)
+    for layer in model.layers:
+        for n in layer.neurons:
+            if kaiming:
+                std = KAIMING_GAIN.get(n.activation, 1.0) / len(n.w) ** 0.5
+                for w in n.w:
+                    w.data = random.gauss(0.0, std)
+            else:
+                for w in n.w:
+                    w.data *= init_scale
+    for layer in model.layers[:-1]:
+        for n in layer.neurons:
+            n.b.data = bias
+    return model
+
+
+def run_moons(steps: int = 100, lr: float = 1.0, zero_grad: bool = True, **build: Any) -> Any:
+    """Train the moons demo (changed as `build_moons` and the arguments say) with
+    ``fit(..., health=True)``; returns the History (a diverged run's, up to where it stopped)."""
+    from ..optim import SGD, LinearDecay
+    from . import Diverged, Step, fit
+
+    X, y = data.moons(100, 0.1, 1337)
+    model = build_moons(**build)
+    opt = SGD(model.parameters(), lr=lr)
+    sched = LinearDecay(opt, lr, lr * 0.1, max(steps, 1))
+    step = Step(model, "hinge", 1e-4, zero_grad=zero_grad)
+    try:
+        return fit(
+            model,
+            X,
+            y,
+            optimizer=opt,
+            scheduler=sched,
+            steps=steps,
+            step_fn=step,
+            progress=False,
+            health=True,
+        )
+    except Diverged as e:
+        return e.history
+
+
+def run_broken(name: str, steps: int = 50, fixed: bool = False) -> Any:
+    """The preset `name` of `BROKEN` trained for `steps` (with its fix applied if `fixed`)."""
+    if name not in BROKEN:
+        raise ValueError(f"health: unknown preset {name!r}; choose one of {', '.join(BROKEN)}")
+    p = BROKEN[name]
+    kw = {**p.change, **(p.fix if fixed else {})}
+    if kw.pop("kaiming", False):
+        kw["kaiming"], kw["init_scale"] = True, 1.0
+    return run_moons(steps, **kw)
+
+
+def run_microgpt(steps: int = 200, seed: int = 42, lr: float = 0.01) -> list[StepHealth]:
+    """microgpt's first `steps` steps (makemore's names, his Adam over 1000 steps) with the
+    health of each."""
+    from .. import gpt
+
+    docs, tok, model = gpt.prepare(None, seed)
+    adam = gpt.Adam(model.parameters(), 1000, lr=lr)
+    monitor = Monitor(model)
+    out = []
+    for k in range(steps):
+        with monitor.recording():
+            loss = model.loss(tok.encode(docs[k % len(docs)]))
+            loss.backward()
+        monitor.read_grads()  # before adam.step(): it zeroes the grads
+        adam.step()
+        out.append(monitor.read_update(k))
+    return out
