@@ -37,8 +37,12 @@ except ImportError:
                          "this cell again")
     else:
         where = f'git+https://github.com/{REPO}'
-    if importlib.util.find_spec('micrograd'):   # karpathy's: ours takes its place
-        subprocess.run([sys.executable, '-m', 'pip', 'uninstall', '-q', '-y', 'micrograd'])
+    if importlib.util.find_spec('micrograd'):   # karpathy's (one import name): ours replaces it
+        print("this Python's micrograd has no micrograd.check: karpathy's micrograd (or a mix "
+              "of his and micrograd-plus, one import name). Replacing it: pip uninstall -y "
+              "micrograd micrograd-plus, then pip install micrograd-plus[lessons]")
+        subprocess.run([sys.executable, '-m', 'pip', 'uninstall', '-q', '-y', 'micrograd',
+                        'micrograd-plus'])
     pip = subprocess.run([sys.executable, '-m', 'pip', 'install', '-q',
                           f'micrograd-plus[lessons] @ {where}'], capture_output=True, text=True)
     if pip.returncode:
