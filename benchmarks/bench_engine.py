@@ -9,7 +9,7 @@ the garbage collector's pauses included), with the collector as Python and the e
 import (the compiled core: Python's thresholds; the pure engine: its policy, core/collector.py;
 the minimal Value: Python's). Rows marked "gc: Python's" undo the engine's policy first
 (``restore_gc()``), rows marked "gc: young 1M" raise the young threshold to a million by hand:
-the figures that say whether an engine needs the policy (docs/engine.md, "The garbage collector").
+the figures that say whether an engine needs the policy (docs/memory.md, "The garbage collector").
 
 Ours twice: the compiled core (micrograd/core/cvalue.c, where it is built for that interpreter)
 and the pure engine (``MICROGRAD_PURE_PYTHON=1``); each row says which ran.

@@ -124,7 +124,7 @@ class Module:
         once), named as PyTorch names them: the attributes and list indices that lead to it,
         joined by dots. ``MLP(2, [3, 1])``: 'layers.0.neurons.1.w.0' is the first weight of the
         second neuron of the first layer, 'layers.0.neurons.1.b' its bias; one name per number,
-        since a micrograd parameter is one number (docs/engine.md)."""
+        since a micrograd parameter is one number (docs/pytorch.md)."""
         names = _parameter_names(self)
         named, seen = [], set()
         for i, p in enumerate(self.parameters()):

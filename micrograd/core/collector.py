@@ -1,6 +1,6 @@
 """The engine and Python's garbage collector: `adopt()` (engine.py calls it once, at import),
 `restore_gc()`, which puts Python's thresholds back exactly as they were, and `release_memory()`,
-which gives back the memory the engine keeps for the next graph. docs/engine.md tells the figures.
+which gives back the memory the engine keeps for the next graph. docs/memory.md tells the figures.
 
 Why. A graph of Values holds no reference cycles, so reference counting frees it the moment its
 last name goes. The compiled core's nodes (core/cvalue.c) are not tracked by the cyclic collector
