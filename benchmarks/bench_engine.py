@@ -5,8 +5,11 @@
     python benchmarks/bench_engine.py --memory 2000      # resident memory over 2,000 steps
 
 Each figure is measured in a fresh interpreter (`_worker.py`), CPU time (`time.process_time`,
-the garbage collector's pauses included), with the collector as Python and the engine leave it
-(ours: the engine's policy, core/collector.py; the minimal Value: Python's defaults):
+the garbage collector's pauses included), with the collector as Python and the engine leave it at
+import (the compiled core: Python's thresholds; the pure engine: its policy, core/collector.py;
+the minimal Value: Python's). Rows marked "gc: Python's" undo the engine's policy first
+(``restore_gc()``), rows marked "gc: young 1M" raise the young threshold to a million by hand:
+the figures that say whether an engine needs the policy (docs/memory.md, "The garbage collector").
 
 Ours twice: the compiled core (micrograd/core/cvalue.c, where it is built for that interpreter)
 and the pure engine (``MICROGRAD_PURE_PYTHON=1``); each row says which ran.
@@ -35,24 +38,24 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+ENGINES = (("compiled", False), ("pure", True))
+GCS = (("Python's", "python"), ("young 1M", "young1m"))  # (row label, workloads._gc_mode)
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 
-def microgpt(which: str, steps: int) -> dict:
+def microgpt(which: str, steps: int, gc_mode: str = "default") -> dict:
     """Mean CPU seconds of a step (after the first) of microgpt's loop; the losses."""
     import time
 
     import microgpt_loop
+    from workloads import _gc_mode
 
     if which == "ours":
         from micrograd.engine import Value
-    elif which.startswith("ours, restore_gc()"):
-        from micrograd.engine import Value, restore_gc
-
-        restore_gc()
     else:
         Value = microgpt_loop.MinimalValue
+    _gc_mode(gc_mode)
     times, losses = microgpt_loop.timed(Value, steps, time.process_time)
     mean = statistics.mean(times[1:]) * 1e3
     return {"value": mean, "unit": "ms/step", "losses": losses[:5], "detail": f"{steps} steps"}
@@ -119,11 +122,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     rows: dict[str, list[dict]] = {}
-    gpt = [  # (label, which, pure)
-        ("minimal Value", "minimal", False),
-        ("ours, compiled", "ours", False),
-        ("ours, pure", "ours", True),
-        ("ours, restore_gc(), compiled", "ours, restore_gc()", False),
+    gpt = [  # (label, which, pure, gc mode)
+        ("minimal Value", "minimal", False, "default"),
+        ("ours, compiled", "ours", False, "default"),
+        ("ours, pure", "ours", True, "default"),
+    ]
+    gpt += [
+        (f"ours, {engine}, gc: {name}", "ours", pure, mode)
+        for engine, pure in (("compiled", False), ("pure", True))
+        for name, mode in GCS
     ]
     moons_ok = has(args.python, "numpy", "sklearn")
     torch_ok = moons_ok and has(args.python, "torch")
@@ -132,27 +139,40 @@ def main(argv: list[str] | None = None) -> int:
         from run import PEER, ensure_peer
 
         peer = ensure_peer()
-    pair = [("ours, compiled", ours, 20, False), ("ours, pure", ours, 20, True)]
-    pair += [("karpathy 0.1.0", [str(PEER), str(HERE)], 2, False)] if moons_ok else []
+    pair = [
+        ("ours, compiled", ours, 20, False, "default"),
+        ("ours, pure", ours, 20, True, "default"),
+    ]
+    pair += [
+        (f"ours, {engine}, gc: {name}", ours, 20, pure, mode)
+        for engine, pure in (("compiled", False), ("pure", True))
+        for name, mode in GCS
+    ]
+    pair += [("karpathy 0.1.0", [str(PEER), str(HERE)], 2, False, "default")] if moons_ok else []
     for k in range(args.rounds):
-        for label, which, pure in gpt if k % 2 == 0 else gpt[::-1]:  # alternated
-            kw = {"which": which, "steps": args.steps}
+        for label, which, pure, mode in gpt if k % 2 == 0 else gpt[::-1]:  # alternated
+            kw = {"which": which, "steps": args.steps, "gc_mode": mode}
             rows.setdefault(f"microgpt: {label}", []).append(
                 run(args.python, "bench_engine:microgpt", kw, ours, pure)
             )
         if moons_ok and peer is None:
-            for label, path, steps, pure in pair if k % 2 == 0 else pair[::-1]:
+            for label, path, steps, pure, mode in pair if k % 2 == 0 else pair[::-1]:
+                kw = {"steps": steps, "gc_mode": mode}
                 rows.setdefault(f"moons: {label}", []).append(
-                    run(args.python, "workloads:moons", {"steps": steps}, path, pure)
+                    run(args.python, "workloads:moons", kw, path, pure)
                 )
             if torch_ok:
                 rows.setdefault("moons: PyTorch (float64, 1 thread)", []).append(
                     run(args.python, "workloads:moons_torch", {"steps": 20}, [str(HERE)])
                 )
         for n in (1_001, 1_000_001):
-            for engine, pure in [("compiled", False), ("pure", True)][:: 1 if k % 2 == 0 else -1]:
-                rows.setdefault(f"chain {n:,} nodes: ours, {engine}", []).append(
-                    run(args.python, "workloads:chain", {"nodes": n}, ours, pure)
+            chains = [(engine, pure, "", "default") for engine, pure in ENGINES]
+            if n > 1_001:
+                chains += [(e, p, f", gc: {name}", mode) for e, p in ENGINES for name, mode in GCS]
+            for engine, pure, gc_label, mode in chains[:: 1 if k % 2 == 0 else -1]:
+                kw = {"nodes": n, "gc_mode": mode}
+                rows.setdefault(f"chain {n:,} nodes: ours, {engine}{gc_label}", []).append(
+                    run(args.python, "workloads:chain", kw, ours, pure)
                 )
     for engine, pure in [("compiled", False), ("pure", True)]:
         rows[f"chain 1,000,001 nodes: memory, {engine}"] = [
@@ -169,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     ran = {label: {r.get("compiled") for r in results} for label, results in rows.items()}
     print("which engine ran (compiled core?):", {k: sorted(map(str, v)) for k, v in ran.items()})
     print("goals:")
-    gpt_rows = [rows[f"microgpt: {label}"] for label, _, _ in gpt]
+    gpt_rows = [rows[f"microgpt: {label}"] for label, _, _, _ in gpt]
     same = all(len({str(r.get("losses")) for r in rnd}) == 1 for rnd in zip(*gpt_rows))
     for engine, goal in (("compiled", 2.5), ("pure", 1.0)):
         ratio = median("microgpt: minimal Value") / median(f"microgpt: ours, {engine}")
@@ -194,6 +214,12 @@ def main(argv: list[str] | None = None) -> int:
             f"  chain ({engine}): cost per node 1e3 -> 1e6 {growth:.2f}x (goal <= 1.6x), ", end=""
         )
         print(f"memory {memory:.0f} bytes/node (goal <= 150)")
+    print("the collector's policy (gc: young 1M against Python's; > 1x: the policy saves time):")
+    for engine, _ in ENGINES:
+        for kind in ("microgpt", "moons", "chain 1,000,001 nodes"):
+            python, young = (f"{kind}: ours, {engine}, gc: {name}" for name, _ in GCS)
+            if python in rows and young in rows:
+                print(f"  {kind} ({engine}): {median(python) / median(young):.2f}x")
     return 0
 
 

@@ -77,13 +77,24 @@ def _repeats(nodes: int) -> int:
 
 
 def _gc_mode(mode: str) -> None:
+    """default: the collector as Python and the engine left it at import; python: Python's own
+    thresholds (the engine's restore_gc(), where it has one); young1m: the young generation's
+    threshold at one million (the pure engine's policy, core/collector.py), set by hand."""
     if mode == "freeze":  # what a user can do after imports: old objects leave the gc's sight
         gc.collect()
         gc.freeze()
     elif mode == "disable":
         gc.disable()
+    elif mode == "python":
+        import micrograd.engine
+
+        getattr(micrograd.engine, "restore_gc", lambda: None)()
+    elif mode == "young1m":
+        gc.set_threshold(1_000_000, *gc.get_threshold()[1:])
     elif mode != "default":
-        raise ValueError(f"gc mode must be default, freeze or disable, got {mode!r}")
+        raise ValueError(
+            f"gc mode must be default, freeze, disable, python or young1m, got {mode!r}"
+        )
 
 
 def which_micrograd() -> str:

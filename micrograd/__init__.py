@@ -10,6 +10,8 @@ Public API:
     grad                gradients returned instead of stored; create_graph=True for 2nd order
     Module, Neuron, Layer, MLP                                          (micrograd.nn)
     gradcheck, numerical_grad          central finite differences (micrograd.gradcheck)
+                        (micrograd.gradcheck is the function, as torch.autograd.gradcheck is;
+                        its module's other names: from micrograd.gradcheck import analytic_grad)
     jit                 trace per-sample code once, replay it on a batch (micrograd.jit)
     micrograd.viz       trace, draw_dot, render_text: see the computation graph
     check               what is wrong with your own Value / Neuron / Layer / MLP (micrograd.check)
@@ -18,12 +20,9 @@ Public API:
 import importlib
 from typing import Any
 
-from . import (  # modules, callable as their function
-    gradcheck,
-    jit,  # the module, callable; it imports numpy only when jit() is first called
-)
+from . import jit  # the module, callable; it imports numpy only when jit() is first called
 from .engine import Value, grad
-from .gradcheck import numerical_grad
+from .gradcheck import gradcheck, numerical_grad
 from .nn import MLP, Layer, Module, Neuron
 
 __all__ = [

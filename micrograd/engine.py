@@ -15,11 +15,11 @@ from fractions import Fraction
 from operator import mul
 from typing import Any, SupportsIndex, Union
 
-from .core.collector import adopt, restore_gc
+from .core.collector import adopt, release_memory, restore_gc
 from .core.compiled import Node, use_compiled
 from .core.copying import reduce_value
 from .core.fast import install
-from .core.floats import DERIVATIVES, FLOAT_MAX_TEXT, as_float, check_overflow, pow_forward
+from .core.floats import DERIVATIVES, FLOAT_MAX_TEXT, Scalar, as_float, check_overflow, pow_forward
 from .core.floats import sigmoid as _sigmoid
 from .core.gradients import grad
 from .core.registry import FLOATS, OPS, OpInfo, explain_local, op_kind
@@ -27,19 +27,19 @@ from .core.registry import op as _op
 from .core.walk import backward_step, local_derivatives, topological_order
 
 __all__ = ["Value", "grad", "Operand", "OPS", "OpInfo", "op_kind", "explain_local"]  # README's API
-__all__ += ["topological_order", "backward_step", "restore_gc"]
+__all__ += ["topological_order", "backward_step", "restore_gc", "release_memory"]
 
-adopt()  # the garbage-collector policy (core/collector.py); restore_gc() undoes it
+adopt()  # the pure engine's garbage-collector policy (core/collector.py); restore_gc() undoes it
 
 Number = Union[int, float, Fraction]
 Operand = Union["Value", int, float, Fraction]
 _ONE = object()  # _node's `b` when the op has one child
 
 
-class Value(Node):
+class Value(Node, Scalar):
     """A scalar in a computation graph: its `data`, the `grad` of the output w.r.t. it, and how it
-    was made: `_prev` (its children), `_op`, `_local`. Its fields are Node's (core/compiled.py:
-    slots, or the compiled core's), with a `__dict__`: attributes of your own (p.m = 0)."""
+    was made: `_prev` (its children), `_op`, `_local`. Its fields are Node's (core/compiled.py),
+    with a `__dict__` (p.m = 0); float(v), v.item(), v < w read its number (Scalar, floats.py)."""
 
     __slots__ = ()  # (hashed by identity: sets and dicts)
     __array_ufunc__ = None  # numpy scalars on the left defer to our reflected ops

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from .core.callable_module import make_callable
 from .engine import Value
 
 Fn = Callable[..., Value]
@@ -85,6 +84,3 @@ def _call_values(f: Fn, xs: list[Value]) -> Value:
     if not isinstance(out, Value):
         raise TypeError(f"gradcheck: f must return a Value, got {type(out).__name__} {out!r}")
     return out
-
-
-make_callable(__name__, "gradcheck")  # micrograd.gradcheck is this module, callable

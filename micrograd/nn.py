@@ -15,7 +15,7 @@ import numbers
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .core.registry import array_module, by_method
 from .engine import OPS, Operand, OpInfo, Value
@@ -108,7 +108,9 @@ def _count(n: object, who: str, name: str, what: str) -> int:
 
 
 class Module:
-    """Anything with parameters: `parameters()` lists them, `zero_grad()` resets their grads."""
+    """Anything with parameters: `parameters()` lists them, `zero_grad()` resets their grads;
+    as in PyTorch, `named_parameters()` names them, `state_dict()` / `load_state_dict()` save
+    and restore their numbers."""
 
     def zero_grad(self) -> None:
         for p in self.parameters():
@@ -116,6 +118,111 @@ class Module:
 
     def parameters(self) -> list[Value]:
         return []
+
+    def named_parameters(self) -> list[tuple[str, Value]]:
+        """(name, parameter) for each of `parameters()`, in its order (a parameter listed twice,
+        once), named as PyTorch names them: the attributes and list indices that lead to it,
+        joined by dots. ``MLP(2, [3, 1])``: 'layers.0.neurons.1.w.0' is the first weight of the
+        second neuron of the first layer, 'layers.0.neurons.1.b' its bias; one name per number,
+        since a micrograd parameter is one number (docs/pytorch.md)."""
+        names = _parameter_names(self)
+        named, seen = [], set()
+        for i, p in enumerate(self.parameters()):
+            if p in seen:
+                continue
+            seen.add(p)
+            if id(p) not in names:
+                raise TypeError(
+                    f"named_parameters: parameter {i} of {type(self).__name__} ({p!r}) is not "
+                    f"found under its attributes (a Value, a Module, or a list, tuple or dict "
+                    f"of them), so it has no name"
+                )
+            named.append((names[id(p)], p))
+        return named
+
+    def state_dict(self) -> dict[str, float]:
+        """Every parameter's number by its name (`named_parameters`): what `load_state_dict`
+        puts back. Plain floats: ``json.dump(model.state_dict(), f)`` saves it."""
+        return {name: p.data for name, p in self.named_parameters()}
+
+    def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> IncompatibleKeys:
+        """Set each parameter's number from `state` (a `state_dict()`: name -> number or Value).
+        Strict (the default): every name must be there and no other, else a ValueError naming
+        them, and nothing is changed; a value that is not one finite number is refused by name.
+        ``strict=False`` loads the names both have. Returns the missing and unexpected names."""
+        if not isinstance(state, Mapping):
+            raise TypeError(
+                f"load_state_dict needs a mapping of names to numbers (a state_dict()), "
+                f"got {type(state).__name__}"
+            )
+        params = dict(self.named_parameters())
+        missing = [k for k in params if k not in state]
+        unexpected = [str(k) for k in state if k not in params]
+        if strict and (missing or unexpected):
+            why = [f"missing keys {_few(missing)}"] if missing else []
+            why += [f"unexpected keys {_few(unexpected)}"] if unexpected else []
+            raise ValueError(
+                f"load_state_dict for {type(self).__name__}: {'; '.join(why)} (another "
+                f"model's shape? strict=False loads the names both have)"
+            )
+        numbers = {k: _state_number(k, state[k]) for k in params if k in state}
+        for k, x in numbers.items():  # every number checked first: nothing half loaded
+            params[k].data = x
+        return IncompatibleKeys(missing, unexpected)
+
+
+class IncompatibleKeys(NamedTuple):
+    """What `load_state_dict` did not match, as PyTorch's: names the model has that `state`
+    lacks, and names in `state` the model has not."""
+
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+
+def _parameter_names(module: Module) -> dict[int, str]:
+    """id(Value) -> its dotted name, for every Value under `module`'s attributes (through
+    Modules, lists, tuples and dicts); the first path that reaches a Value names it."""
+    names: dict[int, str] = {}
+    seen: set[int] = set()
+    todo: list[tuple[str, object]] = [("", module)]
+    while todo:
+        path, obj = todo.pop()
+        if isinstance(obj, Value):
+            names.setdefault(id(obj), path)
+            continue
+        if id(obj) in seen:
+            continue
+        if isinstance(obj, Module):
+            items: list[tuple[object, object]] = list(vars(obj).items())
+        elif isinstance(obj, (list, tuple)):
+            items = list(enumerate(obj))
+        elif isinstance(obj, dict):
+            items = list(obj.items())
+        else:
+            continue
+        seen.add(id(obj))
+        for key, child in reversed(items):  # (a stack: the first attribute is named first)
+            todo.append((f"{path}.{key}" if path else str(key), child))
+    return names
+
+
+def _few(keys: list[str], shown: int = 3) -> str:
+    more = f" and {len(keys) - shown} more" if len(keys) > shown else ""
+    return ", ".join(keys[:shown]) + more
+
+
+def _state_number(key: str, x: object) -> float:
+    """A state_dict's entry as a parameter's number: a finite real number, or a Value's."""
+    number = x.data if isinstance(x, Value) else x
+    if isinstance(number, bool) or not isinstance(number, numbers.Real):
+        raise TypeError(
+            f"load_state_dict: {key!r} must be one number (a micrograd parameter is one "
+            f"number), got {type(x).__name__} {x!r:.60}"
+        )
+    number = float(number)
+    if number - number != 0.0:  # NaN or ±inf
+        raise ValueError(f"load_state_dict: {key!r} must be a finite number, got {number!r}")
+    return number
 
 
 class Neuron(Module):

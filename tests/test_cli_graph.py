@@ -116,6 +116,26 @@ def test_dot_and_txt_outputs_need_no_graphviz_program(tmp_path: pathlib.Path) ->
     assert result.returncode == 0 and (tmp_path / "g.txt").read_text() == GOLDEN_L
 
 
+def test_a_dot_file_without_the_graphviz_package_is_one_line_naming_the_extra(
+    tmp_path: pathlib.Path,
+) -> None:
+    out = tmp_path / "g.dot"
+    hide = "import runpy, sys; sys.modules['graphviz'] = None; sys.argv[0] = 'micrograd'; "
+    hide += "runpy.run_module('micrograd', run_name='__main__')"
+    result = subprocess.run(
+        [sys.executable, "-c", hide, "graph", LECTURE_L, "-o", str(out)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+    assert f"writing {str(out)!r}" in result.stderr
+    assert 'pip install "micrograd-plus[viz]"' in result.stderr
+    assert not out.exists()
+
+
 def test_missing_dot_program_is_one_line_naming_the_package(tmp_path: pathlib.Path) -> None:
     out = tmp_path / "g.svg"
     result = run("graph", LECTURE_L, "-o", str(out), path=str(tmp_path))

@@ -185,6 +185,18 @@ def test_nodes_are_not_tracked_by_the_cyclic_collector_until_they_have_attribute
     assert vars(b) == {} and gc.is_tracked(b)  # (asking for its __dict__ makes one)
 
 
+@needs_compiled
+def test_a_dot_nodes_own_tuples_are_untracked_with_it_and_tracked_with_it() -> None:
+    # the moons demo made 2 tracked tuples a neuron a sample: the young collections they started
+    # were why the compiled core needed the gc policy (benchmarks/bench_engine.py's "gc:" rows)
+    w, x = [Value(1.0), Value(2.0)], [Value(3.0), Value(4.0)]
+    d = Value.dot(w, x, 0.5)
+    assert d.data == 11.5
+    assert not any(gc.is_tracked(o) for o in (d, d._prev, d._local))
+    d.m = 0.0  # attributes of its own: the collector must see through it, tuples included
+    assert all(gc.is_tracked(o) for o in (d, d._prev, d._local))
+
+
 class Box:
     """Something a weak reference can watch (a Value takes no weak references)."""
 

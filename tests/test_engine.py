@@ -108,7 +108,8 @@ def test_second_derivatives_match_pytorch(op: Op) -> None:
         (x0,) = sample(op, rng)
         x = Value(x0)
         d1 = grad(op.ours(x), x, create_graph=True)
-        d2 = grad(d1, x)
+        d2 = grad(d1, x, allow_unused=True)
+        d2 = 0.0 if d2 is None else d2  # a constant d1 (of x + c): PyTorch's 0 below
         t = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
         (t1,) = torch.autograd.grad(op.torch(t), t, create_graph=True)
         (t2,) = torch.autograd.grad(t1, t) if t1.requires_grad else (torch.tensor(0.0),)
@@ -345,7 +346,56 @@ def test_grad_returns_without_touching_dot_grad() -> None:
     assert (ga, gb) == (-2.0, 2.0)
     assert (a.grad, b.grad) == (0.0, 0.0)
     assert grad(out, a) == -2.0
-    assert grad(out, [Value(1.0)]) == (0.0,)  # an input the output does not depend on
+
+
+def test_grad_of_an_input_the_output_does_not_use_raises_or_is_none_as_in_pytorch() -> None:
+    a, b, unused = Value(2.0), Value(-3.0), Value(1.0, label="u")
+    out = (a * b).relu()  # relu at rest: a and b are used, their gradients 0
+    with pytest.raises(ValueError, match=r"^grad: input 2 Value\(data=1.0, .*allow_unused=True"):
+        grad(out, [a, b, unused])
+    with pytest.raises(ValueError, match=r"^grad: the input Value\(data=1.0"):
+        grad(out, unused, create_graph=True)
+    ours = grad(out, [a, b, unused], allow_unused=True)
+    ta, tb, tu = (torch.tensor(x, dtype=torch.float64, requires_grad=True) for x in (2, -3, 1))
+    with pytest.raises(RuntimeError, match="appears to not have been used"):  # PyTorch raises too
+        torch.autograd.grad((ta * tb).relu(), [ta, tb, tu])
+    theirs = torch.autograd.grad((ta * tb).relu(), [ta, tb, tu], allow_unused=True)
+    assert ours == (0.0, 0.0, None)
+    assert [None if t is None else t.item() for t in theirs] == [0.0, 0.0, None]
+    assert grad(out, [unused], allow_unused=True, create_graph=True) == (None,)
+
+
+def test_float_item_and_comparisons_read_the_number_as_pytorch_does() -> None:
+    pairs = [(2.0, 3.0), (3.0, 3.0), (-1.5, -2.0), (0.0, -0.0), (1.0, math.nan)]
+    symbols = {"<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
+    for x, y in pairs:
+        v, w = Value(x), Value(y)
+        t, u = torch.tensor(x, dtype=torch.float64), torch.tensor(y, dtype=torch.float64)
+        assert float(v) == v.item() == float(t) == t.item() == x and type(v.item()) is float
+        for symbol, method in symbols.items():
+            want = bool(getattr(t, method)(u))
+            for got in (getattr(v, method)(w), getattr(v, method)(y), getattr(w, method)(v)):
+                assert type(got) is bool, (symbol, got)
+            assert getattr(v, method)(w) is want, (x, symbol, y)
+            assert getattr(v, method)(y) is want  # a plain number on the right
+            assert getattr(u, method)(t).item() is getattr(w, method)(v)
+        assert (x < v) is (x < t).item() and (1 > v) is bool(1 > t)  # a number on the left
+    assert max([Value(1.0), Value(4.0), Value(2.0)]).data == 4.0
+
+
+def test_equality_and_hash_stay_identity_so_graphs_keep_values_in_sets() -> None:
+    a, b = Value(2.0), Value(2.0)
+    assert a <= b and a >= b and not a < b  # the same number...
+    assert a != b and a == a and len({a, b}) == 2  # ...but two nodes
+    assert {a: 1, b: 2}[b] == 2
+
+
+def test_comparing_with_something_not_a_number_names_the_op_and_the_value() -> None:
+    for bad in ("1", None, [1.0], True):
+        with pytest.raises(TypeError, match=r"^unsupported operand for >: Value\(data=1.0"):
+            Value(1.0) > bad  # noqa: B015
+    with pytest.raises(TypeError, match="unsupported operand for <="):
+        Value(1.0) <= "x"  # noqa: B015
 
 
 def test_second_derivative_of_cube() -> None:
@@ -631,7 +681,8 @@ def test_second_derivatives_at_edge_points_match_pytorch(op: Op) -> None:
         except (ArithmeticError, ValueError):
             continue  # refused by the policy, checked above
         d1 = grad(y, x, create_graph=True)
-        d2 = grad(d1, x)
+        d2 = grad(d1, x, allow_unused=True)
+        d2 = 0.0 if d2 is None else d2  # a constant d1 (of x + c): PyTorch's 0 below
         t = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
         (t1,) = torch.autograd.grad(op.torch(t), t, create_graph=True)
         (t2,) = torch.autograd.grad(t1, t) if t1.requires_grad else (torch.tensor(0.0),)

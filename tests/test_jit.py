@@ -502,6 +502,19 @@ def test_comparing_two_traced_numbers_and_sorting() -> None:
         jit(fn)(np.array([[1.0, 2.0, 0.0], [5.0, 4.0, 0.0]]))
 
 
+def test_comparing_values_as_pytorch_does_is_a_decision_checked_on_every_sample() -> None:
+    p = Value(0.5)
+    f = jit(lambda x: x * p if x > 0 else x * p * 2.0)  # v > 0: a bool by the data
+    assert f(np.array([1.0, 3.0])).data == 1.0  # mean of 0.5, 1.5: both samples take one path
+    assert f(np.array([-1.0, -3.0])).data == -2.0  # both the other path: traced again
+    with pytest.raises(TraceError, match=r"at test_jit\.py:\d+, `x\.data > 0\.0` was True"):
+        f(np.array([1.0, -2.0]))  # the samples disagree: named, with the line that decided
+    g = jit(lambda x: x * p if x >= p else x)  # two Values compared
+    assert g(np.array([1.0, 2.0])).data == 0.75
+    with pytest.raises(TraceError, match="another path"):
+        g(np.array([1.0, 0.1]))
+
+
 @pytest.mark.parametrize(
     "use",
     [
@@ -521,6 +534,9 @@ def test_comparing_two_traced_numbers_and_sorting() -> None:
         lambda x, p: x + sum([x.data]),
         lambda x, p: x * (x * p).data ** 2,
         lambda x, p: (setattr(Value(0.0), "data", x.data), x)[1],  # a number moved to a Value
+        lambda x, p: x * float(x),  # as PyTorch's float(t): a number, not a Value
+        lambda x, p: x * x.item(),
+        lambda x, p: x * math.exp(x),  # math calls float(x)
     ],
 )
 def test_uses_of_traced_numbers_that_cannot_be_guarded_are_refused(use) -> None:  # noqa: ANN001

@@ -133,3 +133,110 @@ def test_importing_micrograd_imports_no_third_party_package() -> None:
     )
     root = pathlib.Path(__file__).resolve().parents[1]
     subprocess.run([sys.executable, "-c", code], check=True, cwd=root)
+
+
+# ------------------------------------------- named_parameters, state_dict: as a PyTorch user types
+
+
+def test_named_parameters_name_each_number_by_where_it_sits() -> None:
+    random.seed(5)
+    model = MLP(2, [3, 1])
+    named = model.named_parameters()
+    assert [p for _, p in named] == model.parameters()  # the same Values, the same order
+    names = [n for n, _ in named]
+    assert names[:3] == ["layers.0.neurons.0.w.0", "layers.0.neurons.0.w.1", "layers.0.neurons.0.b"]
+    assert names[-1] == "layers.1.neurons.0.b" and len(set(names)) == len(names) == 13
+    assert dict(named)["layers.0.neurons.2.w.1"] is model.layers[0].neurons[2].w[1]
+    assert Neuron(2).named_parameters()[2][0] == "b" and Module().named_parameters() == []
+
+
+def test_named_parameters_of_the_gpt_and_of_a_module_of_your_own() -> None:
+    from micrograd.gpt import GPT
+
+    model = GPT(vocab_size=5, n_layer=2, n_embd=8, n_head=2, block_size=4)
+    named = dict(model.named_parameters())
+    assert list(named.values()) == model.parameters()
+    assert named["wte.w.4.7"] is model.wte.w[4][7]
+    assert named["layers.1.attn.wq.w.0.3"] is model.layers[1].attn.wq.w[0][3]
+
+    class Tied(Module):  # one Value listed twice, and a dict of parameters
+        def __init__(self) -> None:
+            self.shared = Value(1.0)
+            self.extra = {"scale": Value(2.0)}
+
+        def parameters(self) -> list[Value]:
+            return [self.shared, self.extra["scale"], self.shared]
+
+    assert [n for n, _ in Tied().named_parameters()] == ["shared", "extra.scale"]
+
+    class Hidden(Module):
+        def parameters(self) -> list[Value]:
+            return [Value(3.0)]  # made on the spot: under no attribute, so it has no name
+
+    with pytest.raises(TypeError, match=r"^named_parameters: parameter 0 of Hidden \(Value"):
+        Hidden().named_parameters()
+
+
+def test_a_state_dict_loaded_gives_the_same_model_and_matches_pytorch() -> None:
+    random.seed(7)
+    model = MLP(3, [4, 4, 1], activation="tanh")
+    state = model.state_dict()
+    assert list(state) == [n for n, _ in model.named_parameters()]
+    assert all(type(x) is float for x in state.values())
+    random.seed(8)
+    other = MLP(3, [4, 4, 1], activation="tanh")
+    x = [0.5, -1.0, 2.0]
+    assert other(x).data != model(x).data
+    assert other.load_state_dict(state) == ([], [])  # PyTorch's (missing, unexpected)
+    assert other(x).data == model(x).data  # the same bits
+    # and PyTorch, given the same numbers, agrees
+    out = torch.tensor(x, dtype=torch.float64)
+    layers = torch_layers(other)
+    for i, (W, B) in enumerate(layers):
+        out = W @ out + B
+        out = torch.tanh(out) if i < len(layers) - 1 else out  # a linear output layer
+    assert math.isclose(out.item(), other(x).data, rel_tol=1e-12)
+    values = {k: Value(v) for k, v in state.items()}  # Values are taken by their number
+    assert MLP(3, [4, 4, 1], activation="tanh").load_state_dict(values) == ([], [])
+
+
+def test_load_state_dict_is_strict_by_default_and_changes_nothing_when_it_refuses() -> None:
+    random.seed(9)
+    small, big = MLP(2, [2, 1]), MLP(3, [2, 1])
+    before = [p.data for p in big.parameters()]
+    with pytest.raises(ValueError) as raised:
+        big.load_state_dict(small.state_dict())  # another model's shape
+    message = str(raised.value)
+    assert message.startswith("load_state_dict for MLP: missing keys layers.0.neurons.0.w.2, ")
+    assert "\n" not in message and "strict=False" in message
+    assert [p.data for p in big.parameters()] == before  # nothing half loaded
+    state = {**big.state_dict(), "layers.9.neurons.0.b": 1.0}
+    with pytest.raises(ValueError, match=r"unexpected keys layers\.9\.neurons\.0\.b"):
+        big.load_state_dict(state)
+    # strict=False: the names both have, and what was not matched, as PyTorch says it
+    state = small.state_dict()
+    result = big.load_state_dict(state, strict=False)
+    assert result.missing_keys == ["layers.0.neurons.0.w.2", "layers.0.neurons.1.w.2"]
+    assert result.unexpected_keys == []
+    assert big.layers[1].neurons[0].b.data == state["layers.1.neurons.0.b"]
+
+
+@pytest.mark.parametrize(
+    "bad, error, words",
+    [
+        ([1.0, 2.0], TypeError, "must be one number"),
+        ("0.5", TypeError, "must be one number"),
+        (True, TypeError, "must be one number"),
+        (math.nan, ValueError, "must be a finite number, got nan"),
+        (math.inf, ValueError, "must be a finite number, got inf"),
+    ],
+)
+def test_load_state_dict_refuses_a_value_that_is_not_one_finite_number(bad, error, words) -> None:
+    model = MLP(2, [1])
+    before = [p.data for p in model.parameters()]
+    state = {**model.state_dict(), "layers.0.neurons.0.w.1": bad}
+    with pytest.raises(error, match=r"^load_state_dict: 'layers\.0\.neurons\.0\.w\.1' " + words):
+        model.load_state_dict(state)
+    assert [p.data for p in model.parameters()] == before
+    with pytest.raises(TypeError, match="needs a mapping of names to numbers"):
+        model.load_state_dict([("layers.0.neurons.0.b", 1.0)])  # type: ignore[arg-type]

@@ -395,13 +395,34 @@ def test_no_javascript_file_is_over_400_lines() -> None:
     assert not long, f"JavaScript files over 400 lines: {long}"
 
 
-@pytest.mark.parametrize("name", ["jit", "check", "gradcheck"])
+@pytest.mark.parametrize("name", ["jit", "check"])
 def test_modules_named_after_their_function_are_modules_and_callable(name: str) -> None:
     import importlib
 
     module = importlib.import_module(f"micrograd.{name}")
     assert getattr(micrograd, name) is module  # `import micrograd.jit as mj` gives the module
     assert callable(module) and module.__call__.__doc__ == f"Call micrograd.{name}.{name}."
+
+
+def test_gradcheck_is_an_ordinary_module_and_the_package_gives_its_function() -> None:
+    import subprocess
+    import sys
+    import types
+
+    # a fresh interpreter: `import micrograd.gradcheck as g` as a newcomer types it
+    code = (
+        "import sys, types\n"
+        "import micrograd.gradcheck as g\n"
+        "import micrograd\n"
+        "from micrograd.gradcheck import gradcheck, numerical_grad, analytic_grad\n"
+        "module = sys.modules['micrograd.gradcheck']\n"
+        "assert type(module) is types.ModuleType, type(module)  # no class swapped in\n"
+        "assert g is micrograd.gradcheck is gradcheck is module.gradcheck  # as torch.autograd\n"
+        "assert g(lambda a, b: a * b + a.tanh(), [0.3, -1.2])\n"
+        "assert micrograd.numerical_grad is numerical_grad and callable(analytic_grad)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+    assert type(sys.modules["micrograd.gradcheck"]) is types.ModuleType
 
 
 def _private_imports(path: pathlib.Path) -> list[str]:

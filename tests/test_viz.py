@@ -247,8 +247,13 @@ def test_without_the_graphviz_package_the_builtin_layout_draws_too(monkeypatch, 
     monkeypatch.setitem(sys.modules, "graphviz", None)  # makes `import graphviz` fail
     monkeypatch.setattr(viz, "_SAID", [])
     picture = draw_dot(Value(1.0, label="x"))
-    assert picture.source is None and "data 1.0000" in picture.svg
+    assert "data 1.0000" in picture.svg  # its own layout
     assert 'pip install "micrograd-plus[viz]"' in capsys.readouterr().err
+    # Graphviz's DOT text cannot be had without the package: one line naming the extra, not None
+    with pytest.raises(ImportError) as raised:
+        picture.source[:40]  # noqa: B018  (the README's example)
+    message = str(raised.value)
+    assert 'pip install "micrograd-plus[viz]"' in message and "\n" not in message
     assert "data 1.0000" in render_text(Value(1.0))  # the text view needs nothing
 
 

@@ -130,11 +130,6 @@ def run_graph(args: argparse.Namespace) -> int:
                     rankdir=args.rankdir,
                     max_nodes=args.max_nodes or viz.DEFAULT_MAX_NODES,
                 )
-            if kind == "dot" and graph.source is None:
-                raise ImportError(
-                    f"writing {args.output!r} needs the graphviz Python package: "
-                    'pip install "micrograd-plus[viz]"'
-                )
             data = graph.source.encode() if kind == "dot" else graph.pipe(format=kind)
     except ValueError:  # too many nodes: the only ValueError left once the options are checked
         limit = args.max_nodes or viz.DEFAULT_MAX_NODES
@@ -150,8 +145,8 @@ def run_graph(args: argparse.Namespace) -> int:
             f"{viz.INSTALL_DOT}; a .dot file can be written without it",
             1,
         )
-    except ImportError as exc:  # the graphviz Python package
-        return _fail(str(exc), 1)
+    except ImportError as exc:  # the graphviz Python package, for the DOT text
+        return _fail(f"writing {args.output!r}: {exc}", 1)
     try:
         atomic_write(args.output, data)  # never a half-written file over a good one
     except OSError as exc:

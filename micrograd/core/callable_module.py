@@ -1,8 +1,9 @@
 """Modules that can be called as their main function.
 
-`micrograd.jit`, `micrograd.check` and `micrograd.gradcheck` are each a module named after the
-function it offers. The package exposes the *module* (so ``import micrograd.jit as mj;
-mj.TraceError`` works) and makes it callable (so ``from micrograd import jit; jit(fn)`` works too).
+`micrograd.jit` and `micrograd.check` are each a module named after the function it offers. The
+package exposes the *module* (so ``import micrograd.jit as mj; mj.TraceError`` works) and makes it
+callable (so ``from micrograd import jit; jit(fn)`` works too). (`micrograd.gradcheck` is the
+function itself, its module an ordinary one: docs/pytorch.md.)
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ The compiled Node keeps data, grad, up to two children and their local derivativ
 itself, and is not tracked by the cyclic garbage collector until it gets attributes of its own
 (then cycles such as ``p.m = p`` are freed); a freed graph's nodes (up to 2^20 of them) are kept
 for the next graph, whose build then faults no memory in: see the C file's first comments.
+`release()` (micrograd.engine.release_memory()) gives that memory back.
 """
 
 from __future__ import annotations
@@ -48,6 +49,17 @@ def use_compiled(Value: Any) -> None:
     PYTHON.update(slow)
     for name in slow:
         delattr(Value, name)
+
+
+def release() -> int:
+    """The compiled core's pool of freed nodes (and backward()'s arrays) back to Python's
+    allocator; how many nodes the pool held (0 for the pure engine, which keeps none)."""
+    return int(cvalue.release()) if COMPILED else 0
+
+
+def pool_size() -> int:
+    """How many freed nodes the compiled core keeps for the next graph (0: the pure engine)."""
+    return int(cvalue.pool_size()) if COMPILED else 0
 
 
 def set_watched(flag: bool) -> None:

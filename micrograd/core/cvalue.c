@@ -7,7 +7,10 @@
  * every node of a training step's graph) until it gets a __dict__ of its own (p.m = p may make a
  * cycle): then it is tracked, and such cycles are freed. Memory: data, grad, up to two children
  * and their local derivatives sit in the node itself (no tuples, no float objects), and a freed
- * graph's nodes are kept for the next graph (the pool, below).
+ * graph's nodes are kept for the next graph (the pool, below). A dot node's tuples of children
+ * and local derivatives, made here and held by the node alone, are untracked with it (tracked
+ * again if the node is). So importing micrograd leaves the collector's thresholds as they were:
+ * the pure engine's policy (core/collector.py) is not needed here (benchmarks/bench_engine.py).
  *
  * Equal to engine.py: each op here computes what its declared rule computes, bit for bit (the
  * forward a + b, a * b; the local derivatives (1, 1), (b, a)); anything else (a NaN or an
@@ -48,7 +51,8 @@ static PyObject *s_relu, *s_dot, *s_add, *s_mul, *s_empty, *s_grad, *s_backward,
  * (benchmarks/RESULTS.md). So up to POOL_MAX freed nodes of `V` wait here, in `pool`,
  * and the next nodes made are these. POOL_MAX bounds what is kept once no graph is alive; a node
  * taken from here is not counted as an allocation by the cyclic collector, so the bound also
- * bounds how much later a young collection comes (the cycles through Values it frees). */
+ * bounds how much later a young collection comes (the cycles through Values it frees).
+ * release() (micrograd.engine.release_memory()) gives the pool's memory back. */
 #define POOL_MAX (1 << 20)
 static Node **pool = NULL; /* pool[0 .. pooled): the freed nodes kept */
 static Py_ssize_t pooled = 0, pool_cap = 0;
@@ -101,9 +105,14 @@ static PyObject *node_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     return (PyObject *)self;
 }
 
-static void track_if_dict(Node *self) {
-    if (self->dict != NULL && !PyObject_GC_IsTracked((PyObject *)self))
+static void track_if_dict(Node *self) { /* (and the node's own tuples, untracked by dot) */
+    if (self->dict != NULL && !PyObject_GC_IsTracked((PyObject *)self)) {
         PyObject_GC_Track((PyObject *)self);
+        PyObject *own[2] = {self->n < 0 ? self->c[0] : NULL, self->lk ? NULL : self->u.obj};
+        for (int i = 0; i < 2; i++)
+            if (own[i] && PyTuple_CheckExact(own[i]) && !PyObject_GC_IsTracked(own[i]))
+                PyObject_GC_Track(own[i]);
+    }
 }
 
 static int node_traverse(Node *self, visitproc visit, void *arg) {
@@ -469,6 +478,10 @@ static PyObject *dot_fast(PyObject *args) {
     }
     PyTuple_SET_ITEM(prev, 2 * k, Py_NewRef(b));
     PyTuple_SET_ITEM(local, 2 * k, one);
+    /* the node's own tuples, as untracked as the node: a young collection had walked each one
+     * (made here, freed with the graph), 40% of the moons demo's time (benchmarks/bench_engine.py) */
+    PyObject_GC_UnTrack(prev);
+    PyObject_GC_UnTrack(local);
     Py_XDECREF(lb);
     n->data = out;
     n->n = -1;
@@ -724,6 +737,21 @@ static PyObject *set_watched(PyObject *m, PyObject *flag) {
     Py_RETURN_NONE;
 }
 
+/* release(): the memory kept for the next graph back to Python's allocator (which returns its
+ * emptied arenas to the system): the pool's nodes, and backward()'s arrays unless a backward()
+ * is running. Returns how many nodes the pool held. */
+static PyObject *release(PyObject *m, PyObject *unused) {
+    Py_ssize_t n = pooled;
+    drain();
+    if (!kept_busy) {
+        let_go(&kept[0], 0);
+        let_go(&kept[1], 0);
+    }
+    return PyLong_FromSsize_t(n);
+}
+
+static PyObject *pool_size(PyObject *m, PyObject *unused) { return PyLong_FromSsize_t(pooled); }
+
 static PyObject *node_size(PyObject *m, PyObject *unused) {
     return PyLong_FromSsize_t((Py_ssize_t)sizeof(Node));
 }
@@ -732,6 +760,8 @@ static PyMethodDef module_methods[] = {
     {"setup", setup, METH_VARARGS, "setup(Value, slow): the class C makes, the Python methods"},
     {"set_watched", set_watched, METH_O, "set_watched(flag): jit watches reads, all in Python"},
     {"node_size", node_size, METH_NOARGS, "sizeof the C node"},
+    {"release", release, METH_NOARGS, "release(): free the pooled nodes; how many there were"},
+    {"pool_size", pool_size, METH_NOARGS, "pool_size(): freed nodes kept for the next graph"},
     {NULL},
 };
 

@@ -68,6 +68,42 @@ def as_float(data: object, what: str = "Value", left: object = None) -> float:
         raise OverflowError(too_large(data, what)) from None
 
 
+class Scalar:
+    """What a PyTorch user types to read a Value's number (Value's base, beside Node): float(v)
+    and v.item() give `data`; v < w, v <= 1, v > w, 2 >= v compare the numbers and give a bool.
+    No node is made. But == stays identity, as the hash does (a graph keeps its Values in sets
+    and dicts): compare ``v.data == w.data``. Under jit these are reads of `.data` by your
+    program: a comparison is a decision checked per sample, float(v) is refused."""
+
+    __slots__ = ()
+    data: Any
+
+    def item(self) -> float:
+        return float(self.data)
+
+    def __float__(self) -> float:
+        return float(self.data)
+
+    def __lt__(self, other: object) -> bool:
+        return self.data < number_of(other, "<", self)  # type: ignore[no-any-return]
+
+    def __le__(self, other: object) -> bool:
+        return self.data <= number_of(other, "<=", self)  # type: ignore[no-any-return]
+
+    def __gt__(self, other: object) -> bool:
+        return self.data > number_of(other, ">", self)  # type: ignore[no-any-return]
+
+    def __ge__(self, other: object) -> bool:
+        return self.data >= number_of(other, ">=", self)  # type: ignore[no-any-return]
+
+
+def number_of(x: object, what: str, left: object) -> float:
+    """The number of a Value (its data) or of a plain number, for a comparison `what` (v > 1)."""
+    if hasattr(x, "_prev") and hasattr(x, "data"):
+        return x.data  # type: ignore[no-any-return]
+    return as_float(x, what, left)
+
+
 def too_large(x: object, what: str) -> str:
     # Its size, not repr(x): an int of more than 4,300 digits cannot even be printed.
     digits = int(abs(int(x)).bit_length() * 0.30103) + 1  # type: ignore[call-overload]

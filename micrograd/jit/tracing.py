@@ -349,7 +349,7 @@ class Trace:
             text = f"the exact value of {self.describe(a)} (turned into text)"
         else:
             text = f"{kind}({self.describe(a)})"
-        self.guards.append(Guard(kind, a, b, result, _where(frame), text))
+        self.guards.append(Guard(kind, a, b, result, _where(_user_frame(frame)), text))
 
     def refuse(self, what: str, frame: FrameType) -> None:
         where = _where(frame)

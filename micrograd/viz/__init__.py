@@ -236,7 +236,8 @@ def draw_dot(
     Without Graphviz's `dot` program (or the `graphviz` Python package) it returns a
     `GraphPicture` instead: the same records and ops laid out by micrograd's built-in layout, an
     SVG that Jupyter shows inline (``.svg``; ``.source`` is the DOT text when the Python package
-    is there), and a one-line note, once, on how to get Graphviz's layout. A `Digraph` made
+    is there, else an ImportError naming the extra to install), and a one-line note, once, on
+    how to get Graphviz's layout. A `Digraph` made
     while `dot` was there raises `DotNotFoundError` (a RuntimeError) if it is rendered after
     `dot` went away; ``.source`` always works.
     """
@@ -304,11 +305,22 @@ def _say_once(no_package: bool) -> None:
 
 class GraphPicture:
     """A graph drawn by the built-in layout: `svg` is the picture (Jupyter shows it inline);
-    `source` the DOT text when the graphviz Python package is installed, else None."""
+    `source` the DOT text when the graphviz Python package is installed, else an ImportError
+    that names the extra to install (never None)."""
 
     def __init__(self, svg: str, source: str | None) -> None:
         self.svg = svg
-        self.source = source
+        self._source = source
+
+    @property
+    def source(self) -> str:
+        """Graphviz's DOT text of the graph (it needs the graphviz Python package)."""
+        if self._source is None:
+            raise ImportError(
+                "the DOT text (.source) needs the graphviz Python package: pip install "
+                '"micrograd-plus[viz]" (this picture, drawn without it, is .svg)'
+            )
+        return self._source
 
     def _repr_svg_(self) -> str:
         return self.svg

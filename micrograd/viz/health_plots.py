@@ -44,7 +44,9 @@ def health_plots(history: Any, path: str | os.PathLike | None = None) -> Any:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise ImportError('health_plots needs matplotlib: pip install -e ".[plot]"') from None
+        raise ImportError(
+            'health_plots needs matplotlib: pip install "micrograd-plus[plot]"'
+        ) from None
     steps = _steps(history)
     last = steps[-1]
     fig = Figure(figsize=(12, 8), layout="constrained")
