@@ -108,17 +108,17 @@ class Scalar:
 
 def minimal_run(model, tokenizer, docs, steps):
     """microgpt's loop on Scalar, from `model`'s weights: (losses, step times)."""
+    from micrograd.gpt import LAYER
+
     E, H = model.n_embd, model.n_head
     D = E // H
 
-    def mat(lin):
-        return [[Scalar(w.data) for w in row] for row in lin.w]
+    def mat(rows):
+        return [[Scalar(w.data) for w in row] for row in rows]
 
-    wte, wpe, head = mat(model.wte), mat(model.wpe), mat(model.lm_head)
-    layers = [
-        [mat(m) for m in (b.attn.wq, b.attn.wk, b.attn.wv, b.attn.wo, b.mlp.fc1, b.mlp.fc2)]
-        for b in model.layers
-    ]
+    sd = model.state_dict
+    wte, wpe, head = mat(sd["wte"]), mat(sd["wpe"]), mat(sd["lm_head"])
+    layers = [[mat(sd[f"layer{i}.{name}"]) for name in LAYER] for i in range(model.n_layer)]
     params = [p for m in (wte, wpe, head, *(m for la in layers for m in la)) for r in m for p in r]
 
     def linear(x, w):

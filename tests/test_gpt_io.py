@@ -11,6 +11,7 @@ import torch
 
 from micrograd.gpt import GPT
 from micrograd.io import dumps, load, loads, save, to_torch
+from tests.support.gpt import logits_of
 
 
 def random_gpt(seed: int, **shape: int) -> GPT:
@@ -32,7 +33,9 @@ def test_save_then_load_is_exact(tmp_path, shape: dict) -> None:
     assert isinstance(back, GPT) and back.config() == model.config()
     assert [p.data for p in back.parameters()] == [p.data for p in model.parameters()]
     tokens = [8, 1, 2, 3, 8][: model.block_size]
-    assert [v.data for v in back.logits(tokens)[-1]] == [v.data for v in model.logits(tokens)[-1]]
+    assert [v.data for v in logits_of(back, tokens)[-1]] == [
+        v.data for v in logits_of(model, tokens)[-1]
+    ]
     assert json.loads(path.read_text())["format"] == "micrograd-gpt"
 
 
@@ -73,7 +76,7 @@ def test_to_torch_gives_the_same_logits_and_grads(shape: dict) -> None:
         tokens = [rng.randrange(9) for _ in range(T)]
         logits = twin(torch.tensor(tokens))
         assert logits.dtype == torch.float64 and logits.shape == (T, 9)
-        ours = [[v.data for v in row] for row in model.logits(tokens)]
+        ours = [[v.data for v in row] for row in logits_of(model, tokens)]
         assert torch.allclose(
             logits.detach(), torch.tensor(ours, dtype=torch.float64), rtol=0, atol=1e-9
         )

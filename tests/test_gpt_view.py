@@ -28,6 +28,7 @@ from micrograd.playground.gpt_frames import (
 )
 from micrograd.playground.messages import MessageHost
 from micrograd.playground.views import Tab
+from tests.support.gpt import logits_of
 
 WORDS = ("emma", "olivia", "ava", "mia", "zoe", "isabella")
 
@@ -45,13 +46,15 @@ def test_attention_rows_are_the_models_own_softmax(monkeypatch):
     seen: list[list[float]] = []
     real = gpt_module.softmax
 
-    def recording(logits, shift=True):
-        out = real(logits, shift)
+    def recording(logits):
+        out = real(logits)
         seen.append([p.data for p in out])
         return out
 
     monkeypatch.setattr(gpt_module, "softmax", recording)
-    m.logits(tok.encode("emma")[:-1])
+    logits = logits_of(m, tok.encode("emma")[:-1])
+    monkeypatch.undo()
+    assert [[v.data for v in row] for row in logits] == got["logits"]  # the same, to the bit
     n = 5  # BOS e m m a
     assert got["labels"] == [".", "e", "m", "m", "a"]
     assert len(got["maps"]) == 2 and all(len(layer) == 4 for layer in got["maps"])
@@ -75,7 +78,7 @@ def test_a_long_word_is_read_to_the_block_size():
 def test_principal_components_are_numpys_up_to_sign():
     np = pytest.importorskip("numpy")
     m, tok = model()
-    rows = [[p.data for p in row] for row in m.wte.w]
+    rows = [[p.data for p in row] for row in m.state_dict["wte"]]
     x = np.array(rows) - np.array(rows).mean(axis=0)
     _, s, vt = np.linalg.svd(x)
     assert s[1] - s[2] > 1e-3  # distinct: each component is defined up to its sign

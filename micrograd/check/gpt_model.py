@@ -32,13 +32,7 @@ SEQUENCE = 6  # tokens read: 5 positions predict the next
 
 def reference_weights(model: GPT) -> dict[str, list[list[Any]]]:
     """`model`'s weights by microgpt's names: each a matrix, rows of Values (nout x nin)."""
-    found = {"wte": model.wte.w, "wpe": model.wpe.w, "lm_head": model.lm_head.w}
-    for i, block in enumerate(model.layers):
-        parts = (block.attn.wq, block.attn.wk, block.attn.wv, block.attn.wo)
-        parts += (block.mlp.fc1, block.mlp.fc2)
-        for name, part in zip(LAYER, parts):
-            found[f"layer{i}.{name}"] = part.w
-    return found
+    return dict(model.state_dict)
 
 
 def _shape(state_dict: Any) -> tuple[int, int, int, int]:
@@ -106,10 +100,11 @@ def check_gpt(gpt: Callable[..., Any], state_dict: Any, n_head: int, V: type) ->
 def _compare(gpt: Callable[..., Any], theirs: dict, ours: dict, ref: GPT, V: type) -> None:
     tokens = _tokens(ref.vocab_size, ref.block_size)
     n = len(tokens) - 1
-    keys: list[list] = [[] for _ in ref.layers]
-    values: list[list] = [[] for _ in ref.layers]
+    keys: list[list] = [[] for _ in range(ref.n_layer)]
+    values: list[list] = [[] for _ in range(ref.n_layer)]
     rows = []
-    want = ref.logits(tokens[:n])
+    ref_keys, ref_values = [[] for _ in range(ref.n_layer)], [[] for _ in range(ref.n_layer)]
+    want = [ref.forward(t, pos, ref_keys, ref_values) for pos, t in enumerate(tokens[:n])]
     for pos in range(n):
         try:
             row = gpt(tokens[pos], pos, keys, values)
@@ -135,7 +130,7 @@ def _compare(gpt: Callable[..., Any], theirs: dict, ours: dict, ref: GPT, V: typ
                 f"micrograd.gpt's, on the same weights, is {fmt(right[i])}{hint}"
             )
         rows.append(row)
-    for li in range(len(ref.layers)):
+    for li in range(ref.n_layer):
         if len(keys[li]) != n or len(values[li]) != n:
             fail(
                 f"after {n} positions keys[{li}] holds {len(keys[li])} keys: append one a position"
