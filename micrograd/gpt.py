@@ -72,9 +72,8 @@ SIZES = ("vocab_size", "n_layer", "n_embd", "n_head", "block_size")  # GPT's arg
 
 
 class GPT(Module):
-    """GPT-2's shape with microgpt's simplifications (RMSNorm, no biases, ReLU). `state_dict`
-    holds the weight matrices by his names, drawn in his order (wte, wpe, lm_head, then each
-    layer's `LAYER`); `parameters()` lists them in that order."""
+    """GPT-2 with microgpt's simplifications (RMSNorm, no biases, ReLU). `state_dict`: the weight
+    matrices by his names, drawn (and listed by `parameters()`) in his order: wte, wpe, lm_head."""
 
     def __init__(
         self, vocab_size: int, n_layer: int = 1, n_embd: int = 16, n_head: int = 4,
@@ -197,14 +196,15 @@ def prepare(docs: Sequence[str] | None = None, seed: int = 42, **sizes: int) -> 
 
 
 def train(
-    model: GPT, tokenizer: Tokenizer, docs: Sequence[str], steps: int, lr: float = 0.01,
-    on_step: Callable[[int, int, float], None] | None = None,
+    model: GPT, tokenizer: Tokenizer, docs: Sequence[str], steps: int,
+    losses: list[float] | None = None, on_step: Callable[[int, int, float], None] | None = None,
+    lr: float = 0.01,
 ) -> list[float]:  # fmt: skip
-    """`steps` steps of one document each, in order: the loss, backward(), Adam. Returns each
-    step's loss, given also to ``on_step(step, steps, loss)`` as it comes."""
+    """`steps` steps of one document each, in order: the loss, backward(), Adam. Each step's loss
+    is appended to `losses` (returned) and given to ``on_step(step, steps, loss)``."""
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ValueError(f"microgpt: steps must be a positive int, got {steps!r}")
-    losses, adam = [], Adam(model.parameters(), steps, lr)
+    losses, adam = [] if losses is None else losses, Adam(model.parameters(), steps, lr)
     for step in range(steps):
         loss = model.loss(tokenizer.encode(docs[step % len(docs)]))
         loss.backward()  # the chain rule, from the loss back to every parameter

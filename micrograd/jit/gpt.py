@@ -24,7 +24,7 @@ by their largest logit (a number read from the data), so the losses equal eager'
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Any
 
@@ -177,3 +177,31 @@ def gpt_step_source() -> str:
 
     step = (resources.files(__package__) / "gpt_step.js").read_text("utf-8")
     return f"{runtime_source()}\n{step}\nreturn makeGPTStep();\n"
+
+
+def train(
+    model: GPT,
+    tokenizer: Any,
+    docs: Sequence[str],
+    steps: int,
+    losses: list[float] | None = None,
+    on_step: Callable[[int, int, float], None] | None = None,
+    lr: float = 0.01,
+) -> list[float]:
+    """`micrograd.gpt.train` with each step's loss and grads computed by `JitGPT` (numpy): the
+    same documents in the same order, microgpt's Adam; the losses equal eager's to 1e-9
+    (tests/test_cli_gpt.py), faster once each word length is traced (benchmarks/bench_gpt.py)."""
+    from ..gpt import Adam
+
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"microgpt: steps must be a positive int, got {steps!r}")
+    jg, adam = JitGPT(model), Adam(model.parameters(), steps, lr)
+    losses = [] if losses is None else losses
+    for step in range(steps):
+        loss = jg.loss([tokenizer.encode(docs[step % len(docs)])])
+        loss.backward()
+        adam.step()  # (and zero_grad)
+        losses.append(loss.data)
+        if on_step is not None:
+            on_step(step + 1, steps, loss.data)
+    return losses

@@ -64,6 +64,21 @@ def check_word(word: str, where: str) -> str:
     return word
 
 
+def check_fits(words: Sequence[str], block_size: int, where: str, flag: str = "") -> None:
+    """A word of n characters is read at n + 1 positions (the start token, then each character,
+    each predicting the next, the last the end): a ValueError names the first word longer than
+    `block_size` reads whole (and the block size that would), rather than training on its
+    beginning. The one rule the command and the page share for words and the block size."""
+    limit = block_size - 1
+    for word in words:
+        if len(word) > limit:
+            raise ValueError(
+                f"{where}: {word[:40]!r} has {len(word)} characters; a block size of {block_size} "
+                f"reads words of at most {limit} ({flag or 'a block size of'} {len(word) + 1} "
+                "reads it)"
+            )
+
+
 def word_list(text: object) -> tuple[str, ...]:
     """The words of `text`, one a line (blank lines and the spaces around a word left out): at
     most MAX_WORDS, each 1 to MAX_CHARS letters, digits or PUNCTUATION, MAX_VOCAB different
