@@ -8,6 +8,9 @@
   in the first steps and counted in the total, not in the median);
 * PyTorch: `micrograd.io.to_torch`'s twin, float64, one thread, the anchor.
 
+Then `micrograd gpt --jit`'s training (`micrograd.jit.gpt.train`) as a whole: its CPU time with
+the traces it makes, against eager's total for the same steps.
+
 All four start from the same weights (seed 42, microgpt's draws) and train on the same shuffled
 documents, so their losses agree (the first two to the bit, jit to 1e-12 a step, PyTorch's Adam
 to rounding); the table says how far apart they end. The figure is the median CPU time of a step
@@ -278,6 +281,19 @@ def main(argv=None) -> int:
         diff = max(abs(a - b) for a, b in zip(losses, ref))
         extra = f"; {len(traced)} traced steps, {sum(traced):.1f} s" if traced else ""
         print(f"{label:50} {med * 1e3:15.2f} {base / med:14.2f}  max |diff| {diff:.1e}{extra}")
+    # `micrograd gpt --jit`: micrograd.jit.gpt.train, the whole run (its traces included)
+    from micrograd.jit.gpt import train as jit_train
+
+    docs, tok, model = fresh(words)
+    t0 = time.process_time()
+    jit_losses = jit_train(model, tok, docs, steps)
+    jit_secs, eager_secs = time.process_time() - t0, sum(rows[1][1])
+    diff = max(abs(a - b) for a, b in zip(jit_losses, rows[1][2]))
+    print(
+        f"micrograd gpt --jit, {steps} steps: {jit_secs:.1f} s CPU, traces included (eager: "
+        f"{eager_secs:.1f} s, {eager_secs / jit_secs:.2f}x as long); losses vs eager max |diff| "
+        f"{diff:.1e}"
+    )
     if args.full:
         from micrograd.gpt import microgpt, sample
 

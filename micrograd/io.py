@@ -66,7 +66,8 @@ def dumps(model: MLP | GPT, what: str = "the model", tokenizer: Tokenizer | None
                 f"cannot save {what}: its tokenizer has {tokenizer.vocab_size} tokens, the GPT "
                 f"{model.vocab_size}"
             )
-        d = {**d, "version": GPT_VERSION, "chars": "".join(tokenizer.chars)}
+        del d["weights"]  # (then after the characters: the file reads sizes, chars, weights)
+        d = {**d, "version": GPT_VERSION, "chars": "".join(tokenizer.chars), "weights": weights}
     return json.dumps(d, indent=1, allow_nan=False) + "\n"
 
 

@@ -126,8 +126,9 @@ def check_attention_word(word: object, tokenizer: Tokenizer) -> str:
 
 
 def uniforms(seed: int, n: int, block: int) -> list[list[float]]:
-    """`n` rows of `block` numbers in [0, 1) from `random.Random(seed)`: word i's draw at
-    position j is row i's j-th (the same seed, the same words)."""
+    """The numbers `random.Random(seed)` gives first, `n` rows of `block` (as many as `n` words
+    can use): `sample_words` reads them in order, one a draw, as `micrograd.gpt.sample` reads
+    ``rng.random()`` (the same seed, the same words as ``sample(..., rng=Random(seed))``)."""
     rng = random.Random(seed)
     return [[rng.random() for _ in range(block)] for _ in range(n)]
 
@@ -143,16 +144,23 @@ def sample_words(
     model: GPT, tokenizer: Tokenizer, temperature: float, table: Sequence[Sequence[float]]
 ) -> list[list[int]]:
     """A word for each row of `table` (`uniforms`), as `micrograd.gpt.sample` draws it: from the
-    start token, each next one `pick`ed from softmax(logits / temperature) with the row's next
-    number, until the start token comes back or the block is full. Each word's tokens."""
+    start token, each next one `pick`ed from softmax(logits / temperature) with the table's next
+    number (row after row: a word goes on where the one before stopped, as sample's draws go on
+    in its random stream), until the start token comes back or the block is full. Each word's
+    tokens: ``sample(model, tokenizer, n, temperature, rng=random.Random(seed))``'s, for the
+    table ``uniforms(seed, n, model.block_size)``."""
+    numbers = iter([u for row in table for u in row])
     out = []
-    for row in table:
+    for _ in table:
         keys, values = [[] for _ in range(model.n_layer)], [[] for _ in range(model.n_layer)]
         token, word = tokenizer.bos, []
-        for pos in range(min(len(row), model.block_size)):
+        for pos in range(model.block_size):
             logits = model.forward(token, pos, keys, values)
             probs = softmax([lg / temperature for lg in logits])
-            token = pick([p.data for p in probs], row[pos])
+            u = next(numbers, None)
+            if u is None:
+                raise ValueError("sample_words: the table has too few numbers for its words")
+            token = pick([p.data for p in probs], u)
             if token == tokenizer.bos:
                 break
             word.append(token)
