@@ -119,7 +119,8 @@ def test_a_positions_program_gives_each_logit_p_minus_y(pos: int) -> None:
     a = json.loads(json.dumps(attention(m, tok, "emma")))  # as the page receives it
     program = run_js("m.lossProgram(args[0], args[1])", a, pos)
     names = run_js("m.charNames(args[0])", a["vocab"])
-    nodes, _ = explore(program)
+    nodes, loaded = explore(program)
+    assert loaded["params"] == []  # the logits are the model's outputs: data, not parameters
     z, target = a["logits"][pos], a["targets"][pos]
     loss, grads = closed_form(z, target)
     assert nodes["L"]["data"] == pytest.approx(loss, rel=1e-12)
