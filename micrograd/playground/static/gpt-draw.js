@@ -151,8 +151,8 @@ export function placeEmbedding(xy, S = 300, P = 18, w = 11, h = 15) {
 }
 
 // The characters' embeddings on their first two principal components, in `svg` (viewBox 300 ×
-// 300): each a dot where it falls and its label beside it (apart from the others: a thin line to
-// its dot when pushed away), with data-char, data-x, data-y (the point's two numbers).
+// 300): each label where its point falls, or, where the others push it away, beside a dot there
+// with a thin line to it; data-char, data-x, data-y (the point's two numbers) on each.
 export function drawGptEmbedding(svg, embedding) {
   svg.replaceChildren();
   const S = 300;
@@ -163,10 +163,10 @@ export function drawGptEmbedding(svg, embedding) {
   xy.forEach(([x, y], i) => {
     const cls = i === labels.length - 1 ? "char bos" : "char";
     const [ax, ay] = at[i], [px, py] = pos[i];
-    if (Math.hypot(px - ax, py - ay) > 6) {
+    if (Math.hypot(px - ax, py - ay) > 6) { // pushed from its point: a dot there, a line to it
       svg.append(svgEl("line", { x1: ax.toFixed(1), y1: ay.toFixed(1), x2: px.toFixed(1), y2: py.toFixed(1), class: "leader" }));
+      svg.append(svgEl("circle", { cx: ax.toFixed(1), cy: ay.toFixed(1), r: 1.8, class: "dot" }));
     }
-    svg.append(svgEl("circle", { cx: ax.toFixed(1), cy: ay.toFixed(1), r: 1.8, class: "dot" }));
     const t = svgEl("text", { x: px.toFixed(1), y: py.toFixed(1), class: cls, "data-char": labels[i], "data-x": x, "data-y": y }, labels[i]);
     t.append(svgEl("title", {}, `${labels[i]}: (${fmt(x)}, ${fmt(y)})`));
     svg.append(t);
