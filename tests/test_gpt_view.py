@@ -309,7 +309,7 @@ def test_the_sites_worker_traces_a_waiting_gpt_runs_lengths_one_a_turn_then_stop
 @pytest.mark.parametrize("spread", ["piled", "one far", "spread"])
 def test_the_embedding_labels_are_kept_apart(spread):
     """gpt-draw.js's placeEmbedding, in Node: 27 labels (the names' characters and ".") of
-    11 × 15 each on the 300 × 300 picture, none overlapping another, inside it, each label
+    12 × 18 each (a glyph's box) on the 300 × 300 picture, none overlapping another, inside it, each label
     moved from its point only as the others make it (points apart: not at all)."""
     node = shutil.which("node") or shutil.which("nodejs")
     if node is None:
@@ -333,9 +333,9 @@ def test_the_embedding_labels_are_kept_apart(spread):
     placed = json.loads(done.stdout)
     pos, at = placed["pos"], placed["at"]
     for i, (x, y) in enumerate(pos):
-        assert 5.5 <= x <= 294.5 and 7.5 <= y <= 292.5
+        assert 6 <= x <= 294 and 9 <= y <= 291
         for x2, y2 in pos[i + 1 :]:
-            assert abs(x - x2) >= 11 - 1e-9 or abs(y - y2) >= 15 - 1e-9  # no two boxes overlap
+            assert abs(x - x2) >= 12 - 1e-9 or abs(y - y2) >= 18 - 1e-9  # no two boxes overlap
     xs, ys = [p[0] for p in at], [p[1] for p in at]
     assert min(xs) == pytest.approx(18) and max(xs) == pytest.approx(282)  # the points' extent
     assert min(ys) == pytest.approx(18) and max(ys) == pytest.approx(282)

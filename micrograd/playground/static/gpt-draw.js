@@ -118,7 +118,7 @@ function headCell(ch, scope) {
 // overlaps least, until none does (kept inside the picture): a cluster's letters readable, each
 // with a line to its point. `at`: each point's own place; `pos`: its label's. Free of the page
 // (no DOM): a test runs it in Node.
-export function placeEmbedding(xy, S = 300, P = 18, w = 11, h = 15) {
+export function placeEmbedding(xy, S = 300, P = 18, w = 12, h = 18) { // (w, h: a 14px bold glyph's box)
   const extent = (v) => {
     const lo = Math.min(...v), hi = Math.max(...v);
     return [lo, hi - lo > 1e-12 ? hi - lo : 1];
