@@ -2,8 +2,7 @@
 the model, his Adam, training, sampling. Read it after nn.py; docs/gpt.md maps his lines to these.
     model, tokenizer, losses = microgpt(steps=1000)   # makemore's names, seed 42: his losses
     print(sample(model, tokenizer))                   # his 20 names, at temperature 0.5
-Where he writes a sum of products, ``sum(w * x ...)``, this file writes ``Value.dot(w, x)``: the
-same additions in the same order (the same bits) as one node of the graph instead of 2n."""
+His ``sum(w * x ...)`` is ``Value.dot(w, x)`` here: the same additions in order, one node not 2n."""
 
 from __future__ import annotations
 
@@ -16,8 +15,7 @@ from .nn import Module
 
 
 class Tokenizer:
-    """Characters to ids and back: each character of the documents is an id (in sorted order),
-    and one more id, `bos`, marks where a document begins and ends."""
+    """Characters to ids and back: each character an id (sorted); `bos` marks a document's ends."""
 
     def __init__(self, docs: Sequence[str]) -> None:
         if isinstance(docs, str) or not all(isinstance(d, str) for d in docs):
@@ -52,8 +50,7 @@ def linear(x: Sequence[Value], w: list[list[Value]]) -> list[Value]:
 
 
 def softmax(logits: Sequence[Value]) -> list[Value]:
-    """exp(l) / sum(exp(l)), the largest logit (a plain number) subtracted first: the same
-    probabilities, and exp never overflows."""
+    """exp(l) / sum(exp(l)), the largest logit (a number) taken off first: exp cannot overflow."""
     max_val = max(v.data for v in logits)
     exps = [(v - max_val).exp() for v in logits]
     total = Value.sum(exps)
@@ -72,13 +69,16 @@ SIZES = ("vocab_size", "n_layer", "n_embd", "n_head", "block_size")  # GPT's arg
 
 
 class GPT(Module):
-    """GPT-2 with microgpt's simplifications (RMSNorm, no biases, ReLU). `state_dict`: the weight
-    matrices by his names, drawn (and listed by `parameters()`) in his order: wte, wpe, lm_head."""
+    """GPT-2 as microgpt simplifies it (RMSNorm, no bias, ReLU); `state_dict`: his names, order."""
 
     def __init__(
-        self, vocab_size: int, n_layer: int = 1, n_embd: int = 16, n_head: int = 4,
+        self,
+        vocab_size: int,
+        n_layer: int = 1,
+        n_embd: int = 16,
+        n_head: int = 4,
         block_size: int = 16,
-    ) -> None:  # fmt: skip
+    ) -> None:
         for name, n in zip(SIZES, (vocab_size, n_layer, n_embd, n_head, block_size)):
             if isinstance(n, bool) or not isinstance(n, int) or n < 1:
                 raise ValueError(f"GPT: {name} must be a positive int, got {n!r}")
@@ -86,12 +86,12 @@ class GPT(Module):
             raise ValueError(f"GPT: n_embd ({n_embd}) must be a multiple of n_head ({n_head})")
         self.vocab_size, self.n_layer, self.n_embd = vocab_size, n_layer, n_embd
         self.n_head, self.block_size, self.head_dim = n_head, block_size, n_embd // n_head
-        E = n_embd  # wte: a row per token, wpe: per position, lm_head: a logit per token
-        self.state_dict = {"wte": matrix(vocab_size, E), "wpe": matrix(block_size, E)}
-        self.state_dict["lm_head"] = matrix(vocab_size, E)
+        V, E = vocab_size, n_embd  # wte: a row per token, wpe: per position, lm_head: a logit each
+        sd = self.state_dict = {"wte": matrix(V, E), "wpe": matrix(block_size, E)}
+        sd["lm_head"] = matrix(V, E)
         for i in range(n_layer):
             for name, (nout, nin) in zip(LAYER, [(E, E)] * 4 + [(4 * E, E), (E, 4 * E)]):
-                self.state_dict[f"layer{i}.{name}"] = matrix(nout, nin)
+                sd[f"layer{i}.{name}"] = matrix(nout, nin)
 
     def config(self) -> dict[str, int]:
         """The constructor arguments: ``GPT(**model.config())`` has this shape."""
@@ -101,18 +101,16 @@ class GPT(Module):
         return [p for mat in self.state_dict.values() for row in mat for p in row]
 
     def forward(self, token_id: int, pos_id: int, keys: list, values: list) -> list[Value]:
-        """The logits of the token after `token_id` at position `pos_id` (microgpt's `gpt()`).
-        ``keys[li]``, ``values[li]``: layer li's key and value vectors of the earlier positions
-        (this one's are appended); a document starts with ``[[] for _ in range(n_layer)]``."""
+        """microgpt's `gpt()`: the next token's logits. ``keys[li]``, ``values[li]``: layer li's
+        of the earlier positions, this one's appended (a document starts them empty lists)."""
         _check_id("GPT: token", token_id, self.vocab_size)
         _check_id("GPT: position", pos_id, self.block_size)
         sd, hd = self.state_dict, self.head_dim
         x = [t + p for t, p in zip(sd["wte"][token_id], sd["wpe"][pos_id])]
         x = rmsnorm(x)  # (not redundant: the residual path below skips the layers' norms)
         for li in range(self.n_layer):
-            # 1) multi-head attention: each head h, a slice of head_dim numbers, scores this
-            # position's query against every key so far (q·k/√head_dim), takes the softmax over
-            # those positions, and sums their values weighted by it
+            # 1) multi-head attention: each head h (a slice of head_dim numbers) scores the query
+            # against every key so far (q·k/√head_dim), softmax, then sums the values so weighted
             x_residual = x
             x = rmsnorm(x)
             q = linear(x, sd[f"layer{li}.attn_wq"])
@@ -160,14 +158,12 @@ def _check_id(what: str, i: object, n: int) -> int:
 
 
 class Adam:
-    """microgpt's Adam in his arithmetic (optim.Adam is PyTorch's: other last bits), the rate
-    decaying linearly from `lr` to 0 over `steps`. `step()` updates, then zeroes each grad."""
+    """microgpt's Adam (optim.Adam is PyTorch's: other last bits), `lr` decaying to 0 by `steps`."""
 
-    def __init__(
-        self, params: list[Value], steps: int, lr: float = 0.01,
-        betas: tuple[float, float] = (0.85, 0.99), eps: float = 1e-8,
-    ) -> None:  # fmt: skip
-        self.params, self.steps, self.lr, self.betas, self.eps = params, steps, lr, betas, eps
+    betas, eps = (0.85, 0.99), 1e-8  # his beta1, beta2, eps_adam
+
+    def __init__(self, params: list[Value], steps: int, lr: float = 0.01) -> None:
+        self.params, self.steps, self.lr = params, steps, lr
         self.m, self.v, self.t = [0.0] * len(params), [0.0] * len(params), 0  # moments, steps
 
     def step(self) -> None:
@@ -184,8 +180,7 @@ class Adam:
 
 
 def prepare(docs: Sequence[str] | None = None, seed: int = 42, **sizes: int) -> tuple:
-    """microgpt's start: ``random.seed(seed)``, the documents (makemore's names when None)
-    shuffled, their tokenizer, a GPT of `sizes` freshly drawn: (docs, tokenizer, model)."""
+    """His start: random.seed(seed), docs (his names if None) shuffled, tokenizer, GPT(**sizes)."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"microgpt: seed must be an int, got {seed!r}")
     docs = names() if docs is None else docs
@@ -196,12 +191,15 @@ def prepare(docs: Sequence[str] | None = None, seed: int = 42, **sizes: int) -> 
 
 
 def train(
-    model: GPT, tokenizer: Tokenizer, docs: Sequence[str], steps: int,
-    losses: list[float] | None = None, on_step: Callable[[int, int, float], None] | None = None,
+    model: GPT,
+    tokenizer: Tokenizer,
+    docs: Sequence[str],
+    steps: int,
+    losses: list[float] | None = None,
+    on_step: Callable[[int, int, float], None] | None = None,
     lr: float = 0.01,
-) -> list[float]:  # fmt: skip
-    """`steps` steps of one document each, in order: the loss, backward(), Adam. Each step's loss
-    is appended to `losses` (returned) and given to ``on_step(step, steps, loss)``."""
+) -> list[float]:
+    """`steps` steps, a document each: loss, backward(), Adam; each loss to `losses`, `on_step`."""
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ValueError(f"microgpt: steps must be a positive int, got {steps!r}")
     losses, adam = [] if losses is None else losses, Adam(model.parameters(), steps, lr)
@@ -223,12 +221,14 @@ def microgpt(docs: Sequence[str] | None = None, steps: int = 1000, seed: int = 4
 
 
 def sample(
-    model: GPT, tokenizer: Tokenizer, n: int = 20, temperature: float = 0.5,
+    model: GPT,
+    tokenizer: Tokenizer,
+    n: int = 20,
+    temperature: float = 0.5,
     rng: random.Random | None = None,
-) -> list[str]:  # fmt: skip
-    """`n` new documents: from `bos`, draw each next token from softmax(logits / temperature)
-    (``random.choices``, from the global stream unless `rng` is given) until `bos` comes back or
-    the block is full. (n calls of ``sample(model, tokenizer, 1)`` draw the same n documents.)"""
+) -> list[str]:
+    """`n` new documents: from `bos`, each token drawn from softmax(logits / temperature) by
+    ``random.choices`` (`rng`'s, else the global stream's) until `bos` or the block's end."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"sample: n must be an int >= 0, got {n!r}")
     if type(temperature) not in (int, float) or not 0 < temperature < float("inf"):

@@ -163,12 +163,25 @@ def test_a_word_longer_than_the_block_is_refused_not_cut(capsys, tmp_path: Path)
 def test_the_sizes_and_lr_reach_the_model(capsys, words: Path, tmp_path: Path) -> None:
     path = tmp_path / "m.json"
     args = ["--n-embd", "8", "--n-layer", "2", "--n-head", "2", "--block-size", "9"]
-    status, out, err = run(capsys, "--docs", str(words), "--steps", "2", "--lr", "0.02",
-                           "--samples", "0", "--save", str(path), *args)  # fmt: skip
+    status, out, err = run(
+        capsys,
+        "--docs",
+        str(words),
+        "--steps",
+        "2",
+        "--lr",
+        "0.02",
+        "--samples",
+        "0",
+        "--save",
+        str(path),
+        *args,
+    )
     assert status == 0 and err == ""
     model, tok = load_gpt(path)
-    assert model.config() == dict(vocab_size=tok.vocab_size, n_layer=2, n_embd=8, n_head=2,
-                                  block_size=9)  # fmt: skip
+    assert model.config() == dict(
+        vocab_size=tok.vocab_size, n_layer=2, n_embd=8, n_head=2, block_size=9
+    )
     docs, tok2, ref = gpt.prepare(WORDS, 42, n_layer=2, n_embd=8, n_head=2, block_size=9)
     losses = gpt.train(ref, tok2, docs, 2, lr=0.02)
     assert [p.data for p in ref.parameters()] == [p.data for p in model.parameters()]
@@ -218,8 +231,9 @@ def test_save_then_load_samples_without_the_word_list(capsys, words: Path, tmp_p
     assert lines[:2] == [f"vocab size: {tok.vocab_size}", f"num params: {len(model.parameters())}"]
     assert lines[2:] == sample(model, tok, 5) and len(lines[2:]) == 5
     # and trains on: the words again, from the loaded weights
-    status, out, err = run(capsys, "--load", str(path), "--docs", str(words), "--steps", "2",
-                           "--samples", "0")  # fmt: skip
+    status, out, err = run(
+        capsys, "--load", str(path), "--docs", str(words), "--steps", "2", "--samples", "0"
+    )
     assert status == 0 and out.splitlines()[0] == "num docs: 10"
     assert out.splitlines()[3].startswith("step 1 / 2 | loss ")
 
@@ -256,8 +270,9 @@ def test_load_refuses_in_one_line(capsys, words: Path, tmp_path: Path) -> None:
     )
     abcd = tmp_path / "abcd.txt"
     abcd.write_text("abc\ndab\n")
-    status, out, err = run(capsys, "--load", str(old), "--docs", str(abcd), "--steps", "0",
-                           "--samples", "2")  # fmt: skip
+    status, out, err = run(
+        capsys, "--load", str(old), "--docs", str(abcd), "--steps", "0", "--samples", "2"
+    )
     assert status == 0 and err == "" and len(out.splitlines()) == 5
     xyz = tmp_path / "xyz.txt"
     xyz.write_text("xy\nz\n")

@@ -90,8 +90,9 @@ def test_an_older_gpt_file_loads_without_a_tokenizer(tmp_path) -> None:
 def test_gpt_files_that_load_gpt_refuses(tmp_path) -> None:
     mlp = tmp_path / "mlp.json"
     save(MLP(2, [2, 1]), mlp)
-    with pytest.raises(ValueError, match="mlp.json: not a valid micrograd model file: it holds an "
-                       "MLP, not a GPT"):  # fmt: skip
+    with pytest.raises(
+        ValueError, match="mlp.json: not a valid micrograd model file: it holds an MLP, not a GPT"
+    ):
         load_gpt(mlp)
     tok = Tokenizer(["abcdefgh"])
     d = json.loads(dumps(random_gpt(2, n_embd=4, n_head=2, block_size=3), tokenizer=tok))

@@ -309,8 +309,8 @@ def test_the_sites_worker_traces_a_waiting_gpt_runs_lengths_one_a_turn_then_stop
 @pytest.mark.parametrize("spread", ["piled", "one far", "spread"])
 def test_the_embedding_labels_are_kept_apart(spread):
     """gpt-draw.js's placeEmbedding, in Node: 27 labels (the names' characters and ".") of
-    12 × 18 each (a glyph's box) on the 300 × 300 picture, none overlapping another, inside it, each label
-    moved from its point only as the others make it (points apart: not at all)."""
+    12 × 18 each (a glyph's box) on the 300 × 300 picture, none overlapping another, inside it,
+    each label moved from its point only as the others make it (points apart: not at all)."""
     node = shutil.which("node") or shutil.which("nodejs")
     if node is None:
         pytest.skip("needs Node.js")
@@ -328,8 +328,11 @@ def test_the_embedding_labels_are_kept_apart(spread):
     )
     done = subprocess.run(
         [node, "--input-type=module", "-e", code, json.dumps(xy)],
-        capture_output=True, text=True, check=True, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     placed = json.loads(done.stdout)
     pos, at = placed["pos"], placed["at"]
     for i, (x, y) in enumerate(pos):
