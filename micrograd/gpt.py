@@ -102,7 +102,7 @@ class GPT(Module):
 
     def forward(self, token_id: int, pos_id: int, keys: list, values: list) -> list[Value]:
         """microgpt's `gpt()`: the next token's logits. ``keys[li]``, ``values[li]``: layer li's
-        of the earlier positions, this one's appended (a document starts them empty lists)."""
+        vectors of the positions before; this one's are appended (empty at a document's start)."""
         _check_id("GPT: token", token_id, self.vocab_size)
         _check_id("GPT: position", pos_id, self.block_size)
         sd, hd = self.state_dict, self.head_dim

@@ -107,3 +107,18 @@ def test_the_state_dict_is_his() -> None:
     assert shapes["layer1.mlp_fc1"] == (32, 8) and shapes["layer1.mlp_fc2"] == (8, 32)
     flat = [p for m in model.state_dict.values() for row in m for p in row]
     assert model.parameters() == flat
+
+
+def test_docs_table_points_at_the_lines_that_do_it() -> None:
+    """docs/gpt.md maps each part of microgpt.py to gpt.py's lines: each cited range holds the
+    name the table gives it (so an edit that moves the code shows here, not to a reader)."""
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    table = (root / "docs" / "gpt.md").read_text()
+    lines = inspect.getsource(gpt_module).splitlines()
+    cited = re.findall(r"`(?:\w+\.)?(\w+)(?:\(\))?`, lines? (\d+)(?:–(\d+))?", table)
+    assert len(cited) >= 15
+    for name, first, last in cited:
+        span = lines[int(first) - 1 : int(last or first)]
+        assert any(re.search(rf"\b{name}\b", line) for line in span), (name, first, last)
