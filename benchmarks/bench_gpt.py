@@ -8,6 +8,9 @@
   in the first steps and counted in the total, not in the median);
 * PyTorch: `micrograd.io.to_torch`'s twin, float64, one thread, the anchor.
 
+Then `micrograd gpt --jit`'s training (`micrograd.jit.gpt.train`) as a whole: its CPU time with
+the traces it makes, against eager's total for the same steps.
+
 All four start from the same weights (seed 42, microgpt's draws) and train on the same shuffled
 documents, so their losses agree (the first two to the bit, jit to 1e-12 a step, PyTorch's Adam
 to rounding); the table says how far apart they end. The figure is the median CPU time of a step
@@ -108,17 +111,17 @@ class Scalar:
 
 def minimal_run(model, tokenizer, docs, steps):
     """microgpt's loop on Scalar, from `model`'s weights: (losses, step times)."""
+    from micrograd.gpt import LAYER
+
     E, H = model.n_embd, model.n_head
     D = E // H
 
-    def mat(lin):
-        return [[Scalar(w.data) for w in row] for row in lin.w]
+    def mat(rows):
+        return [[Scalar(w.data) for w in row] for row in rows]
 
-    wte, wpe, head = mat(model.wte), mat(model.wpe), mat(model.lm_head)
-    layers = [
-        [mat(m) for m in (b.attn.wq, b.attn.wk, b.attn.wv, b.attn.wo, b.mlp.fc1, b.mlp.fc2)]
-        for b in model.layers
-    ]
+    sd = model.state_dict
+    wte, wpe, head = mat(sd["wte"]), mat(sd["wpe"]), mat(sd["lm_head"])
+    layers = [[mat(sd[f"layer{i}.{name}"]) for name in LAYER] for i in range(model.n_layer)]
     params = [p for m in (wte, wpe, head, *(m for la in layers for m in la)) for r in m for p in r]
 
     def linear(x, w):
@@ -278,6 +281,20 @@ def main(argv=None) -> int:
         diff = max(abs(a - b) for a, b in zip(losses, ref))
         extra = f"; {len(traced)} traced steps, {sum(traced):.1f} s" if traced else ""
         print(f"{label:50} {med * 1e3:15.2f} {base / med:14.2f}  max |diff| {diff:.1e}{extra}")
+    # `micrograd gpt --jit`: micrograd.jit.gpt.train, the whole run (its traces included)
+    from micrograd.jit.gpt import train as jit_train
+
+    docs, tok, model = fresh(words)
+    t0 = time.process_time()
+    jit_losses = jit_train(model, tok, docs, steps)
+    jit_secs, eager_secs = time.process_time() - t0, sum(rows[1][1])
+    diff = max(abs(a - b) for a, b in zip(jit_losses, rows[1][2]))
+    print(
+        f"micrograd gpt --jit, {steps} steps: {jit_secs:.1f} s CPU, traces included; eager "
+        f"{eager_secs:.1f} s: --jit takes {jit_secs / eager_secs:.2f} times eager's time (the "
+        f"traces, once per word length, weigh on a short run); losses vs eager max |diff| "
+        f"{diff:.1e}"
+    )
     if args.full:
         from micrograd.gpt import microgpt, sample
 

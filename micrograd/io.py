@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .core.atomic import atomic_write
-from .gpt import GPT
+from .gpt import GPT, LAYER, Tokenizer
 from .nn import ACTIVATIONS, MLP
 
 FORMAT = "micrograd-mlp"
@@ -38,10 +38,13 @@ MAX_FILE_BYTES = 8 * 1024 * 1024  # what `load` reads at most (see above)
 FIELDS = ("format", "version", "nin", "nouts", "activation", "out_activation", "fused", "weights")
 GPT_FORMAT = "micrograd-gpt"  # a GPT's file: its constructor arguments (GPT_SIZES) and weights
 GPT_SIZES = ("vocab_size", "n_layer", "n_embd", "n_head", "block_size")
+GPT_VERSION = 2  # version 2 adds "chars", its tokenizer's characters (1: none, still read)
 
 
-def dumps(model: MLP | GPT, what: str = "the model") -> str:
-    """The model as the text of a model file: constructor arguments and weights, as JSON.
+def dumps(model: MLP | GPT, what: str = "the model", tokenizer: Tokenizer | None = None) -> str:
+    """The model as the text of a model file: constructor arguments and weights, as JSON; a GPT
+    with its `tokenizer`, its characters too (``"chars"``, version 2), so that `load_gpt` gives
+    both back and the model samples without its word list.
 
     A ValueError if a weight is NaN or infinite (JSON has no such numbers; training diverged?)."""
     if not isinstance(model, (MLP, GPT)):
@@ -55,20 +58,47 @@ def dumps(model: MLP | GPT, what: str = "the model") -> str:
             raise ValueError(f"cannot save {what}: weight {i} is {w!r} (training diverged?)")
     kind = FORMAT if isinstance(model, MLP) else GPT_FORMAT
     d = {"format": kind, "version": VERSION, **model.config(), "weights": weights}
+    if tokenizer is not None:
+        if not isinstance(model, GPT) or not isinstance(tokenizer, Tokenizer):
+            raise TypeError(f"cannot save {what}: a tokenizer goes with a GPT, as a Tokenizer")
+        if tokenizer.vocab_size != model.vocab_size:
+            raise ValueError(
+                f"cannot save {what}: its tokenizer has {tokenizer.vocab_size} tokens, the GPT "
+                f"{model.vocab_size}"
+            )
+        del d["weights"]  # (then after the characters: the file reads sizes, chars, weights)
+        d = {**d, "version": GPT_VERSION, "chars": "".join(tokenizer.chars), "weights": weights}
     return json.dumps(d, indent=1, allow_nan=False) + "\n"
 
 
-def save(model: MLP | GPT, path: str | os.PathLike) -> None:
-    """Write `model` to `path` as JSON, atomically: ``load(path)`` reads it back with
-    bit-identical weights. A ValueError if a weight is NaN or infinite; an OSError naming `path`
-    if it cannot be written (the old file, if any, is left as it was)."""
-    atomic_write(path, dumps(model, os.fspath(path)))
+def save(model: MLP | GPT, path: str | os.PathLike, tokenizer: Tokenizer | None = None) -> None:
+    """Write `model` (a GPT with its `tokenizer`, if given) to `path` as JSON, atomically:
+    ``load(path)`` reads it back with bit-identical weights. A ValueError if a weight is NaN or
+    infinite; an OSError naming `path` if it cannot be written (the old file, if any, is left as
+    it was)."""
+    atomic_write(path, dumps(model, os.fspath(path), tokenizer))
 
 
 def load(path: str | os.PathLike) -> MLP | GPT:
     """The MLP or GPT saved at `path`. Any problem with the file's contents is a ValueError naming
     `path` and what is wrong; a file that cannot be read at all is the OSError `open` raises
     (FileNotFoundError, PermissionError, ...), which names it too."""
+    return loads(_read(path), os.fspath(path))
+
+
+def load_gpt(path: str | os.PathLike) -> tuple[GPT, Tokenizer | None]:
+    """The GPT saved at `path` and, from the same file, its tokenizer: ``(model, tokenizer)``. A
+    file saved before GPT files carried their characters gives ``(model, None)``: build its
+    tokenizer from the word list it was trained on, ``Tokenizer(docs)``. A file that holds no GPT
+    (an MLP's) is a ValueError saying so in one line, as is any other bad file."""
+    path = os.fspath(path)
+    model, chars = _load(_read(path), path)
+    if not isinstance(model, GPT):
+        raise bad_file(path, "it holds an MLP, not a GPT")
+    return model, None if chars is None else Tokenizer([chars])
+
+
+def _read(path: str | os.PathLike) -> str:
     path = os.fspath(path)
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size  # a regular file's size: refused before reading it
@@ -89,12 +119,17 @@ def load(path: str | os.PathLike) -> MLP | GPT:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise bad_file(path, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
-    return loads(text, path)
+    return text
 
 
 def loads(text: str, what: str = "the model text") -> MLP | GPT:
     """The model of a model file's text (as `dumps` writes it); ValueError naming `what` if bad."""
+    return _load(text, what)[0]
+
+
+def _load(text: str, what: str) -> tuple[MLP | GPT, str | None]:
     config, weights = _parse(text, what)
+    chars = config.pop("chars", None)
     state = random.getstate()  # building draws random weights: leave the caller's stream
     try:
         model = GPT(**config) if "vocab_size" in config else MLP(**config)
@@ -104,7 +139,7 @@ def loads(text: str, what: str = "the model text") -> MLP | GPT:
         random.setstate(state)
     for p, w in zip(model.parameters(), weights):
         p.data = w
-    return model
+    return model, chars
 
 
 # PyTorch's module for each activation op, keyed by op name (`torch` is the torch module): what
@@ -182,14 +217,15 @@ def _torch_gpt(torch: Any, model: GPT) -> Any:
         def __init__(self) -> None:
             super().__init__()
             self.n_head = model.n_head
-            self.wte = nn.Parameter(linear(model.wte.w).weight.detach().clone())
-            self.wpe = nn.Parameter(linear(model.wpe.w).weight.detach().clone())
-            self.lm_head = linear(model.lm_head.w)
+            sd = model.state_dict
+            self.wte = nn.Parameter(linear(sd["wte"]).weight.detach().clone())
+            self.wpe = nn.Parameter(linear(sd["wpe"]).weight.detach().clone())
+            self.lm_head = linear(sd["lm_head"])
             self.layers = nn.ModuleList()
-            for b in model.layers:
-                parts = (b.attn.wq, b.attn.wk, b.attn.wv, b.attn.wo, b.mlp.fc1, b.mlp.fc2)
-                names = ("wq", "wk", "wv", "wo", "fc1", "fc2")
-                self.layers.append(nn.ModuleDict({n: linear(p.w) for n, p in zip(names, parts)}))
+            names = ("wq", "wk", "wv", "wo", "fc1", "fc2")  # gpt.LAYER's, in its order
+            for i in range(model.n_layer):
+                parts = [sd[f"layer{i}.{name}"] for name in LAYER]
+                self.layers.append(nn.ModuleDict({n: linear(p) for n, p in zip(names, parts)}))
 
         def forward(self, tokens: Any) -> Any:
             T = tokens.shape[-1]
@@ -281,8 +317,7 @@ def _check(d: object, path: str) -> tuple[dict[str, Any], list[float]]:
         raise bad_file(path, f"unknown field {extra[0]!r}")
     if d["format"] != FORMAT:
         raise bad_file(path, f"format is {d['format']!r}, expected {FORMAT!r}")
-    if type(d["version"]) is not int or d["version"] != VERSION:
-        raise bad_file(path, f"version {d['version']!r} is not supported (this reads {VERSION})")
+    _version(d, path, VERSION)
     nin, nouts, weights = d["nin"], d["nouts"], d["weights"]
     if not _positive_int(nin):
         raise bad_file(path, f"nin must be a positive integer, got {nin!r}")
@@ -306,16 +341,26 @@ def _check(d: object, path: str) -> tuple[dict[str, Any], list[float]]:
     return config, _weights(weights, path)
 
 
+def _version(d: dict, path: str, newest: int) -> int:
+    v = d.get("version")
+    if type(v) is int and v > newest:
+        raise bad_file(
+            path, f"version {v} is newer than this micrograd reads (up to {newest}): upgrade it"
+        )
+    if type(v) is not int or v < 1:
+        raise bad_file(path, f"version {v!r} is not supported (this reads 1 to {newest})")
+    return v
+
+
 def _check_gpt(d: dict, path: str) -> tuple[dict[str, Any], list[float]]:
-    fields = ("format", "version", *GPT_SIZES, "weights")
+    version = _version(d, path, GPT_VERSION)
+    fields = ("format", "version", *GPT_SIZES, *(("chars",) if version >= 2 else ()), "weights")
     for key in fields:
         if key not in d:
             raise bad_file(path, f"missing field {key!r}")
     extra = [k for k in d if k not in fields]
     if extra:
         raise bad_file(path, f"unknown field {extra[0]!r}")
-    if type(d["version"]) is not int or d["version"] != VERSION:
-        raise bad_file(path, f"version {d['version']!r} is not supported (this reads {VERSION})")
     for key in GPT_SIZES:
         if not _positive_int(d[key]) or d[key] > 100_000:
             raise bad_file(path, f"{key} must be a positive integer, got {d[key]!r}")
@@ -330,7 +375,17 @@ def _check_gpt(d: dict, path: str) -> tuple[dict[str, Any], list[float]]:
         raise bad_file(
             path, f"wrong number of weights: {len(weights)}, but this GPT has {expected}"
         )
-    return {k: d[k] for k in GPT_SIZES}, _weights(weights, path)
+    config = {k: d[k] for k in GPT_SIZES}
+    if version >= 2:
+        chars = d["chars"]
+        if not isinstance(chars, str) or list(chars) != sorted(set(chars)):
+            raise bad_file(
+                path, f"chars must be a string of sorted distinct characters: {chars!r:.60}"
+            )
+        if len(chars) + 1 != V:
+            raise bad_file(path, f"chars has {len(chars)} characters; vocab_size {V} needs {V - 1}")
+        config["chars"] = chars
+    return config, _weights(weights, path)
 
 
 def _weights(weights: list, path: str) -> list[float]:

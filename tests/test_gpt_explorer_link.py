@@ -24,6 +24,7 @@ import pytest
 from micrograd.gpt import GPT, Tokenizer
 from micrograd.playground.gpt_frames import BOS, MAX_VOCAB, attention, check_char
 from micrograd.playground.views import Tab
+from tests.support.gpt import logits_of
 
 STATIC = pathlib.Path(__file__).resolve().parents[1] / "micrograd" / "playground" / "static"
 WORDS = ("emma", "olivia", "ava", "mia", "zoe", "isabella")
@@ -82,7 +83,7 @@ def test_the_frames_logits_are_the_models_own_and_the_targets_the_next_character
     for word in ("emma", "isabellaisabella"):
         got = attention(m, tok, word)
         tokens = tok.encode(word)[:-1][: m.block_size]
-        want = [[z.data for z in row] for row in m.logits(tokens)]
+        want = [[z.data for z in row] for row in logits_of(m, tokens)]
         assert len(got["logits"]) == len(tokens) and len(got["logits"][0]) == tok.vocab_size
         for ours, theirs in zip(got["logits"], want):
             assert ours == pytest.approx(theirs, abs=1e-12, rel=0)
@@ -102,7 +103,7 @@ def test_the_views_frame_carries_its_models_logits() -> None:
     kind = tab.gpt.trainer.kind
     kind.sync()
     tokens = kind.tokenizer.encode("ava")[:-1]
-    want = [[z.data for z in row] for row in kind.model.logits(tokens)]
+    want = [[z.data for z in row] for row in logits_of(kind.model, tokens)]
     got = frame["attention"]
     assert len(got["logits"]) == 4 and got["targets"] == kind.tokenizer.encode("ava")[1:]
     for ours, theirs in zip(got["logits"], want):
@@ -118,7 +119,8 @@ def test_a_positions_program_gives_each_logit_p_minus_y(pos: int) -> None:
     a = json.loads(json.dumps(attention(m, tok, "emma")))  # as the page receives it
     program = run_js("m.lossProgram(args[0], args[1])", a, pos)
     names = run_js("m.charNames(args[0])", a["vocab"])
-    nodes, _ = explore(program)
+    nodes, loaded = explore(program)
+    assert loaded["params"] == []  # the logits are the model's outputs: data, not parameters
     z, target = a["logits"][pos], a["targets"][pos]
     loss, grads = closed_form(z, target)
     assert nodes["L"]["data"] == pytest.approx(loss, rel=1e-12)

@@ -9,8 +9,8 @@ import shutil
 import pytest
 
 from micrograd.engine import Value
-from micrograd.gpt import GPT, Adam, one_hot
-from micrograd.jit.gpt import JitGPT
+from micrograd.gpt import GPT, Adam
+from micrograd.jit.gpt import JitGPT, one_hot, traced_loss
 
 np = pytest.importorskip("numpy")
 
@@ -22,6 +22,29 @@ def docs_of_every_length(vocab: int, rng: random.Random) -> list[list[int]]:
 
 def eager_mean(model: GPT, docs: list[list[int]]) -> Value:
     return (1 / len(docs)) * Value.sum([model.loss(d) for d in docs])
+
+
+def test_the_traced_loss_is_the_models_loss() -> None:
+    """traced_loss (one-hot tokens, unshifted softmaxes) against GPT.loss: the loss and every
+    grad to 1e-12, and each position's logits kept (for the JavaScript step's samples)."""
+    random.seed(4)
+    model = GPT(6, n_layer=2, n_embd=8, n_head=2, block_size=8)
+    tokens = [5, 0, 3, 3, 1, 5]
+    kept: list = []
+    a, b = model.loss(tokens), traced_loss(model, one_hot(tokens, 6), keep=kept)
+    assert b.data == pytest.approx(a.data, abs=1e-12, rel=0)
+    keys, values = [[], []], [[], []]
+    for pos, row in enumerate(kept):
+        want = [v.data for v in model.forward(tokens[pos], pos, keys, values)]
+        assert [v.data for v in row] == pytest.approx(want, abs=1e-12, rel=0)
+    model.zero_grad()
+    a.backward()
+    ga = [p.grad for p in model.parameters()]
+    model.zero_grad()
+    b.backward()
+    assert max(abs(x - p.grad) for x, p in zip(ga, model.parameters())) < 1e-12
+    with pytest.raises(ValueError, match="needs at least 2 tokens"):
+        traced_loss(model, one_hot([1], 6))
 
 
 @pytest.mark.slow
@@ -69,7 +92,7 @@ def test_the_trace_runs_as_javascript() -> None:
     model = GPT(6, n_embd=8, n_head=2)
     docs = [[rng.randrange(6) for _ in range(7)] for _ in range(5)]
     X = np.array([one_hot(d, 6) for d in docs])
-    src, captured = js_target.program_source(model.loss, [X[0].tolist()])
+    src, captured = js_target.program_source(lambda x: traced_loss(model, x), [X[0].tolist()])
     host = js_target.NodeHost()
     try:
         run = host.compile(js_target.runner_source(src))

@@ -48,9 +48,12 @@ def test_sample_words_draws_what_microgpts_sample_draws(temperature: float) -> N
     _, tok, model = prepare(list(WORDS), seed=3)
     table = uniforms(11, 8, model.block_size)
     got = sample_words(model, tok, temperature, table)
-    for row, word in zip(table, got):
-        assert sample(model, tok, 1, temperature, rng=Fed(row)) == [tok.decode(word)]
-    assert len({tok.decode(w) for w in got}) > 1  # (not one word over and over)
+    flat = [u for row in table for u in row]
+    assert sample(model, tok, 8, temperature, rng=Fed(flat)) == [tok.decode(w) for w in got]
+    # the page's samples at a seed are sample()'s at that seed: the words, not only the draw
+    want = sample(model, tok, 8, temperature, rng=random.Random(11))
+    assert [tok.decode(w) for w in got] == want
+    assert len(set(want)) > 1  # (not one word over and over)
 
 
 @pytest.mark.skipif(not HAS_NODE, reason="Node.js is not installed")
@@ -71,3 +74,10 @@ def test_the_javascript_engine_draws_the_words_python_draws(temperature: float) 
     table = uniforms(kind.adam.t, SAMPLES, block)
     want = sample_words(kind.model, kind.tokenizer, kind.settings.temperature, table)
     assert frame["samples"] == [kind.tokenizer.decode(w) for w in want]
+    assert frame["samples"] == sample(
+        kind.model,
+        kind.tokenizer,
+        SAMPLES,
+        kind.settings.temperature,
+        rng=random.Random(kind.adam.t),
+    )

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 import math
+import pathlib
 import random
 import re
+import shutil
+import subprocess
 import urllib.error
 import urllib.request
 
@@ -28,6 +31,7 @@ from micrograd.playground.gpt_frames import (
 )
 from micrograd.playground.messages import MessageHost
 from micrograd.playground.views import Tab
+from tests.support.gpt import logits_of
 
 WORDS = ("emma", "olivia", "ava", "mia", "zoe", "isabella")
 
@@ -45,13 +49,15 @@ def test_attention_rows_are_the_models_own_softmax(monkeypatch):
     seen: list[list[float]] = []
     real = gpt_module.softmax
 
-    def recording(logits, shift=True):
-        out = real(logits, shift)
+    def recording(logits):
+        out = real(logits)
         seen.append([p.data for p in out])
         return out
 
     monkeypatch.setattr(gpt_module, "softmax", recording)
-    m.logits(tok.encode("emma")[:-1])
+    logits = logits_of(m, tok.encode("emma")[:-1])
+    monkeypatch.undo()
+    assert [[v.data for v in row] for row in logits] == got["logits"]  # the same, to the bit
     n = 5  # BOS e m m a
     assert got["labels"] == [".", "e", "m", "m", "a"]
     assert len(got["maps"]) == 2 and all(len(layer) == 4 for layer in got["maps"])
@@ -75,7 +81,7 @@ def test_a_long_word_is_read_to_the_block_size():
 def test_principal_components_are_numpys_up_to_sign():
     np = pytest.importorskip("numpy")
     m, tok = model()
-    rows = [[p.data for p in row] for row in m.wte.w]
+    rows = [[p.data for p in row] for row in m.state_dict["wte"]]
     x = np.array(rows) - np.array(rows).mean(axis=0)
     _, s, vt = np.linalg.svd(x)
     assert s[1] - s[2] > 1e-3  # distinct: each component is defined up to its sign
@@ -308,3 +314,43 @@ def test_the_sites_worker_traces_a_waiting_gpt_runs_lengths_one_a_turn_then_stop
     send({"id": 4, "view": "gpt", "action": "control", "body": {"action": "pause"}})
     send({"id": 5, "view": "gpt", "action": "config", "body": {**body, "n_embd": 8}})
     assert host.due_in() == 0.0  # a new shape: its lengths are traced again
+
+
+@pytest.mark.parametrize("spread", ["piled", "one far", "spread"])
+def test_the_embedding_labels_are_kept_apart(spread):
+    """gpt-draw.js's placeEmbedding, in Node: 27 labels (the names' characters and ".") of
+    12 × 18 each (a glyph's box) on the 300 × 300 picture, none overlapping another, inside it,
+    each label moved from its point only as the others make it (points apart: not at all)."""
+    node = shutil.which("node") or shutil.which("nodejs")
+    if node is None:
+        pytest.skip("needs Node.js")
+    rng = random.Random(5)
+    if spread == "piled":  # after 10,000 steps on names: the letters near one another
+        xy = [[rng.gauss(0, 0.01), rng.gauss(0, 0.01)] for _ in range(26)] + [[0.0, 0.0]]
+    elif spread == "one far":  # and "." far to the right
+        xy = [[rng.gauss(0, 0.05), rng.gauss(0, 0.05)] for _ in range(26)] + [[3.0, 0.1]]
+    else:
+        xy = [[i % 6 * 1.0, i // 6 * 1.0] for i in range(27)]
+    module = (pathlib.Path(gpt_view.__file__).parent / "static" / "gpt-draw.js").as_uri()
+    code = (
+        f"const m = await import({json.dumps(module)});\n"
+        "process.stdout.write(JSON.stringify(m.placeEmbedding(JSON.parse(process.argv[1]))));\n"
+    )
+    done = subprocess.run(
+        [node, "--input-type=module", "-e", code, json.dumps(xy)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    placed = json.loads(done.stdout)
+    pos, at = placed["pos"], placed["at"]
+    for i, (x, y) in enumerate(pos):
+        assert 6 <= x <= 294 and 9 <= y <= 291
+        for x2, y2 in pos[i + 1 :]:
+            assert abs(x - x2) >= 12 - 1e-9 or abs(y - y2) >= 18 - 1e-9  # no two boxes overlap
+    xs, ys = [p[0] for p in at], [p[1] for p in at]
+    assert min(xs) == pytest.approx(18) and max(xs) == pytest.approx(282)  # the points' extent
+    assert min(ys) == pytest.approx(18) and max(ys) == pytest.approx(282)
+    if spread == "spread":
+        assert pos == at  # nothing to push apart

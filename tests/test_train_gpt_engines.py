@@ -136,15 +136,15 @@ def test_a_batch_of_one_word_runs_the_batchs_arithmetic(shared: bool) -> None:
     give the batch kernels' numbers: a word alone, and the same word twice as a batch of two
     (each output the same, each weight's grad twice as much: bit for bit); with its steps as
     kernels shared between programs (what a GPT's engine compiles) too."""
-    from micrograd.gpt import one_hot
     from micrograd.jit import js_target
+    from micrograd.jit.gpt import one_hot, traced_loss
     from micrograd.jit.plan import Graph
     from micrograd.jit.tracing import record
 
     kind = GPTKind(GPTSettings(docs=WORDS, **SMALL), "eager")
     model, tok = kind.model, kind.tokenizer
     rows = one_hot(tok.encode("olivia"), model.vocab_size)
-    graph = Graph(record(model.loss, [rows]))
+    graph = Graph(record(lambda x: traced_loss(model, x), [rows]))
     src, captured = js_target.graph_source(graph, shared), graph.captured
     runner = js_target.NodeHost()
     try:

@@ -32,13 +32,7 @@ SEQUENCE = 6  # tokens read: 5 positions predict the next
 
 def reference_weights(model: GPT) -> dict[str, list[list[Any]]]:
     """`model`'s weights by microgpt's names: each a matrix, rows of Values (nout x nin)."""
-    found = {"wte": model.wte.w, "wpe": model.wpe.w, "lm_head": model.lm_head.w}
-    for i, block in enumerate(model.layers):
-        parts = (block.attn.wq, block.attn.wk, block.attn.wv, block.attn.wo)
-        parts += (block.mlp.fc1, block.mlp.fc2)
-        for name, part in zip(LAYER, parts):
-            found[f"layer{i}.{name}"] = part.w
-    return found
+    return dict(model.state_dict)
 
 
 def _shape(state_dict: Any) -> tuple[int, int, int, int]:
@@ -218,13 +212,14 @@ def _compare(
 ) -> None:
     tokens = _tokens(ref.vocab_size, ref.block_size)
     n = len(tokens) - 1
-    keys: list[list] = [[] for _ in ref.layers]
-    values: list[list] = [[] for _ in ref.layers]
+    keys: list[list] = [[] for _ in range(ref.n_layer)]
+    values: list[list] = [[] for _ in range(ref.n_layer)]
     rows = []
-    want = ref.logits(tokens[:n])
+    ref_keys, ref_values = [[] for _ in range(ref.n_layer)], [[] for _ in range(ref.n_layer)]
+    want = [ref.forward(t, pos, ref_keys, ref_values) for pos, t in enumerate(tokens[:n])]
     floats = {k: [[p.data for p in r] for r in m] for k, m in ours.items()}
-    stages = stages_f(floats, tokens[:n], len(ref.layers), n_head)
-    unnormed = stages_f(floats, tokens[:n], len(ref.layers), n_head, norm_embeddings=False)
+    stages = stages_f(floats, tokens[:n], ref.n_layer, n_head)
+    unnormed = stages_f(floats, tokens[:n], ref.n_layer, n_head, norm_embeddings=False)
     if not all(all_near(st[-1][2], [v.data for v in w]) for st, w in zip(stages, want)):
         stages = []  # (micrograd.gpt is not microgpt here: no part is named)
     for pos in range(n):
@@ -259,7 +254,7 @@ def _compare(
                 f"micrograd.gpt's, on the same weights, is {fmt(right[i])}{hint}"
             )
         rows.append(row)
-    for li in range(len(ref.layers)):
+    for li in range(ref.n_layer):
         if len(keys[li]) != n or len(values[li]) != n:
             fail(
                 f"after {n} positions keys[{li}] holds {len(keys[li])} keys: append one a position"

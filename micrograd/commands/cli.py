@@ -32,6 +32,11 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a bad option is one line on stderr and exit status 2 (no usage dump)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        # argparse says "argument --steps: " before an option type's message, which names the
+        # option itself ("--steps must be at least 1, got 0"): the option once
+        flag, _, rest = message.removeprefix("argument ").partition(": ")
+        if message.startswith("argument ") and rest.startswith(flag.split("/")[-1] + " "):
+            message = rest
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 

@@ -10,8 +10,9 @@
     step = host.compile(gpt_step_source())      # microgpt's training step around such programs
 
 A token chooses an embedding row and a target probability: indexing by data, which no trace can
-replay. So each document goes in as one-hot rows (`gpt.one_hot`), and the model reads them with
-`Value.dot`, which gives the same numbers (1.0 * w plus exact zeros). The documents of one length
+replay. So each document goes in as one-hot rows (`one_hot`), and `traced_loss`, the model's loss
+as a trace can replay it, reads them with `Value.dot`, which gives the same numbers (1.0 * w plus
+exact zeros). The documents of one length
 share a graph: it is traced once (the jit's program for that shape) and replayed on all of
 them. For the static site, `js_program` writes the trace of one length with jit's JavaScript
 target, and `gpt_step_source` is the step that runs such programs (gpt_step.js: one word a step,
@@ -23,24 +24,84 @@ by their largest logit (a number read from the data), so the losses equal eager'
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Any
 
 from ..engine import Value
-from ..gpt import GPT, one_hot
+from ..gpt import GPT, linear
 from . import jit, load_numpy
 
 
+def one_hot(tokens: Sequence[int], vocab_size: int) -> list[list[float]]:
+    """Each token as a row of `vocab_size` numbers, 1.0 at the token and 0.0 elsewhere."""
+    return [[1.0 if i == t else 0.0 for i in range(vocab_size)] for t in tokens]
+
+
+def _softmax(logits: Sequence[Value]) -> list[Value]:
+    # gpt.softmax without its shift by the largest logit, a number read from the data
+    exps = [v.exp() for v in logits]
+    total = Value.sum(exps)
+    return [e / total for e in exps]
+
+
+def _rmsnorm(x: Sequence[Value]) -> list[Value]:
+    # gpt.rmsnorm, its / n as * (1 / n): no node of constants alone for the JavaScript target
+    scale = (Value.dot(x, x) * (1 / len(x)) + 1e-5) ** -0.5
+    return [xi * scale for xi in x]
+
+
+def traced_loss(model: GPT, rows: Sequence[Sequence[Any]], keep: list | None = None) -> Value:
+    """`model.loss` of the one-hot `rows` as a trace can replay it: `GPT.forward`'s arithmetic,
+    with each token's embedding row and each target's probability picked by a dot with its
+    one-hot row (exact zeros added: the same numbers) and the softmaxes not shifted (the same
+    function, other last bits: the loss to 1e-12, tests/test_gpt_jit.py). `keep`: each
+    position's logits are appended to it (the JavaScript step samples from them)."""
+    if len(rows) < 2:
+        raise ValueError(f"traced_loss: needs at least 2 tokens, got {len(rows)}")
+    n, sd, hd = min(model.block_size, len(rows) - 1), model.state_dict, model.head_dim
+    keys, values = [[] for _ in range(model.n_layer)], [[] for _ in range(model.n_layer)]
+    losses = []
+    for pos_id in range(n):
+        tok_emb = [Value.dot(rows[pos_id], column) for column in zip(*sd["wte"])]
+        x = _rmsnorm([t + p for t, p in zip(tok_emb, sd["wpe"][pos_id])])
+        for li in range(model.n_layer):
+            x_residual, x = x, _rmsnorm(x)
+            q = linear(x, sd[f"layer{li}.attn_wq"])
+            keys[li].append(linear(x, sd[f"layer{li}.attn_wk"]))
+            values[li].append(linear(x, sd[f"layer{li}.attn_wv"]))
+            x_attn: list[Value] = []
+            for hs in range(0, model.n_embd, hd):
+                q_h = q[hs : hs + hd]
+                attn_logits = [Value.dot(q_h, k[hs : hs + hd]) * (1 / hd**0.5) for k in keys[li]]
+                attn_weights = _softmax(attn_logits)
+                v_h = [v[hs : hs + hd] for v in values[li]]
+                x_attn.extend(Value.dot(attn_weights, v_j) for v_j in zip(*v_h))
+            x = [a + b for a, b in zip(linear(x_attn, sd[f"layer{li}.attn_wo"]), x_residual)]
+            h = [a.relu() for a in linear(_rmsnorm(x), sd[f"layer{li}.mlp_fc1"])]
+            x = [a + b for a, b in zip(linear(h, sd[f"layer{li}.mlp_fc2"]), x)]
+        logits = linear(x, sd["lm_head"])
+        if keep is not None:
+            keep.append(logits)
+        losses.append(-Value.dot(rows[pos_id + 1], _softmax(logits)).log())
+    return (1 / n) * Value.sum(losses)
+
+
+def check_token(model: GPT, token: object) -> None:
+    """A ValueError, as `GPT.forward`'s, for a token that is not an id of the vocabulary."""
+    if isinstance(token, bool) or not isinstance(token, int) or not 0 <= token < model.vocab_size:
+        raise ValueError(f"GPT: token {token!r:.40} is not in 0..{model.vocab_size - 1}")
+
+
 class JitGPT:
-    """`model.loss` compiled by `micrograd.jit`: see the module's docstring. `jitted` is the
-    `Jitted` function (its `traces`: how many lengths were traced)."""
+    """The model's loss (`traced_loss`) compiled by `micrograd.jit`: see the module's
+    docstring. `jitted` is the `Jitted` function (its `traces`: how many lengths were traced)."""
 
     def __init__(self, model: GPT) -> None:
         if not isinstance(model, GPT):
             raise TypeError(f"JitGPT: needs a micrograd.gpt.GPT, got {type(model).__name__}")
         self.model = model
-        self.jitted = jit(model.loss, reduce="sum")
+        self.jitted = jit(functools.partial(traced_loss, model), reduce="sum")
 
     def _groups(self, docs: Sequence[Sequence[int]]) -> dict[int, list[int]]:
         """The documents' indices by length, each cropped as the loss reads it."""
@@ -59,7 +120,7 @@ class JitGPT:
         cut = self.model.block_size + 1
         for i in idx:
             for t in docs[i][:cut]:
-                self.model.check_token(t)  # a token out of range is named, as eager names it
+                check_token(self.model, t)  # a token out of range is named, as eager names it
         rows = [one_hot(list(docs[i][:cut]), self.model.vocab_size) for i in idx]
         return np.array(rows, dtype=float)
 
@@ -85,7 +146,7 @@ class JitGPT:
 
 
 def js_program(model: GPT, n: int) -> tuple[str, list[int]]:
-    """`model.loss` of `n` one-hot tokens traced and written by jit's JavaScript target
+    """`traced_loss` of `n` one-hot tokens traced and written by jit's JavaScript target
     (`js_target.graph_source`: a batch of one word of n tokens, then the loss's gradient; its
     ``keptRows``, each of the first n - 1 positions' logits, row by row), and the weights it
     reads, as their indices in `model.parameters()`. The text depends on the model's shape
@@ -101,7 +162,7 @@ def js_program(model: GPT, n: int) -> tuple[str, list[int]]:
     bos = model.vocab_size - 1  # (any tokens: the trace reads them as data)
     logits: list[list[Value]] = []  # each position's, kept: the step samples from them
     tokens = one_hot([bos] * n, model.vocab_size)
-    trace = record(lambda x: model.loss(x, keep=logits), [tokens])
+    trace = record(lambda x: traced_loss(model, x, keep=logits), [tokens])
     graph = Graph(trace, [v for row in logits for v in row])
     index = {id(p): i for i, p in enumerate(model.parameters())}
     # (its steps are kernels shared with the other lengths' programs: js_shared.py)
@@ -116,3 +177,31 @@ def gpt_step_source() -> str:
 
     step = (resources.files(__package__) / "gpt_step.js").read_text("utf-8")
     return f"{runtime_source()}\n{step}\nreturn makeGPTStep();\n"
+
+
+def train(
+    model: GPT,
+    tokenizer: Any,
+    docs: Sequence[str],
+    steps: int,
+    losses: list[float] | None = None,
+    on_step: Callable[[int, int, float], None] | None = None,
+    lr: float = 0.01,
+) -> list[float]:
+    """`micrograd.gpt.train` with each step's loss and grads computed by `JitGPT` (numpy): the
+    same documents in the same order, microgpt's Adam; the losses equal eager's to 1e-9
+    (tests/test_cli_gpt.py), faster once each word length is traced (benchmarks/bench_gpt.py)."""
+    from ..gpt import Adam
+
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"microgpt: steps must be a positive int, got {steps!r}")
+    jg, adam = JitGPT(model), Adam(model.parameters(), steps, lr)
+    losses = [] if losses is None else losses
+    for step in range(steps):
+        loss = jg.loss([tokenizer.encode(docs[step % len(docs)])])
+        loss.backward()
+        adam.step()  # (and zero_grad)
+        losses.append(loss.data)
+        if on_step is not None:
+            on_step(step + 1, steps, loss.data)
+    return losses

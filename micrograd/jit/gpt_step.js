@@ -148,17 +148,20 @@ function makeGPTStep() {
       return Array.from(programs.keys());
     },
     // Words drawn from the model as gpt_frames.sample_words draws them (uniforms: a row of
-    // block_size numbers a word, the draw at each position): each a list of tokens, the start
+    // block_size numbers a word, read in order, a word going on where the one before stopped,
+    // as micrograd.gpt.sample reads its random stream): each a list of tokens, the start
     // token left out, until it comes back or the block is full. The longest program (block + 1
     // tokens) must be loaded (need: its length, if not).
     sample(arg) {
       const block = arg.uniforms[0] ? arg.uniforms[0].length : 0, bos = vocab - 1;
       const lengths = Array.from(programs.keys()).sort((a, b) => a - b);
       if (!programs.has(block + 1)) return { need: block + 1, words: null };
-      const words = arg.uniforms.map((row) => {
+      const numbers = arg.uniforms.flat();
+      let next = 0;
+      const words = arg.uniforms.map(() => {
         const tokens = [bos];
         for (let pos = 0; pos < block; pos++) {
-          const token = pick(logitsAt(tokens, pos, lengths), arg.temperature, row[pos]);
+          const token = pick(logitsAt(tokens, pos, lengths), arg.temperature, numbers[next++]);
           if (token === bos) break;
           tokens.push(token);
         }

@@ -9,9 +9,10 @@ learner may give it (`word_list`).
 
 The samples are drawn from a table of uniform numbers, one per word and position (`uniforms`),
 so that an engine that runs the model elsewhere (the site's JavaScript step) draws the same
-words from the same table. The attention weights are the model's own: its forward pass on the
-word, with a cache that keeps each softmax's numbers (`GPT.new_cache(weights=True)`), not a
-copy of the arithmetic. The principal components are pure Python (no numpy on the engine's
+words from the same table. The attention weights come from `forward_keeping_weights`: the model's
+forward pass (`GPT.forward`) step by step, keeping each attention softmax's numbers, held to the
+model's own logits and softmaxes bit for bit by tests/test_gpt_view.py.
+The principal components are pure Python (no numpy on the engine's
 side): the covariance of the token embeddings (`wte`'s rows), its top eigenvectors by power
 iteration sped up by squaring.
 """
@@ -26,7 +27,8 @@ from collections.abc import Sequence
 from operator import mul
 from typing import Any
 
-from ..gpt import GPT, Tokenizer, softmax
+from ..engine import Value
+from ..gpt import GPT, Tokenizer, linear, rmsnorm, softmax
 
 MAX_WORDS = 2_000  # words a learner may paste
 MAX_CHARS = 16  # characters a word may have
@@ -60,6 +62,21 @@ def check_word(word: str, where: str) -> str:
     for ch in word:
         check_char(ch, f"{where} ({word!r})")
     return word
+
+
+def check_fits(words: Sequence[str], block_size: int, where: str, flag: str = "") -> None:
+    """A word of n characters is read at n + 1 positions (the start token, then each character,
+    each predicting the next, the last the end): a ValueError names the first word longer than
+    `block_size` reads whole (and the block size that would), rather than training on its
+    beginning. The one rule the command and the page share for words and the block size."""
+    limit = block_size - 1
+    for word in words:
+        if len(word) > limit:
+            raise ValueError(
+                f"{where}: {word[:40]!r} has {len(word)} characters; a block size of {block_size} "
+                f"reads words of at most {limit} ({flag or 'a block size of'} {len(word) + 1} "
+                "reads it)"
+            )
 
 
 def word_list(text: object) -> tuple[str, ...]:
@@ -109,8 +126,9 @@ def check_attention_word(word: object, tokenizer: Tokenizer) -> str:
 
 
 def uniforms(seed: int, n: int, block: int) -> list[list[float]]:
-    """`n` rows of `block` numbers in [0, 1) from `random.Random(seed)`: word i's draw at
-    position j is row i's j-th (the same seed, the same words)."""
+    """The numbers `random.Random(seed)` gives first, `n` rows of `block` (as many as `n` words
+    can use): `sample_words` reads them in order, one a draw, as `micrograd.gpt.sample` reads
+    ``rng.random()`` (the same seed, the same words as ``sample(..., rng=Random(seed))``)."""
     rng = random.Random(seed)
     return [[rng.random() for _ in range(block)] for _ in range(n)]
 
@@ -126,14 +144,23 @@ def sample_words(
     model: GPT, tokenizer: Tokenizer, temperature: float, table: Sequence[Sequence[float]]
 ) -> list[list[int]]:
     """A word for each row of `table` (`uniforms`), as `micrograd.gpt.sample` draws it: from the
-    start token, each next one `pick`ed from softmax(logits / temperature) with the row's next
-    number, until the start token comes back or the block is full. Each word's tokens."""
+    start token, each next one `pick`ed from softmax(logits / temperature) with the table's next
+    number (row after row: a word goes on where the one before stopped, as sample's draws go on
+    in its random stream), until the start token comes back or the block is full. Each word's
+    tokens: ``sample(model, tokenizer, n, temperature, rng=random.Random(seed))``'s, for the
+    table ``uniforms(seed, n, model.block_size)``."""
+    numbers = iter([u for row in table for u in row])
     out = []
-    for row in table:
-        cache, token, word = model.new_cache(), tokenizer.bos, []
-        for pos in range(min(len(row), model.block_size)):
-            probs = softmax([lg / temperature for lg in model.step(token, pos, cache)])
-            token = pick([p.data for p in probs], row[pos])
+    for _ in table:
+        keys, values = [[] for _ in range(model.n_layer)], [[] for _ in range(model.n_layer)]
+        token, word = tokenizer.bos, []
+        for pos in range(model.block_size):
+            logits = model.forward(token, pos, keys, values)
+            probs = softmax([lg / temperature for lg in logits])
+            u = next(numbers, None)
+            if u is None:
+                raise ValueError("sample_words: the table has too few numbers for its words")
+            token = pick([p.data for p in probs], u)
             if token == tokenizer.bos:
                 break
             word.append(token)
@@ -142,6 +169,38 @@ def sample_words(
 
 
 # ------------------------------------------------------------------ attention
+
+
+def forward_keeping_weights(
+    model: GPT, token_id: int, pos_id: int, keys: list, values: list, weights: list
+) -> list[Value]:
+    """`model.forward(token_id, pos_id, keys, values)`, the same logits to the bit, and each
+    layer's attention weights at this position, head after head, appended to ``weights[li]`` as
+    plain numbers (the picture's rows). The forward pass written out again around the model's
+    weights and functions (gpt.py keeps no hooks for pictures)."""
+    if not (0 <= token_id < model.vocab_size and 0 <= pos_id < model.block_size):
+        raise ValueError(f"attention: token {token_id} at position {pos_id} is not the model's")
+    sd, hd = model.state_dict, model.head_dim
+    x = rmsnorm([t + p for t, p in zip(sd["wte"][token_id], sd["wpe"][pos_id])])
+    for li in range(model.n_layer):
+        x_residual, x = x, rmsnorm(x)
+        q = linear(x, sd[f"layer{li}.attn_wq"])
+        keys[li].append(linear(x, sd[f"layer{li}.attn_wk"]))
+        values[li].append(linear(x, sd[f"layer{li}.attn_wv"]))
+        x_attn: list[Value] = []
+        heads = []
+        for hs in range(0, model.n_embd, hd):
+            q_h = q[hs : hs + hd]
+            attn_logits = [Value.dot(q_h, k[hs : hs + hd]) / hd**0.5 for k in keys[li]]
+            attn_weights = softmax(attn_logits)
+            heads.append([w.data for w in attn_weights])
+            v_h = [v[hs : hs + hd] for v in values[li]]
+            x_attn.extend(Value.dot(attn_weights, v_j) for v_j in zip(*v_h))
+        weights[li].append(heads)
+        x = [a + b for a, b in zip(linear(x_attn, sd[f"layer{li}.attn_wo"]), x_residual)]
+        h = [a.relu() for a in linear(rmsnorm(x), sd[f"layer{li}.mlp_fc1"])]
+        x = [a + b for a, b in zip(linear(h, sd[f"layer{li}.mlp_fc2"]), x)]
+    return linear(x, sd["lm_head"])
 
 
 def attention(model: GPT, tokenizer: Tokenizer, word: str) -> dict[str, Any]:
@@ -154,10 +213,14 @@ def attention(model: GPT, tokenizer: Tokenizer, word: str) -> dict[str, Any]:
     after the last), and ``vocab``, each id's character as the page writes it."""
     ids = tokenizer.encode(word)
     tokens = ids[:-1][: model.block_size]
-    cache = model.new_cache(weights=True)
-    logits = [[z.data for z in model.step(token, pos, cache)] for pos, token in enumerate(tokens)]
+    keys, values = [[] for _ in range(model.n_layer)], [[] for _ in range(model.n_layer)]
+    weights: list[list[list[list[float]]]] = [[] for _ in range(model.n_layer)]
+    logits = [
+        [z.data for z in forward_keeping_weights(model, token, pos, keys, values, weights)]
+        for pos, token in enumerate(tokens)
+    ]
     n, h = len(tokens), model.n_head
-    maps = [[[layer["weights"][i * h + j] for i in range(n)] for j in range(h)] for layer in cache]
+    maps = [[[layer[i][j] for i in range(n)] for j in range(h)] for layer in weights]
     return {
         "word": word,
         "labels": [BOS, *word[: n - 1]],
@@ -220,7 +283,7 @@ def principal_components(rows: Sequence[Sequence[float]], k: int = 2) -> list[li
 def embedding_2d(model: GPT, tokenizer: Tokenizer) -> dict[str, Any]:
     """Each token's embedding (a row of `wte`) projected on the rows' first two principal
     components (centred): ``{"labels": [...], "xy": [[x, y], ...]}``, BOS for the start token."""
-    rows = [[p.data for p in row] for row in model.wte.w]
+    rows = [[p.data for p in row] for row in model.state_dict["wte"]]
     mean = [math.fsum(col) / len(rows) for col in zip(*rows)]
     comps = principal_components(rows, 2)
     xy = [

@@ -112,20 +112,62 @@ function headCell(ch, scope) {
   return th;
 }
 
-// The characters' embeddings on their first two principal components, each written where it
-// falls (data-char, data-x, data-y), in `svg` (viewBox 300 × 300).
+// Where each character's label goes on an `S` × `S` picture: each axis scaled to the points' own
+// extent (a margin P around them: the points fill the picture, whatever their scale), then the
+// labels' boxes (w × h, centred) pushed apart where they overlap, each pair along the axis it
+// overlaps least, until none does (kept inside the picture): a cluster's letters readable, each
+// with a line to its point. `at`: each point's own place; `pos`: its label's. Free of the page
+// (no DOM): a test runs it in Node.
+export function placeEmbedding(xy, S = 300, P = 18, w = 12, h = 18) { // (w, h: a 14px bold glyph's box)
+  const extent = (v) => {
+    const lo = Math.min(...v), hi = Math.max(...v);
+    return [lo, hi - lo > 1e-12 ? hi - lo : 1];
+  };
+  const [x0, dx] = extent(xy.map((p) => p[0])), [y0, dy] = extent(xy.map((p) => p[1]));
+  const at = xy.map(([x, y]) => [P + ((x - x0) / dx) * (S - 2 * P), S - P - ((y - y0) / dy) * (S - 2 * P)]);
+  const pos = at.map((p) => [...p]);
+  const clamp = (v, lo, hi) => Math.min(hi, Math.max(lo, v));
+  for (let round = 0; round < 500; round++) {
+    let moved = false;
+    for (let i = 0; i < pos.length; i++) {
+      for (let j = i + 1; j < pos.length; j++) {
+        const a = pos[i], b = pos[j];
+        const ox = w - Math.abs(a[0] - b[0]), oy = h - Math.abs(a[1] - b[1]);
+        if (ox <= 0 || oy <= 0) continue;
+        moved = true;
+        const k = ox / w < oy / h ? 0 : 1, push = (k === 0 ? ox : oy) / 2 + 0.05;
+        const side = a[k] < b[k] || (a[k] === b[k] && i < j) ? -1 : 1; // (the same place: by order)
+        a[k] += side * push;
+        b[k] -= side * push;
+      }
+    }
+    for (const p of pos) {
+      p[0] = clamp(p[0], w / 2, S - w / 2);
+      p[1] = clamp(p[1], h / 2, S - h / 2);
+    }
+    if (!moved) break;
+  }
+  return { at, pos };
+}
+
+// The characters' embeddings on their first two principal components, in `svg` (viewBox 300 ×
+// 300): each label where its point falls, or, where the others push it away, beside a dot there
+// with a thin line to it; data-char, data-x, data-y (the point's two numbers) on each.
 export function drawGptEmbedding(svg, embedding) {
   svg.replaceChildren();
-  const S = 300, P = 16;
+  const S = 300;
   const { labels, xy } = embedding;
   svg.append(svgEl("rect", { x: 1, y: 1, width: S - 2, height: S - 2, class: "frame" }));
   if (!xy.length) return;
-  const big = Math.max(1e-12, ...xy.flat().map(Math.abs));
-  const at = (v) => S / 2 + (v / big) * (S / 2 - P);
-  svg.append(svgEl("line", { x1: S / 2, y1: P / 2, x2: S / 2, y2: S - P / 2, class: "axis" }));
-  svg.append(svgEl("line", { x1: P / 2, y1: S / 2, x2: S - P / 2, y2: S / 2, class: "axis" }));
+  const { at, pos } = placeEmbedding(xy, S);
   xy.forEach(([x, y], i) => {
-    const t = svgEl("text", { x: at(x).toFixed(1), y: (S - at(y)).toFixed(1), class: i === labels.length - 1 ? "char bos" : "char", "data-char": labels[i], "data-x": x, "data-y": y }, labels[i]);
+    const cls = i === labels.length - 1 ? "char bos" : "char";
+    const [ax, ay] = at[i], [px, py] = pos[i];
+    if (Math.hypot(px - ax, py - ay) > 6) { // pushed from its point: a dot there, a line to it
+      svg.append(svgEl("line", { x1: ax.toFixed(1), y1: ay.toFixed(1), x2: px.toFixed(1), y2: py.toFixed(1), class: "leader" }));
+      svg.append(svgEl("circle", { cx: ax.toFixed(1), cy: ay.toFixed(1), r: 1.8, class: "dot" }));
+    }
+    const t = svgEl("text", { x: px.toFixed(1), y: py.toFixed(1), class: cls, "data-char": labels[i], "data-x": x, "data-y": y }, labels[i]);
     t.append(svgEl("title", {}, `${labels[i]}: (${fmt(x)}, ${fmt(y)})`));
     svg.append(t);
   });

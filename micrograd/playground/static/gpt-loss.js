@@ -2,7 +2,8 @@
 // item 3): the frame's attention (gpt_frames.attention) brings each position's logits, the model's
 // own from the same forward pass, and its target, the character that follows. The program is
 // the loss there, −log softmax(logits)[target], written out as the explorer's example "Softmax and
-// cross-entropy" writes it: every logit a leaf (the softmax needs all of them), its exp, their sum
+// cross-entropy" writes it: every logit a leaf marked data (the model's output here, not a
+// parameter: the explorer labels it so), its exp, their sum
 // s (in pairs), each probability p = e/s, and L = −log p of the target; each logit's grad is then
 // p − y.
 // The numbers are written as JavaScript's shortest round-trip text (String(x)), which Python
@@ -59,7 +60,7 @@ export function lossProgram(attention, pos) {
   const next = targets[pos] === vocab.length - 1 ? "the end of the word (BOS)" : `'${vocab[targets[pos]]}'`;
   return [
     `# ${JSON.stringify(word)}, position ${pos}: having read "${read}", the GPT's logits for the next character (its own numbers), then its loss; the target: ${next}`,
-    lines(names.map((n, i) => `logit_${n} = ${String(z[i])}`), 4),
+    lines(names.map((n, i) => `logit_${n}: data = ${String(z[i])}`), 3),
     lines(names.map((n) => `e_${n} = exp(logit_${n})`), 6),
     `s = ${pairwise(names.map((n) => `e_${n}`))}  # their sum, added in pairs`,
     lines(names.map((n) => `p_${n} = e_${n}/s`), 6) + "  # softmax: the probabilities",

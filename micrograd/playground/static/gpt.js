@@ -100,7 +100,10 @@ export function mountGPT(root, transport, opts = {}) {
       writeUrl();
     } catch (err) {
       tell(err);
-      if (view.meta) settingsToControls(view.meta.settings); // the run goes on as it was
+      if (view.meta) { // the run goes on as it was, and the note says so
+        settingsToControls(view.meta.settings);
+        $("model-note").textContent = `${modelNote(view.meta)} (still the run's: the change above was refused)`;
+      }
     }
   }
 
@@ -110,10 +113,32 @@ export function mountGPT(root, transport, opts = {}) {
     view.meta = meta;
     settingsToControls(meta.settings);
     $("change-note").textContent = meta.change || "";
-    $("model-note").textContent = `${meta.params} parameters; ${meta.words} words; characters: ${meta.vocab}`;
+    $("model-note").textContent = modelNote(meta);
+    // makemore's names unavailable: said above, until the learner trains on words of their own
+    $("names-note").hidden = !(view.options && view.options.names) || meta.settings.data === "own";
     if (changed) {
       clearCurve();
       view.frame = null;
+    }
+  }
+
+  function modelNote(meta) {
+    return `${meta.params} parameters; ${meta.words} words; characters: ${meta.vocab}`;
+  }
+
+  // Steps a second while it plays: the steps between frames over the time between them, the
+  // last two seconds' worth
+  function noteRate(f) {
+    const now = performance.now(), seen = view.rates || (view.rates = []);
+    if (!f.playing) { view.rates = []; return; }
+    if (seen.length && f.step < seen[seen.length - 1][1]) seen.length = 0; // reset: anew
+    seen.push([now, f.step]);
+    while (seen.length > 2 && now - seen[0][0] > 2000) seen.shift();
+    const [t0, s0] = seen[0];
+    if (now - t0 >= 250 && f.step > s0) {
+      const rate = (f.step - s0) / ((now - t0) / 1000);
+      $("rate-text").textContent = `${rate >= 100 ? Math.round(rate).toLocaleString("en-US") : rate.toPrecision(2)} steps/s`;
+      $("rate-text").dataset.rate = rate;
     }
   }
 
@@ -139,7 +164,10 @@ export function mountGPT(root, transport, opts = {}) {
     $("step-count").textContent = `step ${f.step}`;
     $("loss-text").textContent = f.loss == null ? "loss –" : `loss ${fmt(f.loss)}`;
     $("mean-text").textContent = f.mean == null ? "mean –" : `mean ${fmt(f.mean)}`;
-    $("run-state").textContent = f.playing ? "playing" : f.error ? "stopped" : "paused";
+    noteRate(f);
+    const limit = view.meta.settings.steps;
+    $("run-state").textContent = f.playing ? "playing" : f.error ? "stopped"
+      : f.step >= limit ? `done: step ${f.step} of ${limit}` : "paused";
     if (f.playing) {
       setDisabled(root, $("pause"), false);
       setDisabled(root, $("play"), true, $("pause"));
