@@ -119,7 +119,7 @@ def minimal_run(model, tokenizer, docs, steps):
     def mat(rows):
         return [[Scalar(w.data) for w in row] for row in rows]
 
-    sd = model.state_dict
+    sd = model.sd
     wte, wpe, head = mat(sd["wte"]), mat(sd["wpe"]), mat(sd["lm_head"])
     layers = [[mat(sd[f"layer{i}.{name}"]) for name in LAYER] for i in range(model.n_layer)]
     params = [p for m in (wte, wpe, head, *(m for la in layers for m in la)) for r in m for p in r]

@@ -69,7 +69,7 @@ SIZES = ("vocab_size", "n_layer", "n_embd", "n_head", "block_size")  # GPT's arg
 
 
 class GPT(Module):
-    """GPT-2 as microgpt simplifies it (RMSNorm, no bias, ReLU); `state_dict`: his names, order."""
+    """GPT-2 as microgpt simplifies it (RMSNorm, no bias, ReLU); `sd`: his state_dict, names."""
 
     def __init__(
         self,
@@ -87,7 +87,7 @@ class GPT(Module):
         self.vocab_size, self.n_layer, self.n_embd = vocab_size, n_layer, n_embd
         self.n_head, self.block_size, self.head_dim = n_head, block_size, n_embd // n_head
         V, E = vocab_size, n_embd  # wte: a row per token, wpe: per position, lm_head: a logit each
-        sd = self.state_dict = {"wte": matrix(V, E), "wpe": matrix(block_size, E)}
+        sd = self.sd = {"wte": matrix(V, E), "wpe": matrix(block_size, E)}
         sd["lm_head"] = matrix(V, E)
         for i in range(n_layer):
             for name, (nout, nin) in zip(LAYER, [(E, E)] * 4 + [(4 * E, E), (E, 4 * E)]):
@@ -98,14 +98,14 @@ class GPT(Module):
         return {k: getattr(self, k) for k in SIZES}
 
     def parameters(self) -> list[Value]:
-        return [p for mat in self.state_dict.values() for row in mat for p in row]
+        return [p for mat in self.sd.values() for row in mat for p in row]
 
     def forward(self, token_id: int, pos_id: int, keys: list, values: list) -> list[Value]:
         """microgpt's `gpt()`: the next token's logits. ``keys[li]``, ``values[li]``: layer li's
         vectors of the positions before; this one's are appended (empty at a document's start)."""
         _check_id("GPT: token", token_id, self.vocab_size)
         _check_id("GPT: position", pos_id, self.block_size)
-        sd, hd = self.state_dict, self.head_dim
+        sd, hd = self.sd, self.head_dim
         x = [t + p for t, p in zip(sd["wte"][token_id], sd["wpe"][pos_id])]
         x = rmsnorm(x)  # (not redundant: the residual path below skips the layers' norms)
         for li in range(self.n_layer):

@@ -217,7 +217,7 @@ def _torch_gpt(torch: Any, model: GPT) -> Any:
         def __init__(self) -> None:
             super().__init__()
             self.n_head = model.n_head
-            sd = model.state_dict
+            sd = model.sd
             self.wte = nn.Parameter(linear(sd["wte"]).weight.detach().clone())
             self.wpe = nn.Parameter(linear(sd["wpe"]).weight.detach().clone())
             self.lm_head = linear(sd["lm_head"])

@@ -13,6 +13,7 @@ from micrograd.check.gpt_model import check_gpt, reference_weights
 from micrograd.check.notebook import CheckFailed
 from micrograd.engine import Value as Ours
 from micrograd.gpt import GPT
+from tests.support.gpt import logits_of
 from tests.test_check_language import Learners
 
 ENGINES = [pytest.param(Ours, id="micrograd"), pytest.param(Learners, id="lecture")]
@@ -187,7 +188,7 @@ def test_microgpt_in_floats_is_micrograds_gpt() -> None:
         "layer 1's MLP block",
         "the logits",
     ]
-    for here, row in zip(stages, ref.logits(tokens)):
+    for here, row in zip(stages, logits_of(ref, tokens)):
         assert here[-1][2] == pytest.approx([v.data for v in row], rel=1e-12, abs=1e-12)
 
 

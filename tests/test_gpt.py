@@ -57,7 +57,7 @@ def weights(model: GPT) -> dict:
     def t(rows: list[list[Value]]) -> torch.Tensor:
         return torch.tensor([[w.data for w in row] for row in rows], dtype=torch.float64)
 
-    sd = model.state_dict
+    sd = model.sd
     W = {"wte": t(sd["wte"]), "wpe": t(sd["wpe"]), "lm_head": t(sd["lm_head"])}
     for i in range(model.n_layer):
         for name, ours in zip(("wq", "wk", "wv", "wo", "fc1", "fc2"), LAYER):
@@ -176,8 +176,8 @@ def test_gradcheck_on_a_tiny_gpt() -> None:
 
     def loss(*ps: Value) -> Value:
         it = iter(ps)  # the model's weights become the inputs gradcheck varies
-        for name, rows in model.state_dict.items():
-            model.state_dict[name] = [[next(it) for _ in row] for row in rows]
+        for name, rows in model.sd.items():
+            model.sd[name] = [[next(it) for _ in row] for row in rows]
         return model.loss([2, 0, 1, 2])
 
     start = [p.data * 10 for p in params]  # away from the init's tiny scale

@@ -96,16 +96,16 @@ def test_the_state_dict_is_his() -> None:
 
     random.seed(0)
     model = gpt_module.GPT(5, n_layer=2, n_embd=8, n_head=2, block_size=4)
-    assert list(model.state_dict) == [
+    assert list(model.sd) == [
         "wte",
         "wpe",
         "lm_head",
         *(f"layer{i}.{name}" for i in range(2) for name in gpt_module.LAYER),
     ]
-    shapes = {k: (len(m), len(m[0])) for k, m in model.state_dict.items()}
+    shapes = {k: (len(m), len(m[0])) for k, m in model.sd.items()}
     assert shapes["wte"] == (5, 8) and shapes["wpe"] == (4, 8) and shapes["lm_head"] == (5, 8)
     assert shapes["layer1.mlp_fc1"] == (32, 8) and shapes["layer1.mlp_fc2"] == (8, 32)
-    flat = [p for m in model.state_dict.values() for row in m for p in row]
+    flat = [p for m in model.sd.values() for row in m for p in row]
     assert model.parameters() == flat
 
 

@@ -81,7 +81,7 @@ def test_a_long_word_is_read_to_the_block_size():
 def test_principal_components_are_numpys_up_to_sign():
     np = pytest.importorskip("numpy")
     m, tok = model()
-    rows = [[p.data for p in row] for row in m.state_dict["wte"]]
+    rows = [[p.data for p in row] for row in m.sd["wte"]]
     x = np.array(rows) - np.array(rows).mean(axis=0)
     _, s, vt = np.linalg.svd(x)
     assert s[1] - s[2] > 1e-3  # distinct: each component is defined up to its sign

@@ -156,8 +156,9 @@ def test_named_parameters_of_the_gpt_and_of_a_module_of_your_own() -> None:
     model = GPT(vocab_size=5, n_layer=2, n_embd=8, n_head=2, block_size=4)
     named = dict(model.named_parameters())
     assert list(named.values()) == model.parameters()
-    assert named["wte.w.4.7"] is model.wte.w[4][7]
-    assert named["layers.1.attn.wq.w.0.3"] is model.layers[1].attn.wq.w[0][3]
+    assert named["sd.wte.4.7"] is model.sd["wte"][4][7]  # (sd: microgpt's state_dict)
+    assert named["sd.layer1.attn_wq.0.3"] is model.sd["layer1.attn_wq"][0][3]
+    assert model.state_dict()["sd.lm_head.0.0"] == model.sd["lm_head"][0][0].data
 
     class Tied(Module):  # one Value listed twice, and a dict of parameters
         def __init__(self) -> None:

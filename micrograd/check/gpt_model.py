@@ -32,7 +32,7 @@ SEQUENCE = 6  # tokens read: 5 positions predict the next
 
 def reference_weights(model: GPT) -> dict[str, list[list[Any]]]:
     """`model`'s weights by microgpt's names: each a matrix, rows of Values (nout x nin)."""
-    return dict(model.state_dict)
+    return dict(model.sd)
 
 
 def _shape(state_dict: Any) -> tuple[int, int, int, int]:

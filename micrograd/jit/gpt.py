@@ -59,7 +59,7 @@ def traced_loss(model: GPT, rows: Sequence[Sequence[Any]], keep: list | None = N
     position's logits are appended to it (the JavaScript step samples from them)."""
     if len(rows) < 2:
         raise ValueError(f"traced_loss: needs at least 2 tokens, got {len(rows)}")
-    n, sd, hd = min(model.block_size, len(rows) - 1), model.state_dict, model.head_dim
+    n, sd, hd = min(model.block_size, len(rows) - 1), model.sd, model.head_dim
     keys, values = [[] for _ in range(model.n_layer)], [[] for _ in range(model.n_layer)]
     losses = []
     for pos_id in range(n):

@@ -180,7 +180,7 @@ def forward_keeping_weights(
     weights and functions (gpt.py keeps no hooks for pictures)."""
     if not (0 <= token_id < model.vocab_size and 0 <= pos_id < model.block_size):
         raise ValueError(f"attention: token {token_id} at position {pos_id} is not the model's")
-    sd, hd = model.state_dict, model.head_dim
+    sd, hd = model.sd, model.head_dim
     x = rmsnorm([t + p for t, p in zip(sd["wte"][token_id], sd["wpe"][pos_id])])
     for li in range(model.n_layer):
         x_residual, x = x, rmsnorm(x)
@@ -283,7 +283,7 @@ def principal_components(rows: Sequence[Sequence[float]], k: int = 2) -> list[li
 def embedding_2d(model: GPT, tokenizer: Tokenizer) -> dict[str, Any]:
     """Each token's embedding (a row of `wte`) projected on the rows' first two principal
     components (centred): ``{"labels": [...], "xy": [[x, y], ...]}``, BOS for the start token."""
-    rows = [[p.data for p in row] for row in model.state_dict["wte"]]
+    rows = [[p.data for p in row] for row in model.sd["wte"]]
     mean = [math.fsum(col) / len(rows) for col in zip(*rows)]
     comps = principal_components(rows, 2)
     xy = [

@@ -225,32 +225,33 @@ def _norm(xs: list[float]) -> float:
 
 @dataclass
 class _Layer:
-    """A layer whose outputs `recording` keeps: `owner.attr` is replaced for the recording by a
-    stand-in that notes what goes through it (the outputs of `Layer.outputs`, or the input of a
-    GPT block's fc2: its ReLUs' outputs)."""
+    """A layer whose outputs `recording` keeps: an MLP layer's `owner.attr` (its `outputs`) is
+    replaced for the recording by a stand-in that notes them; a GPT block's are the input of its
+    mlp_fc2 matrix (`owner`), noted by `_LinearTap` (its ReLUs' outputs)."""
 
     name: str
     activation: str
     fan_in: int
     owner: Any
     attr: str
-    record_input: bool  # keep the stand-in's input (fc2's) rather than its output
+    record_input: bool  # a GPT block's (fc2's input), not an MLP layer's outputs
     biases: list = field(default_factory=list)  # an MLP layer's neurons' biases
     outs: list = field(default_factory=list)
 
 
-class _Tap:
-    """Stands in for a module (GPT's fc2) during a recording: notes its input, then calls it."""
+class _LinearTap:
+    """Stands in for `micrograd.gpt.linear` during a recording: where its matrix is a block's
+    mlp_fc2, notes its input (the block's ReLUs' outputs), then computes as it does. gpt.py's
+    forward calls `linear` by its module-level name, so this reads the blocks from outside."""
 
-    def __init__(self, module: Any, outs: list) -> None:
-        self.module, self.outs = module, outs
+    def __init__(self, linear: Any, taps: dict[int, list]) -> None:
+        self.linear, self.taps = linear, taps  # id(fc2's matrix) -> that layer's outs
 
-    def __call__(self, x: Any, *args: Any) -> Any:
-        self.outs.append(x)
-        return self.module(x, *args)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.module, name)
+    def __call__(self, x: Any, w: Any) -> Any:
+        outs = self.taps.get(id(w))
+        if outs is not None:
+            outs.append(list(x))
+        return self.linear(x, w)
 
 
 def _rows(w: Any) -> list[list[Any]]:
@@ -260,9 +261,9 @@ def _rows(w: Any) -> list[list[Any]]:
 class Monitor:
     """Reads a model's health once per step (see the module's docstring for the order of calls).
 
-    An `nn.MLP`: each Layer is a layer and its neurons' weights a matrix. A GPT (anything with
-    ``layers`` of blocks having ``mlp.fc1``/``mlp.fc2`` and ``attn.wq/wk/wv/wo``, plus ``wte``,
-    ``wpe``, ``lm_head``): each block's ReLU layer is a layer, and every matrix a matrix."""
+    An `nn.MLP`: each Layer is a layer and its neurons' weights a matrix. A `micrograd.gpt.GPT`
+    (its ``sd``, microgpt's state_dict): each block's ReLU layer is a layer (read as the input
+    of its mlp_fc2, through `gpt.linear`), and every matrix a matrix."""
 
     def __init__(self, model: Any, alpha: float = 0.0, l1: float = 0.0) -> None:
         self.model, self.alpha, self.l1 = model, alpha, l1  # the step's penalties (see stale_share)
@@ -279,22 +280,20 @@ class Monitor:
                 self.layers.append(lay)
                 gain = KAIMING_GAIN.get(n.activation, 1.0)
                 self.matrices.append((name, [list(n.w) for n in layer.neurons], gain))
-        elif layers and hasattr(layers[0], "mlp"):  # a GPT's blocks
+        elif isinstance(getattr(model, "sd", None), dict) and "wte" in model.sd:  # a GPT
+            sd, relu = model.sd, KAIMING_GAIN["relu"]
             for name in ("wte", "wpe"):
-                self.matrices.append((name, _rows(getattr(model, name).w), None))
-            relu = KAIMING_GAIN["relu"]
-            for i, block in enumerate(layers):
-                b = f"block {i + 1}"
-                fc1, fc2 = block.mlp.fc1, block.mlp.fc2
-                self.layers.append(
-                    _Layer(f"{b} mlp", "relu", len(fc1.w[0]), block.mlp, "fc2", True)
-                )
+                self.matrices.append((name, _rows(sd[name]), None))
+            for i in range(model.n_layer):
+                b, key = f"block {i + 1}", f"layer{i}."
+                fc1, fc2 = sd[key + "mlp_fc1"], sd[key + "mlp_fc2"]
+                lay = _Layer(f"{b} mlp", "relu", len(fc1[0]), fc2, "linear", True)
+                self.layers.append(lay)
                 for part in ("wq", "wk", "wv", "wo"):
-                    w = getattr(block.attn, part).w
-                    self.matrices.append((f"{b} attn.{part}", _rows(w), 1.0))
-                self.matrices.append((f"{b} mlp.fc1", _rows(fc1.w), relu))
-                self.matrices.append((f"{b} mlp.fc2", _rows(fc2.w), 1.0))
-            self.matrices.append(("lm_head", _rows(model.lm_head.w), 1.0))
+                    self.matrices.append((f"{b} attn.{part}", _rows(sd[key + "attn_" + part]), 1.0))
+                self.matrices.append((f"{b} mlp.fc1", _rows(fc1), relu))
+                self.matrices.append((f"{b} mlp.fc2", _rows(fc2), 1.0))
+            self.matrices.append(("lm_head", _rows(sd["lm_head"]), 1.0))
         else:
             raise TypeError(f"health: Monitor reads an nn.MLP or a GPT, got {type(model).__name__}")
         self._before: list[list[float]] | None = None
@@ -307,19 +306,24 @@ class Monitor:
     def recording(self) -> Iterator[None]:
         """Keep each layer's outputs made inside the block (the step's forward and backward;
         on a jit step, the traced sample's, which `attach` makes its program keep)."""
+        from .. import gpt
+
+        taps = {}
         for lay in self.layers:
             lay.outs = []
-            if lay.record_input:
-                setattr(lay.owner, lay.attr, _Tap(getattr(lay.owner, lay.attr), lay.outs))
+            if lay.record_input:  # a GPT block: its fc2 matrix's input, through gpt.linear
+                taps[id(lay.owner)] = lay.outs
             else:
                 setattr(lay.owner, lay.attr, self._keeper(lay.owner.outputs, lay.outs))
+        if taps:
+            gpt.linear = _LinearTap(gpt.linear, taps)
         try:
             yield
         finally:
+            if taps:
+                gpt.linear = gpt.linear.linear
             for lay in self.layers:
-                if lay.record_input:
-                    setattr(lay.owner, lay.attr, getattr(lay.owner, lay.attr).module)
-                else:
+                if not lay.record_input:
                     delattr(lay.owner, lay.attr)  # the class's method again
 
     @staticmethod
