@@ -224,27 +224,28 @@ def test_the_start_page_lists_the_chapters_in_order(built: pathlib.Path) -> None
 
 
 def test_a_chapter_is_one_entry_of_the_start_pages_list(tmp_path: pathlib.Path) -> None:
-    """Chapter 9 (its notebook, 09_...) added as one entry: listed ninth, numbered 9, with its
-    line; the course's notebooks are read from the same list."""
-    assert course_site.NOTEBOOKS == tuple(c.name for c in course_start.CHAPTERS)
-    assert [c.number for c in course_start.CHAPTERS] == [str(i) for i in range(1, 9)]
+    """The chapters numbered 1, 2, ... in order (the appendix, file 06, as chapter 6); a new
+    chapter (a 10_...) added as one entry: listed last, numbered 10, with its line; the course's
+    notebooks are read from the same list."""
+    chapters = course_start.CHAPTERS
+    assert course_site.NOTEBOOKS == tuple(c.name for c in chapters)
+    assert [c.number for c in chapters] == [str(i) for i in range(1, len(chapters) + 1)]
     folder = tmp_path / "notebooks"
     folder.mkdir()
-    for c in course_start.CHAPTERS:
+    for c in chapters:
         (folder / f"{c.name}.ipynb").write_bytes(
             (ROOT / "notebooks" / f"{c.name}.ipynb").read_bytes()
         )
-    nine = {"cells": [{"cell_type": "markdown", "source": ["# 9. Why isn't it learning?\n"]}]}
-    (folder / "09_why_isnt_it_learning.ipynb").write_text(json.dumps(nine))
-    entry = course_start.Chapter(
-        "09_why_isnt_it_learning", "9", "Find out why a network does not learn, and fix it."
-    )
-    page = course_start.start_page(folder, "t", (*course_start.CHAPTERS, entry)).decode()
+    ten = {"cells": [{"cell_type": "markdown", "source": ["# 10. Batch norm\n"]}]}
+    (folder / "10_batch_norm.ipynb").write_text(json.dumps(ten))
+    entry = course_start.Chapter("10_batch_norm", "10", "Normalize a layer's pre-activations.")
+    page = course_start.start_page(folder, "t", (*chapters, entry)).decode()
     items = re.findall(r'<span class="title">([^<]*)</span>', page)
-    assert len(items) == 9 and items[5].startswith("6. Appendix: second derivatives")
-    assert items[8] == "9. Why isn&#x27;t it learning?"
-    assert 'href="notebooks/index.html?path=09_why_isnt_it_learning.ipynb"' in page
-    assert "Find out why a network does not learn, and fix it." in page
+    assert len(items) == len(chapters) + 1
+    assert items[5].startswith("6. Appendix: second derivatives")
+    assert items[8] == "9. Why isn&#x27;t it learning?" and items[9] == "10. Batch norm"
+    assert 'href="notebooks/index.html?path=10_batch_norm.ipynb"' in page
+    assert "Normalize a layer&#x27;s pre-activations." in page  # (html-escaped)
 
 
 @pytest.mark.slow
