@@ -172,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
 
             load_numpy()
         except ImportError as e:
-            return _error(f"--jit needs numpy ({e}); pip install numpy", 2)
+            return _error(f'--jit needs numpy ({e}); pip install "micrograd-plus[jit]"', 2)
     out = sys.stdout
     if docs:
         print(f"num docs: {len(docs)}", file=out)
