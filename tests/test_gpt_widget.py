@@ -180,9 +180,10 @@ def test_the_gpt_widgets_readouts_in_jupyterlab(lab: Any, browser: Any) -> None:
     `sample()`'s at the same weights, seed and temperature; a block size too small for a word
     refused in one line with the model note still true; the names banner gone with the
     learner's words. Screenshots: tests/screenshots/widget-gpt-readouts-{1280,390}.png."""
+    from micrograd.playground.train_gpt import WORDS
     from tests.test_gpt_page_readouts import overlapping
 
-    want = python_samples()
+    want, chars = python_samples(), set("".join(WORDS))
     settings = ", ".join(f"{k}={v!r}" for k, v in READOUTS.items())
     name = lab.notebook(
         "gpt_readouts.ipynb",
@@ -250,13 +251,21 @@ def test_the_gpt_widgets_readouts_in_jupyterlab(lab: Any, browser: Any) -> None:
             f"() => {root}.querySelectorAll('#embedding text.char').length > 5", timeout=60_000
         )
         SCREENSHOTS.mkdir(exist_ok=True)
+        w.locator("#run-state").scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / "widget-gpt-readouts-top-1280.png"))
         for width in (1280, 390):
+            if width == 390:  # the file browser folded away: the notebook has the width
+                page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
             page.set_viewport_size({"width": width, "height": 1200 if width == 1280 else 844})
             page.wait_for_timeout(500)  # (JupyterLab lays itself out again)
+            cell = page.locator(".jp-Notebook").bounding_box()
+            assert cell and cell["width"] > (800 if width == 1280 else 300), cell
             w.locator("#embedding").scroll_into_view_if_needed()
             got = page.evaluate(boxes)
-            assert len(got) == 9 + 1 and overlapping(got) == [], (width, got)  # 9 letters, "."
+            assert len(got) == len(chars) + 1 and overlapping(got) == [], (width, got)  # and "."
             page.screenshot(path=str(SCREENSHOTS / f"widget-gpt-readouts-{width}.png"))
+        w.locator("#run-state").scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / "widget-gpt-readouts-top-390.png"))
         page.set_viewport_size({"width": 1280, "height": 1200})
         # a block size the words do not fit: refused in one line, the run and its note kept
         note = w.locator("#model-note").text_content() or ""
