@@ -74,8 +74,8 @@ def test_temperature_and_seed_reach_the_run(capsys, words: Path) -> None:
         (["--lr", "nan"], "--lr must be a finite number > 0, got nan"),
         (
             ["--block-size", "5"],
-            "'olivia' has 6 characters; a block size of 5 reads words of at most 4 "
-            "(--block-size 7 reads it)",
+            "'isabella' has 8 characters; a block size of 5 reads words of at most 4 "
+            "(--block-size 9 reads it)",
         ),
         (["--bogus"], "unrecognized arguments: --bogus"),
     ],

@@ -80,20 +80,20 @@ def explore(program: str) -> tuple[dict[str, dict[str, float]], dict[str, Any]]:
 
 def test_the_frames_logits_are_the_models_own_and_the_targets_the_next_characters() -> None:
     m, tok = model()
-    for word in ("emma", "isabellaisabella"):
+    for word in ("emma", "isabell"):  # (7 letters and the end: the block's 8 positions)
         got = attention(m, tok, word)
-        tokens = tok.encode(word)[:-1][: m.block_size]
+        tokens = tok.encode(word)[:-1]
+        assert len(tokens) <= m.block_size
         want = [[z.data for z in row] for row in logits_of(m, tokens)]
         assert len(got["logits"]) == len(tokens) and len(got["logits"][0]) == tok.vocab_size
         for ours, theirs in zip(got["logits"], want):
             assert ours == pytest.approx(theirs, abs=1e-12, rel=0)
         assert got["vocab"] == [*tok.chars, BOS]
         targets = [got["vocab"][t] for t in got["targets"]]
-        if word == "emma":
-            assert targets == ["e", "m", "m", "a", BOS]  # BOS after the last character
-            assert got["targets"][-1] == tok.bos
-        else:  # read to the block size: the 8th position predicts the 8th character
-            assert targets == list(word[: m.block_size])
+        assert targets == [*word, BOS]  # BOS after the last character
+        assert got["targets"][-1] == tok.bos
+    with pytest.raises(ValueError, match="^attention: 'isabella' has 8 characters"):
+        attention(m, tok, "isabella")  # longer than the block: refused, not read cut
     json.dumps(got, allow_nan=False)  # the frame's JSON holds it
 
 

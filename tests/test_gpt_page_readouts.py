@@ -73,3 +73,36 @@ def test_the_banner_goes_with_own_words_and_the_note_stays_true(page, playground
         note + " (still the run's: the change above was refused)"
     )
     assert page.evaluate("() => window.gptView.meta().words") == 3
+
+
+LONG = (
+    "The built-in words: 'isabella' has 8 characters; a block size of 8 reads words of at most 7 "
+    "(Block size 9 reads it)"
+)
+
+
+def test_a_block_size_too_small_for_a_word_is_refused_as_the_command_refuses_it(page, playground):
+    """The command's rule on the page (gpt_frames.check_fits): a Block size that does not read a
+    word whole is refused in one line naming the word, the limit and the Block size that reads
+    it; the run goes on as it was (the page once trained on the words' first positions). A link
+    with it: the line, and the defaults."""
+    open_gpt(page, playground, "?data=builtin")
+    note = page.text_content("#model-note")
+    page.fill("#block_size", "8")
+    page.dispatch_event("#block_size", "change")
+    page.wait_for_selector("#gpt-error:not([hidden])")
+    assert page.text_content("#gpt-error") == LONG
+    assert (
+        page.text_content("#model-note")
+        == note + " (still the run's: the change above was refused)"
+    )
+    assert page.input_value("#block_size") == "16"
+    assert page.evaluate("() => window.gptView.meta().settings.block_size") == 16
+    page.fill("#block_size", "9")  # isabella's 8 letters and the end: 9 positions
+    page.dispatch_event("#block_size", "change")
+    page.wait_for_function("() => window.gptView.meta().settings.block_size === 9")
+    assert page.is_hidden("#gpt-error")
+    open_gpt(page, playground, "?data=builtin&block_size=8")
+    page.wait_for_selector("#gpt-error:not([hidden])")
+    assert page.text_content("#gpt-error") == LONG
+    assert page.evaluate("() => window.gptView.meta().settings.block_size") == 16

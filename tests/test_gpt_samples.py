@@ -16,7 +16,7 @@ from micrograd.playground.gpt_frames import pick, sample_words, uniforms
 from micrograd.playground.train_gpt import SAMPLES, GPTKind, GPTSettings
 
 HAS_NODE = shutil.which("node") is not None or shutil.which("nodejs") is not None
-WORDS = ("emma", "ava", "olivia", "mia", "zoe", "isabella", "abigailrosemarywyn")
+WORDS = ("emma", "ava", "olivia", "mia", "zoe", "isabel", "abigail")  # (SMALL's block holds 7)
 SMALL = {"n_embd": 8, "n_head": 2, "block_size": 8}
 
 

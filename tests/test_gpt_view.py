@@ -72,10 +72,18 @@ def test_attention_rows_are_the_models_own_softmax(monkeypatch):
     assert len(seen) == n * 2 * 4
 
 
-def test_a_long_word_is_read_to_the_block_size():
+def test_a_word_longer_than_the_block_is_refused_not_read_cut():
+    """A word the block does not hold whole is refused in one line (it was read to the block
+    size: the attention of its first 8 positions, silently); one that fills it is read whole."""
     m, tok = model(n_layer=1, n_head=2)
-    got = attention(m, tok, "isabellaisabella")
-    assert len(got["maps"][0][0]) == m.block_size and len(got["labels"]) == m.block_size
+    with pytest.raises(ValueError) as e:
+        attention(m, tok, "isabella")
+    assert str(e.value) == (
+        "attention: 'isabella' has 8 characters; a block size of 8 reads words of at most 7 "
+        "(a block size of 9 reads it)"
+    )
+    got = attention(m, tok, "isabell")
+    assert len(got["maps"][0][0]) == m.block_size and got["labels"] == [".", *"isabell"]
 
 
 def test_principal_components_are_numpys_up_to_sign():
@@ -107,7 +115,7 @@ def test_the_running_mean_is_the_mean_of_the_last_steps():
     "text, message",
     [
         ("emma\nzo€\n", "line 2 ('zo€'): the character '€' (U+20AC) is not allowed"),
-        ("ab\n" + "x" * 17, "line 2: 'xxxxxxxxxxxxxxxxx' has 17 characters; a word has 1 to 16"),
+        ("ab\n" + "x" * 16, "line 2: 'xxxxxxxxxxxxxxxx' has 16 characters; a word has 1 to 15"),
         ("a b\n", "line 1 ('a b'): the character ' ' (U+0020) is not allowed"),
         ("\n \n", "no words"),
         ("ab\n" * (MAX_WORDS + 1), f"more than {MAX_WORDS} words"),
@@ -145,6 +153,47 @@ def test_the_view_trains_the_pasted_words_and_its_frames_carry_the_parts():
         tab.call("gpt", "attention", {"word": "max"})
     tab.call("gpt", "config", {"data": "own", "words": "ab\nba"})  # no "e": the first word
     assert tab.call("gpt", "state", {})["word"] == "ab"
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            {"data": "own", "words": "emma\nabigailrose\nsupercali", "block_size": 8},
+            "Your words: 'abigailrose' has 11 characters; a block size of 8 reads words of at "
+            "most 7 (Block size 12 reads it)",
+        ),
+        (
+            {"block_size": 8},
+            "The built-in words: 'isabella' has 8 characters; a block size of 8 reads words of "
+            "at most 7 (Block size 9 reads it)",
+        ),
+    ],
+)
+def test_a_word_longer_than_the_block_size_is_refused_as_the_command_refuses_it(body, message):
+    """The command's rule on the page (gpt_frames.check_fits): one line naming the longest word,
+    the limit and the Block size that reads it; the run goes on as it was (it trained on the
+    words' first positions, silently). The attention word too."""
+    tab = Tab(jit=False)
+    before = tab.call("gpt", "config", {"data": "builtin"})["meta"]
+    with pytest.raises(ViewError) as e:
+        tab.call("gpt", "config", {"data": "builtin", **body})
+    assert e.value.status == 400 and e.value.message == message
+    assert tab.call("gpt", "state", {})["meta"] == before
+    tab.call("gpt", "config", {"data": "builtin", "block_size": 9})  # isabella: 9 positions
+    tab.call("gpt", "control", {"action": "step", "steps": 1})
+    assert tab.call("gpt", "attention", {"word": "isabella"})["frame"]["attention"]["labels"] == [
+        ".",
+        *"isabella",
+    ]
+    tab.call("gpt", "config", {"data": "own", "words": "emma\nisabel\nava", "block_size": 8})
+    assert tab.call("gpt", "state", {})["word"] == "emma"  # (isabella: longer than the block)
+    with pytest.raises(ViewError) as e:
+        tab.call("gpt", "attention", {"word": "isabella"})
+    assert e.value.message == (
+        "the attention word: 'isabella' has 8 characters; a block size of 8 reads words of at "
+        "most 7 (Block size 9 reads it)"
+    )
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ and the attention of "emma" are drawn, Pause answers, a position's loss is shown
 from __future__ import annotations
 
 import math
+import re
 import time
 from typing import Any
 
@@ -136,3 +137,167 @@ def test_the_gpt_widget_in_jupyterlab(lab: Any, browser: Any) -> None:
         context.close()
     assert not errors, errors
     assert not outside, outside
+
+
+def test_a_word_longer_than_the_block_is_refused_in_the_widget_as_on_the_page():
+    """The command's rule (gpt_frames.check_fits) in a notebook too: one line naming the word,
+    the limit and the block size that reads it (it once trained on the word's beginning)."""
+    with pytest.raises(ValueError) as e:
+        gpt(data="own", words="emma\nabigailrose", block_size=8)
+    assert str(e.value) == (
+        "gpt: Your words: 'abigailrose' has 11 characters; a block size of 8 reads words of at "
+        "most 7 (Block size 12 reads it)"
+    )
+
+
+READOUT_STEPS = 400
+READOUTS = {"n_embd": 8, "n_head": 2, "steps": READOUT_STEPS, "lr": 0.02}
+
+
+def python_samples() -> list[str]:
+    """`micrograd.gpt.sample`'s 20 words at the weights the widget's run has at its last step
+    (the built-in words, READOUTS' settings, the seed 42, temperature 0.5), the rng seeded with
+    the step, as the page's samples are drawn: computed here, eagerly, apart from the kernel."""
+    import random
+
+    from micrograd.gpt import sample
+    from micrograd.playground.train_gpt import SAMPLES, WORDS, GPTKind, GPTSettings
+
+    kind = GPTKind(GPTSettings(docs=WORDS, **READOUTS), "eager")  # type: ignore[arg-type]
+    while kind.train(0.0, lambda: True):
+        pass
+    assert kind.adam.t == READOUT_STEPS
+    s = kind.settings
+    return sample(kind.model, kind.tokenizer, SAMPLES, s.temperature, rng=random.Random(s.steps))
+
+
+@pytest.mark.slow
+def test_the_gpt_widgets_readouts_in_jupyterlab(lab: Any, browser: Any) -> None:
+    """Issue 54, item 4, in the notebook widget (the page's and the site's: test_gpt_page_
+    readouts.py): steps/s beside the step counter, "done: step N of N" at the Steps limit, the
+    embedding's labels apart (their boxes, at 1280 and at 390 wide), the two lines on what a head
+    is and what a row and a column are, the loss's logits as data (not parameters), the samples
+    `sample()`'s at the same weights, seed and temperature; a block size too small for a word
+    refused in one line with the model note still true; the names banner gone with the
+    learner's words. Screenshots: tests/screenshots/widget-gpt-readouts-{1280,390}.png."""
+    from micrograd.playground.train_gpt import WORDS
+    from tests.test_gpt_page_readouts import overlapping
+
+    want, chars = python_samples(), set("".join(WORDS))
+    settings = ", ".join(f"{k}={v!r}" for k, v in READOUTS.items())
+    name = lab.notebook(
+        "gpt_readouts.ipynb",
+        [f"from micrograd.widgets import gpt\ngpt(data='builtin', {settings})"],
+    )
+    context = browser.new_context(viewport={"width": 1280, "height": 1200}, reduced_motion="reduce")
+    context.set_default_timeout(180_000)
+    page = context.new_page()
+    errors = watch_errors(page)
+    root = "document.querySelector('.micrograd-widget').shadowRoot"
+    boxes = f"""() => [...{root}.querySelectorAll('#embedding text.char')].map((t) => {{
+      const b = t.getBoundingClientRect();
+      return [t.dataset.char, b.left, b.top, b.right, b.bottom]; }})"""
+    samples = f"() => [...{root}.querySelectorAll('#samples li')].map((li) => li.dataset.sample)"
+    try:
+        lab.open_and_run(page, name)
+        page.wait_for_function(
+            "() => document.querySelector('.micrograd-widget')?.dataset.ready === '1'",
+            polling=200,
+            timeout=300_000,
+        )
+        w = page.locator(".micrograd-widget")
+        # the kernel has no names (the suite's environment): the banner says so, on builtin words
+        assert w.locator("#names-note").is_visible()
+        assert w.locator("#rate-text").text_content() == "– steps/s"
+        head = w.locator("#head-what").text_content() or ""
+        assert "q·k/√d" in head and "softmax over those positions" in head
+        assert "weighted sum of their values" in head
+        assert "a row is the position reading" in (
+            w.locator("#head-what + p.hint").text_content() or ""
+        )
+        w.locator("#play").click()
+        page.wait_for_function(
+            f"() => Number({root}.querySelector('#rate-text').dataset.rate) > 0", timeout=300_000
+        )
+        rate = w.locator("#rate-text")
+        assert re.fullmatch(r"[\d,.]+ steps/s", rate.text_content() or "")
+        # beside the step counter: on its line, to its right
+        counter, beside = w.locator("#step-count").bounding_box(), rate.bounding_box()
+        assert counter and beside and beside["x"] > counter["x"]
+        assert abs(
+            (beside["y"] + beside["height"] / 2) - (counter["y"] + counter["height"] / 2)
+        ) < max(counter["height"], beside["height"])
+        done = f"done: step {READOUT_STEPS} of {READOUT_STEPS}"
+        page.wait_for_function(
+            f"() => {root}.querySelector('#run-state').textContent === {done!r}", timeout=300_000
+        )
+        assert w.locator("#pause").is_disabled()
+        assert w.locator("#step-count").text_content() == f"step {READOUT_STEPS}"
+        # the samples of the last step: sample()'s (the pictures of a paused frame come next)
+        deadline = time.monotonic() + 60
+        while page.evaluate(samples) != want and time.monotonic() < deadline:
+            page.wait_for_timeout(250)
+        assert page.evaluate(samples) == want
+        # the loss of a position: the logits are data, the model's outputs, not parameters
+        w.locator("#attention tr[data-row='1'] th").first.click()
+        w.locator("#loss-details summary").click()
+        program = w.locator("#loss-program").input_value()
+        logit_lines = [x for x in program.replace(";", "\n").splitlines() if "logit_" in x]
+        declared = [x.strip() for x in logit_lines if ": " in x and "=" in x and "exp(" not in x]
+        assert declared and all(": data = " in x for x in declared), declared
+        assert "param" not in program
+        # the embedding's labels apart, at 1280 and at 390 wide
+        page.wait_for_function(
+            f"() => {root}.querySelectorAll('#embedding text.char').length > 5", timeout=60_000
+        )
+        SCREENSHOTS.mkdir(exist_ok=True)
+        w.locator("#run-state").scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / "widget-gpt-readouts-top-1280.png"))
+        for width in (1280, 390):
+            if width == 390:  # the file browser folded away: the notebook has the width
+                page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
+            page.set_viewport_size({"width": width, "height": 1200 if width == 1280 else 844})
+            page.wait_for_timeout(500)  # (JupyterLab lays itself out again)
+            cell = page.locator(".jp-Notebook").bounding_box()
+            assert cell and cell["width"] > (800 if width == 1280 else 300), cell
+            w.locator("#embedding").scroll_into_view_if_needed()
+            got = page.evaluate(boxes)
+            assert len(got) == len(chars) + 1 and overlapping(got) == [], (width, got)  # and "."
+            page.screenshot(path=str(SCREENSHOTS / f"widget-gpt-readouts-{width}.png"))
+        w.locator("#run-state").scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / "widget-gpt-readouts-top-390.png"))
+        page.set_viewport_size({"width": 1280, "height": 1200})
+        # a block size the words do not fit: refused in one line, the run and its note kept
+        note = w.locator("#model-note").text_content() or ""
+        w.locator("#block_size").fill("8")
+        w.locator("#block_size").dispatch_event("change")
+        error = w.locator("#gpt-error")
+        error.wait_for(state="visible")
+        assert error.text_content() == (
+            "The built-in words: 'isabella' has 8 characters; a block size of 8 reads words of "
+            "at most 7 (Block size 9 reads it)"
+        )
+        assert w.locator("#model-note").text_content() == (
+            note + " (still the run's: the change above was refused)"
+        )
+        assert w.locator("#block_size").input_value() == "16"  # the run's, back in its control
+        # the learner's words: the banner goes, and a refused list keeps the note true
+        w.locator("#data").select_option("own")
+        w.locator("#words").fill("zed\nzoe\nzara")
+        w.locator("#use-words").click()
+        page.wait_for_function(
+            f"() => {root}.querySelector('#model-note').textContent.includes('3 words')"
+        )
+        assert error.is_hidden() and w.locator("#names-note").is_hidden()
+        note = w.locator("#model-note").text_content() or ""
+        w.locator("#words").fill("zed\nno way")
+        w.locator("#use-words").click()
+        error.wait_for(state="visible")
+        assert (error.text_content() or "").startswith("Your words: line 2 ('no way')")
+        assert w.locator("#model-note").text_content() == (
+            note + " (still the run's: the change above was refused)"
+        )
+        assert w.locator("#names-note").is_hidden()
+    finally:
+        context.close()
+    assert not errors, errors

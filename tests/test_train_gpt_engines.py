@@ -1,7 +1,8 @@
 """The GPT run's engines on jit (train_gpt_engines.py): numpy, and JavaScript run by Node.js as
 the site's worker runs it. Each takes microgpt's steps: the first 20 losses and the weights after
 them are `microgpt(docs, 20, seed)`'s (the eager engine, his arithmetic) to 1e-9, over words of
-many lengths (one program each, traced once) and one longer than the block."""
+many lengths (one program each, traced once) and one that fills the smaller GPT's block. A word
+longer than the block is refused (`gpt_frames.check_fits`), never read cut."""
 
 from __future__ import annotations
 
@@ -25,9 +26,9 @@ ENGINES = [
     ),
 ]
 
-# 3 to 19 letters (5 lengths: 5 programs); the last is longer than the block (16): its loss
-# reads the first 16 positions
-WORDS = ("emma", "ava", "olivia", "mia", "zoe", "isabella", "abigailrosemarywyn")
+# 3 to 7 letters (4 lengths: 4 programs); the last fills SMALL's block (8 positions: 7 letters
+# and the end)
+WORDS = ("emma", "ava", "olivia", "mia", "zoe", "isabel", "abigail")
 STEPS = 20
 SMALL = {"n_embd": 8, "n_head": 2, "block_size": 8}  # a smaller GPT, for the quicker tests
 
@@ -69,7 +70,7 @@ def test_the_first_20_steps_are_microgpts_losses_and_weights(engine: str) -> Non
 def test_each_word_length_is_traced_once(engine: str) -> None:
     tr = run(engine, steps=2 * len(WORDS), **SMALL)
     take(tr, 2 * len(WORDS), seconds=60.0)  # every word twice
-    lengths = {min(len(w) + 2, 9) for w in WORDS}
+    lengths = {len(w) + 2 for w in WORDS}
     if engine == "numpy":
         assert tr.kind.engine.jit.jitted.traces == len(lengths)
     else:
@@ -108,6 +109,21 @@ def test_reset_and_new_weights_start_over_as_microgpt_does(engine: str) -> None:
     tr.configure(GPTSettings(docs=WORDS, steps=STEPS, seed=7, **bigger))
     assert len(tr.params) > len(run("eager", **SMALL).params)
     assert close(take(tr, 8), take(run("eager", seed=7, **bigger), 8)) < 1e-9
+
+
+@pytest.mark.parametrize("engine", [*ENGINES, "eager"])
+def test_a_word_longer_than_the_block_is_refused_not_trained_cut(engine: str) -> None:
+    """The rule the command keeps (`check_fits`): 'isabella' is read at 9 positions, one more
+    than SMALL's block; the run refuses it in one line naming the word, the limit and the block
+    size that reads it, on every engine (it once trained on the word's first 8 positions)."""
+    with pytest.raises(ValueError) as e:
+        GPTKind(GPTSettings(docs=(*WORDS, "isabella"), **SMALL), engine)
+    assert str(e.value) == (
+        "GPTSettings: docs: 'isabella' has 8 characters; a block size of 8 reads words of at "
+        "most 7 (block_size 9 reads it)"
+    )
+    kind = GPTKind(GPTSettings(docs=(*WORDS, "isabella"), **{**SMALL, "block_size": 9}), engine)
+    assert max(train_gpt_engines.lengths_met(kind)) == 10  # the whole word, and its end
 
 
 def test_an_unknown_engine_is_named_in_one_line() -> None:
@@ -168,8 +184,8 @@ def test_prepare_traces_the_lengths_ahead_in_the_order_the_run_meets_them(engine
         assert kind.prepare(0.0)  # nothing to trace
         return
     order = train_gpt_engines.lengths_met(kind)
-    assert sorted(order) == [5, 6, 8, 9]  # ava, emma, olivia; isabella and the long word: 9 (cut)
-    firsts = [next(i for i, w in enumerate(kind.docs) if min(len(w) + 2, 9) == n) for n in order]
+    assert sorted(order) == [5, 6, 8, 9]  # ava, emma, olivia and isabel, abigail (the block's 8)
+    firsts = [next(i for i, w in enumerate(kind.docs) if len(w) + 2 == n) for n in order]
     assert firsts == sorted(firsts)  # in the order the steps meet them
     assert not kind.prepare(0.0) and kind.engine.lengths == {order[0]}  # one at least
     assert kind.prepare(60.0) and kind.engine.lengths == set(order)

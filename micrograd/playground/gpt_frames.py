@@ -31,7 +31,7 @@ from ..engine import Value
 from ..gpt import GPT, Tokenizer, linear, rmsnorm, softmax
 
 MAX_WORDS = 2_000  # words a learner may paste
-MAX_CHARS = 16  # characters a word may have
+MAX_CHARS = 15  # characters a word may have (the page's largest block size, 16, reads 15)
 MAX_VOCAB = 64  # different characters in all
 PUNCTUATION = "-'."  # besides letters and digits
 BOS = "."  # how the page writes the token that starts (and ends) a word, as makemore does
@@ -66,17 +66,18 @@ def check_word(word: str, where: str) -> str:
 
 def check_fits(words: Sequence[str], block_size: int, where: str, flag: str = "") -> None:
     """A word of n characters is read at n + 1 positions (the start token, then each character,
-    each predicting the next, the last the end): a ValueError names the first word longer than
-    `block_size` reads whole (and the block size that would), rather than training on its
-    beginning. The one rule the command and the page share for words and the block size."""
+    each predicting the next, the last the end): a ValueError names the longest word longer than
+    `block_size` reads whole (the first of them) and the block size that reads it (and so every
+    word), rather than training on its beginning. The one rule the command and the page (the
+    server's, the site's and the notebook widget's) share for words and the block size."""
     limit = block_size - 1
-    for word in words:
-        if len(word) > limit:
-            raise ValueError(
-                f"{where}: {word[:40]!r} has {len(word)} characters; a block size of {block_size} "
-                f"reads words of at most {limit} ({flag or 'a block size of'} {len(word) + 1} "
-                "reads it)"
-            )
+    word = max(words, key=len, default="")
+    if len(word) > limit:
+        raise ValueError(
+            f"{where}: {word[:40]!r} has {len(word)} characters; a block size of {block_size} "
+            f"reads words of at most {limit} ({flag or 'a block size of'} {len(word) + 1} "
+            "reads it)"
+        )
 
 
 def word_list(text: object) -> tuple[str, ...]:
@@ -104,15 +105,18 @@ def word_list(text: object) -> tuple[str, ...]:
 
 
 def default_word(tokenizer: Tokenizer, docs: Sequence[str]) -> str:
-    """ "emma" when the vocabulary has its letters, else the first word."""
-    return DEFAULT_WORD if set(DEFAULT_WORD) <= set(tokenizer.chars) else docs[0][:MAX_CHARS]
+    """ "emma" when the vocabulary has its letters, else the first word (whole: the words fit
+    the block, `check_fits`)."""
+    return DEFAULT_WORD if set(DEFAULT_WORD) <= set(tokenizer.chars) else docs[0]
 
 
-def check_attention_word(word: object, tokenizer: Tokenizer) -> str:
-    """`word` if the model can read it: 1 to MAX_CHARS characters of its vocabulary."""
+def check_attention_word(word: object, tokenizer: Tokenizer, block_size: int) -> str:
+    """`word` if the model can read it: 1 to MAX_CHARS characters of its vocabulary, and whole
+    within `block_size` (`check_fits`)."""
     if not isinstance(word, str):
         raise ValueError(f"the attention word must be text, got {type(word).__name__}")
     check_word(word, "the attention word")
+    check_fits([word], block_size, "the attention word", "Block size")
     for ch in word:
         if ch not in tokenizer.chars:
             raise ValueError(
@@ -204,15 +208,17 @@ def forward_keeping_weights(
 
 
 def attention(model: GPT, tokenizer: Tokenizer, word: str) -> dict[str, Any]:
-    """The model's attention on `word` as it reads it (the start token, then its characters, at
-    most `block_size` positions): ``maps[layer][head][i]`` is position i's softmax over
-    positions 0..i (a causal triangle: row i has i + 1 weights summing to 1); ``labels`` are the
-    positions' characters (BOS for the start). From the same forward pass, each position's last
-    step (the explorer steps through its loss, −log softmax(logits)[target]): ``logits[i]``, the
-    model's `vocab_size` logits there, ``targets[i]``, the id of the character that follows (BOS
-    after the last), and ``vocab``, each id's character as the page writes it."""
+    """The model's attention on `word` as it reads it (the start token, then its characters; a
+    word longer than the block reads is refused, `check_fits`): ``maps[layer][head][i]`` is
+    position i's softmax over positions 0..i (a causal triangle: row i has i + 1 weights
+    summing to 1); ``labels`` are the positions' characters (BOS for the start). From the same
+    forward pass, each position's last step (the explorer steps through its loss,
+    −log softmax(logits)[target]): ``logits[i]``, the model's `vocab_size` logits there,
+    ``targets[i]``, the id of the character that follows (BOS after the last), and ``vocab``,
+    each id's character as the page writes it."""
+    check_fits([word], model.block_size, "attention")
     ids = tokenizer.encode(word)
-    tokens = ids[:-1][: model.block_size]
+    tokens = ids[:-1]
     keys, values = [[] for _ in range(model.n_layer)], [[] for _ in range(model.n_layer)]
     weights: list[list[list[list[float]]]] = [[] for _ in range(model.n_layer)]
     logits = [

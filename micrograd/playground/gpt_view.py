@@ -13,7 +13,9 @@ the page builds its controls and its URL from them. The data are makemore's name
 refused in one line, and the page offers the built-in words), the built-in words, or words the
 learner pastes, one a line
 (`gpt_frames.word_list`: a word, a character or a length out of range refused in one line that
-names it). The model's size is held within limits that keep a step live.
+names it). A word longer than the Block size reads whole is refused as the command refuses it
+(`gpt_frames.check_fits`: the word, the limit and the Block size that reads it), never cut.
+The model's size is held within limits that keep a step live.
 
 Actions: options, state, config {settings}, control {action, steps}, attention {word}, model,
 frames.
@@ -28,7 +30,7 @@ from typing import Any
 
 from .. import data
 from .errors import ViewError
-from .gpt_frames import MAX_CHARS, MAX_WORDS, check_attention_word, word_list
+from .gpt_frames import MAX_CHARS, MAX_WORDS, check_attention_word, check_fits, word_list
 from .run_view import RunView
 from .train_gpt import MAX_STEPS, WORDS, GPTKind, GPTSettings
 from .trainer import Trainer
@@ -48,6 +50,7 @@ class Field:
 
 
 SOURCES = {"names": "makemore's names", "builtin": "built-in words", "own": "your own words"}
+WHERE = {"names": "makemore's names", "builtin": "The built-in words", "own": "Your words"}
 FIELDS: dict[str, Field] = {
     "data": Field("Words", "choice", "names", choices=tuple(SOURCES)),
     "words": Field("Your words", "text", ""),  # (the page keeps them in its URL's fragment)
@@ -130,6 +133,10 @@ def settings_from(body: dict[str, Any]) -> tuple[GPTSettings, dict[str, Any]]:
             docs = list(word_list(page["words"]))
         except ValueError as e:
             raise ViewError(f"Your words: {e}") from None
+    try:  # a word longer than the block size reads: refused, as the command refuses it
+        check_fits(docs, sizes["block_size"], WHERE[page["data"]], FIELDS["block_size"].label)
+    except ValueError as e:
+        raise ViewError(str(e)) from None
     try:
         return GPTSettings(docs=tuple(docs), **sizes), page  # type: ignore[arg-type]
     except ValueError as e:
@@ -199,7 +206,9 @@ class GPTView(RunView):
         tr = self.trainer
         with tr.lock:
             try:
-                tr.kind.word = check_attention_word(body.get("word"), tr.kind.tokenizer)
+                tr.kind.word = check_attention_word(
+                    body.get("word"), tr.kind.tokenizer, tr.kind.model.block_size
+                )
             except ValueError as e:
                 raise ViewError(str(e)) from None
             tr.publish()  # a frame with it, playing or not

@@ -25,7 +25,15 @@ from typing import Any
 
 from .. import io
 from ..gpt import GPT, Adam, Tokenizer
-from .gpt_frames import RunningMean, attention, default_word, embedding_2d, sample_words, uniforms
+from .gpt_frames import (
+    RunningMean,
+    attention,
+    check_fits,
+    default_word,
+    embedding_2d,
+    sample_words,
+    uniforms,
+)
 from .train_gpt_engines import check_engine, gpt_engine
 
 _RANDOM_LOCK = threading.Lock()  # microgpt draws from the global `random`: one build at a time
@@ -55,6 +63,11 @@ class GPTSettings:
 
     def __post_init__(self) -> None:
         Tokenizer(self.docs)  # a word list it cannot read: its error, naming what is wrong
+        if isinstance(self.block_size, bool) or not (
+            isinstance(self.block_size, int) and self.block_size >= 1
+        ):
+            raise ValueError(f"GPTSettings: block_size must be >= 1, got {self.block_size!r}")
+        check_fits(self.docs, self.block_size, "GPTSettings: docs", "block_size")  # never cut
         if not 1 <= self.steps <= MAX_STEPS:
             raise ValueError(f"GPTSettings: steps must be 1 to {MAX_STEPS}, got {self.steps!r}")
         if not (math.isfinite(self.temperature) and self.temperature > 0):
@@ -118,7 +131,8 @@ class GPTKind:
         self.running = RunningMean()
         self.pictures_at, self.pictures_cost = -math.inf, 0.0  # when drawn, in how long
         self.turn = 0  # pictures drawn while playing: which half comes next (PARTS)
-        if not self.word or not set(self.word) <= set(self.tokenizer.chars):
+        fits = len(self.word) < s.block_size and set(self.word) <= set(self.tokenizer.chars)
+        if not self.word or not fits:
             self.word = default_word(self.tokenizer, s.docs)  # (a word it can read is kept)
         self.engine = gpt_engine(self, self.engine_name)  # None: eager, `train` below
         self.config_id += 1
@@ -140,7 +154,7 @@ class GPTKind:
         t = self.adam.t
         if t >= self.settings.steps:
             return []
-        word = self.docs[t % len(self.docs)]  # (a long word: its first block_size positions)
+        word = self.docs[t % len(self.docs)]  # (each read whole: GPTSettings' check_fits)
         loss = self.model.loss(self.tokenizer.encode(word))
         loss.backward()
         self.adam.step()  # (and zero_grad)

@@ -61,9 +61,9 @@ def gpt_engine(run: GPTRun, name: str) -> NumpyGPT | JavaScriptGPT | None:
 
 def lengths_met(run: GPTRun) -> list[int]:
     """The numbers of tokens the run's words are read as (each once), in the order its steps
-    meet them (a word is its tokens, the first block_size + 1 of them)."""
-    cut = run.model.block_size + 1
-    return list(dict.fromkeys(min(len(w) + 2, cut) for w in run.docs))
+    meet them (a word is its tokens, each read whole: GPTSettings refuses a word the block does
+    not hold, `gpt_frames.check_fits`)."""
+    return list(dict.fromkeys(len(w) + 2 for w in run.docs))
 
 
 class NumpyGPT:
@@ -93,7 +93,7 @@ class NumpyGPT:
         if t >= run.settings.steps:
             return []
         tokens = run.tokenizer.encode(run.docs[t % len(run.docs)])
-        n = min(len(tokens), run.model.block_size + 1)
+        n = len(tokens)  # (at most block_size + 1: GPTSettings' check_fits)
         node = self.jit.jitted(self.jit.batch([tokens]))  # op 'jit': the captured as children
         places = self.places.get(n)
         if places is None:
