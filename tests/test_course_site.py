@@ -800,7 +800,7 @@ def test_without_its_saved_start_the_kernel_starts_afresh_and_says_why(app: App)
 def test_without_nodejs_the_kernel_starts_afresh_and_says_so(monkeypatch: Any) -> None:
     from micrograd.site import course_memory
 
-    monkeypatch.setattr(course_memory.shutil, "which", lambda name: None)
+    monkeypatch.setattr(site.shutil, "which", lambda name: None)
     lines: list[str] = []
     assert course_memory.kernel_memory({}, {}, lines.append) is None
     assert lines == [
@@ -808,18 +808,41 @@ def test_without_nodejs_the_kernel_starts_afresh_and_says_so(monkeypatch: Any) -
     ]
 
 
+def _fake_node(tmp_path: pathlib.Path, said: str) -> str:
+    node = tmp_path / "node"  # a Node.js that fails as a broken Pyodide would
+    node.write_text(f"#!/bin/sh\necho '{said}' >&2\necho 'Node.js v22' >&2\nexit 1\n")
+    node.chmod(0o755)
+    return str(node)
+
+
 def test_a_failing_nodejs_is_one_line(monkeypatch: Any, tmp_path: pathlib.Path) -> None:
     from micrograd.site import course_memory
 
-    node = tmp_path / "node"  # a Node.js that fails as a broken Pyodide would
-    node.write_text("#!/bin/sh\necho 'Error: Snapshot build id mismatch' >&2\nexit 1\n")
-    node.chmod(0o755)
-    monkeypatch.setattr(course_memory.shutil, "which", lambda name: str(node))
+    node = _fake_node(tmp_path, "Error: Snapshot build id mismatch")
+    monkeypatch.setattr(site.shutil, "which", lambda name: node)
     with pytest.raises(site.SiteError) as err:
         course_memory.kernel_memory({"pyodide.mjs": b""}, {"a.whl": b""}, print)
     assert str(err.value) == (
-        "saving the course kernel's start in Node.js failed: Error: Snapshot build id mismatch"
+        "saving the course's Python start in Node.js failed: Error: Snapshot build id mismatch"
     )
+
+
+@pytest.mark.parametrize("call", ["_makeSnapshot", "makeMemorySnapshot"])
+def test_a_pyodide_without_its_snapshot_calls_leaves_the_kernels_start_out_in_one_line(
+    monkeypatch: Any, tmp_path: pathlib.Path, call: str
+) -> None:
+    # (what static_site.SNAPSHOT_JS throws when a Pyodide lacks a call): no error, no saved
+    # start; the app then names none, and the kernel starts afresh (the test above, in a browser)
+    from micrograd.site import course_memory
+
+    node = _fake_node(tmp_path, f"Error: this Pyodide lacks {call}")
+    monkeypatch.setattr(site.shutil, "which", lambda name: node)
+    lines: list[str] = []
+    assert course_memory.kernel_memory({"pyodide.mjs": b""}, {"a.whl": b""}, lines.append) is None
+    assert lines == [
+        f"Pyodide {site.PYODIDE_VERSION} lacks {call}: the course's Python start is not saved "
+        "(its kernel starts afresh)"
+    ]
 
 
 # The course's kernel.js in Node.js, restoring the memory the build saved (as the browser's
