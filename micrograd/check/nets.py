@@ -370,17 +370,31 @@ class NNChecker:
 
     # the three classes ------------------------------------------------------------------------
 
+    def made(
+        self,
+        what: str,
+        cls: type,
+        args: tuple,
+        sizes: list[int],
+        shape: str,
+        x: list[float] | None = None,
+    ) -> tuple[Any, list[Any]] | None:
+        """`cls(*args)` and its parameters() as `params` checks them (called on `x` first, if
+        given); None, the problem said, if either is wrong."""
+        module = self.run(cls, *args)
+        if isinstance(module, Failed):
+            self.problem(f"{what} crashed: {module.text}")
+            return None
+        ps = self.params(what, module, sizes, shape, None if x is None else lambda: module(x))
+        return None if ps is None else (module, ps)
+
     def neuron(self, cls: type) -> None:
         what = f"{cls.__name__}(3)"
-        n = self.run(cls, 3)
-        if isinstance(n, Failed):
-            self.neuron_wrong = True
-            self.problem(f"{what} crashed: {n.text}")
-            return
-        ps = self.params(what, n, [3], "3 weights and a bias")
-        if ps is None:
+        made = self.made(what, cls, (3,), [3], "3 weights and a bias")
+        if made is None:
             self.neuron_wrong = True
             return
+        n, ps = made
         models = {(a, a): Neuron(3, activation=a) for a in ("tanh", "relu", "linear")}
         act = self.compare(what, n, ps, models, lambda m, x: [m(x)])
         if act is None:
@@ -405,15 +419,12 @@ class NNChecker:
 
     def layer(self, cls: type) -> None:
         what = f"{cls.__name__}(3, 2)"
-        layer = self.run(cls, 3, 2)
-        if isinstance(layer, Failed):
-            self.problem(f"{what} crashed: {layer.text}")
-            return
-        ps = self.params(
-            what, layer, [3, 3], "2 neurons × (3 weights + a bias)", lambda: layer([2.0, 3.0, -1.0])
+        made = self.made(
+            what, cls, (3, 2), [3, 3], "2 neurons × (3 weights + a bias)", [2.0, 3.0, -1.0]
         )
-        if ps is None:
+        if made is None:
             return
+        layer, ps = made
         models = {(a, a): Layer(3, 2, activation=a) for a in ("tanh", "relu", "linear")}
         act = self.compare(what, layer, ps, models, lambda m, x: m.outputs(x))
         if act is None:
@@ -427,13 +438,10 @@ class NNChecker:
 
     def mlp(self, cls: type) -> None:
         what = f"{cls.__name__}(3, [4, 4, 1])"
-        model = self.run(cls, 3, [4, 4, 1])
-        if isinstance(model, Failed):
-            self.problem(f"{what} crashed: {model.text}")
+        made = self.made(what, cls, (3, [4, 4, 1]), [3] * 4 + [4] * 4 + [4], "3·4+4 + 4·4+4 + 4+1")
+        if made is None:
             return
-        ps = self.params(what, model, [3] * 4 + [4] * 4 + [4], "3·4+4 + 4·4+4 + 4+1")
-        if ps is None:
-            return
+        model, ps = made
         models = {
             (h, o): MLP(3, [4, 4, 1], activation=h, out_activation=o)
             for h in HIDDEN

@@ -10,7 +10,6 @@ bound on first use (`load_numpy`).
 
 from __future__ import annotations
 
-import operator
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -139,12 +138,7 @@ class Diverged(Exception):
 
 
 _GUARD_VALUE: dict[str, Callable[[Any, Any], Any]] = {
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-    "==": operator.eq,
-    "!=": operator.ne,
+    **COMPARISONS,  # the same on arrays, elementwise
     "bool": lambda a, b: a != 0,  # NaN is true, as in Python
     "int": lambda a, b: np.trunc(a),  # int(nan) and int(inf) raise: no sample can match them
     "floor": lambda a, b: np.floor(a),
