@@ -370,41 +370,54 @@ class NNChecker:
 
     # the three classes ------------------------------------------------------------------------
 
-    def made(
+    def matched(
         self,
         what: str,
         cls: type,
         args: tuple,
         sizes: list[int],
         shape: str,
+        models: dict[tuple[str, str], Any],
+        said: Callable[[tuple[str, str]], str],
         x: list[float] | None = None,
+        judge: bool = False,
+        outputs: Callable[[Any, list], list[Any]] = lambda m, x: m.outputs(x),
     ) -> tuple[Any, list[Any]] | None:
-        """`cls(*args)` and its parameters() as `params` checks them (called on `x` first, if
-        given); None, the problem said, if either is wrong."""
+        """`cls(*args)`, its parameters() as `params` checks them (called on `x` first, if
+        given), and its outputs and gradients as `compare` finds them among `models`: (module,
+        parameters), what it matched `said` as passed; None, the problem said, if any is wrong."""
         module = self.run(cls, *args)
         if isinstance(module, Failed):
             self.problem(f"{what} crashed: {module.text}")
             return None
         ps = self.params(what, module, sizes, shape, None if x is None else lambda: module(x))
-        return None if ps is None else (module, ps)
+        if ps is None:
+            return None
+        kind = self.compare(what, module, ps, models, outputs, judge=judge)
+        if kind is None:
+            return None
+        self.report.passed.append(said(kind))
+        return module, ps
 
     def neuron(self, cls: type) -> None:
         what = f"{cls.__name__}(3)"
-        made = self.made(what, cls, (3,), [3], "3 weights and a bias")
+        made = self.matched(
+            what,
+            cls,
+            (3,),
+            [3],
+            "3 weights and a bias",
+            {(a, a): Neuron(3, activation=a) for a in ("tanh", "relu", "linear")},
+            lambda act: (
+                f"{what}: 4 parameters; output {act[0]}(w·x + b) and its gradients match "
+                f"micrograd.nn.Neuron(3, activation='{act[0]}') at {len(INPUTS)} inputs"
+            ),
+            outputs=lambda m, x: [m(x)],
+        )
         if made is None:
             self.neuron_wrong = True
             return
         n, ps = made
-        models = {(a, a): Neuron(3, activation=a) for a in ("tanh", "relu", "linear")}
-        act = self.compare(what, n, ps, models, lambda m, x: [m(x)])
-        if act is None:
-            self.neuron_wrong = True
-            return
-        self.report.passed.append(
-            f"{what}: 4 parameters; output {act[0]}(w·x + b) and its "
-            f"gradients match micrograd.nn.Neuron(3, activation='{act[0]}') "
-            f"at {len(INPUTS)} inputs"
-        )
         other = self.run(cls, 3)
         if not isinstance(other, Failed):
             theirs = self.run(lambda: [number(p.data) for p in other.parameters()])
@@ -419,43 +432,43 @@ class NNChecker:
 
     def layer(self, cls: type) -> None:
         what = f"{cls.__name__}(3, 2)"
-        made = self.made(
-            what, cls, (3, 2), [3, 3], "2 neurons × (3 weights + a bias)", [2.0, 3.0, -1.0]
+        made = self.matched(
+            what,
+            cls,
+            (3, 2),
+            [3, 3],
+            "2 neurons × (3 weights + a bias)",
+            {(a, a): Layer(3, 2, activation=a) for a in ("tanh", "relu", "linear")},
+            lambda act: (
+                f"{what}: 8 parameters, neuron by neuron; outputs and gradients match "
+                f"micrograd.nn.Layer(3, 2, activation='{act[0]}')"
+            ),
+            [2.0, 3.0, -1.0],
         )
-        if made is None:
-            return
-        layer, ps = made
-        models = {(a, a): Layer(3, 2, activation=a) for a in ("tanh", "relu", "linear")}
-        act = self.compare(what, layer, ps, models, lambda m, x: m.outputs(x))
-        if act is None:
-            return
-        self.report.passed.append(
-            f"{what}: 8 parameters, neuron by neuron; outputs and "
-            f"gradients match micrograd.nn.Layer(3, 2, activation="
-            f"'{act[0]}')"
-        )
-        self.zero_grad(what, layer, ps)
+        if made is not None:
+            self.zero_grad(what, *made)
 
     def mlp(self, cls: type) -> None:
         what = f"{cls.__name__}(3, [4, 4, 1])"
-        made = self.made(what, cls, (3, [4, 4, 1]), [3] * 4 + [4] * 4 + [4], "3·4+4 + 4·4+4 + 4+1")
-        if made is None:
-            return
-        model, ps = made
-        models = {
-            (h, o): MLP(3, [4, 4, 1], activation=h, out_activation=o)
-            for h in HIDDEN
-            for o in OUTPUT
-        }
-        kind = self.compare(what, model, ps, models, lambda m, x: m.outputs(x), judge=True)
-        if kind is None:
-            return
-        self.report.passed.append(
-            f"{what}: 41 parameters, layer by layer; output and gradients "
-            f"match micrograd.nn.MLP, {_title(*kind)}, at {len(INPUTS)} "
-            f"inputs"
+        made = self.matched(
+            what,
+            cls,
+            (3, [4, 4, 1]),
+            [3] * 4 + [4] * 4 + [4],
+            "3·4+4 + 4·4+4 + 4+1",
+            {
+                (h, o): MLP(3, [4, 4, 1], activation=h, out_activation=o)
+                for h in HIDDEN
+                for o in OUTPUT
+            },
+            lambda kind: (
+                f"{what}: 41 parameters, layer by layer; output and gradients match "
+                f"micrograd.nn.MLP, {_title(*kind)}, at {len(INPUTS)} inputs"
+            ),
+            judge=True,
         )
-        self.zero_grad(what, model, ps)
+        if made is not None:
+            self.zero_grad(what, *made)
 
 
 def _duplicate_cause(ps: list[Any], j: int, i: int, sizes: list[int]) -> str:
