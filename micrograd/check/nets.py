@@ -378,14 +378,15 @@ class NNChecker:
         sizes: list[int],
         shape: str,
         models: dict[tuple[str, str], Any],
-        said: Callable[[tuple[str, str]], str],
+        said: str,
         x: list[float] | None = None,
         judge: bool = False,
         outputs: Callable[[Any, list], list[Any]] = lambda m, x: m.outputs(x),
     ) -> tuple[Any, list[Any]] | None:
         """`cls(*args)`, its parameters() as `params` checks them (called on `x` first, if
-        given), and its outputs and gradients as `compare` finds them among `models`: (module,
-        parameters), what it matched `said` as passed; None, the problem said, if any is wrong."""
+        given), its outputs and gradients matched among `models` (`compare`): (module,
+        parameters), and `said` passed ({act}: the activation, {title}: the MLP's); None, the
+        problem said, if any is wrong."""
         module = self.run(cls, *args)
         if isinstance(module, Failed):
             self.problem(f"{what} crashed: {module.text}")
@@ -396,24 +397,19 @@ class NNChecker:
         kind = self.compare(what, module, ps, models, outputs, judge=judge)
         if kind is None:
             return None
-        self.report.passed.append(said(kind))
+        n = len(INPUTS)
+        self.report.passed.append(said.format(what=what, act=kind[0], title=_title(*kind), n=n))
         return module, ps
 
     def neuron(self, cls: type) -> None:
         what = f"{cls.__name__}(3)"
-        made = self.matched(
-            what,
-            cls,
-            (3,),
-            [3],
-            "3 weights and a bias",
-            {(a, a): Neuron(3, activation=a) for a in ("tanh", "relu", "linear")},
-            lambda act: (
-                f"{what}: 4 parameters; output {act[0]}(w·x + b) and its gradients match "
-                f"micrograd.nn.Neuron(3, activation='{act[0]}') at {len(INPUTS)} inputs"
-            ),
-            outputs=lambda m, x: [m(x)],
+        models = {(a, a): Neuron(3, activation=a) for a in ("tanh", "relu", "linear")}
+        said = (
+            "{what}: 4 parameters; output {act}(w·x + b) and its gradients match "
+            "micrograd.nn.Neuron(3, activation='{act}') at {n} inputs"
         )
+        shape = "3 weights and a bias"
+        made = self.matched(what, cls, (3,), [3], shape, models, said, outputs=lambda m, x: [m(x)])
         if made is None:
             self.neuron_wrong = True
             return
@@ -432,41 +428,29 @@ class NNChecker:
 
     def layer(self, cls: type) -> None:
         what = f"{cls.__name__}(3, 2)"
-        made = self.matched(
-            what,
-            cls,
-            (3, 2),
-            [3, 3],
-            "2 neurons × (3 weights + a bias)",
-            {(a, a): Layer(3, 2, activation=a) for a in ("tanh", "relu", "linear")},
-            lambda act: (
-                f"{what}: 8 parameters, neuron by neuron; outputs and gradients match "
-                f"micrograd.nn.Layer(3, 2, activation='{act[0]}')"
-            ),
-            [2.0, 3.0, -1.0],
+        models = {(a, a): Layer(3, 2, activation=a) for a in ("tanh", "relu", "linear")}
+        said = (
+            "{what}: 8 parameters, neuron by neuron; outputs and gradients match "
+            "micrograd.nn.Layer(3, 2, activation='{act}')"
         )
+        shape, x = "2 neurons × (3 weights + a bias)", [2.0, 3.0, -1.0]
+        made = self.matched(what, cls, (3, 2), [3, 3], shape, models, said, x)
         if made is not None:
             self.zero_grad(what, *made)
 
     def mlp(self, cls: type) -> None:
         what = f"{cls.__name__}(3, [4, 4, 1])"
-        made = self.matched(
-            what,
-            cls,
-            (3, [4, 4, 1]),
-            [3] * 4 + [4] * 4 + [4],
-            "3·4+4 + 4·4+4 + 4+1",
-            {
-                (h, o): MLP(3, [4, 4, 1], activation=h, out_activation=o)
-                for h in HIDDEN
-                for o in OUTPUT
-            },
-            lambda kind: (
-                f"{what}: 41 parameters, layer by layer; output and gradients match "
-                f"micrograd.nn.MLP, {_title(*kind)}, at {len(INPUTS)} inputs"
-            ),
-            judge=True,
+        models = {
+            (h, o): MLP(3, [4, 4, 1], activation=h, out_activation=o)
+            for h in HIDDEN
+            for o in OUTPUT
+        }
+        said = (
+            "{what}: 41 parameters, layer by layer; output and gradients match "
+            "micrograd.nn.MLP, {title}, at {n} inputs"
         )
+        sizes, shape = [3] * 4 + [4] * 4 + [4], "3·4+4 + 4·4+4 + 4+1"
+        made = self.matched(what, cls, (3, [4, 4, 1]), sizes, shape, models, said, judge=True)
         if made is not None:
             self.zero_grad(what, *made)
 
