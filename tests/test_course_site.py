@@ -797,6 +797,33 @@ def test_without_its_saved_start_the_kernel_starts_afresh_and_says_why(app: App)
     ) in warnings, warnings
 
 
+def _naming_no_saved_start(route: Any) -> None:
+    """jupyter-lite.json as a build that saved no start writes it (course_app: no Node.js, or a
+    Pyodide without its snapshot calls): the kernel's options name no memory."""
+    response = route.fetch()
+    config = response.json()
+    plugins = config.get("jupyter-config-data", {}).get("litePluginSettings", {})
+    options = plugins.get(course_site.KERNEL_SETTINGS, {}).get("loadPyodideOptions", {})
+    options.pop("memoryURL", None)
+    options.pop("filesURL", None)
+    route.fulfill(response=response, json=config)
+
+
+def test_a_course_built_without_a_saved_start_starts_its_kernel_afresh(app: App) -> None:
+    page = app.page
+    warnings: list[str] = []
+    page.on("worker", lambda w: w.on("console", lambda m: warnings.append(m.text)))
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url))
+    app.context.route("**/jupyter-lite.json", _naming_no_saved_start)
+    page.goto(app.base + "course/repl/index.html?code=" + urllib.parse.quote("print(6 * 7)"))
+    page.locator(".jp-OutputArea-output").filter(has_text="42").first.wait_for(timeout=START_MS)
+    said = _run_in_console(page, "import sys\nprint('micrograd.check' in sys.modules)")
+    assert said.strip() == "False", said  # started afresh: nothing imported before the cell
+    assert not [u for u in asked if u.endswith(course_site.KERNEL_MEMORY)], asked
+    assert not [w for w in warnings if "afresh" in w], warnings  # nothing failed: none to say
+
+
 def test_without_nodejs_the_kernel_starts_afresh_and_says_so(monkeypatch: Any) -> None:
     from micrograd.site import course_memory
 
