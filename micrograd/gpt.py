@@ -198,13 +198,16 @@ def train(
     losses: list[float] | None = None,
     on_step: Callable[[int, int, float], None] | None = None,
     lr: float = 0.01,
+    loss_of: Callable[[list[int]], Value] | None = None,
 ) -> list[float]:
-    """`steps` steps, a document each: loss, backward(), Adam; each loss to `losses`, `on_step`."""
+    """`steps` steps, a document each: loss, backward(), Adam; each loss to `losses`, `on_step`.
+    `loss_of`: a document's tokens -> its loss (model.loss unless given another)."""
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ValueError(f"microgpt: steps must be a positive int, got {steps!r}")
     losses, adam = [] if losses is None else losses, Adam(model.parameters(), steps, lr)
+    loss_of = model.loss if loss_of is None else loss_of
     for step in range(steps):
-        loss = model.loss(tokenizer.encode(docs[step % len(docs)]))
+        loss = loss_of(tokenizer.encode(docs[step % len(docs)]))
         loss.backward()  # the chain rule, from the loss back to every parameter
         adam.step()  # (and zero_grad)
         losses.append(loss.data)

@@ -25,7 +25,7 @@ import json
 import math
 import os
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .core.atomic import atomic_write
@@ -304,17 +304,22 @@ def _parse(text: str, path: str) -> tuple[dict[str, Any], list[float]]:
     return _check(d, path)
 
 
+def _fields(d: dict, path: str, fields: Sequence[str]) -> None:
+    """`d` has every one of `fields` and nothing else, else bad_file naming the first amiss."""
+    for key in fields:
+        if key not in d:
+            raise bad_file(path, f"missing field {key!r}")
+    extra = [k for k in d if k not in fields]
+    if extra:
+        raise bad_file(path, f"unknown field {extra[0]!r}")
+
+
 def _check(d: object, path: str) -> tuple[dict[str, Any], list[float]]:
     if not isinstance(d, dict):
         raise bad_file(path, f"expected a JSON object, got {type(d).__name__}")
     if d.get("format") == GPT_FORMAT:
         return _check_gpt(d, path)
-    for key in FIELDS:
-        if key not in d:
-            raise bad_file(path, f"missing field {key!r}")
-    extra = [k for k in d if k not in FIELDS]
-    if extra:
-        raise bad_file(path, f"unknown field {extra[0]!r}")
+    _fields(d, path, FIELDS)
     if d["format"] != FORMAT:
         raise bad_file(path, f"format is {d['format']!r}, expected {FORMAT!r}")
     _version(d, path, VERSION)
@@ -355,12 +360,7 @@ def _version(d: dict, path: str, newest: int) -> int:
 def _check_gpt(d: dict, path: str) -> tuple[dict[str, Any], list[float]]:
     version = _version(d, path, GPT_VERSION)
     fields = ("format", "version", *GPT_SIZES, *(("chars",) if version >= 2 else ()), "weights")
-    for key in fields:
-        if key not in d:
-            raise bad_file(path, f"missing field {key!r}")
-    extra = [k for k in d if k not in fields]
-    if extra:
-        raise bad_file(path, f"unknown field {extra[0]!r}")
+    _fields(d, path, fields)
     for key in GPT_SIZES:
         if not _positive_int(d[key]) or d[key] > 100_000:
             raise bad_file(path, f"{key} must be a positive integer, got {d[key]!r}")

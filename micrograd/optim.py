@@ -110,9 +110,12 @@ class Adam(Optimizer):
     m = beta1 * m + (1 - beta1) * g      first moment (running mean of g)
     v = beta2 * v + (1 - beta2) * g*g    second moment (running mean of g²)
     p -= lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
+
+    weight_decay None is the class's default, PyTorch's: 0 for Adam, 0.01 for AdamW.
     """
 
     _decoupled = False
+    _default_weight_decay = 0.0
 
     def __init__(
         self,
@@ -120,10 +123,12 @@ class Adam(Optimizer):
         lr: float = 0.001,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
-        weight_decay: float = 0.0,
+        weight_decay: float | None = None,
     ) -> None:
         super().__init__(params, lr)
         what = type(self).__name__
+        if weight_decay is None:
+            weight_decay = self._default_weight_decay
         if not isinstance(betas, (tuple, list)) or len(betas) != 2:
             raise ValueError(f"{what}: betas must be a pair (beta1, beta2), got {betas!r}")
         self.betas = (
@@ -160,16 +165,7 @@ class AdamW(Adam):
     Adam step on the raw gradient. PyTorch's default weight_decay for AdamW is 0.01."""
 
     _decoupled = True
-
-    def __init__(
-        self,
-        params: Iterable[Value],
-        lr: float = 0.001,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
-        weight_decay: float = 0.01,
-    ) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay)
+    _default_weight_decay = 0.01
 
 
 class LambdaLR:

@@ -798,10 +798,37 @@ def test_without_its_saved_start_the_kernel_starts_afresh_and_says_why(app: App)
     ) in warnings, warnings
 
 
+def _naming_no_saved_start(route: Any) -> None:
+    """jupyter-lite.json as a build that saved no start writes it (course_app: no Node.js, or a
+    Pyodide without its snapshot calls): the kernel's options name no memory."""
+    response = route.fetch()
+    config = response.json()
+    plugins = config.get("jupyter-config-data", {}).get("litePluginSettings", {})
+    options = plugins.get(course_site.KERNEL_SETTINGS, {}).get("loadPyodideOptions", {})
+    options.pop("memoryURL", None)
+    options.pop("filesURL", None)
+    route.fulfill(response=response, json=config)
+
+
+def test_a_course_built_without_a_saved_start_starts_its_kernel_afresh(app: App) -> None:
+    page = app.page
+    warnings: list[str] = []
+    page.on("worker", lambda w: w.on("console", lambda m: warnings.append(m.text)))
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url))
+    app.context.route("**/jupyter-lite.json", _naming_no_saved_start)
+    page.goto(app.base + "course/repl/index.html?code=" + urllib.parse.quote("print(6 * 7)"))
+    page.locator(".jp-OutputArea-output").filter(has_text="42").first.wait_for(timeout=START_MS)
+    said = _run_in_console(page, "import sys\nprint('micrograd.check' in sys.modules)")
+    assert said.strip() == "False", said  # started afresh: nothing imported before the cell
+    assert not [u for u in asked if u.endswith(course_site.KERNEL_MEMORY)], asked
+    assert not [w for w in warnings if "afresh" in w], warnings  # nothing failed: none to say
+
+
 def test_without_nodejs_the_kernel_starts_afresh_and_says_so(monkeypatch: Any) -> None:
     from micrograd.site import course_memory
 
-    monkeypatch.setattr(course_memory.shutil, "which", lambda name: None)
+    monkeypatch.setattr(site.shutil, "which", lambda name: None)
     lines: list[str] = []
     assert course_memory.kernel_memory({}, {}, lines.append) is None
     assert lines == [
@@ -809,18 +836,41 @@ def test_without_nodejs_the_kernel_starts_afresh_and_says_so(monkeypatch: Any) -
     ]
 
 
+def _fake_node(tmp_path: pathlib.Path, said: str) -> str:
+    node = tmp_path / "node"  # a Node.js that fails as a broken Pyodide would
+    node.write_text(f"#!/bin/sh\necho '{said}' >&2\necho 'Node.js v22' >&2\nexit 1\n")
+    node.chmod(0o755)
+    return str(node)
+
+
 def test_a_failing_nodejs_is_one_line(monkeypatch: Any, tmp_path: pathlib.Path) -> None:
     from micrograd.site import course_memory
 
-    node = tmp_path / "node"  # a Node.js that fails as a broken Pyodide would
-    node.write_text("#!/bin/sh\necho 'Error: Snapshot build id mismatch' >&2\nexit 1\n")
-    node.chmod(0o755)
-    monkeypatch.setattr(course_memory.shutil, "which", lambda name: str(node))
+    node = _fake_node(tmp_path, "Error: Snapshot build id mismatch")
+    monkeypatch.setattr(site.shutil, "which", lambda name: node)
     with pytest.raises(site.SiteError) as err:
         course_memory.kernel_memory({"pyodide.mjs": b""}, {"a.whl": b""}, print)
     assert str(err.value) == (
-        "saving the course kernel's start in Node.js failed: Error: Snapshot build id mismatch"
+        "saving the course's Python start in Node.js failed: Error: Snapshot build id mismatch"
     )
+
+
+@pytest.mark.parametrize("call", ["_makeSnapshot", "makeMemorySnapshot"])
+def test_a_pyodide_without_its_snapshot_calls_leaves_the_kernels_start_out_in_one_line(
+    monkeypatch: Any, tmp_path: pathlib.Path, call: str
+) -> None:
+    # (what static_site.SNAPSHOT_JS throws when a Pyodide lacks a call): no error, no saved
+    # start; the app then names none, and the kernel starts afresh (the test above, in a browser)
+    from micrograd.site import course_memory
+
+    node = _fake_node(tmp_path, f"Error: this Pyodide lacks {call}")
+    monkeypatch.setattr(site.shutil, "which", lambda name: node)
+    lines: list[str] = []
+    assert course_memory.kernel_memory({"pyodide.mjs": b""}, {"a.whl": b""}, lines.append) is None
+    assert lines == [
+        f"Pyodide {site.PYODIDE_VERSION} lacks {call}: the course's Python start is not saved "
+        "(its kernel starts afresh)"
+    ]
 
 
 # The course's kernel.js in Node.js, restoring the memory the build saved (as the browser's

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -26,6 +27,8 @@ from micrograd.commands.cli import main
 from micrograd.playground.views import Tab
 from micrograd.playground.worker import WATCH_SECONDS, Host
 from micrograd.site import static_site as site
+
+from .conftest import _unavailable
 
 PACKAGE = pathlib.Path(micrograd.__file__).resolve().parent
 
@@ -319,6 +322,127 @@ def test_the_site_trains_every_size_in_javascript_with_the_numbers_of_numpys_jit
         assert ours.step_no == ref.step_no == steps
         assert math.isclose(ours.loss, ref.loss, rel_tol=1e-12), (hidden, ours.loss, ref.loss)
         assert ours.accuracy == ref.accuracy
+
+
+# ------------------------------------------------------------------ Python's saved start
+
+# Every private call of Pyodide's the builds (static_site.SNAPSHOT_JS) and the pages that restore
+# what they saved (worker.js, course-kernel.js) make, tried on the pinned Pyodide in Node.js: a
+# Python saved and restored the way course-kernel.js restores it; the names of those missing out.
+_PRIVATE_CALLS = """
+const [dir, , out] = process.argv.slice(-4);
+const py = await startToSave(dir);
+py.runPython("probe = 6 * 7");
+const missing = [];
+const need = (ok, name) => { if (!ok) missing.push(name); };
+need(typeof py._api?.sitepackages === "string", "_api.sitepackages");
+need(typeof py._module?.growMemory === "function", "_module.growMemory");
+const held = [];
+const memory = save(py, { serializer: (o) => (held.push(o), [held.length - 1]) });
+const { loadPyodide } = await import(url.pathToFileURL(`${dir}/pyodide.mjs`).href);
+const asm = await import(url.pathToFileURL(`${dir}/pyodide.asm.mjs`).href);
+let created = false;
+let named = 0;
+const back = await loadPyodide({
+  indexURL: `${dir}/`,
+  _loadSnapshot: memory,
+  _snapshotDeserializer: ([i]) => (named++, held[i]),
+  createPyodideModule: async (settings) => {
+    created = true;
+    const module = await asm.default(settings);
+    module.growMemory(memory.length);
+    return module;
+  },
+});
+need(created, "createPyodideModule");
+need(held.length === 0 || named > 0, "_snapshotDeserializer");
+need(back.runPython("globals().get('probe')") === 42, "_loadSnapshot");
+need(back._api?.packageIndexReady instanceof Promise, "_api.packageIndexReady");
+await back._api?.packageIndexReady;
+need(typeof back._api?.lockfile_packages === "object", "_api.lockfile_packages");
+need(back._api?.packageManager?.defaultChannel !== undefined, "_api.packageManager.defaultChannel");
+fs.writeFileSync(out, JSON.stringify(missing));
+"""
+
+
+@pytest.mark.slow
+def test_the_pinned_pyodide_has_every_private_call_the_saved_starts_use() -> None:
+    # Pyodide marks its snapshot API private: the day a Pyodide bump drops or renames one of
+    # these, this fails naming it (the builds would quietly ship no saved start).
+    if shutil.which("node") is None and shutil.which("nodejs") is None:
+        _unavailable("Node.js is not installed (apt install nodejs)")
+    try:
+        archive, _ = site.pyodide_archive(site.default_cache(), log=lambda line: None)
+    except site.SiteError as err:
+        _unavailable(f"{err} (scripts/ensure-npm installs npm)")
+    said: list[str] = []
+    done = site.node_snapshot(
+        _PRIVATE_CALLS,
+        site.pyodide_files(archive),
+        {},
+        (),
+        [""],
+        "the probe",
+        300,
+        "none",
+        said.append,
+    )
+    assert done is not None, f"Pyodide {site.PYODIDE_VERSION}: {said}"
+    missing = json.loads(done[0])
+    assert missing == [], f"Pyodide {site.PYODIDE_VERSION} lacks {', '.join(missing)}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("call", ["_makeSnapshot", "makeMemorySnapshot"])
+def test_a_real_pyodide_without_a_snapshot_call_builds_no_saved_start(call: str) -> None:
+    # the pinned Pyodide with one call renamed away, started in Node.js as the build starts it
+    if shutil.which("node") is None and shutil.which("nodejs") is None:
+        _unavailable("Node.js is not installed (apt install nodejs)")
+    try:
+        archive, _ = site.pyodide_archive(site.default_cache(), log=lambda line: None)
+    except site.SiteError as err:
+        _unavailable(f"{err} (scripts/ensure-npm installs npm)")
+    pyodide = site.pyodide_files(archive)
+    asm = pyodide["pyodide.asm.mjs"]
+    assert asm.count(call.encode()) >= 1
+    pyodide["pyodide.asm.mjs"] = asm.replace(call.encode(), call[:-1].encode() + b"X")
+    said: list[str] = []
+    assert site.python_memory(pyodide, site.package_wheel()[1], said.append) is None
+    assert said == [
+        f"Pyodide {site.PYODIDE_VERSION} lacks {call}: Python's start is not saved "
+        "(the site's pages start it afresh)"
+    ]
+
+
+def test_without_nodejs_the_sites_pages_start_python_afresh_and_say_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(site.shutil, "which", lambda name: None)
+    said: list[str] = []
+    assert site.python_memory({}, b"", said.append) is None
+    assert said == [
+        "no Node.js here: Python's start is not saved (the site's pages start it afresh)"
+    ]
+
+
+@pytest.mark.parametrize("call", ["_makeSnapshot", "makeMemorySnapshot"])
+def test_a_pyodide_without_its_snapshot_calls_leaves_pythons_start_out_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, call: str
+) -> None:
+    # what SNAPSHOT_JS throws on such a Pyodide, as Node.js prints it (the build's site.json
+    # then names no memory, and the worker starts Python afresh: test_site_browser's "none")
+    node = tmp_path / "node"
+    node.write_text(
+        f"#!/bin/sh\necho 'Error: this Pyodide lacks {call}' >&2\necho 'Node.js v22' >&2\nexit 1\n"
+    )
+    node.chmod(0o755)
+    monkeypatch.setattr(site.shutil, "which", lambda name: str(node))
+    said: list[str] = []
+    assert site.python_memory({"pyodide.mjs": b""}, b"", said.append) is None
+    assert said == [
+        f"Pyodide {site.PYODIDE_VERSION} lacks {call}: Python's start is not saved "
+        "(the site's pages start it afresh)"
+    ]
 
 
 def test_the_snapshot_bakes_the_calls_a_fresh_page_makes_first(

@@ -633,7 +633,12 @@ new MutationObserver(() => {
 """
 
 
-@pytest.mark.parametrize("memory", ["saved", "broken"])
+def _no_memory(route: Any) -> None:
+    response = route.fetch()
+    route.fulfill(response=response, json={**response.json(), "memory": None})
+
+
+@pytest.mark.parametrize("memory", ["saved", "broken", "none"])
 def test_the_page_restores_pythons_saved_start_or_starts_afresh(
     browser: Any, site_url: str, memory: str
 ) -> None:
@@ -641,13 +646,15 @@ def test_the_page_restores_pythons_saved_start_or_starts_afresh(
     v.context.add_init_script(_BOOT_LOG)
     if memory == "broken":  # (a host that mangles it): the page says so, and starts afresh
         v.context.route("**/python-memory.gz", lambda r: r.fulfill(status=200, body=b"not gzip"))
+    if memory == "none":  # a build that saved none (no Node.js, a Pyodide without the calls)
+        v.context.route("**/site.json", _no_memory)
     try:
         page = v.open()
         v.ready()
         log = page.evaluate("() => window.bootLog")
         afresh = [line for line in log if "afresh" in line]
         assert any(line.startswith("Installing micrograd") for line in log), log
-        if memory == "saved":
+        if memory != "broken":
             assert not afresh, log
         else:
             assert afresh and afresh[0].startswith(
@@ -657,5 +664,7 @@ def test_the_page_restores_pythons_saved_start_or_starts_afresh(
         page.wait_for_function(
             "() => /Backward pass done/.test(document.querySelector('#status').textContent)"
         )
+        fetched = [u for u in v.requests if u.endswith("/python-memory.gz")]
+        assert bool(fetched) == (memory == "saved"), v.requests  # ("broken": its own route)
     finally:
         v.close()

@@ -20,12 +20,10 @@ class ComposeChecks(OpChecks):
         """out.grad after backward() on a fresh `row` whose out.grad was set to UPSTREAM first:
         1 if backward() seeds it, UPSTREAM if it never does, 0 if the walk wipes it (None:
         cannot tell)."""
-        ins = self.leaves(xs)
-        if isinstance(ins, Failed):
+        applied = self.applied(row, xs)
+        if applied is None:
             return None
-        out = self.run(row.fn, *ins)
-        if isinstance(out, Failed):
-            return None
+        out = applied[1]
 
         def probe() -> float | None:
             out.grad = UPSTREAM
@@ -89,10 +87,8 @@ class ComposeChecks(OpChecks):
         mids, out = built
         if not self.backward(out, expr):
             return False
-        for i, (v, w) in enumerate(zip(ins, ref_in)):
-            if close(self.grad(v), w.grad):
-                continue
-            got = f"{NAMES[i]}.grad is {describe(attr(v, 'grad'))}, expected {fmt(w.grad)}"
+        got = self.wrong_grad(ins, ref_in)
+        if got is not None:
             lost = self.forgotten(out, mids)
             why = (
                 forgets_cause(row, lost)
@@ -122,10 +118,8 @@ class ComposeChecks(OpChecks):
             return False
         if not self.backward(out, expr):
             return False
-        for i, (v, w) in enumerate(zip(ins, ref_in)):
-            if close(self.grad(v), w.grad):
-                continue
-            got = f"{NAMES[i]}.grad is {describe(attr(v, 'grad'))}, expected {fmt(w.grad)}"
+        got = self.wrong_grad(ins, ref_in)
+        if got is not None:
             if self.assigns(row, xs):
                 why = (
                     f"{row.op}'s _backward assigns (=) where it must accumulate (+=): a.grad "
@@ -140,6 +134,13 @@ class ComposeChecks(OpChecks):
             return False
         self.report.passed.append(f"{row.op}: {expr}")
         return True
+
+    def wrong_grad(self, ins: list[Any], ref_in: list[Value]) -> str | None:
+        """The first learner's leaf whose grad is not micrograd's, said; None if all agree."""
+        for i, (v, w) in enumerate(zip(ins, ref_in)):
+            if not close(self.grad(v), w.grad):
+                return f"{NAMES[i]}.grad is {describe(attr(v, 'grad'))}, expected {fmt(w.grad)}"
+        return None
 
     def assigns(self, row: Row, xs: tuple[float, ...]) -> bool:
         """Whether the op's _backward overwrites a grad that already holds something: with

@@ -129,6 +129,12 @@ def _values(name: str, out: Any, n: int) -> list[Any]:
     return list(out)
 
 
+def _numbers(name: str, out: Any, n: int) -> tuple[list[Any], list[float]]:
+    """`out`, n Values (`_values`), and their data (`_datum`)."""
+    values = _values(name, out, n)
+    return values, [_datum(name, v) for v in values]
+
+
 def _call(name: str, fn: Callable[..., Any], *args: Any) -> Any:
     try:
         return fn(*args)
@@ -216,8 +222,7 @@ def check_softmax(softmax: Callable[..., Any], V: type) -> None:
         logits = _leaves(V, xs)
         where = f"softmax({_show(xs)})"
         try:
-            out = _values(where, softmax(logits), len(xs))
-            got = [_datum(where, p) for p in out]
+            out, got = _numbers(where, softmax(logits), len(xs))
             finite = all(math.isfinite(p) for p in got)
         except CheckFailed:
             raise
@@ -382,8 +387,7 @@ def check_rmsnorm(rmsnorm: Callable[..., Any], V: type) -> None:
         x = _leaves(V, xs)
         where = f"rmsnorm({_show(xs)})"
         try:
-            out = _values(where, rmsnorm(x), len(xs))
-            got = [_datum(where, v) for v in out]
+            out, got = _numbers(where, rmsnorm(x), len(xs))
         except CheckFailed:
             raise
         except Exception as e:  # the learner's code, or a complex number it made

@@ -370,27 +370,50 @@ class NNChecker:
 
     # the three classes ------------------------------------------------------------------------
 
+    def matched(
+        self,
+        what: str,
+        cls: type,
+        args: tuple,
+        sizes: list[int],
+        shape: str,
+        models: dict[tuple[str, str], Any],
+        said: str,
+        x: list[float] | None = None,
+        judge: bool = False,
+        outputs: Callable[[Any, list], list[Any]] = lambda m, x: m.outputs(x),
+    ) -> tuple[Any, list[Any]] | None:
+        """`cls(*args)`, its parameters() as `params` checks them (called on `x` first, if
+        given), its outputs and gradients matched among `models` (`compare`): (module,
+        parameters), and `said` passed ({act}: the activation, {title}: the MLP's); None, the
+        problem said, if any is wrong."""
+        module = self.run(cls, *args)
+        if isinstance(module, Failed):
+            self.problem(f"{what} crashed: {module.text}")
+            return None
+        ps = self.params(what, module, sizes, shape, None if x is None else lambda: module(x))
+        if ps is None:
+            return None
+        kind = self.compare(what, module, ps, models, outputs, judge=judge)
+        if kind is None:
+            return None
+        n = len(INPUTS)
+        self.report.passed.append(said.format(what=what, act=kind[0], title=_title(*kind), n=n))
+        return module, ps
+
     def neuron(self, cls: type) -> None:
         what = f"{cls.__name__}(3)"
-        n = self.run(cls, 3)
-        if isinstance(n, Failed):
-            self.neuron_wrong = True
-            self.problem(f"{what} crashed: {n.text}")
-            return
-        ps = self.params(what, n, [3], "3 weights and a bias")
-        if ps is None:
-            self.neuron_wrong = True
-            return
         models = {(a, a): Neuron(3, activation=a) for a in ("tanh", "relu", "linear")}
-        act = self.compare(what, n, ps, models, lambda m, x: [m(x)])
-        if act is None:
+        said = (
+            "{what}: 4 parameters; output {act}(w·x + b) and its gradients match "
+            "micrograd.nn.Neuron(3, activation='{act}') at {n} inputs"
+        )
+        shape = "3 weights and a bias"
+        made = self.matched(what, cls, (3,), [3], shape, models, said, outputs=lambda m, x: [m(x)])
+        if made is None:
             self.neuron_wrong = True
             return
-        self.report.passed.append(
-            f"{what}: 4 parameters; output {act[0]}(w·x + b) and its "
-            f"gradients match micrograd.nn.Neuron(3, activation='{act[0]}') "
-            f"at {len(INPUTS)} inputs"
-        )
+        n, ps = made
         other = self.run(cls, 3)
         if not isinstance(other, Failed):
             theirs = self.run(lambda: [number(p.data) for p in other.parameters()])
@@ -405,49 +428,31 @@ class NNChecker:
 
     def layer(self, cls: type) -> None:
         what = f"{cls.__name__}(3, 2)"
-        layer = self.run(cls, 3, 2)
-        if isinstance(layer, Failed):
-            self.problem(f"{what} crashed: {layer.text}")
-            return
-        ps = self.params(
-            what, layer, [3, 3], "2 neurons × (3 weights + a bias)", lambda: layer([2.0, 3.0, -1.0])
-        )
-        if ps is None:
-            return
         models = {(a, a): Layer(3, 2, activation=a) for a in ("tanh", "relu", "linear")}
-        act = self.compare(what, layer, ps, models, lambda m, x: m.outputs(x))
-        if act is None:
-            return
-        self.report.passed.append(
-            f"{what}: 8 parameters, neuron by neuron; outputs and "
-            f"gradients match micrograd.nn.Layer(3, 2, activation="
-            f"'{act[0]}')"
+        said = (
+            "{what}: 8 parameters, neuron by neuron; outputs and gradients match "
+            "micrograd.nn.Layer(3, 2, activation='{act}')"
         )
-        self.zero_grad(what, layer, ps)
+        shape, x = "2 neurons × (3 weights + a bias)", [2.0, 3.0, -1.0]
+        made = self.matched(what, cls, (3, 2), [3, 3], shape, models, said, x)
+        if made is not None:
+            self.zero_grad(what, *made)
 
     def mlp(self, cls: type) -> None:
         what = f"{cls.__name__}(3, [4, 4, 1])"
-        model = self.run(cls, 3, [4, 4, 1])
-        if isinstance(model, Failed):
-            self.problem(f"{what} crashed: {model.text}")
-            return
-        ps = self.params(what, model, [3] * 4 + [4] * 4 + [4], "3·4+4 + 4·4+4 + 4+1")
-        if ps is None:
-            return
         models = {
             (h, o): MLP(3, [4, 4, 1], activation=h, out_activation=o)
             for h in HIDDEN
             for o in OUTPUT
         }
-        kind = self.compare(what, model, ps, models, lambda m, x: m.outputs(x), judge=True)
-        if kind is None:
-            return
-        self.report.passed.append(
-            f"{what}: 41 parameters, layer by layer; output and gradients "
-            f"match micrograd.nn.MLP, {_title(*kind)}, at {len(INPUTS)} "
-            f"inputs"
+        said = (
+            "{what}: 41 parameters, layer by layer; output and gradients match "
+            "micrograd.nn.MLP, {title}, at {n} inputs"
         )
-        self.zero_grad(what, model, ps)
+        sizes, shape = [3] * 4 + [4] * 4 + [4], "3·4+4 + 4·4+4 + 4+1"
+        made = self.matched(what, cls, (3, [4, 4, 1]), sizes, shape, models, said, judge=True)
+        if made is not None:
+            self.zero_grad(what, *made)
 
 
 def _duplicate_cause(ps: list[Any], j: int, i: int, sizes: list[int]) -> str:

@@ -55,6 +55,17 @@ def _floats(name: str, got: Any) -> float:
     return float(x)
 
 
+def _answer(where: str, name: str, fn: Callable[..., Any], *args: Any) -> float:
+    """The learner's `fn(*args)` as a float (`_floats`, `name` its function's); what it raises,
+    failed as `where` raised."""
+    try:
+        return _floats(name, fn(*args))
+    except CheckFailed:
+        raise
+    except Exception as e:
+        fail(f"{where} raised {type(e).__name__}: {e}")
+
+
 def _near(x: float, y: float) -> bool:
     return math.isclose(x, y, rel_tol=REL, abs_tol=REL)
 
@@ -129,12 +140,7 @@ def check_saturation(saturation: Callable[..., Any], V: type) -> None:
     for rows in SATURATION_POINTS:
         outs = [[V(t) for t in row] for row in rows]
         where = f"saturation of {len(rows)} samples x {len(rows[0])} units {rows}"
-        try:
-            got = _floats("saturation", saturation(outs))
-        except CheckFailed:
-            raise
-        except Exception as e:
-            fail(f"{where} raised {type(e).__name__}: {e}")
+        got = _answer(where, "saturation", saturation, outs)
         want = saturation_f(rows)
         if not _near(got, want):
             for why, f in SATURATION_SLIPS:
@@ -204,12 +210,7 @@ def check_update_data(update_data: Callable[..., Any]) -> None:
     step -> log10(std(after - before) / std(before))."""
     for before, after in UPDATE_POINTS:
         where = f"update_data({before}, {after})"
-        try:
-            got = _floats("update_data", update_data(list(before), list(after)))
-        except CheckFailed:
-            raise
-        except Exception as e:
-            fail(f"{where} raised {type(e).__name__}: {e}")
+        got = _answer(where, "update_data", update_data, list(before), list(after))
         want = update_data_f(before, after)
         if not _near(got, want):
             for why, f in UPDATE_SLIPS:
@@ -383,12 +384,7 @@ def check_kaiming(kaiming_std: Callable[..., Any]) -> None:
     """`kaiming_std(fan_in, activation)` -> gain / √fan_in (tanh 5/3, relu √2, linear 1)."""
     for n, act in KAIMING_POINTS:
         where = f"kaiming_std({n}, {act!r})"
-        try:
-            got = _floats("kaiming_std", kaiming_std(n, act))
-        except CheckFailed:
-            raise
-        except Exception as e:
-            fail(f"{where} raised {type(e).__name__}: {e}")
+        got = _answer(where, "kaiming_std", kaiming_std, n, act)
         want = kaiming_f(n, act)
         if not _near(got, want):
             for other, gain in KAIMING_GAIN.items():

@@ -75,6 +75,14 @@ class OpChecks:
             made.append(v)
         return made
 
+    def applied(self, row: Row, xs: Sequence[float]) -> tuple[list[Any], Any] | None:
+        """The learner's leaves at `xs` and `row`'s op on them; None if either crashed."""
+        ins = self.leaves(xs)
+        if isinstance(ins, Failed):
+            return None
+        out = self.run(row.fn, *ins)
+        return None if isinstance(out, Failed) else (ins, out)
+
     def data(self, node: Any) -> float | None:
         return number(attr(node, "data"))
 
@@ -360,12 +368,10 @@ class OpChecks:
         """The learner's op at `xs` and its out._backward() with out.grad = UPSTREAM: (inputs,
         their grads, the grads it should give, out.data); None if the op itself failed, a Failed
         if _backward crashed."""
-        ins = self.leaves(xs)
-        if isinstance(ins, Failed):
+        applied = self.applied(row, xs)
+        if applied is None:
             return None
-        out = self.run(row.fn, *ins)
-        if isinstance(out, Failed):
-            return None
+        ins, out = applied
         # What out._backward() must give each input: the op's true derivative (micrograd's whole
         # graph differentiated), not what our own node's _backward gives. A learner's a - b may
         # be one node where ours is a + (-b): judged by what it computes, never by its shape.

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 from typing import Any
 
 from ..core.atomic import describe, prepare_folder, remove_if_empty
@@ -26,7 +25,7 @@ from ..train.demo import (
     older_files,
     output_paths,
 )
-from .options import positive_number, whole_number
+from .options import errors, positive_number, whole_number
 
 
 def _hidden(text: str) -> tuple[int, ...]:
@@ -99,9 +98,7 @@ def add_demo_command(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _error(message: str, status: int) -> int:
-    print(f"micrograd demo: error: {message}", file=sys.stderr)
-    return status
+_error = errors("demo")
 
 
 def run(args: argparse.Namespace) -> int:

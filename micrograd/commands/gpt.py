@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from .options import positive_number, whole_number
+from .options import errors, positive_number, whole_number
 
 SIZES = (  # the model's shape: flag, microgpt's default, the largest the command takes
     ("--n-embd", 16, 512),
@@ -76,9 +76,7 @@ def add_gpt_command(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _error(message: str, status: int) -> int:
-    print(f"micrograd gpt: error: {message}", file=sys.stderr)
-    return status
+_error = errors("gpt")
 
 
 class _Progress:

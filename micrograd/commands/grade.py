@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import csv
-import math
 import os
 import pathlib
 import queue
@@ -39,31 +38,10 @@ from ..grading import gradebook as grade_book
 from ..grading import sandbox as grade_sandbox
 from ..grading import store as grade_store
 from ..grading import workers as grade_workers
+from .options import errors, positive_number, whole_number
 
 COLUMNS = ("submission", "notebook", "exercise", "result", "detail")
 BAD = ("failed", "error", "timeout", "blocked")  # what makes the exit status 1
-
-
-def _seconds(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--timeout needs a number of seconds, got {text!r}"
-        ) from None
-    if not 0 < x < math.inf:
-        raise argparse.ArgumentTypeError(f"--timeout must be a positive number, got {text}")
-    return x
-
-
-def _jobs(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--jobs needs a whole number, got {text!r}") from None
-    if not 1 <= n <= 256:
-        raise argparse.ArgumentTypeError(f"--jobs must be between 1 and 256, got {n}")
-    return n
 
 
 def add_grade_command(subparsers: Any) -> argparse.ArgumentParser:
@@ -131,7 +109,7 @@ def add_grade_command(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--timeout",
-        type=_seconds,
+        type=positive_number("--timeout"),
         default=None,
         metavar="S",
         help=f"seconds per cell (default: {grade.FACTOR:g} times what the course's own "
@@ -139,7 +117,7 @@ def add_grade_command(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--jobs",
-        type=_jobs,
+        type=whole_number("--jobs", 1, 256),
         default=os.cpu_count() or 1,
         metavar="N",
         help=f"notebooks graded at once (default: the number of cores, {os.cpu_count() or 1} here)",
@@ -294,9 +272,7 @@ def to_csv(rows: list[grade.Row]) -> str:
     return grade_report.to_csv(rows)
 
 
-def _error(message: str, status: int) -> int:
-    print(f"micrograd grade: error: {message}", file=sys.stderr)
-    return status
+_error = errors("grade")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..core.atomic import atomic_write
 from ..expr import ProgramError, function_names, parse_program
+from .options import errors
 
 FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot", ".txt": "txt"}
 
@@ -83,9 +84,7 @@ def add_graph_command(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def _fail(message: str, status: int) -> int:
-    print(f"micrograd graph: error: {message}", file=sys.stderr)
-    return status
+_fail = errors("graph")
 
 
 def run_graph(args: argparse.Namespace) -> int:

@@ -1,10 +1,12 @@
 """The commands' option types for argparse: a whole number in a range, a positive number. A bad
-value is argparse's one line, naming the option and what it got (exit status 2)."""
+value is argparse's one line, naming the option and what it got (exit status 2). And `errors`:
+the one line a command says when it stops on an error."""
 
 from __future__ import annotations
 
 import argparse
 import math
+import sys
 from collections.abc import Callable
 
 
@@ -37,3 +39,14 @@ def positive_number(name: str, must: str = "a positive number") -> Callable[[str
         return x
 
     return parse
+
+
+def errors(command: str) -> Callable[[str, int], int]:
+    """`error(message, status)` for `micrograd command`: says "micrograd command: error: message"
+    on stderr and returns `status` (the exit status)."""
+
+    def error(message: str, status: int) -> int:
+        print(f"micrograd {command}: error: {message}", file=sys.stderr)
+        return status
+
+    return error

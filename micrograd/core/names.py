@@ -12,6 +12,7 @@ input n is positive has the slope ``1 (n > 0)``.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -33,12 +34,12 @@ WORDS: dict[str, Words] = {
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 _NEGATED = {"<": "≥", "≤": ">", ">": "≤", "≥": "<", "=": "≠", "≠": "="}
 _COMPARE = {
-    "<": lambda a, b: a < b,
-    "≤": lambda a, b: a <= b,
-    ">": lambda a, b: a > b,
-    "≥": lambda a, b: a >= b,
-    "=": lambda a, b: a == b,
-    "≠": lambda a, b: a != b,
+    "<": operator.lt,
+    "≤": operator.le,
+    ">": operator.gt,
+    "≥": operator.ge,
+    "=": operator.eq,
+    "≠": operator.ne,
 }
 
 

@@ -191,17 +191,9 @@ def train(
     """`micrograd.gpt.train` with each step's loss and grads computed by `JitGPT` (numpy): the
     same documents in the same order, microgpt's Adam; the losses equal eager's to 1e-9
     (tests/test_cli_gpt.py), faster once each word length is traced (benchmarks/bench_gpt.py)."""
-    from ..gpt import Adam
+    from .. import gpt
 
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"microgpt: steps must be a positive int, got {steps!r}")
-    jg, adam = JitGPT(model), Adam(model.parameters(), steps, lr)
-    losses = [] if losses is None else losses
-    for step in range(steps):
-        loss = jg.loss([tokenizer.encode(docs[step % len(docs)])])
-        loss.backward()
-        adam.step()  # (and zero_grad)
-        losses.append(loss.data)
-        if on_step is not None:
-            on_step(step + 1, steps, loss.data)
-    return losses
+    jg = JitGPT(model)
+    return gpt.train(
+        model, tokenizer, docs, steps, losses, on_step, lr, loss_of=lambda t: jg.loss([t])
+    )

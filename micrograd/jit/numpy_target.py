@@ -138,12 +138,7 @@ class Diverged(Exception):
 
 
 _GUARD_VALUE: dict[str, Callable[[Any, Any], Any]] = {
-    "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b,
-    ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b,
-    "==": lambda a, b: a == b,
-    "!=": lambda a, b: a != b,
+    **COMPARISONS,  # the same on arrays, elementwise
     "bool": lambda a, b: a != 0,  # NaN is true, as in Python
     "int": lambda a, b: np.trunc(a),  # int(nan) and int(inf) raise: no sample can match them
     "floor": lambda a, b: np.floor(a),

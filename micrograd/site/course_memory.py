@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import shutil
 from collections.abc import Callable
 
 from .static_site import node_snapshot
@@ -54,11 +53,8 @@ _close()
 del _close
 """
 _SCRIPT = """
-const fs = await import("node:fs");
-const url = await import("node:url");
 const [dir, wheels, out, imports] = process.argv.slice(-4);
-const { loadPyodide } = await import(url.pathToFileURL(`${dir}/pyodide.mjs`).href);
-const py = await loadPyodide({ indexURL: `${dir}/`, _makeSnapshot: true });
+const py = await startToSave(dir);  // static_site.SNAPSHOT_JS's, as save is
 const extractDir = py._api.sitepackages;  // where the kernel's loadPackage installs them
 for (const w of wheels.split(",")) {
   py.unpackArchive(new Uint8Array(fs.readFileSync(w)), "wheel", { extractDir });
@@ -76,7 +72,7 @@ function where(o) {  // [kind, root, key]: how kernel.js finds it again
   }
   throw new Error(`Python holds a JavaScript object the build cannot name: ${String(o)}`);
 }
-fs.writeFileSync(out, py.makeMemorySnapshot({ serializer: where }));
+fs.writeFileSync(out, save(py, { serializer: where }));
 // site-packages' files: [path, size] for each, then their bytes (no __pycache__: not in a wheel)
 const index = [];
 const parts = [];
@@ -105,18 +101,20 @@ def kernel_memory(
     """The kernel's Python memory and site-packages' files, each gzipped: `pyodide`
     (`static_site.pyodide_files`) started in Node.js, `wheels` (file name -> bytes: every wheel
     of the app's lock) unpacked into site-packages, KERNEL_IMPORTS imported. None without
-    Node.js (the kernel then starts Python afresh). Raises SiteError (one line) when Node.js
-    fails."""
-    if shutil.which("node") is None and shutil.which("nodejs") is None:
-        log("no Node.js here: the course's Python start is not saved (its kernel starts afresh)")
-        return None
-    memory, files = node_snapshot(
+    Node.js or with a Pyodide that lacks its snapshot calls (the kernel then starts Python
+    afresh). Raises SiteError (one line) when Node.js fails otherwise."""
+    saved = node_snapshot(
         _SCRIPT.replace("__CLOSE__", json.dumps(CLOSE)),
         pyodide,
         wheels,
         KERNEL_IMPORTS,
         ["", ".files"],
-        "the course kernel's start",
+        "the course's Python start",
         600,
+        "its kernel starts afresh",
+        log,
     )
+    if saved is None:
+        return None
+    memory, files = saved
     return gzip.compress(memory, 6, mtime=0), gzip.compress(files, 6, mtime=0)

@@ -162,7 +162,8 @@ def pyodide_archive(
 
 def _last_error_line(stderr: str) -> str:
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    errors = [ln for ln in lines if "ERR" in ln] or lines
+    # npm's "npm ERR! ...", Node.js's "Error: ..." (before its stack and its "Node.js v22...")
+    errors = [ln for ln in lines if "ERR" in ln or re.match(r"\w*Error:", ln)] or lines
     return errors[-1][:200] if errors else ""
 
 
@@ -260,15 +261,38 @@ MEMORY_IMPORTS = (
     "micrograd.jit.js_target",
     "micrograd.playground.train_js",
 )
-_MEMORY_SCRIPT = """
+# The one place the builds call Pyodide's private snapshot API, put before each script
+# `node_snapshot` runs: `startToSave(dir)` starts Pyodide with its `_makeSnapshot` option;
+# `save(py, options)` is its `makeMemorySnapshot`. A Pyodide without either (no such method, or
+# one that says the option was not passed) fails with LACKS and the call's name: the build then
+# saves no start, in one line (tests/test_site.py tries every private call on the pinned Pyodide).
+LACKS = "this Pyodide lacks"
+SNAPSHOT_JS = """
 const fs = await import("node:fs");
 const url = await import("node:url");
+async function startToSave(dir) {
+  const { loadPyodide } = await import(url.pathToFileURL(`${dir}/pyodide.mjs`).href);
+  const py = await loadPyodide({ indexURL: `${dir}/`, _makeSnapshot: true });
+  if (typeof py.makeMemorySnapshot !== "function") {
+    throw new Error("__LACKS__ makeMemorySnapshot");
+  }
+  return py;
+}
+function save(py, options) {
+  try {
+    return py.makeMemorySnapshot(options);
+  } catch (err) {  // "Can only use [it] if the _makeSnapshot option is passed to loadPyodide"
+    if (/option/.test(err.message)) throw new Error(`__LACKS__ _makeSnapshot (${err.message})`);
+    throw err;
+  }
+}
+""".replace("__LACKS__", LACKS)
+_MEMORY_SCRIPT = """
 const [dir, wheel, out, imports] = process.argv.slice(-4);
-const { loadPyodide } = await import(url.pathToFileURL(`${dir}/pyodide.mjs`).href);
-const py = await loadPyodide({ indexURL: `${dir}/`, _makeSnapshot: true });
+const py = await startToSave(dir);
 py.unpackArchive(new Uint8Array(fs.readFileSync(wheel)), "wheel");
 py.runPython(imports.split(",").map((m) => `import ${m}`).join("\\n"));
-fs.writeFileSync(out, py.makeMemorySnapshot());
+fs.writeFileSync(out, save(py));
 """
 
 
@@ -276,12 +300,10 @@ def python_memory(
     pyodide: dict[str, bytes], wheel: bytes, log: Callable[[str], None] = print
 ) -> bytes | None:
     """Pyodide's memory after starting Python and importing MEMORY_IMPORTS from `wheel`, made in
-    Node.js and gzipped (the browser's DecompressionStream unpacks it); None without Node.js
-    (the worker then starts Python afresh, as it does in a browser that cannot restore it)."""
-    if shutil.which("node") is None and shutil.which("nodejs") is None:
-        log("no Node.js here: Python's start is not saved (the site's pages start it afresh)")
-        return None
-    (memory,) = node_snapshot(
+    Node.js and gzipped (the browser's DecompressionStream unpacks it); None without Node.js or
+    with a Pyodide that lacks its snapshot calls (the worker then starts Python afresh, as it
+    does in a browser that cannot restore it)."""
+    saved = node_snapshot(
         _MEMORY_SCRIPT,
         pyodide,
         {"micrograd.whl": wheel},
@@ -289,8 +311,10 @@ def python_memory(
         [""],
         "Python's start",
         300,
+        "the site's pages start it afresh",
+        log,
     )
-    return gzip.compress(memory, compresslevel=6, mtime=0)
+    return None if saved is None else gzip.compress(saved[0], compresslevel=6, mtime=0)
 
 
 def node_snapshot(
@@ -301,15 +325,20 @@ def node_snapshot(
     outputs: list[str],
     what: str,
     timeout: float,
-) -> list[bytes]:
-    """Run `script` (an ES module) in Node.js on Pyodide's files and `files` (name -> bytes),
-    all written into a temporary folder, with the arguments (that folder, the files' paths
-    joined by commas, an output path, `imports` joined by commas); return the bytes of the
-    output path plus each suffix of `outputs` (the script writes them). A SiteError in one
-    line, naming `what` it saved, when Node.js fails or takes more than `timeout` seconds."""
+    fallback: str,
+    log: Callable[[str], None],
+) -> list[bytes] | None:
+    """Run `script` (an ES module, after SNAPSHOT_JS) in Node.js on Pyodide's files and `files`
+    (name -> bytes), all written into a temporary folder, with the arguments (that folder, the
+    files' paths joined by commas, an output path, `imports` joined by commas); return the bytes
+    of the output path plus each suffix of `outputs` (the script writes them). Without Node.js,
+    or with a Pyodide that lacks a snapshot call, None, and one line to `log` saying why and
+    the `fallback`. A SiteError in one line, naming `what` it saved, when Node.js fails
+    otherwise or takes more than `timeout` seconds."""
     node = shutil.which("node") or shutil.which("nodejs")
     if node is None:
-        raise SiteError(f"saving {what} needs Node.js")
+        log(f"no Node.js here: {what} is not saved ({fallback})")
+        return None
     with tempfile.TemporaryDirectory(prefix="micrograd-memory-") as tmp:
         for name, data in {**pyodide, **files}.items():
             atomic_write(os.path.join(tmp, name), data)
@@ -321,7 +350,7 @@ def node_snapshot(
                     node,
                     "--input-type=module",
                     "-e",
-                    script,
+                    SNAPSHOT_JS + script,
                     tmp,
                     paths,
                     str(out),
@@ -338,6 +367,11 @@ def node_snapshot(
             ) from None
         made = [pathlib.Path(f"{out}{suffix}") for suffix in outputs]
         if done.returncode != 0 or not all(m.is_file() for m in made):
+            lacking = re.search(rf"Error: {LACKS} (\w+)", done.stderr)
+            if lacking:
+                call = lacking[1]
+                log(f"Pyodide {PYODIDE_VERSION} lacks {call}: {what} is not saved ({fallback})")
+                return None
             why = _last_error_line(done.stderr) or f"exit status {done.returncode}"
             raise SiteError(f"saving {what} in Node.js failed: {why}")
         return [m.read_bytes() for m in made]
