@@ -1,6 +1,6 @@
 """The README and the guide it links (docs/*.md): their Python examples run as written (they are a
-contract with the reader), the README stays a guide of at most 600 lines, and every link between
-the repository's own files resolves, to the file and to the heading it names."""
+contract with the reader), and every link between the repository's own files resolves, to the
+file and to the heading it names."""
 
 from __future__ import annotations
 
@@ -42,11 +42,6 @@ def test_readme_text_view_is_what_render_text_prints() -> None:
     from tests.support.lecture import GOLDEN_L
 
     assert f"```text\n{GOLDEN_L}```" in README.read_text()
-
-
-def test_the_readme_is_a_guide_of_at_most_600_lines() -> None:
-    n = len(README.read_text().splitlines())
-    assert n <= 600, f"README.md has {n} lines: move detail into docs/ or benchmarks/RESULTS.md"
 
 
 def slug(heading: str) -> str:
