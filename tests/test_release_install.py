@@ -21,7 +21,8 @@ import pytest
 
 from .support.building import REPO, build, clean_env, copy_source, fresh_venv, venv_bin
 
-pytestmark = pytest.mark.slow
+# pytest-timeout's limit above its installs' own (900 s each: they say what hung first)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 pytest.importorskip("build", reason="the test extra's 'build' package builds the wheel")
 
 README = (REPO / "README.md").read_text()
