@@ -44,6 +44,7 @@ FIXTURE_TIERS: dict[str, tuple[str, ...]] = {
     "proxied": ("jupyter",),  # test_playground_proxy.py: JupyterLab behind its proxy
     "site_folder": ("slow",),  # test_site_browser.py: the static site, Pyodide and all
     "built_site": ("slow",),  # the site and its course, built once for the session
+    "built_dist": ("slow",),  # the wheel and the sdist, built once for the session
     "lab": ("jupyter",),  # test_widgets.py: JupyterLab
 }
 # what a `python -m` that starts a kernel, JupyterLab or grading's runner names
@@ -169,14 +170,19 @@ def _signal_state() -> dict[str, Any]:
 
 
 def _stop_process_runners() -> None:
-    """The notebook widgets' training thread is the kernel's, shared by every Train widget: a
-    kernel ends with it. A test is such a kernel's life, so it ends here."""
+    """What the process keeps from first use to its end, ended with each test (a test is such a
+    process's life): the notebook widgets' training thread (the kernel's, shared by every Train
+    widget) and the Node.js that runs generated JavaScript for the playground's engines."""
     import sys
 
     widgets = sys.modules.get("micrograd.playground.widgets")
     runner = getattr(widgets, "_runner", None)
     if runner is not None:
         runner.stop()
+    engines = sys.modules.get("micrograd.playground.engines")
+    node = getattr(engines, "_NODE", None)
+    if node is not None:
+        node.close()
 
 
 def left_behind(
@@ -255,6 +261,22 @@ def built_site(tmp_path_factory: Any) -> tuple[pathlib.Path, dict[str, Any]]:
         return {"status": status, "out": out.getvalue(), "err": err.getvalue()}
 
     return built_once(tmp_path_factory, "www", build)
+
+
+@pytest.fixture(scope="session")
+def built_dist(tmp_path_factory: Any) -> dict[str, pathlib.Path]:
+    """This tree's wheel and sdist, built once for the session as a release builds them
+    (tests/support/building.py), shared by every worker: {'wheel': ., 'sdist': .}."""
+    from .support.building import build
+    from .support.shared_build import built_once
+
+    def once(folder: pathlib.Path) -> dict[str, Any]:
+        return {kind: str(path) for kind, path in build(folder, sdist=True).items()}
+
+    return {
+        kind: pathlib.Path(path)
+        for kind, path in built_once(tmp_path_factory, "dist", once)[1].items()
+    }
 
 
 @pytest.fixture(scope="session")

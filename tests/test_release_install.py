@@ -19,7 +19,7 @@ import zipfile
 
 import pytest
 
-from .support.building import REPO, build, clean_env, copy_source, fresh_venv, venv_bin
+from .support.building import REPO, clean_env, copy_source, fresh_venv, venv_bin
 
 # pytest-timeout's limit above its installs' own (900 s each: they say what hung first)
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
@@ -65,9 +65,10 @@ def assert_the_demo_ran(out: str, folder: pathlib.Path) -> None:
         assert (folder / name).stat().st_size > 0, name
 
 
-def test_the_release_is_clean_and_the_installed_wheel_works(tmp_path: pathlib.Path) -> None:
-    built = build(tmp_path, sdist=True)
-    wheel, sdist = built["wheel"], built["sdist"]
+def test_the_release_is_clean_and_the_installed_wheel_works(
+    tmp_path: pathlib.Path, built_dist: dict[str, pathlib.Path]
+) -> None:
+    wheel, sdist = built_dist["wheel"], built_dist["sdist"]
 
     # what PyPI will read (twine) and a wheel's usual mistakes (check-wheel-contents): clean
     run([tool("twine"), "check", "--strict", str(wheel), str(sdist)])
