@@ -186,7 +186,7 @@ def _stop_process_runners() -> None:
 
 
 def left_behind(
-    threads: set[Any], children: set[int], signals: dict[str, Any], grace: float = LEAK_GRACE
+    threads: set[Any], children: set[int], signals: dict[str, Any], grace: float | None = None
 ) -> list[str]:
     """What is alive now that was not before (threads, child processes; waiting up to `grace`
     seconds for them to end), and every signal handler, blocked signal or timer that changed."""
@@ -194,7 +194,7 @@ def left_behind(
     import time
 
     _stop_process_runners()
-    until = time.monotonic() + grace
+    until = time.monotonic() + (LEAK_GRACE if grace is None else grace)
     new = [t for t in threading.enumerate() if t not in threads]
     for t in new:
         t.join(max(0.0, until - time.monotonic()))
