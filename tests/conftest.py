@@ -132,6 +132,23 @@ def _tier_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
 # loop, the module's browser's, starts one on first need; they end when their loop is closed).
 PROCESS_THREADS = ("TMonitor",)
 LOOP_THREADS = "asyncio_"
+# Playgrounds a module- or session-wide fixture serves (`fixture_owns`): their training thread
+# and their request threads (a proxy keeps its connection open) are the fixture's, not a test's.
+OWNED: list[Any] = []
+
+
+def fixture_owns(handle: Any) -> Any:
+    """Mark a playground (`serve()`'s handle) as a wide fixture's: the threads it starts while a
+    test talks to it are not that test's leak. Returns the handle."""
+    OWNED.append(handle)
+    return handle
+
+
+def _owned(thread: Any) -> bool:
+    owner = getattr(getattr(thread, "_target", None), "__self__", None)
+    return owner is not None and any(owner is h._server or owner is h._server.runner for h in OWNED)
+
+
 LEAK_GRACE = 10.0  # seconds a thread or a child process may take to finish after its test
 
 
@@ -208,6 +225,7 @@ def left_behind(
         if t.is_alive()
         and type(t).__name__ not in PROCESS_THREADS
         and not t.name.startswith(LOOP_THREADS)
+        and not _owned(t)
     ]
     for pid in sorted(kids):
         try:
@@ -283,14 +301,10 @@ def built_dist(tmp_path_factory: Any) -> dict[str, pathlib.Path]:
 def playground_server() -> Iterator[Any]:
     from micrograd.playground import serve
 
-    handle = serve(port=0)
-    # its training thread starts on the first Play; started now, it is the session's, not the
-    # first training test's (which `_nothing_left_behind` would blame)
-    runner = handle._server.runner
-    with runner._cond:
-        runner._start()
+    handle = fixture_owns(serve(port=0))
     yield handle
     handle.stop()
+    OWNED.remove(handle)
 
 
 @pytest.fixture(scope="session")
