@@ -72,6 +72,17 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as a terminal gives it, whatever started the run: a shell's background job (`make
+    test &`, `bash .ci/run &`) starts with SIGINT ignored, which Python then keeps, and so would
+    every process a test starts; the tests of Ctrl-C (the grader's, `micrograd demo`'s, `micrograd
+    gpt`'s) would then wait forever for a signal that never comes."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
