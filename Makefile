@@ -60,9 +60,15 @@ demo: $(VENV)/.demo graphviz
 ENGINE_TESTS := tests/test_engine.py tests/test_engine_file.py tests/test_nn.py \
 	tests/test_op_tables.py tests/test_jit.py tests/test_check.py tests/test_gpt.py \
 	tests/test_compiled.py tests/test_collector.py
+# --- the suite in parallel (issue 57): a worker a core (pytest-xdist), each test file on one
+# worker (--dist loadfile: a file's tests share its browser, its servers and its folders); the
+# site and the course are built once for all workers (tests/support/shared_build.py). The 20
+# slowest tests are listed at the end (CONTRIBUTING.md says why each is slow).
+# `make test PYTEST_PARALLEL=` runs in one process.
+PYTEST_PARALLEL ?= -n auto --dist loadfile
 test: $(VENV)/.test graphviz
-	$(BIN)/python -m pytest
-	MICROGRAD_PURE_PYTHON=1 $(BIN)/python -m pytest -q $(ENGINE_TESTS)
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --durations=20
+	MICROGRAD_PURE_PYTHON=1 $(BIN)/python -m pytest -q $(PYTEST_PARALLEL) $(ENGINE_TESTS)
 
 # The release: the wheel and the sdist in dist/, checked as PyPI reads them (twine) and for a
 # wheel's usual mistakes (check-wheel-contents); .github/workflows/release.yml runs this too.
@@ -94,7 +100,7 @@ playground: $(VENV)/.demo
 # build (markers in pyproject.toml; tests/conftest.py). `make test` runs everything, as CI does.
 FAST := not browser and not jupyter and not sandbox and not slow
 test-fast: $(VENV)/.test graphviz eslint
-	$(BIN)/python -m pytest -m "$(FAST)"
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "$(FAST)"
 
 # Every benchmark in turn, each writing its own section of benchmarks/RESULTS.md (its figures, the
 # command, the date, the load, the Python: benchmarks/results.py), with the options its figures

@@ -44,6 +44,8 @@ FIXTURE_TIERS: dict[str, tuple[str, ...]] = {
     "built": ("jupyter", "slow"),  # test_course_site.py: a JupyterLite build
     "proxied": ("jupyter",),  # test_playground_proxy.py: JupyterLab behind its proxy
     "site_folder": ("slow",),  # test_site_browser.py: the static site, Pyodide and all
+    "built_site": ("slow",),  # the site and its course, built once for the session
+    "built_dist": ("slow",),  # the wheel and the sdist, built once for the session
     "lab": ("jupyter",),  # test_widgets.py: JupyterLab
 }
 # what a `python -m` that starts a kernel, JupyterLab or grading's runner names
@@ -69,6 +71,17 @@ def _unavailable(reason: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{reason} (CI must run the browser tests)")
     pytest.skip(reason)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as a terminal gives it, whatever started the run: a shell's background job (`make
+    test &`, `bash .ci/run &`) starts with SIGINT ignored, which Python then keeps, and so would
+    every process a test starts; the tests of Ctrl-C (the grader's, `micrograd demo`'s, `micrograd
+    gpt`'s) would then wait forever for a signal that never comes."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -124,13 +137,186 @@ def _tier_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(subprocess.Popen, "__init__", guarded)
 
 
+# ------------------------------------------------------------------ nothing left behind
+
+# Threads a library starts once for the whole process, on first use, and keeps by design: tqdm's
+# monitor (a class name); an event loop's default executor's workers ("asyncio_0": Playwright's
+# loop, the module's browser's, starts one on first need; they end when their loop is closed).
+PROCESS_THREADS = ("TMonitor",)
+LOOP_THREADS = "asyncio_"
+# Playgrounds a module- or session-wide fixture serves (`fixture_owns`): their training thread
+# and their request threads (a proxy keeps its connection open) are the fixture's, not a test's.
+OWNED: list[Any] = []
+
+
+def fixture_owns(handle: Any) -> Any:
+    """Mark a playground (`serve()`'s handle) as a wide fixture's: the threads it starts while a
+    test talks to it are not that test's leak. Returns the handle."""
+    OWNED.append(handle)
+    return handle
+
+
+def _owned(thread: Any) -> bool:
+    owner = getattr(getattr(thread, "_target", None), "__self__", None)
+    return owner is not None and any(owner is h._server or owner is h._server.runner for h in OWNED)
+
+
+LEAK_GRACE = 10.0  # seconds a thread or a child process may take to finish after its test
+
+
+def _children() -> set[int]:
+    """This process's living children (Linux /proc; elsewhere none are seen). A zombie (exited,
+    not yet waited for) holds nothing and is not counted."""
+    found: set[int] = set()
+    for task in pathlib.Path(f"/proc/{os.getpid()}/task").glob("*/children"):
+        try:
+            found.update(int(pid) for pid in task.read_text().split())
+        except OSError:
+            continue  # a thread that ended meanwhile
+    living = set()
+    for pid in found:
+        try:
+            stat = pathlib.Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if stat.rpartition(")")[2].split()[0] != "Z":
+            living.add(pid)
+    return living
+
+
+def _signal_state() -> dict[str, Any]:
+    import signal
+
+    state: dict[str, Any] = {}
+    for sig in signal.valid_signals():
+        try:
+            state[signal.Signals(sig).name] = signal.getsignal(sig)
+        except (ValueError, OSError):
+            continue  # a real-time signal without a name, or one Python cannot read
+    state["blocked"] = sorted(signal.pthread_sigmask(signal.SIG_BLOCK, []))
+    state["ITIMER_REAL"] = signal.getitimer(signal.ITIMER_REAL)[0] > 0
+    return state
+
+
+def _stop_process_runners() -> None:
+    """What the process keeps from first use to its end, ended with each test (a test is such a
+    process's life): the notebook widgets' training thread (the kernel's, shared by every Train
+    widget) and the Node.js that runs generated JavaScript for the playground's engines."""
+    import sys
+
+    widgets = sys.modules.get("micrograd.playground.widgets")
+    runner = getattr(widgets, "_runner", None)
+    if runner is not None:
+        runner.stop()
+    engines = sys.modules.get("micrograd.playground.engines")
+    node = getattr(engines, "_NODE", None)
+    if node is not None:
+        node.close()
+
+
+def left_behind(
+    threads: set[Any], children: set[int], signals: dict[str, Any], grace: float | None = None
+) -> list[str]:
+    """What is alive now that was not before (threads, child processes; waiting up to `grace`
+    seconds for them to end), and every signal handler, blocked signal or timer that changed."""
+    import threading
+    import time
+
+    _stop_process_runners()
+    until = time.monotonic() + (LEAK_GRACE if grace is None else grace)
+    new = [t for t in threading.enumerate() if t not in threads]
+    for t in new:
+        t.join(max(0.0, until - time.monotonic()))
+    kids = _children() - children
+    while kids and time.monotonic() < until:
+        time.sleep(0.05)
+        kids = _children() - children
+    found = [
+        f"thread {t.name!r} ({type(t).__name__}, target {getattr(t, '_target', None)!r:.80})"
+        for t in new
+        if t.is_alive()
+        and type(t).__name__ not in PROCESS_THREADS
+        and not t.name.startswith(LOOP_THREADS)
+        and not _owned(t)
+    ]
+    for pid in sorted(kids):
+        try:
+            cmd = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue  # it ended just now
+        found.append(f"child process {pid}: {cmd.decode(errors='replace')[:120]}")
+    now = _signal_state()
+    found += [
+        f"{name}: {signals.get(name)!r} before, {now.get(name)!r} after"
+        for name in sorted(set(signals) | set(now))
+        if signals.get(name) != now.get(name)
+    ]
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _nothing_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test that leaves a thread or a child process running, or a signal handler, a
+    blocked signal or an interval timer changed. Set up after every module- and session-wide
+    fixture (pytest sets up wider scopes first) and torn down after the test's own fixtures,
+    so what those own is theirs, and what is new after them is the test's."""
+    import threading
+
+    threads = set(threading.enumerate())
+    children = _children()
+    signals = _signal_state()
+    yield
+    found = left_behind(threads, children, signals)
+    if found:
+        pytest.fail(f"{request.node.nodeid} left behind: " + "; ".join(found), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: Any) -> tuple[pathlib.Path, dict[str, Any]]:
+    """`micrograd site` (the site and its course), run once for the session by the command as a
+    user runs it, into ``<www>/s``, shared by every worker: returns the www folder and what the
+    command did (``status``, ``out``, ``err``). test_site_browser.py, test_gpt_site.py and
+    test_course_site.py read and serve it (nothing writes into it)."""
+    import contextlib
+    import io
+
+    from micrograd.commands.cli import main
+
+    from .support.shared_build import built_once
+
+    def build(www: pathlib.Path) -> dict[str, Any]:
+        out, err = io.StringIO(), io.StringIO()
+        with with_names(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(["site", str(www / "s")])  # (makemore's names in the site)
+        return {"status": status, "out": out.getvalue(), "err": err.getvalue()}
+
+    return built_once(tmp_path_factory, "www", build)
+
+
+@pytest.fixture(scope="session")
+def built_dist(tmp_path_factory: Any) -> dict[str, pathlib.Path]:
+    """This tree's wheel and sdist, built once for the session as a release builds them
+    (tests/support/building.py), shared by every worker: {'wheel': ., 'sdist': .}."""
+    from .support.building import build
+    from .support.shared_build import built_once
+
+    def once(folder: pathlib.Path) -> dict[str, Any]:
+        return {kind: str(path) for kind, path in build(folder, sdist=True).items()}
+
+    return {
+        kind: pathlib.Path(path)
+        for kind, path in built_once(tmp_path_factory, "dist", once)[1].items()
+    }
+
+
 @pytest.fixture(scope="session")
 def playground_server() -> Iterator[Any]:
     from micrograd.playground import serve
 
-    handle = serve(port=0)
+    handle = fixture_owns(serve(port=0))
     yield handle
     handle.stop()
+    OWNED.remove(handle)
 
 
 @pytest.fixture(scope="session")

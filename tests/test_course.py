@@ -168,6 +168,7 @@ def test_jupyterlab_opens_on_the_copies(
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
+        start_new_session=True,  # its group: JupyterLab too, if it must be killed
     )
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     context.set_default_timeout(60_000)
@@ -197,7 +198,7 @@ def test_jupyterlab_opens_on_the_copies(
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)  # micrograd course and its JupyterLab
             proc.wait()
         log.close()
     assert sorted(p.name for p in folder.iterdir() if p.suffix == ".ipynb") == NAMES

@@ -27,7 +27,9 @@ from micrograd.site import course_app as course_site
 from .conftest import _unavailable, with_names
 from .support.serving import served
 
-pytestmark = [pytest.mark.slow, pytest.mark.jupyter]
+# pytest-timeout's limit above the half hour its notebooks' run may take on a loaded machine
+# (its own limits, below, say what hung first)
+pytestmark = [pytest.mark.slow, pytest.mark.jupyter, pytest.mark.timeout(2400)]
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

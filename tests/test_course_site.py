@@ -4,8 +4,8 @@ PyPI, the link from the pages, ``--no-course``, missing build tools in one line)
 Chromium with every request outside the site aborted: the REPL runs the README's ten lines, and
 each notebook opens with an idle kernel and runs top to bottom with its solutions typed in.
 
-The site is built once for the module (about 15 s; the wheels and Pyodide come from the cache
-after the first build)."""
+The site is built once for the session, shared with test_site_browser.py (conftest's `built_site`;
+the wheels and Pyodide come from the cache after the first build)."""
 
 from __future__ import annotations
 
@@ -46,13 +46,13 @@ def _build(out: pathlib.Path, *extra: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: Any) -> pathlib.Path:
+def built(built_site: tuple[pathlib.Path, dict[str, Any]]) -> pathlib.Path:
     """The site with its course, built by the command as a user runs it: the www root (the site
-    is its s/)."""
+    is its s/). Built once for the session (conftest's `built_site`)."""
     if course_site.tools_missing():
         _unavailable(course_site.TOOLS_MISSING)
-    root = tmp_path_factory.mktemp("www")
-    status, said, err = _build(root / "s")
+    root, did = built_site
+    status, said, err = did["status"], did["out"], did["err"]
     if status != 0 and "npm is needed" in err:
         _unavailable(err.strip() + " (scripts/ensure-npm installs it)")
     assert status == 0, said + err

@@ -651,6 +651,55 @@ def test_ctrl_c_stops_it_in_one_line_and_writes_nothing(
     assert not out.exists()
 
 
+# A process where other threads live (a notebook kernel's, the playground's): Ctrl-C may land on
+# any of them. Here it lands on a bystander thread for sure (pthread_kill), while the grader's main
+# thread waits for a submission that never ends.
+_CTRL_C_ON_ANOTHER_THREAD = """
+import os, signal, sys, threading
+from micrograd.commands.cli import main
+from micrograd.grading import grade
+
+started = threading.Event()
+
+def stuck(*args, **kwargs):
+    started.set()
+    threading.Event().wait()
+
+grade.grade = stuck
+bystander = threading.Thread(target=threading.Event().wait, name="bystander", daemon=True)
+bystander.start()
+
+def press():
+    started.wait()
+    signal.pthread_kill(bystander.ident, signal.SIGINT)
+
+threading.Thread(target=press, daemon=True).start()
+status = main(["grade", "a.ipynb", "--jobs", "1"])
+sys.stderr.flush()
+os._exit(status)  # not waiting at exit for the stuck submission's thread
+"""
+
+
+def test_ctrl_c_taken_by_another_thread_still_stops_the_grader(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _CTRL_C_ON_ANOTHER_THREAD],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the grader's main thread slept through a Ctrl-C taken by another thread")
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        "micrograd grade: interrupted after 0 of 1 submissions; nothing written"
+    )
+
+
 def test_results_are_kept_as_they_come_and_a_rerun_grades_only_the_rest(
     tmp_path, monkeypatch, capsys, sandbox_here
 ) -> None:

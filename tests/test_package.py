@@ -16,18 +16,6 @@ tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "micrograd"
 
-# 520 lines in the formatter's style (one argument per line where a call is long): about the
-# 460 lines a module kept when calls were packed by hand
-MAX_LINES = 520
-# The modules still past MAX_LINES, each at the length it had when it was listed: a listed module
-# may shrink, never grow, and leaves the list once it is under the limit (or gone), so the list
-# only gets shorter. (They are being split; until then a change to one of them must not add lines.)
-LONG_MODULES = {
-    "jit/js_target.py": 669,
-    "jit/numpy_target.py": 582,
-    "playground/server.py": 640,
-}
-
 
 def test_version_is_written_once(capsys) -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -327,73 +315,6 @@ def test_documented_import_paths_work(path: str) -> None:
 
         assert explore.__module__ == train.__module__ == "micrograd.playground.widgets"
         assert PlaygroundWidget is module.PlaygroundWidget
-
-
-def module_lengths(package: pathlib.Path) -> dict[str, int]:
-    """Every module's length in lines, by its path inside the package (the course excepted)."""
-    return {
-        p.relative_to(package).as_posix(): len(p.read_text().splitlines())
-        for p in package.rglob("*.py")
-        if "notebooks" not in p.parts
-    }
-
-
-def too_long(lengths: dict[str, int], listed: dict[str, int]) -> list[str]:
-    """What is wrong with the modules' lengths against the list of long ones: a module past
-    MAX_LINES that is not listed, a listed one that grew, a listed one that is short now or gone
-    (to be taken off the list)."""
-    wrong = [
-        f"{name}: {n} lines, over {MAX_LINES}"
-        for name, n in sorted(lengths.items())
-        if n > MAX_LINES and name not in listed
-    ]
-    for name, was in sorted(listed.items()):
-        n = lengths.get(name)
-        if n is None:
-            wrong.append(f"{name}: listed at {was} lines but gone: take it off LONG_MODULES")
-        elif n > was:
-            wrong.append(f"{name}: {n} lines, grown from the {was} it is listed at")
-        elif n <= MAX_LINES:
-            wrong.append(f"{name}: {n} lines now, under {MAX_LINES}: take it off LONG_MODULES")
-    return wrong
-
-
-def test_no_module_is_too_long_and_no_listed_module_grows() -> None:
-    assert not too_long(module_lengths(PACKAGE), LONG_MODULES)
-
-
-def test_the_length_check_fails_for_a_listed_module_that_grows(tmp_path: pathlib.Path) -> None:
-    # a package of three modules: one short, one listed at 600 lines, one unlisted
-    (tmp_path / "short.py").write_text("x = 1\n" * 10)
-    (tmp_path / "long.py").write_text("x = 1\n" * 600)
-    assert too_long(module_lengths(tmp_path), {"long.py": 600}) == []
-    (tmp_path / "long.py").write_text("x = 1\n" * 601)  # one line more: caught
-    assert too_long(module_lengths(tmp_path), {"long.py": 600}) == [
-        "long.py: 601 lines, grown from the 600 it is listed at"
-    ]
-    (tmp_path / "long.py").write_text("x = 1\n" * 590)  # shorter: fine
-    assert too_long(module_lengths(tmp_path), {"long.py": 600}) == []
-    (tmp_path / "short.py").write_text("x = 1\n" * (MAX_LINES + 1))  # unlisted and long: caught
-    assert too_long(module_lengths(tmp_path), {"long.py": 600}) == [
-        f"short.py: {MAX_LINES + 1} lines, over {MAX_LINES}"
-    ]
-    (tmp_path / "long.py").write_text("x = 1\n" * 100)  # short now, or gone: off the list
-    (tmp_path / "short.py").unlink()
-    assert too_long(module_lengths(tmp_path), {"long.py": 600, "short.py": 530}) == [
-        f"long.py: 100 lines now, under {MAX_LINES}: take it off LONG_MODULES",
-        "short.py: listed at 530 lines but gone: take it off LONG_MODULES",
-    ]
-
-
-def test_no_javascript_file_is_over_400_lines() -> None:
-    # a page's module of one concern reads in one sitting (explorer.js was one 700-line closure)
-    lengths = {
-        p.relative_to(PACKAGE).as_posix(): len(p.read_text().splitlines())
-        for p in PACKAGE.rglob("*.js")
-    }
-    assert "playground/static/explorer.js" in lengths
-    long = {name: n for name, n in lengths.items() if n > 400}
-    assert not long, f"JavaScript files over 400 lines: {long}"
 
 
 @pytest.mark.parametrize("name", ["jit", "check"])

@@ -392,6 +392,37 @@ def test_the_drawn_boxes_never_overlap(
             screenshot(page, f"explorer-readme-{layout}")
 
 
+def test_a_graph_answered_late_keeps_what_was_typed_meanwhile(page: Any, playground: str) -> None:
+    """A graph whose answer comes late (Graphviz's layout can take a second) is drawn, but the
+    Expression box keeps what was typed after Build graph, marked as changed: the late answer
+    used to put its own program back, so the next Build graph built the old graph again."""
+    open_explorer(page, playground)
+    held: list[Any] = []
+
+    def hold(route: Any) -> None:
+        held.append(route)
+
+    page.route("**/api/explorer/load", hold)
+    page.get_by_label("Expression", exact=True).fill(LECTURE_L)
+    page.get_by_role("button", name="Build graph").click()
+    while not held:
+        page.wait_for_timeout(50)  # until the request is held
+    typed = "a = 1.0\nb = a*a"
+    page.get_by_label("Expression", exact=True).fill(typed)
+    held[0].continue_()
+    page.unroute("**/api/explorer/load")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#graph-svg g.node.value').length === 7"
+    )  # the lecture's L, as built
+    assert page.get_by_label("Expression", exact=True).input_value() == typed
+    assert page.locator("#program-changed").is_visible()
+    page.get_by_role("button", name="Build graph").click()
+    page.wait_for_function(
+        "() => document.querySelectorAll('#graph-svg g.node.value').length === 2"
+    )
+    assert not page.locator("#program-changed").is_visible()
+
+
 def test_keyboard_alone_drives_the_explorer(page: Any, playground: str) -> None:
     open_explorer(page, playground)
     page.get_by_label("Expression", exact=True).focus()

@@ -18,7 +18,7 @@ import pytest
 
 from micrograd.engine import Value
 from micrograd.playground import serve
-from tests.conftest import watch_errors
+from tests.conftest import OWNED, fixture_owns, watch_errors
 from tests.support.jupyterlab import jupyterlab
 
 pytest.importorskip("jupyter_server_proxy", reason="pip install -e . --group test installs it")
@@ -26,7 +26,7 @@ pytest.importorskip("jupyter_server_proxy", reason="pip install -e . --group tes
 
 @pytest.fixture(scope="module")
 def proxied(tmp_path_factory: Any) -> Any:
-    pg = serve(port=0)
+    pg = fixture_owns(serve(port=0))
     try:
         # micrograd's Jupyter extension (a wheel enables it; an editable install cannot)
         with jupyterlab(
@@ -36,6 +36,7 @@ def proxied(tmp_path_factory: Any) -> Any:
             yield lab, pg
     finally:
         pg.stop()
+        OWNED.remove(pg)
 
 
 def test_the_playground_works_under_jupyters_proxy(

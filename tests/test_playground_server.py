@@ -388,6 +388,34 @@ def test_host_0000_prints_a_warning_and_a_bad_port_is_one_line() -> None:
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--port" in bad.stderr
 
 
+def test_a_stop_that_fails_still_gives_ctrl_c_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`micrograd playground` ignores Ctrl-C while it stops (a second one must not cut the stop
+    short); a stop that raised used to leave it ignored for good: in a notebook's kernel, Jupyter's
+    Interrupt would never work again, and every process it started would ignore Ctrl-C too."""
+    from micrograd.commands import cli
+    from micrograd.commands import playground as command
+
+    class Broken:
+        note, url, port, token = "", "http://127.0.0.1:1/", 1, ""
+
+        def stop(self) -> None:
+            raise OSError("the socket would not close")
+
+    def serve_then_term(*args: Any, **kwargs: Any) -> Broken:
+        signal.raise_signal(signal.SIGTERM)  # as `kill`: stop at once
+        return Broken()
+
+    monkeypatch.setattr(command, "serve", serve_then_term)
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    try:
+        with pytest.raises(OSError, match="would not close"):
+            cli.main(["playground", "--no-browser"])
+        assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+    finally:
+        signal.signal(signal.SIGINT, before[0])
+        signal.signal(signal.SIGTERM, before[1])
+
+
 @pytest.mark.slow
 def test_a_shared_playground_needs_its_token_then_a_cookie() -> None:
     # As Jupyter: off loopback a random token is required; here turned on for 127.0.0.1.

@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 
-from .support.building import REPO, build, clean_env, fresh_venv
+from .support.building import REPO, clean_env, fresh_venv
 
 STATIC = sorted(p.name for p in (REPO / "micrograd" / "playground" / "static").iterdir())
 
@@ -19,8 +19,10 @@ pytest.importorskip("build", reason="the test group's 'build' package builds the
 
 
 @pytest.mark.slow
-def test_an_installed_wheel_serves_the_playground(tmp_path: pathlib.Path) -> None:
-    wheel = build(tmp_path)["wheel"]
+def test_an_installed_wheel_serves_the_playground(
+    tmp_path: pathlib.Path, built_dist: dict[str, pathlib.Path]
+) -> None:
+    wheel = built_dist["wheel"]
     env = clean_env()
     names = zipfile.ZipFile(wheel).namelist()
     # the course's notebooks, and the Jupyter config enabling micrograd's proxy redirect

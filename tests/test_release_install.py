@@ -19,9 +19,10 @@ import zipfile
 
 import pytest
 
-from .support.building import REPO, build, clean_env, copy_source, fresh_venv, venv_bin
+from .support.building import REPO, clean_env, copy_source, fresh_venv, venv_bin
 
-pytestmark = pytest.mark.slow
+# pytest-timeout's limit above its installs' own (900 s each: they say what hung first)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 pytest.importorskip("build", reason="the test group's 'build' package builds the wheel")
 
 README = (REPO / "README.md").read_text()
@@ -65,10 +66,9 @@ def assert_the_demo_ran(out: str, folder: pathlib.Path) -> None:
 
 
 def test_the_release_is_clean_and_the_installed_wheel_works(
-    tmp_path: pathlib.Path, names_file: pathlib.Path
+    tmp_path: pathlib.Path, built_dist: dict[str, pathlib.Path], names_file: pathlib.Path
 ) -> None:
-    built = build(tmp_path, sdist=True)
-    wheel, sdist = built["wheel"], built["sdist"]
+    wheel, sdist = built_dist["wheel"], built_dist["sdist"]
 
     # what PyPI will read (twine) and a wheel's usual mistakes (check-wheel-contents): clean
     run([tool("twine"), "check", "--strict", str(wheel), str(sdist)])

@@ -6,9 +6,7 @@ own run of the same settings, and no request goes to a server's /api/."""
 
 from __future__ import annotations
 
-import contextlib
 import gzip
-import io
 import json
 import math
 import pathlib
@@ -20,14 +18,13 @@ from typing import Any
 
 import pytest
 
-from micrograd.commands.cli import main
 from micrograd.expr import parse_program
 from micrograd.playground.explorer import EXAMPLES
 from micrograd.playground.views import Tab
 from micrograd.viz import trace
 from micrograd.viz.formatting import format_number as fmt
 
-from .conftest import _unavailable, watch_errors, with_names
+from .conftest import _unavailable, watch_errors
 from .support.serving import served
 
 START_MS = 180_000  # Python's start in a browser: seconds; minutes on a loaded machine
@@ -36,16 +33,14 @@ assert "neuron" in NEURON["title"] and "(a*b + c)*f" in LECTURE_L["title"]
 
 
 @pytest.fixture(scope="session")
-def site_folder(tmp_path_factory: Any) -> pathlib.Path:
-    """The site, built by the command as a user runs it, into www/s."""
-    root = tmp_path_factory.mktemp("www")
-    out, err = io.StringIO(), io.StringIO()
-    with with_names(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(["site", str(root / "s")])
-    if status != 0 and "npm is needed" in err.getvalue():
-        _unavailable(err.getvalue().strip() + " (scripts/ensure-npm installs it)")
-    assert status == 0, out.getvalue() + err.getvalue()
-    said = out.getvalue()
+def site_folder(built_site: tuple[pathlib.Path, dict[str, Any]]) -> pathlib.Path:
+    """The site, built by the command as a user runs it, into www/s (once for the session:
+    conftest's `built_site`)."""
+    root, did = built_site
+    if did["status"] != 0 and "npm is needed" in did["err"]:
+        _unavailable(did["err"].strip() + " (scripts/ensure-npm installs it)")
+    assert did["status"] == 0, did["out"] + did["err"]
+    said = did["out"]
     assert re.search(
         r"^wrote \d+ files, \d+\.\d MB, to .* \(Pyodide (from the cache|fetched "
         r"from the npm registry)\)$",

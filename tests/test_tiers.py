@@ -102,3 +102,63 @@ def test_every_fixture_that_brings_a_tier_exists() -> None:
             ):
                 defined.add(node.name)
     assert FIXTURE_TIERS.keys() <= defined, FIXTURE_TIERS.keys() - defined
+
+
+def test_a_test_that_leaves_a_thread_a_child_or_a_signal_handler_behind_fails(tmp_path) -> None:
+    """A copy of the suite's conftest over tests that each leave one thing behind: each fails at
+    its teardown naming what it left; one that ends what it started passes."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "__init__.py").write_text("")
+    conftest = (ROOT / "tests" / "conftest.py").read_text()
+    assert "LEAK_GRACE = 10.0" in conftest
+    conftest = conftest.replace("LEAK_GRACE = 10.0", "LEAK_GRACE = 0.5")  # (the probe's pace)
+    (tmp_path / "tests" / "conftest.py").write_text(conftest)
+    (tmp_path / "tests" / "test_probe.py").write_text(
+        textwrap.dedent(
+            """
+            import signal
+            import subprocess
+            import threading
+
+            def test_a_thread():
+                threading.Thread(target=threading.Event().wait, name="stray", daemon=True).start()
+
+            def test_a_child():
+                subprocess.Popen(["sleep", "5"])
+
+            def test_sigint_ignored():
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+            def test_a_timer():
+                signal.setitimer(signal.ITIMER_REAL, 100.0)
+
+            def test_what_it_started_it_ended():
+                done = threading.Event()
+                t = threading.Thread(target=done.wait)
+                t.start()
+                child = subprocess.Popen(["sleep", "0"])
+                previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                signal.signal(signal.SIGTERM, previous)
+                done.set()
+                t.join()
+                child.wait()
+            """
+        )
+    )
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\nmarkers =\n" + "".join(f"    {t}: x\n" for t in TIERS)
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    out = result.stdout + result.stderr
+    assert "5 passed, 4 errors" in out, out
+    assert "test_a_thread left behind: thread 'stray'" in out, out
+    assert "test_a_child left behind: child process " in out and "sleep 5" in out, out
+    assert "test_sigint_ignored left behind: SIGINT: " in out and "SIG_IGN" in out, out
+    assert "test_a_timer left behind: ITIMER_REAL: False before, True after" in out, out
+    assert "test_what_it_started_it_ended" not in out, out

@@ -14,10 +14,6 @@ TESTS = Path(__file__).resolve().parent
 LECTURE_SHAPES = {"_prev", "_op", "_backward"}  # a Value's own, as the lecture writes them
 
 
-def test_the_run_is_at_most_300_lines():
-    assert len((PLAYGROUND / "trainer.py").read_text(encoding="utf-8").splitlines()) <= 300
-
-
 def test_no_part_takes_the_run_as_any():
     untyped = []
     for name in ("engines.py", "train_frames.py", "train_mlp.py", "train_point.py", "trainer.py"):

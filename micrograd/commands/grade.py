@@ -29,6 +29,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from ..core.atomic import atomic_write, check_writable, describe
@@ -275,6 +276,21 @@ def to_csv(rows: list[grade.Row]) -> str:
 _error = errors("grade")
 
 
+def _as_completed(
+    futures: dict[concurrent.futures.Future, int], every: float = 0.2
+) -> Iterator[concurrent.futures.Future]:
+    """The futures as they finish, waiting `every` seconds at a time. A wait with no timeout
+    sleeps in the kernel until a future finishes: a Ctrl-C taken by another thread of the process
+    (any thread may take it: a notebook kernel's, the playground's) only sets Python's flag, which
+    the main thread reads when it wakes."""
+    pending = set(futures)
+    while pending:
+        done, pending = concurrent.futures.wait(
+            pending, timeout=every, return_when=concurrent.futures.FIRST_COMPLETED
+        )
+        yield from sorted(done, key=futures.__getitem__)
+
+
 def run(args: argparse.Namespace) -> int:
     """`micrograd grade`: returns the exit status."""
     try:
@@ -386,7 +402,7 @@ def run(args: argparse.Namespace) -> int:
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
     try:
         futures = {pool.submit(one, n): n for n in todo}
-        for future in concurrent.futures.as_completed(futures):
+        for future in _as_completed(futures):
             n = futures[future]
             results[n] = future.result()
             done += 1

@@ -130,10 +130,13 @@ def run_playground(args: Any) -> int:
     finally:
         if main_thread:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the stop
-        if handle is not None:
-            handle.stop()
-        if main_thread:
-            signal.signal(signal.SIGTERM, previous)
-            signal.signal(signal.SIGINT, previous_int)
+        try:
+            if handle is not None:
+                handle.stop()
+        finally:  # even when the stop fails: a process (a notebook's kernel) that ignored
+            # Ctrl-C from then on could never be interrupted again
+            if main_thread:
+                signal.signal(signal.SIGTERM, previous)
+                signal.signal(signal.SIGINT, previous_int)
     print("micrograd playground: stopped", flush=True)
     return 0

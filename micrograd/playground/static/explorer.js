@@ -60,8 +60,9 @@ async function ask(action, body, errorId) {
 
 // Show an answer. `show` says what the learner must see change, scrolled into view: "pass" (the
 // node a step processed, its children and its chain-rule line; after the forward pass, the
-// output), "leaf" (the leaf being edited and its editor), or "none".
-function update(state, show = "pass") {
+// output), "leaf" (the leaf being edited and its editor), or "none". `typed`: the learner typed
+// into the Expression box while this answer was coming, and the box keeps their words.
+function update(state, show = "pass", typed = false) {
   view = state;
   if (state.drawing) {
     graph.draw(state.drawing);
@@ -76,7 +77,7 @@ function update(state, show = "pass") {
   if (predict) predict.render(state);
   panels.renderNudge(state);
   panels.renderLeafRole(state, selectedLeaf);
-  syncProgram(state);
+  syncProgram(state, typed);
   writeLink(state);
   if (show === "leaf" && selectedLeaf) {
     reveal([nodeEl(selectedLeaf)]);
@@ -98,8 +99,8 @@ function update(state, show = "pass") {
 
 // The Expression box shows the graph's program (a leaf edit or a gradient step rewrites its
 // numbers), and the Examples menu names it only while it is that example's text.
-function syncProgram(state) {
-  if (state.program !== undefined && $("program").value !== state.program) {
+function syncProgram(state, typed = false) {
+  if (!typed && state.program !== undefined && $("program").value !== state.program) {
     $("program").value = state.program;
   }
   syncMenu();
@@ -151,7 +152,9 @@ async function build() {
     const state = await send("load", { program, layout: layoutEngine }, "program-error");
     closeLeaf();
     trainPoint = null;
-    update(state, "none");
+    // typed over while the graph was laid out (Graphviz may take a second): the graph is drawn,
+    // and the box keeps what was typed since (marked changed), for the next Build graph
+    update(state, "none", $("program").value !== program);
   } catch (err) {
     showError("program-error", err.message);
     $("program").focus();
