@@ -31,6 +31,7 @@ from typing import Any
 from ..losses import LOSSES, predict, predict_rows
 from . import train_frames
 from .train_frames import TARGET_RANGE, layer_outputs
+from .train_health import recording
 from .train_kinds import MLPRun
 from .train_settings import EAGER_FRAME_SECONDS, EAGER_GRID, GRID, numpy_available
 
@@ -43,6 +44,7 @@ class Engine:
     name = ""
     title = ""
     batched = False
+    health_unavailable: str | None = None  # why the Health panel cannot read its steps
     step_fn: Any = None  # does `train` run many steps in one call (no Python per step)?
 
     def __init__(self, mlp: MLPRun) -> None:
@@ -130,9 +132,14 @@ class EagerEngine(Engine):
         mlp = self.mlp
         Xb = mlp.inputs if idx is None else [mlp.inputs[i] for i in idx]
         T = mlp.T if idx is None else [mlp.T[i] for i in idx]
-        total, _ = self.step_fn(Xb, T)
+        mon = mlp.health.begin()  # the Health panel reads this step (train_health.py), or not
+        with recording(mon):
+            total, _ = self.step_fn(Xb, T)
         acc = None if mlp.settings.regression else self._accuracy(mlp.train_idx)
+        if mon is not None:
+            mon.read_grads()
         mlp.opt.step()
+        mlp.health.end(mon)
         return total, acc
 
     def _accuracy(self, idx: Sequence[int]) -> float:
@@ -186,10 +193,15 @@ class NumpyEngine(Engine):
         mlp, np = self.mlp, self.np
         Xb = self.X if idx is None else self.X[idx]
         T = mlp.T if idx is None else [mlp.T[i] for i in idx]
-        with np.errstate(all="ignore"):  # a diverging run is caught by value
+        mon = mlp.health.begin()  # the Health panel reads this step (train_health.py), or not
+        with np.errstate(all="ignore"), recording(mon):  # a diverging run is caught by value
             total, _ = self.step_fn(Xb, T)
             acc = self._accuracy(mlp.train_idx)
+        if mon is not None:
+            with np.errstate(all="ignore"):
+                mon.read_grads()
         mlp.opt.step()
+        mlp.health.end(mon)
         return total, acc
 
     def _accuracy(self, idx: Sequence[int]) -> float | None:
@@ -256,6 +268,10 @@ class JavaScriptEngine(Engine):
     name = "javascript"
     title = "micrograd.jit (JavaScript)"
     batched = True
+    health_unavailable = (
+        "the JavaScript engine trains where Python cannot read the layers: "
+        "choose the numpy or eager engine to read the network's health"
+    )
 
     def __init__(self, mlp: MLPRun, host: Any = None) -> None:
         from ..jit.js_target import program_source
