@@ -268,10 +268,6 @@ class JavaScriptEngine(Engine):
     name = "javascript"
     title = "micrograd.jit (JavaScript)"
     batched = True
-    health_unavailable = (
-        "the JavaScript engine trains where Python cannot read the layers: "
-        "choose the numpy or eager engine to read the network's health"
-    )
 
     def __init__(self, mlp: MLPRun, host: Any = None) -> None:
         from ..jit.js_target import program_source
@@ -366,6 +362,9 @@ class JavaScriptEngine(Engine):
     def train(
         self, seconds: float, batches: Callable[[], Any], playing: Callable[[], bool]
     ) -> Results:
+        mon = self.mlp.health.begin()  # the Health panel reads this step: one, read in Python
+        if mon is not None:
+            return [self._read_step(mon, batches() if not self.mlp.full_batch() else None)]
         n = max(1, min(100_000, int(self.rate * seconds * 1.5) + 1))
         drawn = None
         if not self.mlp.full_batch():
@@ -377,7 +376,31 @@ class JavaScriptEngine(Engine):
             self.rate = 0.5 * self.rate + 0.5 * len(out) / took
         if drawn is not None:
             self.mlp.put_back(drawn[len(out) :])
+        self.mlp.health.skipped(len(out))
         return out
+
+    def _read_step(self, mon: Any, idx: Sequence[int] | None) -> tuple[float, float | None]:
+        """One step the Health panel reads (train_health.py): the step is the engine's own, in
+        JavaScript; its forward and backward again in Python on the same weights, eagerly, for
+        the layers' outputs and grads (onto the grads JavaScript holds when they are not
+        zeroed, as its step adds to them), and the weights read back after, for the update."""
+        from ..train import Step
+
+        mlp, s = self.mlp, self.mlp.settings
+        self.sync()  # the weights before the step, and the grads as the last step left them
+        if s.zero_grad:
+            for p in mlp.params:
+                p.grad = 0.0
+        Xb = mlp.inputs if idx is None else [mlp.inputs[i] for i in idx]
+        T = mlp.T if idx is None else [mlp.T[i] for i in idx]
+        step = Step(mlp.model, s.loss, s.l2, l1=s.l1, zero_grad=False, score=False)
+        with recording(mon):
+            step(Xb, T)
+        mon.read_grads()
+        out = self._run(1, 0.0, None if idx is None else [list(idx)])
+        self.sync()  # the weights after it
+        mlp.health.end(mon)
+        return out[0]
 
     def _run(self, steps: int, seconds: float, batches: list | None) -> Results:
         got = self.call("train", {"steps": steps, "seconds": seconds, "batches": batches})

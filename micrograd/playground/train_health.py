@@ -30,7 +30,7 @@ import contextlib
 import math
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..train.diagnose import THRESHOLDS, diagnose
@@ -108,6 +108,7 @@ class HealthTap:
         self.preset: str | None = None  # the preset the run is ("Fix it" applies its fix)
         self.fixed = False
         self.unavailable: str | None = None  # why this engine's steps cannot be read
+        self.penalties: Callable[[], tuple[float, float]] = lambda: (0.0, 0.0)
         self._reset()
 
     def _reset(self) -> None:
@@ -120,9 +121,17 @@ class HealthTap:
         self._wait = 0.0  # seconds the next read waits, by the last one's cost (BUDGET)
         self._reading = False  # begin() gave a monitor: end() reads the update
 
-    def rebuilt(self, model: Any, step_fn: Any, unavailable: str | None = None) -> None:
-        """A new network (or a new step of it): the health read so far is the old one's."""
+    def rebuilt(
+        self,
+        model: Any,
+        step_fn: Any,
+        penalties: Callable[[], tuple[float, float]] = lambda: (0.0, 0.0),
+        unavailable: str | None = None,
+    ) -> None:
+        """A new network (or a new step of it): the health read so far is the old one's.
+        `penalties()`: the step's L2 and L1 alphas as they are now (Monitor's alpha, l1)."""
         self.model, self.step_fn, self.unavailable = model, step_fn, unavailable
+        self.penalties = penalties
         self._reset()
 
     def show(self, open_: bool) -> None:
@@ -135,12 +144,9 @@ class HealthTap:
         if not self.open or not due or self.unavailable or self.model is None:
             return None
         if self._monitor is None:
-            step = self.step_fn
-            self._monitor = Monitor(
-                self.model, getattr(step, "alpha", 0.0), getattr(step, "l1", 0.0)
-            )
+            self._monitor = Monitor(self.model)
         mon = self._monitor
-        mon.alpha, mon.l1 = getattr(self.step_fn, "alpha", 0.0), getattr(self.step_fn, "l1", 0.0)
+        mon.alpha, mon.l1 = self.penalties()  # (live: the learner may change them)
         if not self._attached and getattr(self.step_fn, "traced", False):
             # a jit step keeps the layers' outputs only in a program traced with them: trace
             # it again, inside this step's recording
@@ -149,6 +155,10 @@ class HealthTap:
             self._attached = True
         self._last, self._reading = now, True
         return mon
+
+    def skipped(self, n: int) -> None:
+        """`n` steps taken and not read (an engine that takes many in one call)."""
+        self.steps += n
 
     def end(self, monitor: Monitor | None) -> None:
         """After the optimiser's step: the update, and the step's health kept."""

@@ -93,7 +93,12 @@ class MLPKind:
         self.box = neuron_box([s.nin, *s.hidden, s.outputs])
         self.engine: Engine = ENGINES[self.engine_name](self)
         self.grid_side, self.heat_side = self.engine.grid_side, self.engine.heat_side
-        self.health.rebuilt(self.model, self.engine.step_fn, self.engine.health_unavailable)
+        self.health.rebuilt(
+            self.model,
+            self.engine.step_fn,
+            lambda: (self.settings.l2, self.settings.l1),
+            self.engine.health_unavailable,
+        )
         self._layout_graph()
 
     def live(self, settings: Settings) -> None:

@@ -149,7 +149,7 @@ function drawLines(canvas, h) {
     g.beginPath(); g.moveTo(left, Y(y)); g.lineTo(right, Y(y)); g.stroke(); g.restore();
     g.fillStyle = color; g.fillText(label, left + 4, Y(y) - 3);
   };
-  level(h.guide, [6, 4], "#6b7280", "makemore's guide 10^-3 (for his nets: a guide, not the rule)");
+  level(h.guide, [6, 4], "#6b7280", "guide 10^-3 (makemore's; not the rule)");
   level(h.limit, [2, 3], "#c0392b", `diagnosed above 10^${h.limit}`);
   h.weights.forEach((name, m) => {
     g.strokeStyle = LINE_COLORS[m % LINE_COLORS.length]; g.lineWidth = 1.5;
