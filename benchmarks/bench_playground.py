@@ -530,5 +530,11 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     from results import recorded  # writes this script's section of RESULTS.md
 
-    # (the GPT view's run writes a section of its own: the Train view's figures stay)
-    sys.exit(recorded("bench_playground_gpt" if "--gpt" in sys.argv else "bench_playground", main))
+    # (the GPT view's run, and the Health panel's, write sections of their own: the Train
+    # view's figures stay)
+    section = "bench_playground"
+    if "--gpt" in sys.argv:
+        section = "bench_playground_gpt"
+    elif "--health" in sys.argv:
+        section = "bench_playground_health"
+    sys.exit(recorded(section, main))
