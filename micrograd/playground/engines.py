@@ -44,7 +44,6 @@ class Engine:
     name = ""
     title = ""
     batched = False
-    health_unavailable: str | None = None  # why the Health panel cannot read its steps
     step_fn: Any = None  # does `train` run many steps in one call (no Python per step)?
 
     def __init__(self, mlp: MLPRun) -> None:

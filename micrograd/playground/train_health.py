@@ -12,11 +12,11 @@ The statistics are `micrograd.train.health`'s (`Monitor`) and the sentences
 and packs the numbers for the page (static/train-health.js draws them).
 
 Reading a step's health costs more than the step itself on the jit (the moons net's step takes
-1.5 ms, a step read 10 ms: pure Python statistics over the batch), so the tap reads it only while
+1.5 to 4 ms, a step read about four times that: pure Python statistics over the batch), so the tap reads it only while
 the panel is open: on every one of a run's first `EVERY_STEP` steps (diagnose's window: each
 preset's diagnosis shows from its first steps), then at most once a frame period (`period`: the
 view's frame rate), and never more often than keeps the reads within `BUDGET` of the time (a
-read that took 10 ms waits 200 ms for the next): training keeps its speed
+read that took 10 ms waits 333 ms for the next): training keeps its speed
 (benchmarks/bench_playground.py --health compares the panel open and shut).
 
 `PRESETS` are the networks broken on purpose (`train.health_presets.BROKEN`): the moons demo
@@ -39,7 +39,7 @@ from ..train.health_presets import BROKEN
 from .train_settings import Settings
 
 EVERY_STEP = THRESHOLDS["window"]  # a run's first steps are read each: diagnose's whole window
-BUDGET = 0.05  # past them, reading takes at most this share of the time (a read: 6 steps' time)
+BUDGET = 0.03  # past them, reading takes at most this share of the time (a read: 4 steps' time)
 LINE_POINTS = 200  # update:data points kept per matrix (the oldest half thinned when full)
 
 # The presets the Train view offers (the issue's four), in its menu's order.
@@ -107,7 +107,6 @@ class HealthTap:
         self.step_fn: Any = None
         self.preset: str | None = None  # the preset the run is ("Fix it" applies its fix)
         self.fixed = False
-        self.unavailable: str | None = None  # why this engine's steps cannot be read
         self.penalties: Callable[[], tuple[float, float]] = lambda: (0.0, 0.0)
         self._reset()
 
@@ -126,11 +125,10 @@ class HealthTap:
         model: Any,
         step_fn: Any,
         penalties: Callable[[], tuple[float, float]] = lambda: (0.0, 0.0),
-        unavailable: str | None = None,
     ) -> None:
         """A new network (or a new step of it): the health read so far is the old one's.
         `penalties()`: the step's L2 and L1 alphas as they are now (Monitor's alpha, l1)."""
-        self.model, self.step_fn, self.unavailable = model, step_fn, unavailable
+        self.model, self.step_fn = model, step_fn
         self.penalties = penalties
         self._reset()
 
@@ -141,7 +139,7 @@ class HealthTap:
         """Before a step: the monitor to read it with, or None when it is not read."""
         now = time.monotonic()
         due = self.steps < EVERY_STEP or now - self._last >= max(self.period, self._wait)
-        if not self.open or not due or self.unavailable or self.model is None:
+        if not self.open or not due or self.model is None:
             return None
         if self._monitor is None:
             self._monitor = Monitor(self.model)
@@ -185,7 +183,6 @@ class HealthTap:
             "preset": self.preset,
             "fixed": self.fixed,
             "fix": _fix_text(self.preset) if self.preset else None,
-            "unavailable": self.unavailable,
             "guide": -3.0,  # makemore's guide (drawn as a guide: our nets differ)
             "limit": THRESHOLDS["update_data"],  # the line diagnose reads
             "step": None,

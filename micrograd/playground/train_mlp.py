@@ -97,7 +97,6 @@ class MLPKind:
             self.model,
             self.engine.step_fn,
             lambda: (self.settings.l2, self.settings.l1),
-            self.engine.health_unavailable,
         )
         self._layout_graph()
 

@@ -42,12 +42,12 @@ export function healthPart(ui) {
     fix.disabled = !h.preset || h.fixed;
     $("health-fix-text").textContent = h.preset ? (h.fixed ? `fixed: ${h.fix}` : `the fix: ${h.fix}`) : "";
     const note = $("health-note");
-    note.hidden = !h.unavailable && h.step !== null;
-    note.textContent = h.unavailable || "Press Step or Play: the health is read from the run's steps.";
+    note.hidden = h.step !== null;
+    note.textContent = "Press Step or Play: the health is read from the run's steps.";
     $("health-step").textContent = h.step === null ? "" : `(read at step ${h.step})`;
     const list = $("health-diagnoses");
     list.textContent = "";
-    if (h.step !== null && !h.unavailable) {
+    if (h.step !== null) {
       const items = h.diagnoses.length ? h.diagnoses : [{ cause: "healthy", message: "No problem found in the last steps read." }];
       for (const d of items) {
         const li = document.createElement("li");
