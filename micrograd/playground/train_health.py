@@ -12,11 +12,11 @@ The statistics are `micrograd.train.health`'s (`Monitor`) and the sentences
 and packs the numbers for the page (static/train-health.js draws them).
 
 Reading a step's health costs more than the step itself on the jit (the moons net's step takes
-1.5 to 4 ms, a step read about four times that: pure Python statistics over the batch), so the tap reads it only while
-the panel is open: on every one of a run's first `EVERY_STEP` steps (diagnose's window: each
-preset's diagnosis shows from its first steps), then at most once a frame period (`period`: the
-view's frame rate), and never more often than keeps the reads within `BUDGET` of the time (a
-read that took 10 ms waits 333 ms for the next): training keeps its speed
+1 to 4 ms, a step read about four times that: pure Python statistics over the batch), so the
+tap reads it only while the panel is open: on every one of a run's first `EVERY_STEP` steps
+(diagnose's window: each preset's diagnosis shows from its first steps), then at most once a
+frame period (`period`: the view's frame rate), and never more often than keeps the reads within
+`BUDGET` of the time (a read that took 10 ms waits 333 ms for the next): training keeps its speed
 (benchmarks/bench_playground.py --health compares the panel open and shut).
 
 `PRESETS` are the networks broken on purpose (`train.health_presets.BROKEN`): the moons demo
