@@ -25,6 +25,7 @@ them), frames a second sent, the running mean at the end and Pause.
 
     python3 benchmarks/bench_playground.py [--seconds 3] [--eager-seconds 6] [--direct] [--browser]
     python3 benchmarks/bench_playground.py --gpt [--seconds 10]
+    python3 benchmarks/bench_playground.py --health 5 [--seconds 3]   # the Health panel's cost
 """
 
 from __future__ import annotations
@@ -66,6 +67,11 @@ class Direct:
         from micrograd.playground.trainer import Trainer
 
         self.tr = Trainer(Settings.from_dict(settings), use_jit=use_jit)
+        shown = dict(shown)
+        if shown.pop("health", False):  # the Health panel open (train_health.health_action)
+            from micrograd.playground.train_health import health_action
+
+            health_action(self.tr, {"open": True})
         self.tr.view(graph=False, **shown)  # as a page whose graph is out of sight
         self.cursor = FrameCursor(self.tr)
         self.published = threading.Condition()
@@ -371,6 +377,37 @@ def many_tabs(n: int, seconds: float, settings: dict) -> dict:
     return {"fps": fps, "sps": sps}
 
 
+def health_main(seconds: float, rounds: int) -> int:
+    """The Health panel's cost (issue 58: at most 10% of the steps/s): each network on the jit,
+    in-process, played `seconds` with the panel shut and then open, `rounds` times in turn (the
+    machine's other load falls on both alike); the median steps/s of each and their ratio."""
+    print(
+        f"# Health panel open vs shut, in-process, jit, {rounds} rounds of {seconds:g} s each "
+        f"({os.cpu_count()} cores, load {', '.join(f'{x:.2f}' for x in os.getloadavg())})"
+    )
+    print(
+        "| network | steps/s shut | steps/s open | open / shut | frames/s open | KB a frame open |"
+    )
+    print("|---|---|---|---|---|---|")
+    for name, settings, _ in SIZES[1:4]:
+        got: dict[bool, list[dict]] = {False: [], True: []}
+        for _ in range(rounds):
+            for health in (False, True):
+                run = Direct(True, settings, {"health": health})
+                try:
+                    got[health].append(watch(run, seconds))
+                finally:
+                    run.close()
+        med = lambda rs, k: sorted(r[k] for r in rs)[len(rs) // 2]  # noqa: E731
+        shut, open_ = med(got[False], "steps/s"), med(got[True], "steps/s")
+        print(
+            f"| {name} | {shut:,.0f} | {open_:,.0f} | {open_ / shut:.0%} | "
+            f"{med(got[True], 'frames/s'):.1f} | {med(got[True], 'KB/frame'):.1f} |",
+            flush=True,
+        )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seconds", type=float, default=3.0, help="how long each jit run plays")
@@ -390,7 +427,20 @@ def main(argv: list[str] | None = None) -> int:
         "(frames/s and steps/s per tab)",
     )
     p.add_argument("--gpt", action="store_true", help="instead: the GPT view (its own section)")
+    p.add_argument(
+        "--health",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="instead: steps/s with the Health panel open against shut, ROUNDS times each",
+    )
     args = p.parse_args(argv)
+    if args.health:
+        try:
+            return health_main(args.seconds, args.health)
+        except KeyboardInterrupt:
+            print("bench_playground: stopped (Ctrl-C)", file=sys.stderr)
+            return 130
     if args.gpt:
         try:
             return gpt_main(args.seconds)
@@ -480,5 +530,11 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     from results import recorded  # writes this script's section of RESULTS.md
 
-    # (the GPT view's run writes a section of its own: the Train view's figures stay)
-    sys.exit(recorded("bench_playground_gpt" if "--gpt" in sys.argv else "bench_playground", main))
+    # (the GPT view's run, and the Health panel's, write sections of their own: the Train
+    # view's figures stay)
+    section = "bench_playground"
+    if "--gpt" in sys.argv:
+        section = "bench_playground_gpt"
+    elif "--health" in sys.argv:
+        section = "bench_playground_health"
+    sys.exit(recorded(section, main))

@@ -663,3 +663,41 @@ def test_the_page_restores_pythons_saved_start_or_starts_afresh(
         assert bool(fetched) == (memory == "saved"), v.requests  # ("broken": its own route)
     finally:
         v.close()
+
+
+def test_the_health_panel_on_the_site(visit: Visit, screenshot: Any) -> None:
+    """The Train view's Health panel on the site (the steps in JavaScript, the read steps again
+    in Python: engines.JavaScriptEngine._read_step): a preset diagnosed by its cause, "Fix it"
+    healthy."""
+    page = visit.open("train.html")
+    visit.ready()
+    assert page.evaluate("() => window.trainView.meta().engine") == "javascript"
+    page.get_by_label("Show the network's health").check()
+    page.wait_for_function("() => window.trainView.frame().health", timeout=START_MS)
+    page.get_by_label("Break it:").select_option(label="No zero_grad")
+    page.wait_for_function(
+        "() => (window.trainView.frame().health || {}).preset === 'no_zero_grad' && "
+        "window.trainView.frame().step === 0",
+        timeout=START_MS,
+    )
+    for k in range(1, 6):
+        page.get_by_role("button", name="Step", exact=True).click()
+        page.wait_for_function(f"() => window.trainView.frame().step === {k}", timeout=START_MS)
+    item = page.locator("#health-diagnoses li[data-cause=zero_grad]")
+    item.wait_for(timeout=20_000)
+    assert "zero_grad" in item.text_content()
+    page.locator("#health-panel").scroll_into_view_if_needed()
+    screenshot(page, "site-train-health-no-zero-grad")
+    page.get_by_role("button", name="Fix it").click()
+    page.wait_for_function(
+        "() => window.trainView.frame().health.fixed && window.trainView.frame().step === 0",
+        timeout=START_MS,
+    )
+    page.get_by_role("button", name="Play").click()
+    page.wait_for_function(
+        "() => (window.trainView.frame().health || {}).step > 30", timeout=START_MS
+    )
+    page.get_by_role("button", name="Pause").click()
+    page.locator("#health-diagnoses li.healthy").wait_for(timeout=20_000)
+    page.locator("#health-panel").scroll_into_view_if_needed()
+    screenshot(page, "site-train-health-fixed")

@@ -102,6 +102,11 @@ class Jitted:
             return None
         return arrays[0][rows, :B].copy(), arrays[1][rows, :B].copy()
 
+    def forget(self) -> None:
+        """Drop the compiled programs: the next call traces fn again (and asks `keep` again)."""
+        self._programs.clear()
+        self._last = None
+
     def outputs(self, *arrays: ndarray) -> ndarray:
         """fn's value for each sample, as a (B,) array; forward only (no gradients, no Value)."""
         arrays, B = self._validate(arrays)

@@ -31,6 +31,7 @@ from typing import Any
 from ..losses import LOSSES, predict, predict_rows
 from . import train_frames
 from .train_frames import TARGET_RANGE, layer_outputs
+from .train_health import recording
 from .train_kinds import MLPRun
 from .train_settings import EAGER_FRAME_SECONDS, EAGER_GRID, GRID, numpy_available
 
@@ -130,9 +131,14 @@ class EagerEngine(Engine):
         mlp = self.mlp
         Xb = mlp.inputs if idx is None else [mlp.inputs[i] for i in idx]
         T = mlp.T if idx is None else [mlp.T[i] for i in idx]
-        total, _ = self.step_fn(Xb, T)
+        mon = mlp.health.begin()  # the Health panel reads this step (train_health.py), or not
+        with recording(mon):
+            total, _ = self.step_fn(Xb, T)
         acc = None if mlp.settings.regression else self._accuracy(mlp.train_idx)
+        if mon is not None:
+            mon.read_grads()
         mlp.opt.step()
+        mlp.health.end(mon)
         return total, acc
 
     def _accuracy(self, idx: Sequence[int]) -> float:
@@ -186,10 +192,15 @@ class NumpyEngine(Engine):
         mlp, np = self.mlp, self.np
         Xb = self.X if idx is None else self.X[idx]
         T = mlp.T if idx is None else [mlp.T[i] for i in idx]
-        with np.errstate(all="ignore"):  # a diverging run is caught by value
+        mon = mlp.health.begin()  # the Health panel reads this step (train_health.py), or not
+        with np.errstate(all="ignore"), recording(mon):  # a diverging run is caught by value
             total, _ = self.step_fn(Xb, T)
             acc = self._accuracy(mlp.train_idx)
+        if mon is not None:
+            with np.errstate(all="ignore"):
+                mon.read_grads()
         mlp.opt.step()
+        mlp.health.end(mon)
         return total, acc
 
     def _accuracy(self, idx: Sequence[int]) -> float | None:
@@ -350,6 +361,9 @@ class JavaScriptEngine(Engine):
     def train(
         self, seconds: float, batches: Callable[[], Any], playing: Callable[[], bool]
     ) -> Results:
+        mon = self.mlp.health.begin()  # the Health panel reads this step: one, read in Python
+        if mon is not None:
+            return [self._read_step(mon, batches() if not self.mlp.full_batch() else None)]
         n = max(1, min(100_000, int(self.rate * seconds * 1.5) + 1))
         drawn = None
         if not self.mlp.full_batch():
@@ -361,7 +375,31 @@ class JavaScriptEngine(Engine):
             self.rate = 0.5 * self.rate + 0.5 * len(out) / took
         if drawn is not None:
             self.mlp.put_back(drawn[len(out) :])
+        self.mlp.health.skipped(len(out))
         return out
+
+    def _read_step(self, mon: Any, idx: Sequence[int] | None) -> tuple[float, float | None]:
+        """One step the Health panel reads (train_health.py): the step is the engine's own, in
+        JavaScript; its forward and backward again in Python on the same weights, eagerly, for
+        the layers' outputs and grads (onto the grads JavaScript holds when they are not
+        zeroed, as its step adds to them), and the weights read back after, for the update."""
+        from ..train import Step
+
+        mlp, s = self.mlp, self.mlp.settings
+        self.sync()  # the weights before the step, and the grads as the last step left them
+        if s.zero_grad:
+            for p in mlp.params:
+                p.grad = 0.0
+        Xb = mlp.inputs if idx is None else [mlp.inputs[i] for i in idx]
+        T = mlp.T if idx is None else [mlp.T[i] for i in idx]
+        step = Step(mlp.model, s.loss, s.l2, l1=s.l1, zero_grad=False, score=False)
+        with recording(mon):
+            step(Xb, T)
+        mon.read_grads()
+        out = self._run(1, 0.0, None if idx is None else [list(idx)])
+        self.sync()  # the weights after it
+        mlp.health.end(mon)
+        return out[0]
 
     def _run(self, steps: int, seconds: float, batches: list | None) -> Results:
         got = self.call("train", {"steps": steps, "seconds": seconds, "batches": batches})

@@ -89,6 +89,7 @@ class MLPRun(Protocol):
     pick: int
     shown: Shown
     config_id: int
+    health: Any  # train_health.HealthTap
     graph_nodes: list
     graph_layout: dict[str, Any]
     graph_kept: tuple | None

@@ -21,11 +21,13 @@ from dataclasses import replace
 
 from .. import data, io, optim
 from ..nn import MLP
+from ..train.health_presets import apply_init
 from . import train_frames
 from .engines import ENGINES, Engine, Results
 from .train_data import extent, featurize, make_data, split
 from .train_frames import KEEP, Frame, neuron_box
 from .train_graph import layout, point_graph
+from .train_health import HealthTap
 from .train_kinds import Shown
 from .train_settings import (
     LABELS,
@@ -55,6 +57,8 @@ class MLPKind:
         self.shown = Shown()
         # the point's graph's last numbers: (made at, seconds it took, for what, the numbers)
         self.graph_kept: tuple | None = None
+        self.health = HealthTap()  # the Health panel's reads (train_health.py)
+        self.init: dict = {}  # a Health preset's init (health_presets.apply_init's arguments)
         self.rebuild(settings)
 
     # ---- the model-kind interface (train_kinds.ModelKind)
@@ -72,6 +76,8 @@ class MLPKind:
             random.seed(s.seed)
             try:
                 self.model = MLP(s.nin, [*s.hidden, s.outputs], activation=s.activation)
+                if self.init:  # (Kaiming's init draws from the same seeded random)
+                    apply_init(self.model, **self.init)
             finally:
                 random.setstate(state)
         self.params = self.model.parameters()
@@ -87,6 +93,11 @@ class MLPKind:
         self.box = neuron_box([s.nin, *s.hidden, s.outputs])
         self.engine: Engine = ENGINES[self.engine_name](self)
         self.grid_side, self.heat_side = self.engine.grid_side, self.engine.heat_side
+        self.health.rebuilt(
+            self.model,
+            self.engine.step_fn,
+            lambda: (self.settings.l2, self.settings.l1),
+        )
         self._layout_graph()
 
     def live(self, settings: Settings) -> None:
@@ -103,13 +114,14 @@ class MLPKind:
         return self.engine.weights_finite()
 
     def frame_seconds(self, fps: float) -> float:
-        return self.engine.frame_seconds(fps)
+        seconds = self.health.period = self.engine.frame_seconds(fps)  # health: read as often
+        return seconds
 
     def meta(self) -> Frame:
         return train_frames.meta(self)
 
     def frame(self, playing: bool) -> Frame:
-        return train_frames.frame(self, playing)
+        return {**train_frames.frame(self, playing), "health": self.health.frame()}
 
     def model_json(self) -> str:
         """The model as `micrograd.io.save` writes it (so `micrograd.io.load` reads it back)."""

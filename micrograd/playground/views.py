@@ -47,6 +47,7 @@ from .limits import numbers_fit
 from .predict import PredictActions
 from .run_view import RunView
 from .train_frames import KEEP, read
+from .train_health import health_action, presets_menu
 from .train_point import point_payload, point_root, zero_loss
 from .train_settings import Settings, options
 from .trainer import Trainer
@@ -288,6 +289,7 @@ class TrainView(RunView):
         "model",
         "frames",
         "point",
+        "health",
     )
     VIEW_KEYS = ("grads", "graph", "neuron", "read")
     CONTROLS = (*RunView.CONTROLS, "speed")
@@ -307,7 +309,7 @@ class TrainView(RunView):
         return {"meta": tr.meta(), "frame": tr.latest()}
 
     def options(self, body: dict[str, Any]) -> dict[str, Any]:
-        return options()
+        return {**options(), "health_presets": presets_menu()}
 
     def state(self, body: dict[str, Any]) -> dict[str, Any]:
         return self._answer()
@@ -374,6 +376,13 @@ class TrainView(RunView):
         tr = self.trainer
         _checked(lambda: tr.view(**{k: body.get(k, KEEP) for k in self.VIEW_KEYS}))
         return {"read": read(tr.mlp, tr.mlp.shown.read)}
+
+    def health(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The Health panel: ``{"open": bool}``, ``{"preset": name}`` (a network broken on
+        purpose, from step 0) or ``{"fix": true}`` (train_health.health_action)."""
+        tr = self.trainer
+        _checked(lambda: health_action(tr, body))
+        return self._answer()
 
     def point(self, body: dict[str, Any]) -> dict[str, Any]:
         """The chosen point as the explorer's `point` action takes it (JSON: it may travel

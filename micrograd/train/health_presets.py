@@ -48,10 +48,21 @@ def build_moons(
     `init_scale` (or, with `kaiming`, redrawn from N(0, (gain / √fan_in)²)) and its hidden
     biases set to `bias`."""
     from ..nn import MLP
-    from .health import KAIMING_GAIN
 
     random.seed(seed)
     model = MLP(2, [16, 16, 1], activation=activation)
+    apply_init(model, init_scale, bias, kaiming)
+    return model
+
+
+def apply_init(
+    model: Any, init_scale: float = 1.0, bias: float = 0.0, kaiming: bool = False
+) -> None:
+    """`build_moons`'s changes to an MLP as built: its weights times `init_scale` (or, with
+    `kaiming`, redrawn from N(0, (gain / √fan_in)²) with the global `random`, as seeded) and its
+    hidden layers' biases set to `bias`. (The Train view's Health presets use it too.)"""
+    from .health import KAIMING_GAIN
+
     for layer in model.layers:
         for n in layer.neurons:
             if kaiming:
@@ -64,7 +75,6 @@ def build_moons(
     for layer in model.layers[:-1]:
         for n in layer.neurons:
             n.b.data = bias
-    return model
 
 
 def run_moons(steps: int = 100, lr: float = 1.0, zero_grad: bool = True, **build: Any) -> Any:

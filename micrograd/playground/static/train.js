@@ -15,11 +15,12 @@
 // train-controls.js (settings, controls, wiring; train-downloads.js, the downloads),
 // train-plot.js (the big plot, the curves), train-net.js (the network's picture),
 // train-weights.js (reading and setting a link), train-graph.js (the chosen point's graph);
-// train-heat.js draws the pictures they show.
+// train-health.js (the Health panel); train-heat.js draws the pictures they show.
 
 import { fmt, setDisabled, showErrorIn } from "./common.js";
 import { controlsPart } from "./train-controls.js";
 import { graphPart } from "./train-graph.js";
+import { healthPart } from "./train-health.js";
 import { netPart } from "./train-net.js";
 import { plotPart } from "./train-plot.js";
 import { transportPart } from "./train-transport.js";
@@ -36,7 +37,7 @@ export function mountTrain(root, transport, opts = {}) {
     steps: [], losses: [], highs: [], accs: [], tests: [], source: null,
   };
   const ui = { root, transport, opts, $, showError, showIn, host, view, setFrame };
-  for (const part of [transportPart, controlsPart, plotPart, netPart, weightsPart, graphPart]) {
+  for (const part of [transportPart, controlsPart, plotPart, netPart, weightsPart, graphPart, healthPart]) {
     const offered = part(ui);
     for (const name of Object.keys(offered)) {
       if (name in ui) throw new Error(`train view: two parts offer ${name}`);
@@ -127,6 +128,7 @@ export function mountTrain(root, transport, opts = {}) {
     ui.drawCurves();
     ui.drawNet();
     ui.drawGraphNumbers();
+    ui.drawHealth();
     view.drawMs = (view.drawMs || 0) + performance.now() - start;
     view.drawn = (view.drawn || 0) + 1;
     $("step-count").dataset.drawn = view.drawn; // frames drawn, where a test or benchmark reads it
