@@ -34,7 +34,11 @@ def shell() -> Any:
     """IPython's shell, emptied (the one `micrograd.check` shows its lines in)."""
     from IPython.core.interactiveshell import InteractiveShell
 
-    sh = InteractiveShell.instance()
+    from traitlets.config import Config
+
+    config = Config()  # no history file: its saving thread would outlive the test
+    config.HistoryManager.hist_file = ":memory:"
+    sh = InteractiveShell.instance(config=config)
     sh.reset(new_session=False)
     from micrograd.check.notebook import show_plainly
 

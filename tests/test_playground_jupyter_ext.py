@@ -46,10 +46,16 @@ def routes(app: Any) -> list[str]:
 
 @pytest.fixture(autouse=True)
 def _fresh_singleton(tmp_path, monkeypatch) -> Any:
+    import signal
+
     monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
     monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "data"))
+    # a ServerApp initialised in this process takes SIGTERM and SIGUSR1 for itself: given back
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGUSR1)}
     yield
     serverapp.ServerApp.clear_instance()
+    for sig, handler in handlers.items():
+        signal.signal(sig, handler)
 
 
 def test_the_extension_moves_no_route_and_adds_none(tmp_path) -> None:

@@ -61,8 +61,8 @@ def test_an_unmarked_test_that_starts_sandboxed_work_fails_naming_its_marker(tmp
             def start():
                 try:
                     subprocess.Popen(["bwrap", "--version"], stdout=subprocess.DEVNULL).wait()
-                except FileNotFoundError:
-                    pass  # no bubblewrap here: the guard let it through, which is the point
+                except OSError:  # no bubblewrap here (or one that cannot run)
+                    pass  # the guard let it through, which is the point
 
             def test_unmarked():
                 start()
