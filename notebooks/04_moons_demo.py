@@ -163,7 +163,10 @@ def check_parts():
         want = max(0.0, 1 - yi*s)
         slope = -yi if 1 - yi*s > 0 else 0.0
         if not isinstance(out, Value):
-            problems.append(f'hinge({yi}, Value({s})) returned {out!r}, not a Value')
+            problems.append(f'hinge({yi}, Value({s})) returned {out!r}, not a Value'
+                            + (': max(0, x) can pick the plain 0, which no gradient '
+                               'reaches; .relu() is max(0, x) as an op of the graph'
+                               if isinstance(out, (int, float)) else ''))
             continue
         out.backward()
         if abs(out.data - want) > 1e-12:

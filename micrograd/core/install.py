@@ -52,6 +52,8 @@ def _ours_installed() -> bool:
 def mixed() -> tuple[str, str] | None:
     """None, or (what, the one line saying it and its repair): what is "his" (his files over
     ours), "ours" (ours over his) or "gone" (his uninstalled after a mix, with files of ours)."""
+    if os.path.basename(SITE) not in ("site-packages", "dist-packages"):
+        return None  # a clone (or an editable install of one): nothing listed, never mixed
     if not _ours_installed():
         return None
     init = os.path.join(PACKAGE, "__init__.py")

@@ -47,6 +47,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.registry import OPS
+
 SATURATED = 0.97  # makemore's |tanh| threshold: tanh' = 1 - 0.97² ≈ 0.06
 BINS = 40  # histogram bins
 KAIMING_GAIN = {"tanh": 5 / 3, "relu": math.sqrt(2), "linear": 1.0, "sigmoid": 1.0}
@@ -181,10 +183,12 @@ def weight_health(
 
 # The derivative of an activation from its output alone (what a recording keeps), for the
 # fresh-gradient check of the biases; None where the output does not tell (abs, softplus).
+# tanh's and sigmoid's are the engine's own rules (engine.py, read from the op registry), which
+# read the output alone: the input they are handed (NaN) is never used.
 _SLOPE_FROM_OUTPUT = {
     "relu": lambda t: 1.0 if t > 0 else 0.0,
-    "tanh": lambda t: 1.0 - t * t,
-    "sigmoid": lambda t: t * (1.0 - t),
+    "tanh": lambda t: OPS["tanh"].on_floats(t, math.nan)[0],
+    "sigmoid": lambda t: OPS["sigmoid"].on_floats(t, math.nan)[0],
     "linear": lambda t: 1.0,
 }
 
