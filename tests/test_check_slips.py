@@ -33,7 +33,6 @@ def _cell(name: str, key: str, kind: str) -> str:
 def shell() -> Any:
     """IPython's shell, emptied (the one `micrograd.check` shows its lines in)."""
     from IPython.core.interactiveshell import InteractiveShell
-
     from traitlets.config import Config
 
     config = Config()  # no history file: its saving thread would outlive the test
