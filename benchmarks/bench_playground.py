@@ -532,9 +532,13 @@ if __name__ == "__main__":
 
     # (the GPT view's run, and the Health panel's, write sections of their own: the Train
     # view's figures stay)
-    section = "bench_playground"
-    if "--gpt" in sys.argv:
-        section = "bench_playground_gpt"
-    elif "--health" in sys.argv:
-        section = "bench_playground_health"
-    sys.exit(recorded(section, main))
+    sys.exit(
+        recorded(
+            "bench_playground_gpt"
+            if "--gpt" in sys.argv
+            else "bench_playground_health"
+            if "--health" in sys.argv
+            else "bench_playground",
+            main,
+        )
+    )

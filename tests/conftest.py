@@ -140,9 +140,10 @@ def _tier_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
 # ------------------------------------------------------------------ nothing left behind
 
 # Threads a library starts once for the whole process, on first use, and keeps by design: tqdm's
-# monitor (a class name); an event loop's default executor's workers ("asyncio_0": Playwright's
-# loop, the module's browser's, starts one on first need; they end when their loop is closed).
-PROCESS_THREADS = ("TMonitor",)
+# monitor and IPython's history saver (its shell is the process's one instance: class names); an
+# event loop's default executor's workers ("asyncio_0": Playwright's loop, the module's
+# browser's, starts one on first need; they end when their loop is closed).
+PROCESS_THREADS = ("TMonitor", "HistorySavingThread")
 LOOP_THREADS = "asyncio_"
 # Playgrounds a module- or session-wide fixture serves (`fixture_owns`): their training thread
 # and their request threads (a proxy keeps its connection open) are the fixture's, not a test's.

@@ -107,9 +107,14 @@ def recorded_sections() -> dict[str, str]:
     for path in sorted(BENCH.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "recorded":
-                name = node.args[0]  # a name, or `"a_gpt" if "--gpt" in sys.argv else "a"`
-                for each in [name.body, name.orelse] if isinstance(name, ast.IfExp) else [name]:
-                    found[each.value] = path.name
+                # a name, or `"a_gpt" if "--gpt" in sys.argv else "a"` (chained: any depth)
+                todo = [node.args[0]]
+                while todo:
+                    each = todo.pop()
+                    if isinstance(each, ast.IfExp):
+                        todo += [each.body, each.orelse]
+                    else:
+                        found[each.value] = path.name
     return found
 
 

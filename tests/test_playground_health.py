@@ -110,7 +110,8 @@ def test_past_the_first_steps_health_is_read_once_a_frame_period(monkeypatch):
     assert [k for k, _ in tap.lines] == list(range(EVERY_STEP))  # each of the first steps
     clock = [1000.0]
     monkeypatch.setattr("micrograd.playground.train_health.time.monotonic", lambda: clock[0])
-    tap.period, tap._wait, tap._last = 0.05, 0.0, -math.inf  # (the clock's times from here)
+    tap.period = 0.05
+    tap.restart_clock()  # (the clock's times from here)
     v.control({"action": "step", "steps": 30})  # no time passes: read once, then not again
     assert [k for k, _ in tap.lines][EVERY_STEP:] == [EVERY_STEP]
     clock[0] += 0.06
@@ -131,7 +132,8 @@ def test_a_costly_read_waits_longer_than_a_frame(monkeypatch):
         return clock[0]
 
     monkeypatch.setattr("micrograd.playground.train_health.time.monotonic", monotonic)
-    tap.period, tap._wait, tap._last = 0.05, 0.0, -math.inf
+    tap.period = 0.05
+    tap.restart_clock()
     v.control({"action": "step", "steps": 100})  # 100 steps, 5 ms of clock each when not read
     read = [k for k, _ in tap.lines][EVERY_STEP:]
     gaps = {b - a for a, b in zip(read, read[1:])}

@@ -116,9 +116,13 @@ class HealthTap:
         self.lines: list[tuple[int, list[float | None]]] = []  # (step, update:data per matrix)
         self._monitor: Monitor | None = None
         self._attached = False
+        self.restart_clock()
+        self._reading = False  # begin() gave a monitor: end() reads the update
+
+    def restart_clock(self) -> None:
+        """Forget when the last step was read and what it cost: the next step is read."""
         self._last = -math.inf  # when the last step was read (time.monotonic)
         self._wait = 0.0  # seconds the next read waits, by the last one's cost (BUDGET)
-        self._reading = False  # begin() gave a monitor: end() reads the update
 
     def rebuilt(
         self,
