@@ -54,7 +54,8 @@ def test_a_flood_of_prints_is_counted_not_kept():
             print("y" * 1_000_000)
             return super().__add__(other)
 
-    report = check(Chatty, time_limit=1.0)
+    # (its point is what is kept of the prints, not the time: a limit no loaded machine meets)
+    report = check(Chatty, time_limit=60.0)
     assert report.ok, report.problems
     note = next(n for n in report.notes if n.startswith("your code printed"))
     assert "'adding " in note
