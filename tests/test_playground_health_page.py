@@ -14,7 +14,10 @@ def open_health(page, playground):
     page.wait_for_function("() => window.trainView && window.trainView.frame()")
     page.get_by_label("Show the network's health").check()
     page.wait_for_function("() => window.trainView.frame().health")
-    assert "Press Step or Play" in page.locator("#health-note").text_content()
+    # (the panel is drawn at the page's next frame, after the frame with the health came)
+    page.wait_for_function(
+        "() => document.querySelector('#health-note').textContent.includes('Press Step or Play')"
+    )
 
 
 def steps(page, n):
