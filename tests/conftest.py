@@ -410,7 +410,13 @@ def _shared_names() -> tuple[pathlib.Path | None, str]:
     from micrograd.data import NAMES_ENV, NAMES_SHA256
 
     root = pathlib.Path(__file__).resolve().parent.parent
-    file = pathlib.Path(os.environ.get(NAMES_ENV) or root.parent / "shared/data/names.txt")
+    # pytest-xdist's workers start after this module ran in the controller, which took
+    # MICROGRAD_NAMES_FILE away: they read the path it found from _SHARED_ENV
+    file = pathlib.Path(
+        os.environ.get(_SHARED_ENV)
+        or os.environ.get(NAMES_ENV)
+        or root.parent / "shared/data/names.txt"
+    )
     if not file.is_file():
         return None, f"makemore's names.txt is not at {file} (set {NAMES_ENV} to a copy)"
     import hashlib
@@ -431,7 +437,10 @@ def _hermetic_names() -> None:
     os.environ["MICROGRAD_NAMES_URL"] = "http://127.0.0.1:9/names.txt"
 
 
+_SHARED_ENV = "MICROGRAD_TEST_SHARED_NAMES"
 SHARED_NAMES, _NO_NAMES = _shared_names()
+if SHARED_NAMES is not None:
+    os.environ[_SHARED_ENV] = str(SHARED_NAMES)
 _hermetic_names()
 
 
