@@ -55,6 +55,13 @@ COLLECT = """async () => {
     await future.done;
     return said;
 }"""
+# How the red line of cell i wraps
+WRAPS = """(i) => {
+    const cell = window.jupyterapp.shell.currentWidget.content.widgets[i];
+    const lines = cell.node.querySelectorAll('.jp-OutputArea-output pre');
+    const shown = getComputedStyle(lines[lines.length - 1]);
+    return {wordBreak: shown.wordBreak, overflowWrap: shown.overflowWrap};
+}"""
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -119,6 +126,9 @@ class Walk:
         """The exercise's check: ✗ `says`, its last line."""
         said = self.run(self.index("checks", key))
         assert said and said[-1].startswith("✗ ") and says in said[-1], said
+        # its line wraps between words, not inside them (JupyterLab's outputs break anywhere)
+        wraps = self.page.evaluate(WRAPS, self.index("checks", key))
+        assert wraps == {"wordBreak": "normal", "overflowWrap": "anywhere"}, wraps
 
     def passes(self, key: str, says: str) -> None:
         """The exercise's check: no ✗, and the ✓ line `says` last."""
@@ -127,6 +137,11 @@ class Walk:
         assert said and said[-1] == f"✓ {says}", said
 
     def screenshot(self, width: int, step: str) -> None:
+        """The page, the cell just run (a check) and its output at its bottom."""
+        self.page.evaluate(
+            "() => window.jupyterapp.shell.currentWidget.content.activeCell.node"
+            ".scrollIntoView({block: 'end'})"
+        )
         self.shot(self.page, f"course-walk-{self.name[:2]}-{width}-{step}")
 
     def phone(self) -> None:

@@ -9,15 +9,16 @@ saves the memory, gzipped.
 
 Two things a saved memory cannot carry, and how they are carried:
 
-- the files: the memory holds Python's objects, not the file system, so the build also saves
-  every file of site-packages in one archive of its own (a 4-byte little-endian length, a JSON
-  index of that length, ``[path under site-packages, size]`` a file, then the files' bytes in
-  order; gzipped), which kernel.js writes back where it was before the kernel goes on (in a
-  tenth of the time Pyodide's `loadPackage` takes to unpack the 25 wheels again). The build
-  unpacks the wheels into site-packages, never the working directory (`unpackArchive`'s
-  default): a package imported at build time keeps the ``__path__`` it was imported from, and a
-  ``micrograd`` imported from ``/home/pyodide`` would look for ``micrograd.viz.plot`` there after
-  the restore and fail with ModuleNotFoundError, its files present in site-packages;
+- the files: the memory holds Python's objects, not the file system, so the build also saves every
+  file of site-packages in one archive of its own (a 4-byte little-endian length, a JSON index of
+  that length, ``[path under site-packages, size]`` a file, then the files' bytes in order;
+  gzipped; the files the course never reads, `UNREAD`, left out), which kernel.js writes back
+  where it was before the kernel goes on (in a tenth of the time Pyodide's `loadPackage` takes to
+  unpack the 25 wheels again). The build unpacks the wheels into site-packages, never the working
+  directory (`unpackArchive`'s default): a package imported at build time keeps the ``__path__``
+  it was imported from, and a ``micrograd`` imported from ``/home/pyodide`` would look for
+  ``micrograd.viz.plot`` there after the restore and fail with ModuleNotFoundError, its files
+  present in site-packages;
 - nothing open: a file descriptor in the saved memory means nothing after the restore, and the
   collector closing its file there printed ``Exception ignored while calling deallocator
   <function ZipFile.__del__ …> OSError: [Errno 8] Bad file descriptor`` in every fresh kernel
@@ -35,12 +36,30 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
+import struct
 from collections.abc import Callable
 
 from .static_site import node_snapshot
 
 # What the kernel's worker imports as it starts, and each notebook's set-up line
 KERNEL_IMPORTS = ("piplite.piplite", "pyodide_kernel", "micrograd.check")
+# Files of site-packages that the restored kernel never reads, left out of its archive (issue 55:
+# 1.8 MB of the 4.5 a first visit fetched; the wheels keep them, for a kernel started afresh):
+# jedi's stubs of Django and of the packages the app has not (its completions of the standard
+# library, of six and typing_extensions are kept: jedi lists typeshed/third_party, which must
+# be there), Pygments' lexers of other languages than Python (IPython colours Python with it),
+# IPython's terminal and what only it imports (prompt_toolkit, wcwidth: the kernel's shell is
+# IPython's InteractiveShell, in the browser), and what a wheel installs beside its package:
+# JupyterLab's and Notebook's front ends (the app has its own, in extensions/), a man page.
+UNREAD = re.compile(
+    r"IPython/terminal/|prompt_toolkit/|wcwidth/"
+    r"|jedi/third_party/django-stubs/"
+    r"|jedi/third_party/typeshed/third_party/(?!3/six/|2and3/typing_extensions\.pyi$)"
+    r"|pygments/lexers/(?!(?:__init__|_mapping|python)\.py$)"
+    r"|[^/]+-[^/]+\.data/"
+    r"|anywidget/(?:labextension|nbextension)/"
+)
 # Run just before the memory is saved: what the imports left open, closed
 CLOSE = """
 def _close():
@@ -117,4 +136,27 @@ def kernel_memory(
     if saved is None:
         return None
     memory, files = saved
-    return gzip.compress(memory, 6, mtime=0), gzip.compress(files, 6, mtime=0)
+    # level 9: 0.2 MB less than 6 for every first visit, a few seconds more for the build
+    return gzip.compress(memory, 9, mtime=0), gzip.compress(read_only(files), 9, mtime=0)
+
+
+def archive_index(files: bytes) -> list[tuple[str, int]]:
+    """The ``[path, size]`` index of site-packages' archive (`_SCRIPT`'s format)."""
+    (length,) = struct.unpack_from("<I", files)
+    return [(path, size) for path, size in json.loads(files[4 : 4 + length])]
+
+
+def read_only(files: bytes) -> bytes:
+    """Site-packages' archive without the files UNREAD matches."""
+    (length,) = struct.unpack_from("<I", files)
+    at = 4 + length
+    index, parts = [], []
+    for path, size in archive_index(files):
+        if not UNREAD.match(path):
+            index.append([path, size])
+            parts.append(files[at : at + size])
+        at += size
+    if at != len(files):
+        raise ValueError(f"site-packages' archive: {len(files) - at} bytes past its index")
+    head = json.dumps(index).encode()
+    return struct.pack("<I", len(head)) + head + b"".join(parts)
