@@ -16,6 +16,7 @@ compressed, ``.gz``, wheels, fonts, images, as they are).
 
     python benchmarks/bench_course.py              # builds the site into a temporary folder
     python benchmarks/bench_course.py --runs 5 --site public    # an existing build
+    python benchmarks/bench_course.py --runs 1 --site public --files   # and every file fetched
 
 Medians of --runs; the load average (``uptime``) is printed with them, since the machine this
 runs on is often shared.
