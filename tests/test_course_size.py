@@ -68,16 +68,20 @@ def test_the_kernels_archive_leaves_out_only_what_the_course_never_reads(
                 i.file_size for i in z.infolist() if course_memory.UNREAD.match(i.filename)
             )
     assert left_out > 5e6, left_out  # (of about 18 MB)
-    # and what is read is there: Python's lexer, the stdlib's stubs, six's, micrograd's files
+    # and what is read is there: the stdlib's stubs and six's, parso's grammar, micrograd's
+    # files, every one (a traceback goes through them), the widgets' Python
     for kept in (
-        "pygments/lexers/python.py",
-        "pygments/lexers/_mapping.py",
         "jedi/third_party/typeshed/stdlib/2and3/math.pyi",
         "jedi/third_party/typeshed/third_party/3/six/__init__.pyi",
-        "micrograd/datasets/names.txt",
+        "parso/python/grammar313.txt",
         "anywidget/__init__.py",
+        "ipywidgets/__init__.py",
     ):
         assert kept in files, kept
+    (mg,) = wheels.glob("micrograd_plus-*.whl")
+    with zipfile.ZipFile(mg) as z:
+        ours = {n for n in z.namelist() if n.startswith("micrograd/") and not n.endswith("/")}
+    assert ours and ours <= files.keys(), sorted(ours - files.keys())[:5]
 
 
 RESTORED = """
@@ -89,7 +93,16 @@ const py = await loadPyodide({
 });
 py.globals.set("imports", imports);
 console.log(py.runPython(`
-import importlib, json
+import importlib, json, sys
+# the sources of the modules the memory holds (imported at build time) are left out, but
+# micrograd's: looked at before anything else is imported
+import os, micrograd
+root = os.path.dirname(os.path.dirname(micrograd.__file__)) + "/"
+left = {}
+for m in list(sys.modules.values()):
+    f = getattr(m, "__file__", None)
+    if isinstance(f, str) and f.startswith(root):
+        left[f[len(root):]] = os.path.exists(f)
 failed = []
 for name in imports.split(","):
     try:
@@ -107,8 +120,13 @@ coloured = highlight("x = 1", get_lexer_by_name("python"), HtmlFormatter())
 shell.run_cell("import math")
 completed = kernel.complete("math.sq", None)["matches"]
 import jedi  # (the completion above is jedi's: the kernel's Completer.use_jedi)
+shell.run_cell("from micrograd.engine import Value")
+on_value = kernel.complete("Value(2.0).backw", None)["matches"]  # (micrograd's source kept)
+shell.run_cell("import traitlets\\\\ntraitlets.Int().validate(None, 'x')")  # (its source kept)
+through = shell._last_traceback["traceback"]
 json.dumps({"failed": failed, "traceback": "\\\\n".join(shown), "coloured": coloured,
-            "completed": completed, "jedi": shell.Completer.use_jedi})
+            "completed": completed, "jedi": shell.Completer.use_jedi, "on_value": on_value,
+            "through": "\\\\n".join(through), "left": left})
 `));
 """
 
@@ -139,6 +157,17 @@ def test_the_restored_kernel_still_runs_what_the_course_needs(
     assert '<span class="mi">1</span>' in seen["coloured"], seen["coloured"]
     assert seen["completed"] == ["sqrt"], seen["completed"]
     assert seen["jedi"] is True
+    assert seen["on_value"] == ["backward"], seen["on_value"]
+    # a traceback through the widgets' traitlets keeps its lines
+    through = re.sub(r"\x1b\[[0-9;]*m", "", seen["through"])
+    assert "TraitError" in through and "raise TraitError(value" in through, through
+    left = seen["left"]
+    assert left["micrograd/check/notebook.py"] and left["traitlets/traitlets.py"], left
+    assert left["IPython/core/interactiveshell.py"] is False  # run from the memory
+    present = sorted(
+        f for f, there in left.items() if there and not f.startswith(course_memory.SOURCES_KEPT)
+    )
+    assert not present, present[:5]
 
 
 def _archive(files: dict[str, bytes]) -> bytes:
@@ -160,5 +189,9 @@ def test_the_archive_keeps_every_file_but_those_never_read() -> None:
     want = ["micrograd/engine.py", "pygments/lexers/python.py"]
     want.append("jedi/third_party/typeshed/third_party/3/six/__init__.pyi")
     assert kept == _archive({p: files[p] for p in want})
+    # and the sources of the modules the memory holds, but micrograd's
+    imported = {"micrograd/engine.py", "pygments/lexers/python.py"}
+    kept = course_memory.read_only(_archive(files), imported)
+    assert kept == _archive({p: files[p] for p in want if p != "pygments/lexers/python.py"})
     with pytest.raises(ValueError, match="3 bytes past its index"):
         course_memory.read_only(_archive(files) + b"abc")

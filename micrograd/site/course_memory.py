@@ -38,7 +38,7 @@ import gzip
 import json
 import re
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from .static_site import node_snapshot
 
@@ -60,6 +60,13 @@ UNREAD = re.compile(
     r"|[^/]+-[^/]+\.data/"
     r"|anywidget/(?:labextension|nbextension)/"
 )
+# The sources of the modules imported at build time are left out of the archive too: Python runs
+# them from the memory (0.9 MB less over the wire: IPython, jedi, parso, Pygments, micropip,
+# stack_data, ...). What that costs: a traceback through them shows no source line, `??` on
+# them no source, and jedi completes less on their objects (`get_ipython().` but by name). Kept:
+# micrograd's (a learner's traceback goes through it, and its source is the course's to read),
+# and the widgets' stack (traitlets, comm), whose errors a learner meets with its lines.
+SOURCES_KEPT = ("micrograd/", "traitlets/", "comm/", "ipywidgets/", "anywidget/", "psygnal/")
 # Run just before the memory is saved: what the imports left open, closed
 CLOSE = """
 def _close():
@@ -92,6 +99,14 @@ function where(o) {  // [kind, root, key]: how kernel.js finds it again
   throw new Error(`Python holds a JavaScript object the build cannot name: ${String(o)}`);
 }
 fs.writeFileSync(out, save(py, { serializer: where }));
+// the files of the modules the saved Python has imported, under site-packages (after the save:
+// this leaves nothing in the memory)
+fs.writeFileSync(`${out}.imported`, py.runPython(`
+import json, sys
+root = ${JSON.stringify(extractDir + "/")}
+files = (getattr(m, "__file__", None) for m in list(sys.modules.values()))
+json.dumps(sorted({f[len(root):] for f in files if isinstance(f, str) and f.startswith(root)}))
+`));
 // site-packages' files: [path, size] for each, then their bytes (no __pycache__: not in a wheel)
 const index = [];
 const parts = [];
@@ -127,7 +142,7 @@ def kernel_memory(
         pyodide,
         wheels,
         KERNEL_IMPORTS,
-        ["", ".files"],
+        ["", ".files", ".imported"],
         "the course's Python start",
         600,
         "its kernel starts afresh",
@@ -135,9 +150,10 @@ def kernel_memory(
     )
     if saved is None:
         return None
-    memory, files = saved
+    memory, files, imported = saved
     # level 9: 0.2 MB less than 6 for every first visit, a few seconds more for the build
-    return gzip.compress(memory, 9, mtime=0), gzip.compress(read_only(files), 9, mtime=0)
+    kept = read_only(files, frozenset(json.loads(imported)))
+    return gzip.compress(memory, 9, mtime=0), gzip.compress(kept, 9, mtime=0)
 
 
 def archive_index(files: bytes) -> list[tuple[str, int]]:
@@ -146,13 +162,15 @@ def archive_index(files: bytes) -> list[tuple[str, int]]:
     return [(path, size) for path, size in json.loads(files[4 : 4 + length])]
 
 
-def read_only(files: bytes) -> bytes:
-    """Site-packages' archive without the files UNREAD matches."""
+def read_only(files: bytes, imported: Collection[str] = ()) -> bytes:
+    """Site-packages' archive without the files UNREAD matches, nor the `imported` ones (the
+    sources of the modules the saved memory holds, paths under site-packages) but micrograd's
+    (SOURCES_KEPT)."""
     (length,) = struct.unpack_from("<I", files)
     at = 4 + length
     index, parts = [], []
     for path, size in archive_index(files):
-        if not UNREAD.match(path):
+        if not UNREAD.match(path) and (path not in imported or path.startswith(SOURCES_KEPT)):
             index.append([path, size])
             parts.append(files[at : at + size])
         at += size
