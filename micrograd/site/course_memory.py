@@ -12,13 +12,13 @@ Two things a saved memory cannot carry, and how they are carried:
 - the files: the memory holds Python's objects, not the file system, so the build also saves every
   file of site-packages in one archive of its own (a 4-byte little-endian length, a JSON index of
   that length, ``[path under site-packages, size]`` a file, then the files' bytes in order;
-  gzipped; the files the course never reads, `UNREAD`, left out), which kernel.js writes back
-  where it was before the kernel goes on (in a tenth of the time Pyodide's `loadPackage` takes to
-  unpack the 25 wheels again). The build unpacks the wheels into site-packages, never the working
-  directory (`unpackArchive`'s default): a package imported at build time keeps the ``__path__``
-  it was imported from, and a ``micrograd`` imported from ``/home/pyodide`` would look for
-  ``micrograd.viz.plot`` there after the restore and fail with ModuleNotFoundError, its files
-  present in site-packages;
+  gzipped; without the files the course never reads, `UNREAD`, nor the sources of the modules the
+  memory holds but `SOURCES_KEPT`), which kernel.js writes back where it was before the kernel
+  goes on (in a tenth of the time Pyodide's `loadPackage` takes to unpack the 25 wheels again).
+  The build unpacks the wheels into site-packages, never the working directory (`unpackArchive`'s
+  default): a package imported at build time keeps the ``__path__`` it was imported from, and a
+  ``micrograd`` imported from ``/home/pyodide`` would look for ``micrograd.viz.plot`` there after
+  the restore and fail with ModuleNotFoundError, its files present in site-packages;
 - nothing open: a file descriptor in the saved memory means nothing after the restore, and the
   collector closing its file there printed ``Exception ignored while calling deallocator
   <function ZipFile.__del__ …> OSError: [Errno 8] Bad file descriptor`` in every fresh kernel
@@ -47,11 +47,12 @@ KERNEL_IMPORTS = ("piplite.piplite", "pyodide_kernel", "micrograd.check")
 # Files of site-packages that the restored kernel never reads, left out of its archive (issue 55:
 # 1.8 MB of the 4.5 a first visit fetched; the wheels keep them, for a kernel started afresh):
 # jedi's stubs of Django and of the packages the app has not (its completions of the standard
-# library, of six and typing_extensions are kept: jedi lists typeshed/third_party, which must
-# be there), Pygments' lexers of other languages than Python (IPython colours Python with it),
-# IPython's terminal and what only it imports (prompt_toolkit, wcwidth: the kernel's shell is
-# IPython's InteractiveShell, in the browser), and what a wheel installs beside its package:
-# JupyterLab's and Notebook's front ends (the app has its own, in extensions/), a man page.
+# library, of six and typing_extensions are kept: jedi lists typeshed/third_party, which must be
+# there), Pygments' lexers of other languages than Python (IPython colours Python with it),
+# IPython's terminal with prompt_toolkit and wcwidth (what the kernel takes of them is imported at
+# build time, run from the memory; the rest serves a terminal the browser has not), and what a
+# wheel installs beside its package: JupyterLab's and Notebook's front ends (the app has its own,
+# in extensions/), a man page.
 UNREAD = re.compile(
     r"IPython/terminal/|prompt_toolkit/|wcwidth/"
     r"|jedi/third_party/django-stubs/"
@@ -151,7 +152,8 @@ def kernel_memory(
     if saved is None:
         return None
     memory, files, imported = saved
-    # level 9: 0.2 MB less than 6 for every first visit, a few seconds more for the build
+    # level 9: 0.2 MB less than 6 for every first visit; about 10 s more to build on a loaded
+    # 2-core machine
     kept = read_only(files, frozenset(json.loads(imported)))
     return gzip.compress(memory, 9, mtime=0), gzip.compress(kept, 9, mtime=0)
 
@@ -164,8 +166,8 @@ def archive_index(files: bytes) -> list[tuple[str, int]]:
 
 def read_only(files: bytes, imported: Collection[str] = ()) -> bytes:
     """Site-packages' archive without the files UNREAD matches, nor the `imported` ones (the
-    sources of the modules the saved memory holds, paths under site-packages) but micrograd's
-    (SOURCES_KEPT)."""
+    sources of the modules the saved memory holds, paths under site-packages) but those
+    SOURCES_KEPT."""
     (length,) = struct.unpack_from("<I", files)
     at = 4 + length
     index, parts = [], []
