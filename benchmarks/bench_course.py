@@ -16,6 +16,7 @@ compressed, ``.gz``, wheels, fonts, images, as they are).
 
     python benchmarks/bench_course.py              # builds the site into a temporary folder
     python benchmarks/bench_course.py --runs 5 --site public    # an existing build
+    python benchmarks/bench_course.py --runs 1 --site public --files   # and every file fetched
 
 Medians of --runs; the load average (``uptime``) is printed with them, since the machine this
 runs on is often shared.
@@ -141,6 +142,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--site", help="an existing `micrograd site` folder (default: build one)")
+    parser.add_argument(
+        "--files", action="store_true", help="list every file a first visit fetches, largest first"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-course-") as tmp:
         if args.site:
@@ -190,6 +194,11 @@ def main() -> int:
         f"{wire / 1e6:.1f} MB over the wire (gzipped as a static host serves them); the largest: "
         + ", ".join(f"{name} {sent / 1e6:.1f} MB" for sent, name in largest)
     )
+    if args.files:
+        for sent, path in sorted(
+            ((over_the_wire([f])[1], f.relative_to(site)) for f in files), reverse=True
+        ):
+            print(f"  {sent / 1e6:7.3f} MB  {path}")
     with open("/proc/loadavg") as f:
         print(f"load average (1, 5, 15 min): {' '.join(f.read().split()[:3])}")
     return 0

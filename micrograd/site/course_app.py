@@ -122,9 +122,12 @@ KERNELSPEC = {"display_name": "Python (Pyodide)", "language": "python", "name": 
 # The single-document view. Its trust badge ("Not Trusted") means nothing to a learner: gone.
 # On a phone: the toolbar's buttons (Run among them) touch-sized; the top bar kept (OVERRIDES;
 # Notebook hides it on a small screen) with the notebook's name and no logo; code wrapped inside
-# its cell (as CodeMirror's own lineWrapping styles it), not cut at the screen's edge.
+# its cell (as CodeMirror's own lineWrapping styles it), not cut at the screen's edge. At every
+# width, an output's long line (a check's one red line) wraps between words, not inside them
+# (JupyterLab's outputs break anywhere: "o / verflows").
 PHONE_STYLE = (
     "\n<style>.jp-NotebookTrustedStatus { display: none; } "
+    ".jp-Notebook .jp-OutputArea-output pre { word-break: normal; overflow-wrap: anywhere; } "
     "@media (max-width: 600px) { .jp-Toolbar { min-height: 48px; } "
     ".jp-Toolbar .jp-ToolbarButtonComponent { min-width: 44px; min-height: 44px; } "
     "#jp-NotebookLogo { display: none; } "
