@@ -16,8 +16,8 @@ import pytest
 from micrograd import data
 from micrograd.commands import demo as demo_command
 from micrograd.data import DATASETS, TARGET_RANGE
-from micrograd.playground.train_data import make_data
-from micrograd.playground.train_settings import Settings
+from micrograd.playground.training.train_data import make_data
+from micrograd.playground.training.train_settings import Settings
 from micrograd.playground.views import Tab
 from micrograd.train import demo
 

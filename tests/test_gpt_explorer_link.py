@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from micrograd.gpt import GPT, Tokenizer
-from micrograd.playground.gpt_frames import BOS, MAX_VOCAB, attention, check_char
+from micrograd.playground.gpt.gpt_frames import BOS, MAX_VOCAB, attention, check_char
 from micrograd.playground.views import Tab
 from tests.support.gpt import logits_of
 

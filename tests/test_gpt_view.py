@@ -19,9 +19,9 @@ import pytest
 
 import micrograd.gpt as gpt_module
 from micrograd.gpt import GPT, Tokenizer
-from micrograd.playground import gpt_view
 from micrograd.playground.errors import ViewError
-from micrograd.playground.gpt_frames import (
+from micrograd.playground.gpt import gpt_view
+from micrograd.playground.gpt.gpt_frames import (
     MAX_WORDS,
     RunningMean,
     attention,
@@ -29,7 +29,7 @@ from micrograd.playground.gpt_frames import (
     principal_components,
     word_list,
 )
-from micrograd.playground.messages import MessageHost
+from micrograd.playground.serving.messages import MessageHost
 from micrograd.playground.views import Tab
 from tests.support.gpt import logits_of
 
@@ -297,7 +297,7 @@ def test_gpt_html_has_a_control_for_every_setting():
 
 
 def test_the_sites_worker_trains_a_playing_gpt_view():
-    from micrograd.playground.worker import Host
+    from micrograd.playground.serving.worker import Host
 
     host = Host(Tab(jit=False))
     send = lambda msg: json.loads(host.receive(json.dumps(msg)))  # noqa: E731
@@ -337,8 +337,8 @@ def test_reset_keeps_the_weights_new_weights_draws_others_the_temperature_is_liv
 
 def test_the_sites_worker_traces_a_waiting_gpt_runs_lengths_one_a_turn_then_stops():
     pytest.importorskip("numpy")
-    from micrograd.playground.train_gpt_engines import lengths_met
-    from micrograd.playground.worker import Host
+    from micrograd.playground.gpt.train_gpt_engines import lengths_met
+    from micrograd.playground.serving.worker import Host
 
     host = Host(Tab(jit="numpy"))  # type: ignore[arg-type]
     send = lambda msg: json.loads(host.receive(json.dumps(msg)))  # noqa: E731

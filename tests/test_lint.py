@@ -86,7 +86,10 @@ def test_eslint_is_clean_over_the_static_javascript() -> None:
 def test_eslint_is_clean_over_the_javascript_the_steps_are_made_of() -> None:
     # the sources the JavaScript steps are joined from (no page loads them: js_target.py,
     # train_js.py and gpt.py put them after the generated programs)
-    files = [*(ROOT / "micrograd" / "jit").glob("*.js"), STATIC.parent / "train_step.js"]
+    files = [
+        *(ROOT / "micrograd" / "jit").glob("*.js"),
+        STATIC.parent / "training" / "train_step.js",
+    ]
     assert {f.name for f in files} >= {"runtime.js", "gpt_step.js", "train_step.js"}
     result = _eslint(*(str(f.relative_to(ROOT)) for f in sorted(files)))
     assert result.returncode == 0, result.stdout + result.stderr

@@ -260,7 +260,7 @@ def test_layers_point_down_only() -> None:
         for name, path in modules.items()
         if any(m.startswith("micrograd.viz.layout") for m in imports(path))
     }
-    assert {"micrograd.viz", "micrograd.playground.drawing"} <= users
+    assert {"micrograd.viz", "micrograd.playground.explore.drawing"} <= users
 
 
 # The top of micrograd/ is the lecture: the engine, nn, and what a learner of the lecture looks
@@ -287,7 +287,7 @@ def test_the_top_level_is_the_lecture_and_folders_say_what_they_offer() -> None:
 # The import paths the README and the notebooks give: each imports, as the module named (a move
 # inside the package keeps them).
 DOCUMENTED = {
-    "micrograd.widgets": "micrograd.playground.widgets",
+    "micrograd.widgets": "micrograd.playground.serving.widgets",
     "micrograd.jit": "micrograd.jit",
     "micrograd.check": "micrograd.check",
     "micrograd.viz": "micrograd.viz",
@@ -305,7 +305,7 @@ def test_documented_import_paths_work(path: str) -> None:
     if path == "micrograd.playground.serve":  # a function: from micrograd.playground import serve
         from micrograd.playground import serve
 
-        assert callable(serve) and serve.__module__ == "micrograd.playground.server"
+        assert callable(serve) and serve.__module__ == "micrograd.playground.serving.server"
         return
     module = importlib.import_module(path)
     assert module.__name__ == DOCUMENTED[path]
@@ -313,7 +313,7 @@ def test_documented_import_paths_work(path: str) -> None:
     if path == "micrograd.widgets":  # what the notebooks use, on the playground's own module
         from micrograd.widgets import PlaygroundWidget, explore, train
 
-        assert explore.__module__ == train.__module__ == "micrograd.playground.widgets"
+        assert explore.__module__ == train.__module__ == "micrograd.playground.serving.widgets"
         assert PlaygroundWidget is module.PlaygroundWidget
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from micrograd.playground import EventStream, HTTPError, Request, serve
-from micrograd.playground.server import MAX_BODY, MAX_SESSIONS, Sessions, build_routes
+from micrograd.playground.serving.server import MAX_BODY, MAX_SESSIONS, Sessions, build_routes
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SID = "test-session-0001"
@@ -419,7 +419,7 @@ def test_a_stop_that_fails_still_gives_ctrl_c_back(monkeypatch: pytest.MonkeyPat
 @pytest.mark.slow
 def test_a_shared_playground_needs_its_token_then_a_cookie() -> None:
     # As Jupyter: off loopback a random token is required; here turned on for 127.0.0.1.
-    from micrograd.playground.web import token_cookie, token_for
+    from micrograd.playground.serving.web import token_cookie, token_for
 
     assert token_for("127.0.0.1") == "" and token_for("localhost") == ""
     shared = token_for("0.0.0.0")
@@ -453,7 +453,8 @@ def test_no_view_module_imports_a_transport() -> None:
     # worker are transports over them, and none of the views knows which one it runs under.
     import ast
 
-    from micrograd.playground import server, views
+    from micrograd.playground import views
+    from micrograd.playground.serving import server
 
     views_dir = REPO / "micrograd" / "playground"
     transports = {

@@ -24,8 +24,8 @@ import pytest
 
 import micrograd
 from micrograd.commands.cli import main
+from micrograd.playground.serving.worker import WATCH_SECONDS, Host
 from micrograd.playground.views import Tab
-from micrograd.playground.worker import WATCH_SECONDS, Host
 from micrograd.site import static_site as site
 
 from .conftest import _unavailable
@@ -297,7 +297,7 @@ def test_the_site_trains_every_size_in_javascript_with_the_numbers_of_numpys_jit
     # The worker's Train view steps in JavaScript (micrograd.jit's JavaScript target; here in
     # Node.js, in the site in the browser's worker): the default network and the largest, with
     # no "not live" note, and the losses of CPython's numpy jit.
-    from micrograd.playground.trainer import Trainer
+    from micrograd.playground.training.trainer import Trainer
 
     # Both targets add every sum in one order (jit_graph: how every sum adds): the largest
     # network with Adam, whose steps carry a difference in the last bit on, agrees too.
@@ -448,7 +448,7 @@ def test_a_pyodide_without_its_snapshot_calls_leaves_pythons_start_out_in_one_li
 def test_the_snapshot_bakes_the_calls_a_fresh_page_makes_first(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from micrograd.playground.explorer import EXAMPLES
+    from micrograd.playground.explore.explorer import EXAMPLES
 
     baked = site.snapshot(log=lambda line: None)
     assert [(e["view"], e["action"], e["body"]) for e in baked] == [

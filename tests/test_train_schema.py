@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from micrograd.playground.train_settings import KINDS, Settings, schema
+from micrograd.playground.training.train_settings import KINDS, Settings, schema
 from micrograd.playground.views import Tab
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ talk to a Web Worker instead
 (`static/worker.js`). The worker starts CPython in WebAssembly (Pyodide) from ``pyodide/``,
 installs micrograd from the wheel in ``wheels/`` (built here from the installed package: the code
 ``pip install`` gave), and answers with the same view objects as the server
-(`micrograd.playground.worker`). Every URL is relative, so the folder works under any path
+(`micrograd.playground.serving.worker`). Every URL is relative, so the folder works under any path
 (``/site/``, ``/course/micrograd/``), and nothing is fetched from anywhere else at run time.
 
 Pyodide comes from the npm registry at build time, by npm itself (``npm pack
@@ -257,9 +257,9 @@ def _urlsafe_sha256(data: bytes) -> str:
 # unpacking the standard library, starting the interpreter and importing micrograd.
 MEMORY = "python-memory.gz"
 MEMORY_IMPORTS = (
-    "micrograd.playground.worker",
+    "micrograd.playground.serving.worker",
     "micrograd.jit.js_target",
-    "micrograd.playground.train_js",
+    "micrograd.playground.training.train_js",
 )
 # The one place the builds call Pyodide's private snapshot API, put before each script
 # `node_snapshot` runs: `startToSave(dir)` starts Pyodide with its `_makeSnapshot` option;
@@ -412,7 +412,7 @@ def snapshot(log: Callable[[str], None] = print) -> list[dict]:
     [{view, action, body, answer}]. The Train view's engine runs the same generated JavaScript
     here in Node.js; without Node.js only the explorer's calls are baked (the Train view then
     waits for Python, as a link with other settings does)."""
-    from ..playground.engines import javascript_host
+    from ..playground.training.engines import javascript_host
     from ..playground.views import Tab
 
     tab = Tab(jit="javascript")  # type: ignore[arg-type]

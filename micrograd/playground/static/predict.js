@@ -1,6 +1,6 @@
 // Predict each grad: with the checkbox on, Backward step asks the learner for each grad the step
 // writes ("your c.grad", the node and its parent lit in the graph) before it shows it. Python
-// (micrograd/playground/predict.py) keeps the questions, checks each answer and names the mistake
+// (micrograd/playground/explore/predict.py) keeps the questions, checks each answer and names the mistake
 // its number suggests; this part of the explorer only shows what the view's answer says and sends
 // what the learner does: predict {on}, answer {value}, hint, reveal (Show me).
 // mountPredict(root, ctx) is called by mountExplorer with ctx = {send, update, focusNext}: it
