@@ -5,9 +5,9 @@
 // cannot import files beside it), their imports and exports taken out.
 
 import { widgetTransport } from "./common.js";
-import { mountExplorer } from "./explorer.js";
-import { mountGPT } from "./gpt.js";
-import { mountTrain } from "./train.js";
+import { mountExplorer } from "./explorer/explorer.js";
+import { mountGPT } from "./gpt/gpt.js";
+import { mountTrain } from "./train/train.js";
 
 export default {
   render({ model, el }) {

@@ -3,7 +3,7 @@
 // on a learner's own Value, the nudge, the notice on a point whose loss is 0, and the open leaf's
 // parameter-or-data switch. A part of mountExplorer (explorer.js), over its `ui`: root, $, and
 // graph (explorer-drawing.js: a node's name and whether it can be switched).
-import { setDisabled } from "./common.js";
+import { setDisabled } from "../common.js";
 
 export function panelsPart(ui) {
   const { root, $ } = ui;

@@ -3,7 +3,7 @@
 // frame's numbers (gpt_frames.py says what they are), with the numbers on data attributes and in
 // each mark's title, so that a reader, a screen reader and a test read the same.
 
-import { fmt } from "./common.js";
+import { fmt } from "../common.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 

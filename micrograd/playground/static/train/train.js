@@ -17,7 +17,7 @@
 // train-weights.js (reading and setting a link), train-graph.js (the chosen point's graph);
 // train-health.js (the Health panel); train-heat.js draws the pictures they show.
 
-import { fmt, setDisabled, showErrorIn } from "./common.js";
+import { fmt, setDisabled, showErrorIn } from "../common.js";
 import { controlsPart } from "./train-controls.js";
 import { graphPart } from "./train-graph.js";
 import { healthPart } from "./train-health.js";

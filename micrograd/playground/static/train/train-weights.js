@@ -2,7 +2,7 @@
 // keyboard) to read its value and gradient, exact, as Python sends them each frame; click one (or
 // press Enter) for an editor beside it.
 
-import { fmt, parseNumber } from "./common.js";
+import { fmt, parseNumber } from "../common.js";
 import { BIAS } from "./train-net.js";
 
 // `ui`: the view's shared parts (train.js's mountTrain); returns what this part offers the others.

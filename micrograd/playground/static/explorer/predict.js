@@ -5,7 +5,7 @@
 // what the learner does: predict {on}, answer {value}, hint, reveal (Show me).
 // mountPredict(root, ctx) is called by mountExplorer with ctx = {send, update, focusNext}: it
 // returns render(state), called with every answer.
-import { parseNumber, setDisabled, showErrorIn } from "./common.js";
+import { parseNumber, setDisabled, showErrorIn } from "../common.js";
 
 export function mountPredict(root, ctx) {
   const $ = (id) => root.getElementById(id);

@@ -12,11 +12,11 @@
 // zoom and scrolling), explorer-panels.js (the log, the status and the other panels), predict.js
 // (Predict each grad); this file holds the view's state, sends the learner's actions and shows
 // each answer.
-import { POINT_KEY, parseNumber, showErrorIn } from "./common.js";
+import { POINT_KEY, parseNumber, showErrorIn } from "../common.js";
 import { drawingPart } from "./explorer-drawing.js";
 import { panelsPart } from "./explorer-panels.js";
 import { mountPredict } from "./predict.js";
-import { readHash, readQuery, writeHashKey } from "./url-state.js";
+import { readHash, readQuery, writeHashKey } from "../url-state.js";
 
 export function mountExplorer(root, transport, opts = {}) {
 const $ = (id) => root.getElementById(id);

@@ -1,7 +1,7 @@
 // The Train view's output: the big plot (the decision regions, or the neuron hovered, and the
 // points, which a click or the keyboard adds or chooses) and the loss and accuracy curves.
 
-import { fmt } from "./common.js";
+import { fmt } from "../common.js";
 import { COLORS, HEAT_STRENGTH, REGION_STRENGTH, heatImage, makeRegionImage, mix, signColor, setLegend, tick } from "./train-heat.js";
 
 // `ui`: the view's shared parts (train.js's mountTrain); returns what this part offers the others.

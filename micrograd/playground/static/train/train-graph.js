@@ -1,7 +1,7 @@
 // The Train view's chosen point: its computation graph through micrograd (forward and backward,
 // every frame's numbers on the nodes laid out once per network).
 
-import { fmt } from "./common.js";
+import { fmt } from "../common.js";
 
 // The graph at its natural size (11 px text), or a little smaller when that makes it fit the
 // panel (the loss, at its right end, then in view at 1280 wide); never below 85% (9 px text): a

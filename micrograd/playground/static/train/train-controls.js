@@ -2,10 +2,10 @@
 // changes with them (the data's and the network's controls, the class picker, the layer buttons),
 // and the wiring of every control's events; `start` begins the view.
 
-import { POINT_KEY, setDisabled } from "./common.js";
+import { POINT_KEY, setDisabled } from "../common.js";
 import { downloadModel, downloadPicture } from "./train-downloads.js";
 import { COLORS } from "./train-heat.js";
-import { readQuery, writeQuery } from "./url-state.js";
+import { readQuery, writeQuery } from "../url-state.js";
 
 // `ui`: the view's shared parts (train.js's mountTrain); returns what this part offers the others.
 export function controlsPart(ui) {

@@ -3,7 +3,7 @@
 // the children it wrote, the grad Predict asks), the zoom; and the scrolling that keeps what
 // changed in view. A part of mountExplorer (explorer.js), over its `ui`: $, opts, and
 // openLeaf(id), called when a leaf is clicked.
-import { fmt } from "./common.js";
+import { fmt } from "../common.js";
 
 export function drawingPart(ui) {
   const { $, opts } = ui;

@@ -8,10 +8,10 @@
 // of the word picked (its select, or a row's character) links to its loss in the explorer
 // (gpt-loss.js), with the model's logits of the frame drawn.
 
-import { fmt, setDisabled, showErrorIn } from "./common.js";
+import { fmt, setDisabled, showErrorIn } from "../common.js";
 import { drawGptAttention, drawGptCurve, drawGptEmbedding, drawGptSamples } from "./gpt-draw.js";
 import { explorerHref, lossProgram } from "./gpt-loss.js";
-import { readHash, readQuery, writeHashKey, writeQuery } from "./url-state.js";
+import { readHash, readQuery, writeHashKey, writeQuery } from "../url-state.js";
 
 export function mountGPT(root, transport, opts = {}) {
   const $ = (id) => root.getElementById(id);
