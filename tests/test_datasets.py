@@ -53,7 +53,7 @@ def test_the_page_names_no_data_set() -> None:
     # The page learns the data sets (and which are fixed or 3-D) from the view's options: no
     # script of the page spells a data set's name.
     names = "|".join(map(re.escape, DATASETS))
-    for path in STATIC.glob("*.js"):
+    for path in STATIC.rglob("*.js"):
         found = re.findall(rf"""["'`]({names})["'`]""", path.read_text())
         assert not found, (path.name, found)
 

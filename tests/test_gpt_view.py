@@ -291,7 +291,8 @@ def test_the_server_answers_the_gpt_view_and_refuses_a_bad_word_in_one_line(play
 def test_gpt_html_has_a_control_for_every_setting():
     from importlib import resources
 
-    html = (resources.files("micrograd.playground") / "static" / "gpt.html").read_text("utf-8")
+    static = resources.files("micrograd.playground") / "static"
+    html = (static / "gpt" / "gpt.html").read_text("utf-8")
     for name in gpt_view.FIELDS:
         assert f'id="{name}"' in html, name
 
@@ -380,7 +381,8 @@ def test_the_embedding_labels_are_kept_apart(spread):
         xy = [[rng.gauss(0, 0.05), rng.gauss(0, 0.05)] for _ in range(26)] + [[3.0, 0.1]]
     else:
         xy = [[i % 6 * 1.0, i // 6 * 1.0] for i in range(27)]
-    module = (pathlib.Path(gpt_view.__file__).parent / "static" / "gpt-draw.js").as_uri()
+    static = pathlib.Path(gpt_view.__file__).parents[1] / "static"
+    module = (static / "gpt" / "gpt-draw.js").as_uri()
     code = (
         f"const m = await import({json.dumps(module)});\n"
         "process.stdout.write(JSON.stringify(m.placeEmbedding(JSON.parse(process.argv[1]))));\n"

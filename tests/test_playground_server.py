@@ -107,10 +107,18 @@ def server() -> Iterator[Any]:
 def test_pages_and_static_files_are_served(playground: str) -> None:
     status, html = call(playground)
     assert status == 200 and "<title>" in html and "static/common.js" in html
-    for name in ("style.css", "common.js"):
+    for name in ("style.css", "common.js", "explorer/explorer.js", "train/train.css", "gpt/gpt.js"):
         status, text = call(playground + "static/" + name)
         assert status == 200 and len(text) > 100
+    for page, folder in (("", "explorer/index.html"), ("train", "train/train.html")):
+        assert call(playground + page)[1] == call(playground + "static/" + folder)[1]
     assert call(playground + "static/nope.css")[0] == 404
+    # a page's folder, one deep, and nothing out of static/ through it
+    assert call(playground + "static/explorer/nope.js")[0] == 404
+    assert call(playground + "static/explorer/../common.js")[0] == 404
+    assert call(playground + "static/explorer/..%2F..%2Fviews.py")[0] == 404
+    assert call(playground + "static/a/b/common.js")[0] == 404
+    assert call(playground + "static/explorer")[0] == 404
     assert call(playground + "static/..%2Fserver.py")[0] == 404
     assert call(playground + "static/../server.py")[0] == 404
     assert call(playground + "etc/passwd")[0] == 404

@@ -44,6 +44,7 @@ import tempfile
 import zipfile
 from collections.abc import Callable
 from importlib import resources
+from typing import Any
 
 from .. import __version__
 from ..core.atomic import atomic_write, prepare_folder
@@ -66,7 +67,11 @@ PYODIDE_FILES = (
     "package.json",
 )
 DIST_NAME = "micrograd-plus"  # the name pip installs micrograd by (pyproject.toml)
-PAGES = {p: p for p in ("index.html", "train.html", "gpt.html")}  # site file <- static/ file
+PAGES = {  # site file <- static/ file
+    "index.html": "explorer/index.html",
+    "train.html": "train/train.html",
+    "gpt.html": "gpt/gpt.html",
+}
 WORKER_META = '<meta name="micrograd-transport" content="worker">'  # common.js's pageTransport
 NOT_SHIPPED = ("widget.js", "widget.css")  # the widget's
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the same package, the same wheel, byte for byte
@@ -381,7 +386,9 @@ def node_snapshot(
 
 
 def _static(name: str) -> bytes:
-    return (resources.files("micrograd.playground") / "static" / name).read_bytes()
+    return (
+        (resources.files("micrograd.playground") / "static").joinpath(*name.split("/")).read_bytes()
+    )
 
 
 def page(name: str) -> str:
@@ -438,6 +445,13 @@ def snapshot(log: Callable[[str], None] = print) -> list[dict]:
     return baked
 
 
+def _files_in(entry: Any, name: str) -> list[tuple[Any, str]]:
+    """`entry` (a file, or a folder of files) of static/ as (file, its name under static/)."""
+    if entry.is_file():
+        return [(entry, name)]
+    return [(f, f"{name}/{f.name}") for f in entry.iterdir() if f.is_file()]
+
+
 def site_files(
     archive: bytes, log: Callable[[str], None] = print, names: bytes | None = None
 ) -> dict[str, bytes]:
@@ -446,10 +460,11 @@ def site_files(
     files: dict[str, bytes] = {}
     for out, src in PAGES.items():
         files[out] = page(src).encode("utf-8")
-    for entry in (resources.files("micrograd.playground") / "static").iterdir():
-        name = entry.name
-        if entry.is_file() and name not in PAGES.values() and name not in NOT_SHIPPED:
-            files[f"static/{name}"] = entry.read_bytes()
+    static = resources.files("micrograd.playground") / "static"
+    for entry in static.iterdir():  # static/'s files and its pages' folders' (explorer/, ...)
+        for file, name in _files_in(entry, entry.name):
+            if name not in PAGES.values() and name not in NOT_SHIPPED:
+                files[f"static/{name}"] = file.read_bytes()
     pyodide = pyodide_files(archive)
     for name, data in pyodide.items():
         files[f"pyodide/{name}"] = data

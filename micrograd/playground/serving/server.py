@@ -72,10 +72,11 @@ HEARTBEAT_SECONDS = 10.0  # an EventStream sends a comment this often, to notice
 KEEPALIVE_SECONDS = 2.0  # a frame stream looks at its client this often while nothing happens
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
-_STATIC_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
-_PAGES = {"/": "index.html", "/index.html": "index.html"}
+# a file of static/ or of one page's folder in it (explorer/, train/, gpt/): never a dot first
+_STATIC_NAME = re.compile(r"(?:[A-Za-z0-9_-]+/)?[A-Za-z0-9_-][A-Za-z0-9_.-]*")
+_PAGES = {"/": "explorer/index.html", "/index.html": "explorer/index.html"}
 _PAGES.update(
-    {f"/{page}{end}": f"{page}.html" for page in ("train", "gpt") for end in ("", ".html")}
+    {f"/{page}{end}": f"{page}/{page}.html" for page in ("train", "gpt") for end in ("", ".html")}
 )
 
 
@@ -382,7 +383,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if name is None or not _STATIC_NAME.fullmatch(name):
             raise HTTPError(404, f"not found: {path[:80]}")
         try:
-            data = (resources.files("micrograd.playground") / "static" / name).read_bytes()
+            static = resources.files("micrograd.playground") / "static"
+            data = static.joinpath(*name.split("/")).read_bytes()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             raise HTTPError(404, f"not found: {path[:80]}") from None
         ctype = mimetypes.guess_type(name)[0] or "application/octet-stream"

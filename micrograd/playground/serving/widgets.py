@@ -24,6 +24,7 @@ JupyterLab 4, Notebook 7, VS Code, Colab and marimo render.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import threading
 from collections.abc import Sequence
@@ -49,7 +50,8 @@ WATCH_SECONDS = 15.0  # a playing Train view whose page has not been heard from 
 
 
 def _static(name: str) -> str:
-    return (resources.files("micrograd.playground") / "static" / name).read_text("utf-8")
+    static = resources.files("micrograd.playground") / "static"
+    return static.joinpath(*name.split("/")).read_text("utf-8")
 
 
 def _markup(page: str) -> str:
@@ -58,8 +60,9 @@ def _markup(page: str) -> str:
     return html[html.index("<main") : html.index("</main>") + len("</main>")]
 
 
-# A static module's imports of the modules beside it, and the `export` before a declaration.
-_IMPORT = re.compile(r'^import\s*\{[^}]*\}\s*from\s*"\./([\w.-]+)";[ \t]*\n', re.M)
+# A static module's imports of the other modules of static/ (beside it, in a page's folder, or
+# up in static/ itself), and the `export` before a declaration.
+_IMPORT = re.compile(r'^import\s*\{[^}]*\}\s*from\s*"(\.\.?/[\w./-]+)";[ \t]*\n', re.M)
 _EXPORT = re.compile(r"^export (?=(?:async )?function |const |let |class )", re.M)
 
 
@@ -73,7 +76,7 @@ def _joined(entry: str) -> str:
     def visit(name: str) -> None:
         if name not in order:
             for dep in _IMPORT.findall(_static(name)):
-                visit(dep)
+                visit(posixpath.normpath(posixpath.join(posixpath.dirname(name), dep)))
             order.append(name)
 
     visit(entry)
@@ -83,9 +86,9 @@ def _joined(entry: str) -> str:
 
 _ESM = _joined("widget.js")
 _VIEWS = {  # (widget.css: JupyterLab's light or dark theme, the widget's alone)
-    "explorer": ("index.html", ("style.css", "explorer.css", "widget.css")),
-    "train": ("train.html", ("style.css", "train.css", "widget.css")),
-    "gpt": ("gpt.html", ("style.css", "gpt.css", "widget.css")),
+    "explorer": ("explorer/index.html", ("style.css", "explorer/explorer.css", "widget.css")),
+    "train": ("train/train.html", ("style.css", "train/train.css", "widget.css")),
+    "gpt": ("gpt/gpt.html", ("style.css", "gpt/gpt.css", "widget.css")),
 }
 
 _runner: Any = None
