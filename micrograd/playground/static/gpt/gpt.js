@@ -8,7 +8,7 @@
 // of the word picked (its select, or a row's character) links to its loss in the explorer
 // (gpt-loss.js), with the model's logits of the frame drawn.
 
-import { fmt, setDisabled, showErrorIn } from "../common.js";
+import { fmt, showErrorIn, showPlaying } from "../common.js";
 import { drawGptAttention, drawGptCurve, drawGptEmbedding, drawGptSamples } from "./gpt-draw.js";
 import { explorerHref, lossProgram } from "./gpt-loss.js";
 import { readHash, readQuery, writeHashKey, writeQuery } from "../url-state.js";
@@ -168,13 +168,7 @@ export function mountGPT(root, transport, opts = {}) {
     const limit = view.meta.settings.steps;
     $("run-state").textContent = f.playing ? "playing" : f.error ? "stopped"
       : f.step >= limit ? `done: step ${f.step} of ${limit}` : "paused";
-    if (f.playing) {
-      setDisabled(root, $("pause"), false);
-      setDisabled(root, $("play"), true, $("pause"));
-    } else {
-      setDisabled(root, $("play"), !!f.error);
-      setDisabled(root, $("pause"), true, $("play"));
-    }
+    showPlaying(root, $("play"), $("pause"), f.playing, f.error);
     if (f.error) showError(f.error);
     if (!view.drawPending) { // once per screen refresh, the newest frame
       view.drawPending = true;

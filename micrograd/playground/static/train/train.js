@@ -17,7 +17,7 @@
 // train-weights.js (reading and setting a link), train-graph.js (the chosen point's graph);
 // train-health.js (the Health panel); train-heat.js draws the pictures they show.
 
-import { fmt, setDisabled, showErrorIn } from "../common.js";
+import { fmt, showErrorIn, showPlaying } from "../common.js";
 import { controlsPart } from "./train-controls.js";
 import { graphPart } from "./train-graph.js";
 import { healthPart } from "./train-health.js";
@@ -103,14 +103,7 @@ export function mountTrain(root, transport, opts = {}) {
     $("acc-text").textContent = f.accuracy == null ? "accuracy –" : `accuracy ${(100 * f.accuracy).toFixed(1)}%`;
     if (f.read) ui.setRead(f.read);
     $("run-state").textContent = f.playing ? "playing" : "paused";
-    // the one that can be pressed first: a keyboard user who pressed Play lands on Pause
-    if (f.playing) {
-      setDisabled(root, $("pause"), false);
-      setDisabled(root, $("play"), true, $("pause"));
-    } else {
-      setDisabled(root, $("play"), !!f.error);
-      setDisabled(root, $("pause"), true, $("play"));
-    }
+    showPlaying(root, $("play"), $("pause"), f.playing, f.error);
     if (f.error) showError("train-error", f.error);
     if (again) return;
     // Draw once per screen refresh, the newest frame: frames that arrive faster than the page can
