@@ -28,7 +28,8 @@ from operator import mul
 from typing import Any
 
 from ...engine import Value
-from ...gpt import GPT, Tokenizer, linear, rmsnorm, softmax
+from ...gpt import GPT, Tokenizer, rmsnorm, softmax
+from ...jit.gpt import forward_from
 
 MAX_WORDS = 2_000  # words a learner may paste
 MAX_CHARS = 15  # characters a word may have (the page's largest block size, 16, reads 15)
@@ -180,31 +181,13 @@ def forward_keeping_weights(
 ) -> list[Value]:
     """`model.forward(token_id, pos_id, keys, values)`, the same logits to the bit, and each
     layer's attention weights at this position, head after head, appended to ``weights[li]`` as
-    plain numbers (the picture's rows). The forward pass written out again around the model's
-    weights and functions (gpt.py keeps no hooks for pictures)."""
+    plain numbers (the picture's rows): jit's `forward_from` with gpt.py's own rmsnorm and
+    softmax (gpt.py keeps no hooks for pictures)."""
     if not (0 <= token_id < model.vocab_size and 0 <= pos_id < model.block_size):
         raise ValueError(f"attention: token {token_id} at position {pos_id} is not the model's")
     sd, hd = model.sd, model.head_dim
-    x = rmsnorm([t + p for t, p in zip(sd["wte"][token_id], sd["wpe"][pos_id])])
-    for li in range(model.n_layer):
-        x_residual, x = x, rmsnorm(x)
-        q = linear(x, sd[f"layer{li}.attn_wq"])
-        keys[li].append(linear(x, sd[f"layer{li}.attn_wk"]))
-        values[li].append(linear(x, sd[f"layer{li}.attn_wv"]))
-        x_attn: list[Value] = []
-        heads = []
-        for hs in range(0, model.n_embd, hd):
-            q_h = q[hs : hs + hd]
-            attn_logits = [Value.dot(q_h, k[hs : hs + hd]) / hd**0.5 for k in keys[li]]
-            attn_weights = softmax(attn_logits)
-            heads.append([w.data for w in attn_weights])
-            v_h = [v[hs : hs + hd] for v in values[li]]
-            x_attn.extend(Value.dot(attn_weights, v_j) for v_j in zip(*v_h))
-        weights[li].append(heads)
-        x = [a + b for a, b in zip(linear(x_attn, sd[f"layer{li}.attn_wo"]), x_residual)]
-        h = [a.relu() for a in linear(rmsnorm(x), sd[f"layer{li}.mlp_fc1"])]
-        x = [a + b for a, b in zip(linear(h, sd[f"layer{li}.mlp_fc2"]), x)]
-    return linear(x, sd["lm_head"])
+    x = [t + p for t, p in zip(sd["wte"][token_id], sd["wpe"][pos_id])]
+    return forward_from(model, x, keys, values, rmsnorm, softmax, lambda s: s / hd**0.5, weights)
 
 
 def attention(model: GPT, tokenizer: Tokenizer, word: str) -> dict[str, Any]:
@@ -220,13 +203,13 @@ def attention(model: GPT, tokenizer: Tokenizer, word: str) -> dict[str, Any]:
     ids = tokenizer.encode(word)
     tokens = ids[:-1]
     keys, values = [[] for _ in range(model.n_layer)], [[] for _ in range(model.n_layer)]
-    weights: list[list[list[list[float]]]] = [[] for _ in range(model.n_layer)]
+    weights: list[list[list[float]]] = [[] for _ in range(model.n_layer)]
     logits = [
         [z.data for z in forward_keeping_weights(model, token, pos, keys, values, weights)]
         for pos, token in enumerate(tokens)
     ]
     n, h = len(tokens), model.n_head
-    maps = [[[layer[i][j] for i in range(n)] for j in range(h)] for layer in weights]
+    maps = [[[layer[i * h + j] for i in range(n)] for j in range(h)] for layer in weights]
     return {
         "word": word,
         "labels": [BOS, *word[: n - 1]],
