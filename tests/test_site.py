@@ -220,6 +220,23 @@ def say(host: Host, msg: Any) -> list[dict[str, Any]]:
     return json.loads(host.receive(json.dumps(msg)))
 
 
+def test_the_site_has_every_file_of_static_and_its_pages_folders() -> None:
+    # the pages' folders (static/explorer/, train/, gpt/) as the server serves them
+    from importlib import resources
+
+    static = pathlib.Path(str(resources.files("micrograd.playground") / "static"))
+    files = site.page_files()
+    assert set(site.PAGES) <= set(files)
+    for path in static.rglob("*"):
+        name = path.relative_to(static).as_posix()
+        if path.is_dir() or name in site.NOT_SHIPPED or name in site.PAGES.values():
+            assert f"static/{name}" not in files, name
+        else:
+            assert files[f"static/{name}"] == path.read_bytes(), name
+    assert {"static/common.js", "static/train/train.js", "static/gpt/gpt-draw.js"} <= set(files)
+    assert "static/explorer/index.html" not in files and "static/widget.js" not in files
+
+
 def test_the_host_answers_actions_as_the_views_do() -> None:
     host = Host()
     (reply,) = say(

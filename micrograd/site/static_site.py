@@ -44,7 +44,6 @@ import tempfile
 import zipfile
 from collections.abc import Callable
 from importlib import resources
-from typing import Any
 
 from .. import __version__
 from ..core.atomic import atomic_write, prepare_folder
@@ -445,11 +444,19 @@ def snapshot(log: Callable[[str], None] = print) -> list[dict]:
     return baked
 
 
-def _files_in(entry: Any, name: str) -> list[tuple[Any, str]]:
-    """`entry` (a file, or a folder of files) of static/ as (file, its name under static/)."""
-    if entry.is_file():
-        return [(entry, name)]
-    return [(f, f"{name}/{f.name}") for f in entry.iterdir() if f.is_file()]
+def page_files() -> dict[str, bytes]:
+    """The playground's pages (told to use the worker) and the static/ files they load, by their
+    path in the site: static/'s own files and its pages' folders' (explorer/, train/, gpt/),
+    all but the pages' sources and the widget's files."""
+    files = {out: page(src).encode("utf-8") for out, src in PAGES.items()}
+    static = resources.files("micrograd.playground") / "static"
+    for entry in static.iterdir():
+        inside = [entry] if entry.is_file() else [f for f in entry.iterdir() if f.is_file()]
+        for file in inside:
+            name = file.name if file is entry else f"{entry.name}/{file.name}"
+            if name not in PAGES.values() and name not in NOT_SHIPPED:
+                files[f"static/{name}"] = file.read_bytes()
+    return files
 
 
 def site_files(
@@ -457,14 +464,7 @@ def site_files(
 ) -> dict[str, bytes]:
     """Every file of the site, by its path in the folder; `names`: makemore's names.txt, in the
     wheel (the GPT view and the course train on them), or None (the GPT view's built-in words)."""
-    files: dict[str, bytes] = {}
-    for out, src in PAGES.items():
-        files[out] = page(src).encode("utf-8")
-    static = resources.files("micrograd.playground") / "static"
-    for entry in static.iterdir():  # static/'s files and its pages' folders' (explorer/, ...)
-        for file, name in _files_in(entry, entry.name):
-            if name not in PAGES.values() and name not in NOT_SHIPPED:
-                files[f"static/{name}"] = file.read_bytes()
+    files = page_files()
     pyodide = pyodide_files(archive)
     for name, data in pyodide.items():
         files[f"pyodide/{name}"] = data
