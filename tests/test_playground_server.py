@@ -481,10 +481,10 @@ def test_no_view_module_imports_a_transport() -> None:
     }
     for name in (
         "views",
-        "explorer",
-        "trainer",
-        "train_settings",
-        "train_frames",
+        "explore/explorer",
+        "training/trainer",
+        "training/train_settings",
+        "training/train_frames",
         "errors",
         "../viz/layout",
     ):
