@@ -50,7 +50,7 @@ CLICK_AND_WAIT = """async () => {
 
 def server_ms(settings: dict, steps: int) -> list[float]:
     """The same steps computed by the views in-process: what the server needs per step."""
-    from micrograd.playground.train_settings import Settings
+    from micrograd.playground.training.train_settings import Settings
     from micrograd.playground.views import Tab
 
     tab = Tab()

@@ -1,4 +1,4 @@
-"""Benchmark: the GPT view's engines (micrograd/playground/train_gpt_engines.py), microgpt's model.
+"""Benchmark: the GPT view's engines (playground/gpt/train_gpt_engines.py), microgpt's model.
 
 microgpt's GPT (n_embd 16, n_head 4, n_layer 1, block_size 16) on makemore's names (or, without
 them, the GPT view's few default words), one word a step in microgpt's order, his Adam:
@@ -46,14 +46,14 @@ def words() -> tuple[tuple[str, ...], str]:
     try:
         return tuple(names()), "makemore's names"
     except (OSError, ValueError) as e:  # (names.txt is not shipped: data.names says so)
-        from micrograd.playground.train_gpt import WORDS
+        from micrograd.playground.gpt.train_gpt import WORDS
 
         return WORDS, f"the GPT view's {len(WORDS)} default words ({str(e).splitlines()[0]})"
 
 
 def first_20(docs: tuple[str, ...]) -> str:
     from micrograd.gpt import microgpt
-    from micrograd.playground.train_gpt import GPTKind, GPTSettings
+    from micrograd.playground.gpt.train_gpt import GPTKind, GPTSettings
 
     model, _, want = microgpt(list(docs), 20, 42)
     rows = []
@@ -71,7 +71,7 @@ def first_20(docs: tuple[str, ...]) -> str:
 
 def steady(engine: str, docs: tuple[str, ...], seconds: float) -> tuple[float, float, float]:
     """(steps a second, CPU seconds of this process a step, seconds to trace every length)."""
-    from micrograd.playground.train_gpt import GPTKind, GPTSettings
+    from micrograd.playground.gpt.train_gpt import GPTKind, GPTSettings
 
     kind = GPTKind(GPTSettings(docs=docs, steps=100_000), engine)
     t = time.perf_counter()
@@ -103,10 +103,10 @@ py.globals.set("seconds", Number(seconds));
 py.runPython(`
 import json, sys, time
 sys.path.insert(0, "/src")
-from micrograd.playground.train_gpt import GPTKind, GPTSettings, WORDS
+from micrograd.playground.gpt.train_gpt import GPTKind, GPTSettings, WORDS
 docs = tuple(names_text.split()) or WORDS
 kind = GPTKind(GPTSettings(docs=docs, steps=100_000), "javascript")
-order = __import__("micrograd.playground.train_gpt_engines", fromlist=["x"]).lengths_met(kind)
+order = __import__("micrograd.playground.gpt.train_gpt_engines", fromlist=["x"]).lengths_met(kind)
 t = time.perf_counter()
 kind.prepare(0.0)
 first = time.perf_counter() - t

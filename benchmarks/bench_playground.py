@@ -61,15 +61,15 @@ class Direct:
     by a cursor in-process."""
 
     def __init__(self, use_jit: bool, settings: dict, shown: dict) -> None:
-        from micrograd.playground.train_publish import FrameCursor
-        from micrograd.playground.train_settings import Settings
-        from micrograd.playground.train_thread import Runner
-        from micrograd.playground.trainer import Trainer
+        from micrograd.playground.training.train_publish import FrameCursor
+        from micrograd.playground.training.train_settings import Settings
+        from micrograd.playground.training.train_thread import Runner
+        from micrograd.playground.training.trainer import Trainer
 
         self.tr = Trainer(Settings.from_dict(settings), use_jit=use_jit)
         shown = dict(shown)
         if shown.pop("health", False):  # the Health panel open (train_health.health_action)
-            from micrograd.playground.train_health import health_action
+            from micrograd.playground.training.train_health import health_action
 
             health_action(self.tr, {"open": True})
         self.tr.view(graph=False, **shown)  # as a page whose graph is out of sight
@@ -224,7 +224,7 @@ def gpt_served(body: dict, docs: list[str], seconds: float) -> dict[str, Any]:
     """The GPT view through a real server: see the module docstring."""
     from micrograd.gpt import microgpt
     from micrograd.playground import serve
-    from micrograd.playground.train_gpt import MAX_STEPS
+    from micrograd.playground.gpt.train_gpt import MAX_STEPS
 
     handle = serve(port=0)
     url, session = handle.url.rstrip("/"), f"bench-gpt-{os.getpid()}"
@@ -287,7 +287,7 @@ def gpt_served(body: dict, docs: list[str], seconds: float) -> dict[str, Any]:
 
 
 def gpt_main(seconds: float) -> int:
-    from micrograd.playground.train_gpt import WORDS
+    from micrograd.playground.gpt.train_gpt import WORDS
 
     print(
         f"# the GPT view through the server (microgpt's model, numpy, seed 42; Play {seconds:g} "

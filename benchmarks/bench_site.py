@@ -56,7 +56,7 @@ NETWORKS = [
 
 def weights(settings: dict) -> int:
     """The network's weights and biases."""
-    from micrograd.playground.train_settings import Settings
+    from micrograd.playground.training.train_settings import Settings
 
     s = Settings.from_dict(settings)
     sizes = [s.nin, *s.hidden, s.outputs]
@@ -214,8 +214,8 @@ PAUSES = 5  # the GPT view's Pause, timed this many times
 def gpt_cases() -> list[tuple[str, list[str] | None]]:
     """The GPT view's word lists: the built-in words (None: the page's own), and makemore's
     names where MICROGRAD_NAMES_FILE names them, the first as many as the page takes."""
-    from micrograd.playground.gpt_frames import MAX_WORDS
-    from micrograd.playground.train_gpt import WORDS
+    from micrograd.playground.gpt.gpt_frames import MAX_WORDS
+    from micrograd.playground.gpt.train_gpt import WORDS
 
     cases: list[tuple[str, list[str] | None]] = [(f"the built-in words ({len(WORDS)})", None)]
     if os.environ.get("MICROGRAD_NAMES_FILE"):
@@ -229,7 +229,7 @@ def gpt_cases() -> list[tuple[str, list[str] | None]]:
 def gpt_play(browser: Any, base: str, docs: list[str] | None, seconds: float) -> dict[str, Any]:
     """The GPT view on `docs` (None: the built-in words): see the module docstring."""
     from micrograd.gpt import microgpt
-    from micrograd.playground.train_gpt import MAX_STEPS, WORDS
+    from micrograd.playground.gpt.train_gpt import MAX_STEPS, WORDS
 
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()

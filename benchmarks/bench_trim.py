@@ -1,4 +1,4 @@
-"""What glibc's malloc_trim saves the playground's server (micrograd/playground/web.py,
+"""What glibc's malloc_trim saves the playground's server (micrograd/playground/serving/web.py,
 `give_back_memory`): resident memory of one server after many tabs came and went, with the trim
 and without it (``web._TRIM = None``: the collection alone), each in a fresh process, the rows
 alternated round by round.

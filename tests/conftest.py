@@ -205,11 +205,11 @@ def _stop_process_runners() -> None:
     widget) and the Node.js that runs generated JavaScript for the playground's engines."""
     import sys
 
-    widgets = sys.modules.get("micrograd.playground.widgets")
+    widgets = sys.modules.get("micrograd.playground.serving.widgets")
     runner = getattr(widgets, "_runner", None)
     if runner is not None:
         runner.stop()
-    engines = sys.modules.get("micrograd.playground.engines")
+    engines = sys.modules.get("micrograd.playground.training.engines")
     node = getattr(engines, "_NODE", None)
     if node is not None:
         node.close()

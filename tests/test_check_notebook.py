@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from micrograd.engine import Value
-from micrograd.playground.explorer import EXAMPLES
+from micrograd.playground.explore.explorer import EXAMPLES
 from micrograd.playground.views import Tab
 from micrograd.viz.formatting import format_number as fmt
 

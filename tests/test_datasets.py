@@ -16,8 +16,8 @@ import pytest
 from micrograd import data
 from micrograd.commands import demo as demo_command
 from micrograd.data import DATASETS, TARGET_RANGE
-from micrograd.playground.train_data import make_data
-from micrograd.playground.train_settings import Settings
+from micrograd.playground.training.train_data import make_data
+from micrograd.playground.training.train_settings import Settings
 from micrograd.playground.views import Tab
 from micrograd.train import demo
 
@@ -53,7 +53,7 @@ def test_the_page_names_no_data_set() -> None:
     # The page learns the data sets (and which are fixed or 3-D) from the view's options: no
     # script of the page spells a data set's name.
     names = "|".join(map(re.escape, DATASETS))
-    for path in STATIC.glob("*.js"):
+    for path in STATIC.rglob("*.js"):
         found = re.findall(rf"""["'`]({names})["'`]""", path.read_text())
         assert not found, (path.name, found)
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from micrograd.gpt import GPT, Tokenizer
-from micrograd.playground.gpt_frames import BOS, MAX_VOCAB, attention, check_char
+from micrograd.playground.gpt.gpt_frames import BOS, MAX_VOCAB, attention, check_char
 from micrograd.playground.views import Tab
 from tests.support.gpt import logits_of
 
@@ -41,7 +41,7 @@ def run_js(call: str, *args: Any) -> Any:
     node = shutil.which("node") or shutil.which("nodejs")
     if node is None:
         pytest.skip("needs Node.js (make test installs it)")
-    module = (STATIC / "gpt-loss.js").as_uri()
+    module = (STATIC / "gpt" / "gpt-loss.js").as_uri()
     code = (
         f"const m = await import({json.dumps(module)});\n"
         f"const args = JSON.parse(process.argv[1]);\n"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from micrograd.playground.gpt_frames import word_list
+from micrograd.playground.gpt.gpt_frames import word_list
 
 pytestmark = pytest.mark.slow
 

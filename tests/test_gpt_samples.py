@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from micrograd.gpt import prepare, sample
-from micrograd.playground.gpt_frames import pick, sample_words, uniforms
-from micrograd.playground.train_gpt import SAMPLES, GPTKind, GPTSettings
+from micrograd.playground.gpt.gpt_frames import pick, sample_words, uniforms
+from micrograd.playground.gpt.train_gpt import SAMPLES, GPTKind, GPTSettings
 
 HAS_NODE = shutil.which("node") is not None or shutil.which("nodejs") is not None
 WORDS = ("emma", "ava", "olivia", "mia", "zoe", "isabel", "abigail")  # (SMALL's block holds 7)

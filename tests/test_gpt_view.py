@@ -19,9 +19,9 @@ import pytest
 
 import micrograd.gpt as gpt_module
 from micrograd.gpt import GPT, Tokenizer
-from micrograd.playground import gpt_view
 from micrograd.playground.errors import ViewError
-from micrograd.playground.gpt_frames import (
+from micrograd.playground.gpt import gpt_view
+from micrograd.playground.gpt.gpt_frames import (
     MAX_WORDS,
     RunningMean,
     attention,
@@ -29,7 +29,7 @@ from micrograd.playground.gpt_frames import (
     principal_components,
     word_list,
 )
-from micrograd.playground.messages import MessageHost
+from micrograd.playground.serving.messages import MessageHost
 from micrograd.playground.views import Tab
 from tests.support.gpt import logits_of
 
@@ -291,13 +291,14 @@ def test_the_server_answers_the_gpt_view_and_refuses_a_bad_word_in_one_line(play
 def test_gpt_html_has_a_control_for_every_setting():
     from importlib import resources
 
-    html = (resources.files("micrograd.playground") / "static" / "gpt.html").read_text("utf-8")
+    static = resources.files("micrograd.playground") / "static"
+    html = (static / "gpt" / "gpt.html").read_text("utf-8")
     for name in gpt_view.FIELDS:
         assert f'id="{name}"' in html, name
 
 
 def test_the_sites_worker_trains_a_playing_gpt_view():
-    from micrograd.playground.worker import Host
+    from micrograd.playground.serving.worker import Host
 
     host = Host(Tab(jit=False))
     send = lambda msg: json.loads(host.receive(json.dumps(msg)))  # noqa: E731
@@ -337,8 +338,8 @@ def test_reset_keeps_the_weights_new_weights_draws_others_the_temperature_is_liv
 
 def test_the_sites_worker_traces_a_waiting_gpt_runs_lengths_one_a_turn_then_stops():
     pytest.importorskip("numpy")
-    from micrograd.playground.train_gpt_engines import lengths_met
-    from micrograd.playground.worker import Host
+    from micrograd.playground.gpt.train_gpt_engines import lengths_met
+    from micrograd.playground.serving.worker import Host
 
     host = Host(Tab(jit="numpy"))  # type: ignore[arg-type]
     send = lambda msg: json.loads(host.receive(json.dumps(msg)))  # noqa: E731
@@ -380,7 +381,8 @@ def test_the_embedding_labels_are_kept_apart(spread):
         xy = [[rng.gauss(0, 0.05), rng.gauss(0, 0.05)] for _ in range(26)] + [[3.0, 0.1]]
     else:
         xy = [[i % 6 * 1.0, i // 6 * 1.0] for i in range(27)]
-    module = (pathlib.Path(gpt_view.__file__).parent / "static" / "gpt-draw.js").as_uri()
+    static = pathlib.Path(gpt_view.__file__).parents[1] / "static"
+    module = (static / "gpt" / "gpt-draw.js").as_uri()
     code = (
         f"const m = await import({json.dumps(module)});\n"
         "process.stdout.write(JSON.stringify(m.placeEmbedding(JSON.parse(process.argv[1]))));\n"

@@ -161,7 +161,7 @@ def python_samples() -> list[str]:
     import random
 
     from micrograd.gpt import sample
-    from micrograd.playground.train_gpt import SAMPLES, WORDS, GPTKind, GPTSettings
+    from micrograd.playground.gpt.train_gpt import SAMPLES, WORDS, GPTKind, GPTSettings
 
     kind = GPTKind(GPTSettings(docs=WORDS, **READOUTS), "eager")  # type: ignore[arg-type]
     while kind.train(0.0, lambda: True):
@@ -180,7 +180,7 @@ def test_the_gpt_widgets_readouts_in_jupyterlab(lab: Any, browser: Any) -> None:
     `sample()`'s at the same weights, seed and temperature; a block size too small for a word
     refused in one line with the model note still true; the names banner gone with the
     learner's words. Screenshots: tests/screenshots/widget-gpt-readouts-{1280,390}.png."""
-    from micrograd.playground.train_gpt import WORDS
+    from micrograd.playground.gpt.train_gpt import WORDS
     from tests.test_gpt_page_readouts import overlapping
 
     want, chars = python_samples(), set("".join(WORDS))

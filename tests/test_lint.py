@@ -77,8 +77,8 @@ def _eslint(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess
 
 
 def test_eslint_is_clean_over_the_static_javascript() -> None:
-    files = sorted(STATIC.glob("*.js"))
-    assert {"common.js", "train.js", "worker.js"} <= {f.name for f in files}
+    files = sorted(STATIC.rglob("*.js"))  # static/ and its pages' folders
+    assert {"common.js", "train.js", "worker.js", "gpt-draw.js"} <= {f.name for f in files}
     result = _eslint(*(str(f.relative_to(ROOT)) for f in files))
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -86,7 +86,10 @@ def test_eslint_is_clean_over_the_static_javascript() -> None:
 def test_eslint_is_clean_over_the_javascript_the_steps_are_made_of() -> None:
     # the sources the JavaScript steps are joined from (no page loads them: js_target.py,
     # train_js.py and gpt.py put them after the generated programs)
-    files = [*(ROOT / "micrograd" / "jit").glob("*.js"), STATIC.parent / "train_step.js"]
+    files = [
+        *(ROOT / "micrograd" / "jit").glob("*.js"),
+        STATIC.parent / "training" / "train_step.js",
+    ]
     assert {f.name for f in files} >= {"runtime.js", "gpt_step.js", "train_step.js"}
     result = _eslint(*(str(f.relative_to(ROOT)) for f in sorted(files)))
     assert result.returncode == 0, result.stdout + result.stderr

@@ -118,15 +118,31 @@ def folder_of(name: str, modules: dict[str, pathlib.Path]) -> str:
     return ".".join(parts[:2])
 
 
-def folder_circles(graph: dict[str, set[str]], modules: dict[str, pathlib.Path]) -> list[str]:
+PLAYGROUND = "micrograd.playground"
+
+
+def room_of(name: str, modules: dict[str, pathlib.Path]) -> str:
+    """The playground's room a module lives in (micrograd.playground.training for
+    micrograd.playground.training.trainer and for the room itself); a module at the playground's
+    top (views, errors ...) is a node of its own; outside the playground, the folder."""
+    parts = name.split(".")
+    if parts[:2] != PLAYGROUND.split("."):
+        return folder_of(name, modules)
+    return ".".join(parts[:3])
+
+
+def folder_circles(
+    graph: dict[str, set[str]], modules: dict[str, pathlib.Path], folder=folder_of
+) -> list[str]:
     """Every circle of the folders' import graph (a strongly connected set of folders), each
-    written with the imports that close it; [] when there is none."""
+    written with the imports that close it; [] when there is none. `folder` names a module's
+    folder (`folder_of`; `room_of` for the playground's rooms)."""
     edges: dict[str, set[str]] = {}
     why: dict[tuple[str, str], list[str]] = {}
     for name, targets in graph.items():
-        a = folder_of(name, modules)
+        a = folder(name, modules)
         for target in targets:
-            b = folder_of(target, modules)
+            b = folder(target, modules)
             if a != b:
                 edges.setdefault(a, set()).add(b)
                 why.setdefault((a, b), []).append(f"{name} imports {target}")
@@ -210,6 +226,81 @@ def test_the_folders_import_graph_has_no_circle() -> None:
     assert not circles, "folders that import each other:\n" + "\n".join(circles)
 
 
+# The playground's rooms, each a folder by concern, and the rooms each may import (its
+# __init__.py says so): the explorer and the Train view stand alone, the GPT view on the Train
+# view's run, the transports on the views; at the playground's top, the views and what the rooms
+# share (errors, limits, the tab's keepsake).
+ROOMS = {
+    "explore": set(),
+    "training": set(),
+    "gpt": {"training"},
+    "serving": {"explore", "training", "gpt"},
+}
+PLAYGROUND_TOP = {"__init__", "views", "errors", "limits", "keepsake"}
+
+
+def test_room_circles_sees_a_circle_between_two_rooms() -> None:
+    modules = {
+        f"{PLAYGROUND}": pathlib.Path("playground/__init__.py"),
+        f"{PLAYGROUND}.views": pathlib.Path("playground/views.py"),
+        f"{PLAYGROUND}.gpt": pathlib.Path("playground/gpt/__init__.py"),
+        f"{PLAYGROUND}.gpt.gpt_view": pathlib.Path("playground/gpt/gpt_view.py"),
+        f"{PLAYGROUND}.training": pathlib.Path("playground/training/__init__.py"),
+        f"{PLAYGROUND}.training.trainer": pathlib.Path("playground/training/trainer.py"),
+        f"{PLAYGROUND}.training.train_point": pathlib.Path("playground/training/train_point.py"),
+    }
+    graph = {name: set() for name in modules}
+    graph[f"{PLAYGROUND}.gpt.gpt_view"] = {f"{PLAYGROUND}.training.trainer"}
+    graph[f"{PLAYGROUND}.training.train_point"] = {f"{PLAYGROUND}.views"}
+    assert folder_circles(graph, modules, room_of) == []  # the folder test sees one folder
+    graph[f"{PLAYGROUND}.views"] = {f"{PLAYGROUND}.gpt.gpt_view"}
+    assert folder_circles(graph, modules, room_of) == [
+        f"{PLAYGROUND}.gpt <-> {PLAYGROUND}.training <-> {PLAYGROUND}.views: "
+        f"{PLAYGROUND}.gpt.gpt_view imports {PLAYGROUND}.training.trainer; "
+        f"{PLAYGROUND}.training.train_point imports {PLAYGROUND}.views; "
+        f"{PLAYGROUND}.views imports {PLAYGROUND}.gpt.gpt_view"
+    ]
+    assert folder_circles(graph, modules) == []  # one folder, micrograd.playground
+
+
+def test_the_playground_is_in_rooms_with_no_circle_between_them() -> None:
+    playground = PACKAGE / "playground"
+    top = {p.stem for p in playground.glob("*.py")}
+    assert top == PLAYGROUND_TOP and len(top) <= 8
+    rooms = {p.name for p in playground.iterdir() if (p / "__init__.py").exists()}
+    assert rooms == set(ROOMS)
+    for room in rooms:
+        doc = ast.get_docstring(ast.parse((playground / room / "__init__.py").read_text()))
+        assert doc and "may import" in doc and len(doc.splitlines()) == 3, room
+    graph = import_graph()
+    modules = package_modules()
+    circles = folder_circles(graph, modules, room_of)
+    assert not circles, "rooms that import each other:\n" + "\n".join(circles)
+    # and each room imports only the rooms its docstring names
+    beyond = sorted(
+        f"{name} imports {target}"
+        for name, targets in graph.items()
+        if name.startswith(PLAYGROUND + ".") and name.split(".")[2] in ROOMS
+        for target in targets
+        if target.startswith(PLAYGROUND + ".")
+        and target.split(".")[2] in ROOMS
+        and target.split(".")[2] != name.split(".")[2]
+        and target.split(".")[2] not in ROOMS[name.split(".")[2]]
+    )
+    assert not beyond, "imports between rooms beyond the rooms' rule:\n" + "\n".join(beyond)
+    # the room's rule in words: the lower rooms never import the playground's top but errors
+    upward = sorted(
+        f"{name} imports {target}"
+        for name, targets in graph.items()
+        if name.startswith(PLAYGROUND + ".")
+        and name.split(".")[2] in ("explore", "training", "gpt")
+        for target in targets
+        if target.startswith(PLAYGROUND + ".")
+        and target.split(".")[2] in PLAYGROUND_TOP - {"errors"}
+    )
+    assert not upward, upward
+
+
 # The modules above the playground: the commands that start it, the notebook's widgets (a
 # transport of its views) and the static site's builders (site/: they pack its pages and bake the
 # views' first answers). Everything else in the package lies below it.
@@ -260,7 +351,7 @@ def test_layers_point_down_only() -> None:
         for name, path in modules.items()
         if any(m.startswith("micrograd.viz.layout") for m in imports(path))
     }
-    assert {"micrograd.viz", "micrograd.playground.drawing"} <= users
+    assert {"micrograd.viz", "micrograd.playground.explore.drawing"} <= users
 
 
 # The top of micrograd/ is the lecture: the engine, nn, and what a learner of the lecture looks
@@ -287,7 +378,8 @@ def test_the_top_level_is_the_lecture_and_folders_say_what_they_offer() -> None:
 # The import paths the README and the notebooks give: each imports, as the module named (a move
 # inside the package keeps them).
 DOCUMENTED = {
-    "micrograd.widgets": "micrograd.playground.widgets",
+    "micrograd.widgets": "micrograd.playground.serving.widgets",
+    "micrograd.playground.explore": "micrograd.playground.explore",
     "micrograd.jit": "micrograd.jit",
     "micrograd.check": "micrograd.check",
     "micrograd.viz": "micrograd.viz",
@@ -305,7 +397,7 @@ def test_documented_import_paths_work(path: str) -> None:
     if path == "micrograd.playground.serve":  # a function: from micrograd.playground import serve
         from micrograd.playground import serve
 
-        assert callable(serve) and serve.__module__ == "micrograd.playground.server"
+        assert callable(serve) and serve.__module__ == "micrograd.playground.serving.server"
         return
     module = importlib.import_module(path)
     assert module.__name__ == DOCUMENTED[path]
@@ -313,7 +405,7 @@ def test_documented_import_paths_work(path: str) -> None:
     if path == "micrograd.widgets":  # what the notebooks use, on the playground's own module
         from micrograd.widgets import PlaygroundWidget, explore, train
 
-        assert explore.__module__ == train.__module__ == "micrograd.playground.widgets"
+        assert explore.__module__ == train.__module__ == "micrograd.playground.serving.widgets"
         assert PlaygroundWidget is module.PlaygroundWidget
 
 
@@ -413,7 +505,7 @@ SAME_CONCERN = {
     "demo.py": {"commands", "train"},
     "grade.py": {"commands", "grading"},
     "gpt.py": {"", "commands", "jit"},
-    "widgets.py": {"", "playground"},
+    "widgets.py": {"", "playground/serving"},
 }
 
 

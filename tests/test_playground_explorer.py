@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from micrograd.expr import parse_program
-from micrograd.playground.explorer import EXAMPLES
+from micrograd.playground.explore.explorer import EXAMPLES
 from micrograd.viz import trace
 from micrograd.viz.formatting import format_number
 from tests.conftest import watch_errors

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from micrograd.expr import parse_program
-from micrograd.playground.explorer import EXAMPLES, MAX_PROGRAM_CHARS
+from micrograd.playground.explore.explorer import EXAMPLES, MAX_PROGRAM_CHARS
 from micrograd.viz import trace
 
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from micrograd.playground.explorer import EXAMPLES
-from micrograd.playground.messages import MessageHost
+from micrograd.playground.explore.explorer import EXAMPLES
+from micrograd.playground.serving.messages import MessageHost
+from micrograd.playground.serving.worker import Host
 from micrograd.playground.views import Tab
-from micrograd.playground.worker import Host
 from micrograd.site import static_site as site
 from micrograd.viz.formatting import format_number as fmt
 from tests.test_playground_explorer_api import post

@@ -17,7 +17,7 @@ import urllib.request
 from typing import Any
 
 from micrograd.playground import Tab
-from micrograd.playground.explorer import EXAMPLES
+from micrograd.playground.explore.explorer import EXAMPLES
 from tests.test_playground_explorer import (
     build,
     click,

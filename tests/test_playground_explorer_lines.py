@@ -25,7 +25,7 @@ from micrograd.engine import Value
 from micrograd.expr import ProgramError, language, parse_program
 from micrograd.playground import Tab
 from micrograd.playground.errors import ViewError
-from micrograd.playground.explorer import EXAMPLES
+from micrograd.playground.explore.explorer import EXAMPLES
 from micrograd.viz import trace
 
 LECTURE_L = EXAMPLES[1]["program"]

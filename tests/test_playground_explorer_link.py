@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from micrograd.expr import parse_program
-from micrograd.playground.explorer import EXAMPLES
+from micrograd.playground.explore.explorer import EXAMPLES
 from micrograd.viz import trace
 from tests.conftest import watch_errors
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from micrograd.playground.explorer import EXAMPLES
+from micrograd.playground.explore.explorer import EXAMPLES
 from micrograd.viz.formatting import format_number as fmt
 from tests.test_playground_explorer import build, click, open_explorer, page_nodes, wait_step
 

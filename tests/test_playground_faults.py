@@ -15,11 +15,11 @@ import uuid
 import pytest
 
 from micrograd.playground import serve
-from micrograd.playground.server import _Handler, train_stream
-from micrograd.playground.train_thread import Runner
-from micrograd.playground.trainer import Trainer
+from micrograd.playground.serving.server import _Handler, train_stream
+from micrograd.playground.serving.web import Request, Sessions
+from micrograd.playground.training.train_thread import Runner
+from micrograd.playground.training.trainer import Trainer
 from micrograd.playground.views import Tab as ViewTab
-from micrograd.playground.web import Request, Sessions
 
 
 def wait(cond, timeout=20.0):
@@ -160,8 +160,8 @@ def test_a_body_that_unfolds_costs_no_more_than_its_size():
 )
 @pytest.mark.slow
 def test_every_transport_measures_a_body_before_building_it(body, words):
-    from micrograd.playground.messages import MessageHost
-    from micrograd.playground.worker import Host
+    from micrograd.playground.serving.messages import MessageHost
+    from micrograd.playground.serving.worker import Host
 
     text = json.dumps(body, separators=(",", ":"))
     with serve(port=0) as pg:
@@ -186,7 +186,7 @@ def test_every_transport_measures_a_body_before_building_it(body, words):
 
 
 def test_the_worker_refuses_deep_json_with_a_line_not_a_recursion_error():
-    from micrograd.playground.worker import Host
+    from micrograd.playground.serving.worker import Host
 
     host = Host()
     [reply] = json.loads(host.receive("[" * 100_000 + "]" * 100_000))
@@ -221,7 +221,7 @@ def test_an_overflowing_point_is_a_400_naming_the_field(field):
 
 @pytest.mark.parametrize("sep", ["\u2028", "\x0b", "\x0c", "\x1c", "\x85", "\u2029"])
 def test_a_program_with_an_odd_line_separator_in_a_comment_survives_a_leaf_edit(sep):
-    from micrograd.playground.explorer import Explorer
+    from micrograd.playground.explore.explorer import Explorer
 
     program = f"a = 2.0  # one{sep}more\nb = 3.0\nc = a * b\n"
     ex = Explorer(program, "layered")
@@ -290,7 +290,7 @@ def test_a_tab_pushed_out_by_others_comes_back_as_it_was():
 
 @pytest.mark.slow
 def test_a_tab_being_answered_is_never_dropped_under_it():
-    from micrograd.playground.web import SessionsFull
+    from micrograd.playground.serving.web import SessionsFull
 
     sessions = Sessions(limit=1, make_tab=lambda s: ViewTab())
     a = sessions.acquire("tab-a-0000")  # a request of tab a is being answered

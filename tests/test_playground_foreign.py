@@ -17,7 +17,7 @@ import pytest
 from micrograd.engine import Value
 from micrograd.playground import Tab
 from micrograd.playground.errors import ViewError
-from micrograd.playground.foreign import ForeignExplorer, LearnerStepper
+from micrograd.playground.explore.foreign import ForeignExplorer, LearnerStepper
 from tests.support.corpus import CASES, LECTURE_VALUE, edit
 
 # Graphs every engine of the lecture can build, one op each (and one with an input used twice):

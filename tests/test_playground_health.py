@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from micrograd.playground.errors import ViewError
-from micrograd.playground.train_health import BUDGET, DEMO, EVERY_STEP, PRESETS
+from micrograd.playground.training.train_health import BUDGET, DEMO, EVERY_STEP, PRESETS
 from micrograd.playground.views import TrainView
 from micrograd.train.health_presets import BROKEN, run_broken
 
@@ -109,7 +109,9 @@ def test_past_the_first_steps_health_is_read_once_a_frame_period(monkeypatch):
     v.control({"action": "step", "steps": EVERY_STEP})
     assert [k for k, _ in tap.lines] == list(range(EVERY_STEP))  # each of the first steps
     clock = [1000.0]
-    monkeypatch.setattr("micrograd.playground.train_health.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr(
+        "micrograd.playground.training.train_health.time.monotonic", lambda: clock[0]
+    )
     tap.period = 0.05
     tap.restart_clock()  # (the clock's times from here)
     v.control({"action": "step", "steps": 30})  # no time passes: read once, then not again
@@ -131,7 +133,7 @@ def test_a_costly_read_waits_longer_than_a_frame(monkeypatch):
         clock[0] += 0.005  # each call 5 ms later: a read (begin to end) takes 5 ms
         return clock[0]
 
-    monkeypatch.setattr("micrograd.playground.train_health.time.monotonic", monotonic)
+    monkeypatch.setattr("micrograd.playground.training.train_health.time.monotonic", monotonic)
     tap.period = 0.05
     tap.restart_clock()
     v.control({"action": "step", "steps": 100})  # 100 steps, 5 ms of clock each when not read

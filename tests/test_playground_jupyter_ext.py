@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from micrograd.playground import jupyter
+from micrograd.playground.serving import jupyter
 
 pytest.importorskip("jupyter_server_proxy", reason="pip install -e . --group test installs it")
 serverapp = pytest.importorskip("jupyter_server.serverapp")
@@ -62,7 +62,7 @@ def test_the_extension_moves_no_route_and_adds_none(tmp_path) -> None:
     proxy_only = {"jupyter_server_proxy": True}
     without = routes(started(tmp_path / "a", proxy_only))
     serverapp.ServerApp.clear_instance()
-    both = {**proxy_only, "micrograd.playground.jupyter": True}
+    both = {**proxy_only, "micrograd.playground.serving.jupyter": True}
     app = started(tmp_path / "b", both)
     assert routes(app) == without
     # the proxy's port route answers /proxy/PORT with our rewrite in its handler's settings
@@ -79,7 +79,7 @@ def test_the_users_own_rewrites_come_first(tmp_path) -> None:
     def mine(response: Any) -> None:
         pass  # a user's rewrite: left in place, ours after it
 
-    both = {"jupyter_server_proxy": True, "micrograd.playground.jupyter": True}
+    both = {"jupyter_server_proxy": True, "micrograd.playground.serving.jupyter": True}
     app = started(tmp_path / "a", both, ServerProxy={"non_service_rewrite_response": mine})
     (kwargs,) = {
         id(r.target_kwargs["rewrite_response"]): r.target_kwargs

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from micrograd.playground.explorer import EXAMPLES, Explorer
+from micrograd.playground.explore.explorer import EXAMPLES, Explorer
 from micrograd.viz import layout as lay
 from micrograd.viz.layout import Box, layered, layout
 

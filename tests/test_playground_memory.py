@@ -15,9 +15,9 @@ import pytest
 SCRIPT = r"""
 import gc, json, socket, threading, urllib.request
 from micrograd.playground import serve
-from micrograd.playground.web import give_back_memory
-from micrograd.playground.trainer import Trainer
-from micrograd.playground.web import MAX_SESSIONS
+from micrograd.playground.serving.web import give_back_memory
+from micrograd.playground.training.trainer import Trainer
+from micrograd.playground.serving.web import MAX_SESSIONS
 
 def rss():  # resident memory of this process, MB
     return int(open("/proc/self/statm").read().split()[1]) * 4096 / 2**20

@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from micrograd.playground.explorer import EXAMPLES, NUDGE_H, nudge_h
+from micrograd.playground.explore.explorer import EXAMPLES, NUDGE_H, nudge_h
 from micrograd.playground.views import Tab
 
 LECTURE_L = EXAMPLES[1]["program"]

@@ -17,7 +17,7 @@ import pytest
 
 from micrograd.engine import Value
 from micrograd.playground.errors import ViewError
-from micrograd.playground.explorer import EXAMPLES
+from micrograd.playground.explore.explorer import EXAMPLES
 from micrograd.playground.views import Tab
 from micrograd.viz.formatting import format_number as fmt
 from tests.support.corpus import LECTURE_VALUE

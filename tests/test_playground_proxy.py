@@ -31,7 +31,7 @@ def proxied(tmp_path_factory: Any) -> Any:
         # micrograd's Jupyter extension (a wheel enables it; an editable install cannot)
         with jupyterlab(
             tmp_path_factory.mktemp("proxy"),
-            ["--ServerApp.jpserver_extensions=micrograd.playground.jupyter=True"],
+            ["--ServerApp.jpserver_extensions=micrograd.playground.serving.jupyter=True"],
         ) as lab:
             yield lab, pg
     finally:

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from micrograd.playground import EventStream, HTTPError, Request, serve
-from micrograd.playground.server import MAX_BODY, MAX_SESSIONS, Sessions, build_routes
+from micrograd.playground.serving.server import MAX_BODY, MAX_SESSIONS, Sessions, build_routes
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SID = "test-session-0001"
@@ -107,10 +107,18 @@ def server() -> Iterator[Any]:
 def test_pages_and_static_files_are_served(playground: str) -> None:
     status, html = call(playground)
     assert status == 200 and "<title>" in html and "static/common.js" in html
-    for name in ("style.css", "common.js"):
+    for name in ("style.css", "common.js", "explorer/explorer.js", "train/train.css", "gpt/gpt.js"):
         status, text = call(playground + "static/" + name)
         assert status == 200 and len(text) > 100
+    for page, folder in (("", "explorer/index.html"), ("train", "train/train.html")):
+        assert call(playground + page)[1] == call(playground + "static/" + folder)[1]
     assert call(playground + "static/nope.css")[0] == 404
+    # a page's folder, one deep, and nothing out of static/ through it
+    assert call(playground + "static/explorer/nope.js")[0] == 404
+    assert call(playground + "static/explorer/../common.js")[0] == 404
+    assert call(playground + "static/explorer/..%2F..%2Fviews.py")[0] == 404
+    assert call(playground + "static/a/b/common.js")[0] == 404
+    assert call(playground + "static/explorer")[0] == 404
     assert call(playground + "static/..%2Fserver.py")[0] == 404
     assert call(playground + "static/../server.py")[0] == 404
     assert call(playground + "etc/passwd")[0] == 404
@@ -419,7 +427,7 @@ def test_a_stop_that_fails_still_gives_ctrl_c_back(monkeypatch: pytest.MonkeyPat
 @pytest.mark.slow
 def test_a_shared_playground_needs_its_token_then_a_cookie() -> None:
     # As Jupyter: off loopback a random token is required; here turned on for 127.0.0.1.
-    from micrograd.playground.web import token_cookie, token_for
+    from micrograd.playground.serving.web import token_cookie, token_for
 
     assert token_for("127.0.0.1") == "" and token_for("localhost") == ""
     shared = token_for("0.0.0.0")
@@ -453,7 +461,8 @@ def test_no_view_module_imports_a_transport() -> None:
     # worker are transports over them, and none of the views knows which one it runs under.
     import ast
 
-    from micrograd.playground import server, views
+    from micrograd.playground import views
+    from micrograd.playground.serving import server
 
     views_dir = REPO / "micrograd" / "playground"
     transports = {
@@ -472,10 +481,10 @@ def test_no_view_module_imports_a_transport() -> None:
     }
     for name in (
         "views",
-        "explorer",
-        "trainer",
-        "train_settings",
-        "train_frames",
+        "explore/explorer",
+        "training/trainer",
+        "training/train_settings",
+        "training/train_frames",
         "errors",
         "../viz/layout",
     ):

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from micrograd.playground import serve
-from micrograd.playground.web import Sessions, SessionsFull
+from micrograd.playground.serving.web import Sessions, SessionsFull
 from tests.conftest import watch_errors
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""The Train view's step and pictures in JavaScript (micrograd/playground/train_js.py,
+"""The Train view's step and pictures in JavaScript (micrograd/playground/training/train_js.py,
 train_step.js), run in Node.js: the pictures' quick tanh against math.tanh, their WebAssembly
 kernel against the JavaScript layers and the model's own numbers, and 200 steps of the step
 against the server's numpy jit, bit for bit."""
@@ -14,7 +14,7 @@ import pytest
 
 from micrograd.jit import js_target
 from micrograd.nn import MLP
-from micrograd.playground import train_js
+from micrograd.playground.training import train_js
 
 if shutil.which("node") is None and shutil.which("nodejs") is None:
     pytest.skip("Node.js is not installed (apt install nodejs)", allow_module_level=True)
@@ -97,9 +97,9 @@ def test_200_steps_of_the_javascript_step_are_numpys_jit_to_the_bit(
     and run in Node.js, against the server's numpy jit: every sum adds in the one order both
     targets follow (jit_graph: how every sum adds), so 200 steps of moons give the same losses
     and the same weights, bit for bit (BLAS's order drifted 6x32 with Adam to 3e-5)."""
-    from micrograd.playground.engines import JavaScriptEngine
-    from micrograd.playground.train_settings import Settings
-    from micrograd.playground.trainer import Trainer
+    from micrograd.playground.training.engines import JavaScriptEngine
+    from micrograd.playground.training.train_settings import Settings
+    from micrograd.playground.training.trainer import Trainer
 
     runs = [
         Trainer(Settings(hidden=hidden, optimizer=optimizer), use_jit=name)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from micrograd.playground.train_settings import MAX_LAYERS, MAX_NEURONS
+from micrograd.playground.training.train_settings import MAX_LAYERS, MAX_NEURONS
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

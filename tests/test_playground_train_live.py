@@ -15,11 +15,11 @@ import pytest
 
 from micrograd import data
 from micrograd.io import loads, to_torch
-from micrograd.playground import train_frames as TF
 from micrograd.playground.errors import ViewError
-from micrograd.playground.train_publish import FrameCursor
-from micrograd.playground.train_settings import Settings
-from micrograd.playground.trainer import Trainer
+from micrograd.playground.training import train_frames as TF
+from micrograd.playground.training.train_publish import FrameCursor
+from micrograd.playground.training.train_settings import Settings
+from micrograd.playground.training.trainer import Trainer
 from micrograd.playground.views import Tab
 
 np = pytest.importorskip("numpy")
@@ -335,9 +335,9 @@ def test_meta_is_read_without_waiting_for_a_step():
 NO_NUMPY = r"""
 import json, sys
 sys.modules["numpy"] = None  # as on the static site's Pyodide: importing numpy fails
-from micrograd.playground.train_publish import FrameCursor
-from micrograd.playground.trainer import Trainer
-from micrograd.playground.train_settings import Settings
+from micrograd.playground.training.train_publish import FrameCursor
+from micrograd.playground.training.trainer import Trainer
+from micrograd.playground.training.train_settings import Settings
 for s in (Settings(hidden=(3, 2)), Settings(dataset="bumps", loss="mse", hidden=(3,)),
           Settings(dataset="spiral3", loss="cross_entropy", hidden=(3,))):
     tr = Trainer(s)

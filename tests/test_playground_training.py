@@ -12,12 +12,12 @@ import pytest
 
 from micrograd import MLP, Value, data, losses
 from micrograd.io import load, to_torch
-from micrograd.playground import engines as engines_module
-from micrograd.playground import train_frames as TF
-from micrograd.playground import train_settings as T
-from micrograd.playground.train_pacer import Pacer
-from micrograd.playground.train_settings import Settings
-from micrograd.playground.trainer import Trainer
+from micrograd.playground.training import engines as engines_module
+from micrograd.playground.training import train_frames as TF
+from micrograd.playground.training import train_settings as T
+from micrograd.playground.training.train_pacer import Pacer
+from micrograd.playground.training.train_settings import Settings
+from micrograd.playground.training.trainer import Trainer
 
 np = pytest.importorskip("numpy")
 
@@ -519,7 +519,7 @@ def test_a_turn_apart_either_trains_or_makes_a_frame(apart, cost):
 
 
 def test_a_cursor_hands_out_frames_with_the_curve_it_has_not_had():
-    from micrograd.playground.train_publish import FrameCursor
+    from micrograd.playground.training.train_publish import FrameCursor
 
     tr = Trainer()
     frames = FrameCursor(tr)
@@ -540,7 +540,7 @@ def test_a_cursor_hands_out_frames_with_the_curve_it_has_not_had():
 
 
 def test_the_runner_trains_every_playing_trainer_in_turn_and_holds_the_unwatched():
-    from micrograd.playground.train_thread import Runner
+    from micrograd.playground.training.train_thread import Runner
 
     runner = Runner()
     a, b, c = Trainer(), Trainer(Settings(hidden=(16, 16))), Trainer()
@@ -593,7 +593,7 @@ def test_without_numpy_the_trainer_is_eager(monkeypatch):
 def test_the_loss_curve_looks_the_same_at_any_length():
     # Buckets of 2^k steps with their lowest and highest loss: a spike anywhere survives every
     # merge, and the buckets stay evenly spaced (dropping every second entry did neither).
-    from micrograd.playground.train_frames import LossCurve
+    from micrograd.playground.training.train_frames import LossCurve
 
     curve = LossCurve(cap=64)
     spike_at = 777

@@ -8,9 +8,9 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from micrograd.playground import train_thread as runner_module
-from micrograd.playground.train_thread import Runner
-from micrograd.playground.trainer import Trainer
+from micrograd.playground.training import train_thread as runner_module
+from micrograd.playground.training.train_thread import Runner
+from micrograd.playground.training.trainer import Trainer
 
 
 async def _until(condition, timeout: float = 120.0) -> None:  # an event, never a speed

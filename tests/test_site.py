@@ -24,8 +24,8 @@ import pytest
 
 import micrograd
 from micrograd.commands.cli import main
+from micrograd.playground.serving.worker import WATCH_SECONDS, Host
 from micrograd.playground.views import Tab
-from micrograd.playground.worker import WATCH_SECONDS, Host
 from micrograd.site import static_site as site
 
 from .conftest import _unavailable
@@ -220,6 +220,23 @@ def say(host: Host, msg: Any) -> list[dict[str, Any]]:
     return json.loads(host.receive(json.dumps(msg)))
 
 
+def test_the_site_has_every_file_of_static_and_its_pages_folders() -> None:
+    # the pages' folders (static/explorer/, train/, gpt/) as the server serves them
+    from importlib import resources
+
+    static = pathlib.Path(str(resources.files("micrograd.playground") / "static"))
+    files = site.page_files()
+    assert set(site.PAGES) <= set(files)
+    for path in static.rglob("*"):
+        name = path.relative_to(static).as_posix()
+        if path.is_dir() or name in site.NOT_SHIPPED or name in site.PAGES.values():
+            assert f"static/{name}" not in files, name
+        else:
+            assert files[f"static/{name}"] == path.read_bytes(), name
+    assert {"static/common.js", "static/train/train.js", "static/gpt/gpt-draw.js"} <= set(files)
+    assert "static/explorer/index.html" not in files and "static/widget.js" not in files
+
+
 def test_the_host_answers_actions_as_the_views_do() -> None:
     host = Host()
     (reply,) = say(
@@ -297,7 +314,7 @@ def test_the_site_trains_every_size_in_javascript_with_the_numbers_of_numpys_jit
     # The worker's Train view steps in JavaScript (micrograd.jit's JavaScript target; here in
     # Node.js, in the site in the browser's worker): the default network and the largest, with
     # no "not live" note, and the losses of CPython's numpy jit.
-    from micrograd.playground.trainer import Trainer
+    from micrograd.playground.training.trainer import Trainer
 
     # Both targets add every sum in one order (jit_graph: how every sum adds): the largest
     # network with Adam, whose steps carry a difference in the last bit on, agrees too.
@@ -448,7 +465,7 @@ def test_a_pyodide_without_its_snapshot_calls_leaves_pythons_start_out_in_one_li
 def test_the_snapshot_bakes_the_calls_a_fresh_page_makes_first(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from micrograd.playground.explorer import EXAMPLES
+    from micrograd.playground.explore.explorer import EXAMPLES
 
     baked = site.snapshot(log=lambda line: None)
     assert [(e["view"], e["action"], e["body"]) for e in baked] == [

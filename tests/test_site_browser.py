@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from micrograd.expr import parse_program
-from micrograd.playground.explorer import EXAMPLES
+from micrograd.playground.explore.explorer import EXAMPLES
 from micrograd.playground.views import Tab
 from micrograd.viz import trace
 from micrograd.viz.formatting import format_number as fmt
@@ -226,9 +226,9 @@ def test_the_first_200_losses_of_moons_are_numpys_jit(
     digit the frame sends, to 1e-12 (relative), and each step's accuracy, from the same points.
     Both targets add every sum in one order (jit_graph: how every sum adds), so even the largest
     network, whose steps carry any difference in the last bit on, stays with numpy's."""
-    from micrograd.playground.train_data import featurize
-    from micrograd.playground.train_settings import Settings
-    from micrograd.playground.trainer import Trainer
+    from micrograd.playground.training.train_data import featurize
+    from micrograd.playground.training.train_settings import Settings
+    from micrograd.playground.training.trainer import Trainer
 
     query = f"hidden={','.join(map(str, hidden))}&optimizer={optimizer}"
     page = visit.open(f"train.html?{query}")
@@ -576,10 +576,10 @@ const [dir, memory, wheel] = process.argv.slice(-3);
 const { loadPyodide } = await import(url.pathToFileURL(`${dir}/pyodide.mjs`).href);
 const saved = new Uint8Array(fs.readFileSync(memory));
 const py = await loadPyodide({ indexURL: `${dir}/`, _loadSnapshot: saved });
-const before = py.runPython("import sys; 'micrograd.playground.worker' in sys.modules");
+const before = py.runPython("import sys; 'micrograd.playground.serving.worker' in sys.modules");
 py.unpackArchive(new Uint8Array(fs.readFileSync(wheel)), "wheel");
 console.log(JSON.stringify([before, py.runPython(`
-from micrograd.playground.worker import Host
+from micrograd.playground.serving.worker import Host
 import json, random
 host = Host()
 answer = json.loads(host.receive(json.dumps({"id": 1, "view": "explorer", "action": "examples"})))

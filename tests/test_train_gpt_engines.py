@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from micrograd.gpt import microgpt
-from micrograd.playground import train_gpt_engines
-from micrograd.playground.train_gpt import GPTKind, GPTSettings
-from micrograd.playground.trainer import Trainer
+from micrograd.playground.gpt import train_gpt_engines
+from micrograd.playground.gpt.train_gpt import GPTKind, GPTSettings
+from micrograd.playground.training.trainer import Trainer
 
 pytest.importorskip("numpy")
 HAS_NODE = shutil.which("node") is not None or shutil.which("nodejs") is not None
@@ -213,7 +213,7 @@ def test_every_engine_step_feeds_the_running_mean(engine: str) -> None:
 def test_a_playing_frame_draws_its_pictures_only_when_due(monkeypatch: pytest.MonkeyPatch) -> None:
     """Sampling 20 words costs a forward pass a letter: while playing, frames between two
     pictures carry the loss alone; paused, every frame has them (read on a fake clock)."""
-    from micrograd.playground import train_gpt
+    from micrograd.playground.gpt import train_gpt
 
     now = [100.0]
     monkeypatch.setattr(train_gpt.time, "monotonic", lambda: now[0])
@@ -251,7 +251,7 @@ def test_a_frames_self_paced_part_is_left_out_of_its_cost() -> None:
     """The GPT's pictures are kept to a share of the time by their own clock: the publisher's
     frame cost, which spaces the frames (`Pacer.advance`: at least twice it), leaves them out
     (counted in, one 5 s picture frame held the next frames seconds apart: 2-5 drawn a second)."""
-    from micrograd.playground.train_publish import Publisher
+    from micrograd.playground.training.train_publish import Publisher
 
     ticks = iter([0.0, 5.25, 10.0, 10.5])
     pub = Publisher()
@@ -263,7 +263,7 @@ def test_a_frames_self_paced_part_is_left_out_of_its_cost() -> None:
 
 
 def test_only_a_frame_with_pictures_says_how_long_they_took(monkeypatch) -> None:
-    from micrograd.playground import train_gpt
+    from micrograd.playground.gpt import train_gpt
 
     now = [100.0]
     monkeypatch.setattr(train_gpt.time, "monotonic", lambda: now[0])

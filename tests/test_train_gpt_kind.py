@@ -8,9 +8,9 @@ import random
 import pytest
 
 from micrograd.gpt import microgpt
-from micrograd.playground.train_gpt import SAMPLES, GPTKind, GPTSettings
-from micrograd.playground.train_publish import FrameCursor
-from micrograd.playground.trainer import Trainer
+from micrograd.playground.gpt.train_gpt import SAMPLES, GPTKind, GPTSettings
+from micrograd.playground.training.train_publish import FrameCursor
+from micrograd.playground.training.trainer import Trainer
 
 WORDS = ("emma", "olivia", "ava", "mia", "zoe")
 STEPS = 12

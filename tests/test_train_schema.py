@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from micrograd.playground.train_settings import KINDS, Settings, schema
+from micrograd.playground.training.train_settings import KINDS, Settings, schema
 from micrograd.playground.views import Tab
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,7 +90,7 @@ class _Ids(HTMLParser):
 
 def test_train_html_has_a_control_for_every_setting_with_a_box():
     parser = _Ids()
-    parser.feed((STATIC / "train.html").read_text(encoding="utf-8"))
+    parser.feed((STATIC / "train" / "train.html").read_text(encoding="utf-8"))
     boxed = {f["name"] for f in schema() if f["kind"] != "points"}
     assert boxed - parser.ids == set()
 
@@ -142,6 +142,6 @@ def test_the_reader_finds_a_list_of_settings(tmp_path: Path):
 
 def test_no_javascript_module_keeps_its_own_list_of_settings():
     names = {f["name"] for f in schema()}
-    for path in sorted(STATIC.glob("*.js")):
+    for path in sorted(STATIC.rglob("*.js")):
         copies = [a for a in string_arrays(path) if len(set(a) & names) >= 2]
         assert copies == [], f"{path.name} lists settings of its own: {copies}"

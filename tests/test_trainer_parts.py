@@ -9,7 +9,7 @@ from pathlib import Path
 
 import micrograd
 
-PLAYGROUND = Path(micrograd.__file__).parent / "playground"
+PLAYGROUND = Path(micrograd.__file__).parent / "playground" / "training"  # the Train view's room
 TESTS = Path(__file__).resolve().parent
 LECTURE_SHAPES = {"_prev", "_op", "_backward"}  # a Value's own, as the lecture writes them
 

@@ -389,25 +389,29 @@ def test_widget_files_are_the_pages_own() -> None:
     # `export` before a declaration; its markup the pages'.
     from micrograd import widgets
 
-    static = pathlib.Path(widgets.__file__).parent / "static"  # (micrograd/playground/)
-    modules = sorted(p.name for p in static.glob("*.js") if p.name not in ("page.js", "worker.js"))
+    static = pathlib.Path(widgets.__file__).parents[1] / "static"  # (micrograd/playground/)
+    modules = sorted(
+        p.relative_to(static).as_posix()
+        for p in static.rglob("*.js")
+        if p.name not in ("page.js", "worker.js")
+    )
     assert {
         "common.js",
-        "predict.js",
-        "explorer.js",
-        "train.js",
-        "train-net.js",
+        "explorer/predict.js",
+        "explorer/explorer.js",
+        "train/train.js",
+        "train/train-net.js",
         "widget.js",
     } <= set(modules)
     esm = PlaygroundWidget._esm
     for name in modules:
         text = (static / name).read_text()
-        code = re.sub(r'^import \{[^}]*\} from "\./[\w.-]+";\n', "", text, flags=re.M)
+        code = re.sub(r'^import \{[^}]*\} from "\.\.?/[\w./-]+";\n', "", text, flags=re.M)
         assert re.sub(r"^export (?!default)", "", code, flags=re.M) in esm, name
     assert not re.search(r"^\s*import\b", esm, re.M)  # one module: it imports nothing
     w = explore(built(LECTURE_L)["L"])
-    assert w._page_html in (static / "index.html").read_text()
-    assert (static / "explorer.css").read_text() in w._page_css
+    assert w._page_html in (static / "explorer" / "index.html").read_text()
+    assert (static / "explorer" / "explorer.css").read_text() in w._page_css
 
 
 def test_predict_each_grad_in_jupyterlab(lab: Any, browser: Any, screenshot: Any) -> None:

@@ -1,13 +1,13 @@
 """The one list of mistakes a grad can show: what a wrong number for one grad suggests, in one
 line, from the numbers of its chain-rule step (`diagnose`). The explorer's Predict mode
-(`playground/predict.py`) and the course notebooks' checks of grads (`check/notebook.py`) both
-name a mistake from here, in the same words: a softmax's logit given pᵢ alone or −yᵢ alone (the
-explorer finds the softmax: playground/softmax.py), the local derivative alone, out.grad alone (each
-plus the grad so far), the other factor of a product, this path's term with the wrong sign, a
-second path forgotten (``b = a + a``: a.grad = 1), one use's share alone, a grad from another
-path replaced rather than added to, the grad left unchanged; else "not yet: try Hint" (or, the
-hints used up, what they give). `mistake` is the list alone: the explorer on a learner's own
-Value (`playground/foreign.py`) names with it what their `_backward` did.
+(`playground/explore/predict.py`) and the course notebooks' checks of grads (`check/notebook.py`)
+both name a mistake from here, in the same words: a softmax's logit given pᵢ alone or −yᵢ alone (the
+explorer finds the softmax: playground/explore/softmax.py), the local derivative alone, out.grad
+alone (each plus the grad so far), the other factor of a product, this path's term with the wrong
+sign, a second path forgotten (``b = a + a``: a.grad = 1), one use's share alone, a grad from
+another path replaced rather than added to, the grad left unchanged; else "not yet: try Hint" (or,
+the hints used up, what they give). `mistake` is the list alone: the explorer on a learner's own
+Value (`playground/explore/foreign.py`) names with it what their `_backward` did.
 """
 
 from __future__ import annotations

@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     from .. import gpt
     from ..data import names
     from ..io import load_gpt, save
-    from ..playground.gpt_frames import check_fits
+    from ..playground.gpt.gpt_frames import check_fits
 
     sizes = {f[2:].replace("-", "_"): getattr(args, f[2:].replace("-", "_")) for f, _, _ in SIZES}
     n_embd, n_head = sizes["n_embd"] or 16, sizes["n_head"] or 4

@@ -6,8 +6,8 @@ import sys
 import threading
 from typing import Any
 
-from ..playground.server import Playground, serve
-from ..playground.web import LOOPBACK, MAX_SESSIONS, share_urls, token_for
+from ..playground.serving.server import Playground, serve
+from ..playground.serving.web import LOOPBACK, MAX_SESSIONS, share_urls, token_for
 
 
 def add_playground_command(subparsers: Any) -> Any:

@@ -31,7 +31,7 @@ them: numpy_target.py (numpy functions, what this module runs) and js_target.py 
 powInt, makeRunner; js_shared.py, its kernels for a batch of one, shared by many programs);
 gpt.py is micrograd.gpt's loss on jit (tokens as one-hot data), gpt_step.js its training step in
 JavaScript; this module is the runner and the public API. The Train view's step and pictures
-around a program are the playground's (playground/train_js.py and train_step.js).
+around a program are the playground's (playground/training/train_js.py and train_step.js).
 """
 
 from __future__ import annotations

@@ -51,6 +51,43 @@ def _rmsnorm(x: Sequence[Value]) -> list[Value]:
     return [xi * scale for xi in x]
 
 
+def forward_from(
+    model: GPT,
+    x: list[Value],
+    keys: list,
+    values: list,
+    norm: Callable[[Sequence[Value]], list[Value]],
+    softmax: Callable[[Sequence[Value]], list[Value]],
+    scaled: Callable[[Value], Value],
+    weights: list | None = None,
+) -> list[Value]:
+    """`GPT.forward`'s arithmetic from a position's embedding sum `x` (token's row + position's
+    row) to its logits, with the pieces given: `norm` (rmsnorm), `softmax` and `scaled` (a head's
+    q·k over √head_dim). With gpt.py's own rmsnorm, softmax and ``s / hd**0.5`` it is
+    `GPT.forward`, the same numbers to the bit (the GPT view's pictures); `traced_loss` gives the
+    traceable ones. `weights`: each layer's attention weights at this position, head after
+    head, appended to ``weights[li]`` as plain numbers."""
+    sd, hd = model.sd, model.head_dim
+    x = norm(x)
+    for li in range(model.n_layer):
+        x_residual, x = x, norm(x)
+        q = linear(x, sd[f"layer{li}.attn_wq"])
+        keys[li].append(linear(x, sd[f"layer{li}.attn_wk"]))
+        values[li].append(linear(x, sd[f"layer{li}.attn_wv"]))
+        x_attn: list[Value] = []
+        for hs in range(0, model.n_embd, hd):
+            q_h = q[hs : hs + hd]
+            attn_weights = softmax([scaled(Value.dot(q_h, k[hs : hs + hd])) for k in keys[li]])
+            if weights is not None:
+                weights[li].append([w.data for w in attn_weights])
+            v_h = [v[hs : hs + hd] for v in values[li]]
+            x_attn.extend(Value.dot(attn_weights, v_j) for v_j in zip(*v_h))
+        x = [a + b for a, b in zip(linear(x_attn, sd[f"layer{li}.attn_wo"]), x_residual)]
+        h = [a.relu() for a in linear(norm(x), sd[f"layer{li}.mlp_fc1"])]
+        x = [a + b for a, b in zip(linear(h, sd[f"layer{li}.mlp_fc2"]), x)]
+    return linear(x, sd["lm_head"])
+
+
 def traced_loss(model: GPT, rows: Sequence[Sequence[Any]], keep: list | None = None) -> Value:
     """`model.loss` of the one-hot `rows` as a trace can replay it: `GPT.forward`'s arithmetic,
     with each token's embedding row and each target's probability picked by a dot with its
@@ -64,23 +101,10 @@ def traced_loss(model: GPT, rows: Sequence[Sequence[Any]], keep: list | None = N
     losses = []
     for pos_id in range(n):
         tok_emb = [Value.dot(rows[pos_id], column) for column in zip(*sd["wte"])]
-        x = _rmsnorm([t + p for t, p in zip(tok_emb, sd["wpe"][pos_id])])
-        for li in range(model.n_layer):
-            x_residual, x = x, _rmsnorm(x)
-            q = linear(x, sd[f"layer{li}.attn_wq"])
-            keys[li].append(linear(x, sd[f"layer{li}.attn_wk"]))
-            values[li].append(linear(x, sd[f"layer{li}.attn_wv"]))
-            x_attn: list[Value] = []
-            for hs in range(0, model.n_embd, hd):
-                q_h = q[hs : hs + hd]
-                attn_logits = [Value.dot(q_h, k[hs : hs + hd]) * (1 / hd**0.5) for k in keys[li]]
-                attn_weights = _softmax(attn_logits)
-                v_h = [v[hs : hs + hd] for v in values[li]]
-                x_attn.extend(Value.dot(attn_weights, v_j) for v_j in zip(*v_h))
-            x = [a + b for a, b in zip(linear(x_attn, sd[f"layer{li}.attn_wo"]), x_residual)]
-            h = [a.relu() for a in linear(_rmsnorm(x), sd[f"layer{li}.mlp_fc1"])]
-            x = [a + b for a, b in zip(linear(h, sd[f"layer{li}.mlp_fc2"]), x)]
-        logits = linear(x, sd["lm_head"])
+        x = [t + p for t, p in zip(tok_emb, sd["wpe"][pos_id])]
+        logits = forward_from(
+            model, x, keys, values, _rmsnorm, _softmax, lambda s: s * (1 / hd**0.5)
+        )
         if keep is not None:
             keep.append(logits)
         losses.append(-Value.dot(rows[pos_id + 1], _softmax(logits)).log())

@@ -17,8 +17,8 @@ same bits as the engine's); ``exp``, ``log``, ``sin`` are the browser's ``Math``
 ``jit/runtime.js`` is what programs need beside them (`runtime_source`): ``powInt`` (b ** t
 correctly rounded, for an optimizer's step) and ``makeRunner`` (a program alone, `runner_source`,
 for tests). The Train view's step and pictures around a program live beside that view
-(micrograd/playground/train_js.py); microgpt's step is gpt.py's. `NodeHost` runs such source
-in Node.js, for tests and for Python without a browser; the site's worker compiles it with
+(micrograd/playground/training/train_js.py); microgpt's step is gpt.py's. `NodeHost` runs such
+source in Node.js, for tests and for Python without a browser; the site's worker compiles it with
 ``new Function``.
 """
 
@@ -297,9 +297,9 @@ _MATH = {
 
 class JsModule:
     """The `xp` of rules run on `JS` numbers: each function writes a statement. ``tanh`` calls
-    ``$tanh`` (the engine's algorithm, written by `tanh_source`), or with `exact_tanh` False
-    (the Train view's pictures: playground/train_js.py) ``$qtanh``; an op by its method name runs
-    the op's forward rule, a declared function (`registry.function`) its definition, as
+    ``$tanh`` (the engine's algorithm, written by `tanh_source`), or with `exact_tanh` False (the
+    Train view's pictures: playground/training/train_js.py) ``$qtanh``; an op by its method name
+    runs the op's forward rule, a declared function (`registry.function`) its definition, as
     `registry.ArrayModule` does."""
 
     def __init__(self, exact_tanh: bool = True) -> None:

@@ -1,6 +1,6 @@
 // micrograd.jit's JavaScript target, the part that is the same for every program: what the
 // programs js_target.py writes need beside them. `powInt`, b ** t correctly rounded (the
-// optimizers' bias correction in a step: the Train view's, micrograd/playground/train_step.js,
+// optimizers' bias correction in a step: the Train view's, micrograd/playground/training/train_step.js,
 // and the GPT's, gpt_step.js), and `makeRunner`, a program run alone (for tests). Every method
 // takes and returns JSON-able values (the site's worker and Node.js pass JSON text, never objects).
 

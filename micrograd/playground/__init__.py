@@ -5,10 +5,14 @@
     pg.stop()
 
 or from a shell: ``micrograd playground`` (``--port N --host H --no-browser --no-jit``).
-The views (`views.py`: `Tab`, with `ExplorerView` over `explorer.py` and `TrainView` over
-`trainer.py`) are plain objects, JSON in and JSON out; three transports reach them with the same
-pages (`static/`): this web server (`server.py`, standard library only), the notebook widget
-(`widgets.py`, imported as `micrograd.widgets`) and the static site's Web Worker (`micrograd site`).
+The views (`views.py`: `Tab`, with `ExplorerView` over `explore/` and `TrainView` and `GPTView`
+over `training/` and `gpt/`) are plain objects, JSON in and JSON out; three transports
+(`serving/`) reach them with the same pages (`static/`): the web server (`serving/server.py`,
+standard library only), the notebook widget (`serving/widgets.py`, imported as
+`micrograd.widgets`) and the static site's Web Worker (`serving/worker.py`, `micrograd site`).
+Each room's `__init__.py` says what it owns and what it may import; at the top, beside the
+views, are what every room shares: `errors` (ViewError), `limits` (a request's sizes) and
+`keepsake` (what makes a dropped tab again).
 """
 
 import importlib
@@ -32,12 +36,12 @@ __all__ = [
 # alone, and in a browser the HTTP stack (http.server, email, ssl) would add half a second to
 # Python's start-up.
 _WEB = {
-    "serve": ".server",
-    "Playground": ".server",
-    "Request": ".web",
-    "Session": ".web",
-    "HTTPError": ".web",
-    "EventStream": ".web",
+    "serve": ".serving.server",
+    "Playground": ".serving.server",
+    "Request": ".serving.web",
+    "Session": ".serving.web",
+    "HTTPError": ".serving.web",
+    "EventStream": ".serving.web",
 }
 
 

@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from .errors import ViewError
-from .train_settings import Settings
+from .training.train_settings import Settings
 
 
 def take(tab: Any) -> dict[str, Any]:

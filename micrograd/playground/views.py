@@ -39,19 +39,19 @@ from ..expr import ARITY, ProgramError
 from ..viz import GraphTooLargeError
 from . import keepsake
 from .errors import ViewError
-from .explorer import DEFAULT_PROGRAM, EXAMPLES, MAX_PROGRAM_CHARS, Explorer
-from .foreign import explorer_for, looks_like_a_value
-from .gpt_view import READS as GPT_READS
-from .gpt_view import GPTView
+from .explore.explorer import DEFAULT_PROGRAM, EXAMPLES, MAX_PROGRAM_CHARS, Explorer
+from .explore.foreign import explorer_for, looks_like_a_value
+from .explore.predict import PredictActions
+from .explore.walkthrough import MAX_NODES, Walkthrough
+from .gpt.gpt_view import READS as GPT_READS
+from .gpt.gpt_view import GPTView
 from .limits import numbers_fit
-from .predict import PredictActions
-from .run_view import RunView
-from .train_frames import KEEP, read
-from .train_health import health_action, presets_menu
-from .train_point import point_payload, point_root, zero_loss
-from .train_settings import Settings, options
-from .trainer import Trainer
-from .walkthrough import MAX_NODES, Walkthrough
+from .training.run_view import RunView
+from .training.train_frames import KEEP, read
+from .training.train_health import health_action, presets_menu
+from .training.train_point import point_payload, point_root, zero_loss
+from .training.train_settings import Settings, options
+from .training.trainer import Trainer
 
 # The actions that only read: a web transport may answer them to a GET.
 READS = frozenset(

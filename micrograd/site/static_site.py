@@ -10,7 +10,7 @@ talk to a Web Worker instead
 (`static/worker.js`). The worker starts CPython in WebAssembly (Pyodide) from ``pyodide/``,
 installs micrograd from the wheel in ``wheels/`` (built here from the installed package: the code
 ``pip install`` gave), and answers with the same view objects as the server
-(`micrograd.playground.worker`). Every URL is relative, so the folder works under any path
+(`micrograd.playground.serving.worker`). Every URL is relative, so the folder works under any path
 (``/site/``, ``/course/micrograd/``), and nothing is fetched from anywhere else at run time.
 
 Pyodide comes from the npm registry at build time, by npm itself (``npm pack
@@ -66,7 +66,11 @@ PYODIDE_FILES = (
     "package.json",
 )
 DIST_NAME = "micrograd-plus"  # the name pip installs micrograd by (pyproject.toml)
-PAGES = {p: p for p in ("index.html", "train.html", "gpt.html")}  # site file <- static/ file
+PAGES = {  # site file <- static/ file
+    "index.html": "explorer/index.html",
+    "train.html": "train/train.html",
+    "gpt.html": "gpt/gpt.html",
+}
 WORKER_META = '<meta name="micrograd-transport" content="worker">'  # common.js's pageTransport
 NOT_SHIPPED = ("widget.js", "widget.css")  # the widget's
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the same package, the same wheel, byte for byte
@@ -257,9 +261,9 @@ def _urlsafe_sha256(data: bytes) -> str:
 # unpacking the standard library, starting the interpreter and importing micrograd.
 MEMORY = "python-memory.gz"
 MEMORY_IMPORTS = (
-    "micrograd.playground.worker",
+    "micrograd.playground.serving.worker",
     "micrograd.jit.js_target",
-    "micrograd.playground.train_js",
+    "micrograd.playground.training.train_js",
 )
 # The one place the builds call Pyodide's private snapshot API, put before each script
 # `node_snapshot` runs: `startToSave(dir)` starts Pyodide with its `_makeSnapshot` option;
@@ -381,7 +385,9 @@ def node_snapshot(
 
 
 def _static(name: str) -> bytes:
-    return (resources.files("micrograd.playground") / "static" / name).read_bytes()
+    return (
+        (resources.files("micrograd.playground") / "static").joinpath(*name.split("/")).read_bytes()
+    )
 
 
 def page(name: str) -> str:
@@ -412,7 +418,7 @@ def snapshot(log: Callable[[str], None] = print) -> list[dict]:
     [{view, action, body, answer}]. The Train view's engine runs the same generated JavaScript
     here in Node.js; without Node.js only the explorer's calls are baked (the Train view then
     waits for Python, as a link with other settings does)."""
-    from ..playground.engines import javascript_host
+    from ..playground.training.engines import javascript_host
     from ..playground.views import Tab
 
     tab = Tab(jit="javascript")  # type: ignore[arg-type]
@@ -438,18 +444,27 @@ def snapshot(log: Callable[[str], None] = print) -> list[dict]:
     return baked
 
 
+def page_files() -> dict[str, bytes]:
+    """The playground's pages (told to use the worker) and the static/ files they load, by their
+    path in the site: static/'s own files and its pages' folders' (explorer/, train/, gpt/),
+    all but the pages' sources and the widget's files."""
+    files = {out: page(src).encode("utf-8") for out, src in PAGES.items()}
+    static = resources.files("micrograd.playground") / "static"
+    for entry in static.iterdir():
+        inside = [entry] if entry.is_file() else [f for f in entry.iterdir() if f.is_file()]
+        for file in inside:
+            name = file.name if file is entry else f"{entry.name}/{file.name}"
+            if name not in PAGES.values() and name not in NOT_SHIPPED:
+                files[f"static/{name}"] = file.read_bytes()
+    return files
+
+
 def site_files(
     archive: bytes, log: Callable[[str], None] = print, names: bytes | None = None
 ) -> dict[str, bytes]:
     """Every file of the site, by its path in the folder; `names`: makemore's names.txt, in the
     wheel (the GPT view and the course train on them), or None (the GPT view's built-in words)."""
-    files: dict[str, bytes] = {}
-    for out, src in PAGES.items():
-        files[out] = page(src).encode("utf-8")
-    for entry in (resources.files("micrograd.playground") / "static").iterdir():
-        name = entry.name
-        if entry.is_file() and name not in PAGES.values() and name not in NOT_SHIPPED:
-            files[f"static/{name}"] = entry.read_bytes()
+    files = page_files()
     pyodide = pyodide_files(archive)
     for name, data in pyodide.items():
         files[f"pyodide/{name}"] = data

@@ -298,6 +298,18 @@ export function setDisabled(root, el, disabled, next) {
   if (target) target.focus();
 }
 
+// A run's Play and Pause (the Train and GPT views'): while it plays only Pause can be pressed,
+// else Play (unless the run stopped on an error); the focus goes from the one pressed to the other.
+export function showPlaying(root, play, pause, playing, error) {
+  if (playing) {
+    setDisabled(root, pause, false);
+    setDisabled(root, play, true, pause);
+  } else {
+    setDisabled(root, play, !!error);
+    setDisabled(root, pause, true, play);
+  }
+}
+
 // A number as micrograd shows it: micrograd/viz/formatting.py's format_number, mirrored exactly
 // (tests/test_formatting.py runs both on the same numbers). 4 decimals as the lecture prints, never
 // fewer than 4 significant digits, exponent form below 1e-4 and from 1e12 up; 'nan'/'inf' strings

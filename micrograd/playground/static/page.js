@@ -57,13 +57,13 @@ function framedByAnotherSite() {
   }
   window.playgroundTransport = transport; // for tests and the curious (its .snapshot on the site)
   if (document.body.dataset.view === "gpt") {
-    const { mountGPT } = await import("./gpt.js");
+    const { mountGPT } = await import("./gpt/gpt.js");
     window.gptView = mountGPT(document, transport, { page: true }).handle;
   } else if (document.body.dataset.view === "train") {
-    const { mountTrain } = await import("./train.js");
+    const { mountTrain } = await import("./train/train.js");
     window.trainView = mountTrain(document, transport, { page: true }).handle;
   } else {
-    const { mountExplorer } = await import("./explorer.js");
+    const { mountExplorer } = await import("./explorer/explorer.js");
     mountExplorer(document, transport, { page: true });
   }
 })().catch((err) => { // a module that failed to load: the page says it in one line

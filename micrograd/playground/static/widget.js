@@ -1,13 +1,13 @@
 // The notebook widget's entry (anywidget's render): the playground's own view, in a shadow root
 // of its own (its ids and CSS apart from the notebook's and from other widgets'), talking to the
-// kernel through the widget's messages. The pages' own modules: micrograd/playground/widgets.py
+// kernel through the widget's messages. The pages' own modules: micrograd/playground/serving/widgets.py
 // joins them and this file into the widget's one module (anywidget loads a single module, which
 // cannot import files beside it), their imports and exports taken out.
 
 import { widgetTransport } from "./common.js";
-import { mountExplorer } from "./explorer.js";
-import { mountGPT } from "./gpt.js";
-import { mountTrain } from "./train.js";
+import { mountExplorer } from "./explorer/explorer.js";
+import { mountGPT } from "./gpt/gpt.js";
+import { mountTrain } from "./train/train.js";
 
 export default {
   render({ model, el }) {

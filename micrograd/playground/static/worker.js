@@ -2,7 +2,7 @@
 // the page (`micrograd site` writes the site; common.js's workerTransport starts this as a module
 // worker). Everything comes from the site's own folder, by relative URLs: Pyodide's files from
 // ../pyodide/, micrograd from the wheel site.json names. Python's side is
-// micrograd/playground/worker.py (`Host`): the same view objects as the server's and the widget's.
+// micrograd/playground/serving/worker.py (`Host`): the same view objects as the server's and the widget's.
 //
 // Messages: the page's {id, view, action, body} and {frames} go to Host.receive, and what it
 // returns is posted back; while the Train view plays, a timer trains it in short slices (a
@@ -133,7 +133,7 @@ async function start() {
   const wheel = await (await fetchOk(new URL(site.wheel, base), base)).arrayBuffer();
   pyodide.unpackArchive(new Uint8Array(wheel), "wheel");
   progress("Importing micrograd…", 0.9);
-  host = pyodide.runPython("from micrograd.playground.worker import Host\nHost()");
+  host = pyodide.runPython("from micrograd.playground.serving.worker import Host\nHost()");
   progress("Ready", 1);
   drain();
 }
