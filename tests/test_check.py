@@ -521,6 +521,48 @@ def test_the_time_limit_leaves_signals_and_timers_as_it_found_them() -> None:
             signal.setitimer(signal.ITIMER_REAL, 0)
 
 
+def _in_thread(fn):
+    box = []
+    t = threading.Thread(target=lambda: box.append(fn()))
+    t.start()
+    t.join(30)
+    return box[0]
+
+
+@pytest.mark.parametrize("where", ["main thread (its timer)", "other thread (its trace)"])
+def test_the_time_limit_counts_the_time_the_code_computes_not_the_machines(where) -> None:
+    """A loaded machine gives the learner's code less of each second: a limit on the clock stopped
+    correct engines there (seen: the 3,000-addition chain at load 8). Time spent not computing
+    stands for it here: a 0.6 s wait within a limit of 0.5 s is not stopped, while code that
+    computes past the limit is, and code that only waits is stopped after WAITING_FACTOR limits."""
+    import time
+
+    from micrograd.check.timeout import WAITING_FACTOR, Failed, run
+
+    call = (lambda f: f()) if where.startswith("main") else _in_thread
+
+    def waits() -> str:
+        time.sleep(0.3)
+        time.sleep(0.3)  # a new line for the trace function to look at the time
+        return "done"
+
+    def computes() -> None:
+        while True:
+            x = 1  # noqa: F841
+
+    def only_waits() -> None:
+        while True:
+            time.sleep(0.05)
+
+    assert call(lambda: run(0.5, waits)) == "done"
+    stopped = call(lambda: run(0.2, computes))
+    assert isinstance(stopped, Failed) and stopped.text == "did not finish within 0.2 s (stopped)"
+    start = time.monotonic()
+    stopped = call(lambda: run(0.1, only_waits))
+    assert isinstance(stopped, Failed) and stopped.timeout
+    assert time.monotonic() - start >= 0.1 * WAITING_FACTOR
+
+
 def test_ops_that_hang_stop_the_check_after_a_few_time_limits() -> None:
     # Four ops that never return would each wait out the limit; after three, nothing more runs.
     class Hangs(learner.Value):

@@ -35,6 +35,12 @@ from typing import Any
 DEFAULT_TIME_LIMIT = 2.0  # seconds per check; every check here takes milliseconds when correct
 MAX_PREV = 64  # the most children read from a node's _prev (a size limit on the learner's graph)
 MAX_TIMEOUTS = 3  # after this many checks ran out of time, the rest are not run
+# A limit counts the time the learner's code computes (its thread's CPU time), so a busy machine
+# does not stop a correct engine; code that waits without computing (a sleep, a read) is stopped
+# after this many times the limit on the clock.
+WAITING_FACTOR = 4
+# Pyodide's time has no thread_time (one thread, one learner: the clock is its time there)
+_computed = getattr(time, "thread_time", time.monotonic)
 
 
 class _Timeout(BaseException):
@@ -53,14 +59,21 @@ class Failed:
 
 @contextmanager
 def _time_limit(seconds: float) -> Iterator[None]:
-    """Raise _Timeout in the running code after `seconds`.
+    """Raise _Timeout in the running code once it has computed for `seconds` (its thread's CPU
+    time: a loaded machine slows the clock, not the count) or waited WAITING_FACTOR times that.
 
     In the main thread (a notebook, a script, pytest) a SIGALRM timer interrupts anything, even
-    ``while True: pass``; it fires again every 50 ms, so a bare ``except:`` that swallows it once
-    does not hang the caller. Elsewhere, or when someone else's timer is running, a trace function
-    checks the clock on every line instead (which a one-line ``while True: pass`` escapes: it
-    never starts a new line).
+    ``while True: pass``; from `seconds` on it fires every 50 ms to look at the time used, so a
+    bare ``except:`` that swallows it once does not hang the caller. Elsewhere, or when someone
+    else's timer is running, a trace function looks on every line instead (which a one-line
+    ``while True: pass`` escapes: it never starts a new line).
     """
+    cpu_end = _computed() + seconds
+    wall_end = time.monotonic() + seconds * WAITING_FACTOR
+
+    def over() -> bool:
+        return _computed() >= cpu_end or time.monotonic() >= wall_end
+
     use_alarm = (
         threading.current_thread() is threading.main_thread()
         and hasattr(signal, "setitimer")
@@ -70,7 +83,7 @@ def _time_limit(seconds: float) -> Iterator[None]:
         armed = [True]
 
         def on_alarm(signum: int, frame: object) -> None:
-            if armed[0]:
+            if armed[0] and over():
                 raise _Timeout
 
         previous = signal.signal(signal.SIGALRM, on_alarm)
@@ -83,10 +96,8 @@ def _time_limit(seconds: float) -> Iterator[None]:
             signal.signal(signal.SIGALRM, previous)
         return
 
-    deadline = time.monotonic() + seconds
-
     def tracer(frame: object, event: str, arg: object) -> Any:
-        if time.monotonic() > deadline:
+        if over():
             raise _Timeout
         return tracer
 
@@ -224,7 +235,7 @@ def isolated(
         _child(work, report, write_end)
     os.close(write_end)
     try:
-        return _watch(pid, read_end, report, 2 * limit + GRACE)
+        return _watch(pid, read_end, report, WAITING_FACTOR * limit + GRACE)
     finally:
         os.close(read_end)
         with contextlib.suppress(ProcessLookupError):  # (all of them gone already)
