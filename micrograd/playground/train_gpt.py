@@ -178,13 +178,16 @@ class GPTKind:
 
     def _read_step(self, mon: Any) -> list[tuple[float, None]]:
         """One step the Health panel reads (`mon`: a health.Monitor of the model). Eager: the
-        step itself, recorded. Another engine: its forward and backward again in Python, on
+        step itself, recorded. numpy: the step itself, read from the engine's arrays (its
+        program keeps the ReLUs' outputs). JavaScript: its forward and backward again in Python, on
         the model's Values (the engine's weights, `sync`), for the ReLU layers' outputs and the
         matrices' grads (as its step computes them); then the engine's own step, and its
         weights read back for the update."""
         if self.engine is None:
             with recording(mon):
                 steps = self._eager_step(mon)
+        elif self.engine_name == "numpy":  # from its arrays (NumpyGPT.train's `monitor`)
+            steps = self.engine.train(0.0, lambda: False, one=True, monitor=mon)
         else:
             self.sync()
             t = self.adam.t

@@ -77,16 +77,20 @@ class NumpyGPT:
         from ..jit.gpt import JitGPT
 
         self.np, self.run = np, run
-        self.jit = JitGPT(run.model)
+        self.jit = JitGPT(run.model, relus=True)  # (the Health panel reads its ReLUs: `read`)
         self.lengths: set[int] = set()  # traced by `prepare` (a step traces its own)
         self.index = {id(p): i for i, p in enumerate(run.params)}
         self.places: dict[int, Any] = {}  # tokens a word is read as -> its captured's indices
         self.P = np.array([p.data for p in run.params])
         self.m, self.v = np.zeros_like(self.P), np.zeros_like(self.P)
 
-    def train(self, seconds: float, playing: Callable[[], bool], one: bool = False) -> Results:
+    def train(
+        self, seconds: float, playing: Callable[[], bool], one: bool = False, monitor: Any = None
+    ) -> Results:
         """One step (the pacer's loop asks again while there is time): none once the `steps`
-        are taken. (`one`: one step, as always here.)"""
+        are taken. (`one`: one step, as always here.) `monitor`: a train.health.Monitor of the
+        model that reads this step from the engine's arrays (its ReLUs' outputs kept by the
+        program, the grads, the weights before and after): no second pass."""
         np, run = self.np, self.run
         adam = run.adam
         t = adam.t
@@ -100,6 +104,15 @@ class NumpyGPT:
             places = self.places[n] = np.array([self.index[id(v)] for v in node._prev])
         grad = np.zeros_like(self.P)
         grad[places] = node._local
+        if monitor is not None:
+            layers = self.jit.relu_outputs()
+            if layers is not None:
+                monitor.given(layers)
+            for p, g in zip(run.params, grad.tolist()):
+                p.grad = g
+            monitor.read_grads()
+            for p in run.params:
+                p.grad = 0.0
         # gpt.Adam.step, over arrays
         b1, b2 = adam.betas
         lr = adam.lr * (1 - t / adam.steps)
