@@ -104,15 +104,9 @@ class NumpyGPT:
             places = self.places[n] = np.array([self.index[id(v)] for v in node._prev])
         grad = np.zeros_like(self.P)
         grad[places] = node._local
-        if monitor is not None:
-            layers = self.jit.relu_outputs()
-            if layers is not None:
-                monitor.given(layers)
-            for p, g in zip(run.params, grad.tolist()):
-                p.grad = g
+        if monitor is not None:  # (the data before the step, its grads; after it: self.P)
+            monitor.given(self.jit.relu_outputs(), run.params, self.P, grad, lambda: self.P)
             monitor.read_grads()
-            for p in run.params:
-                p.grad = 0.0
         # gpt.Adam.step, over arrays
         b1, b2 = adam.betas
         lr = adam.lr * (1 - t / adam.steps)

@@ -309,6 +309,9 @@ class Monitor:
         self.numpy_stats = True
         self._np: Any = None
         self._given: list[tuple[Any, Any]] | None = None  # (`given`)
+        self._arrays: tuple[Any, Any, Any] | None = None  # (`given`: data, grads, after())
+        self._idx: list[Any] = []  # each matrix's weights' places in the engine's params
+        self._idx_of: int | None = None  # (the params list they were found in)
         self._kept_units: list[int] | None = None
         self._weights: list[WeightHealth] = []
         self._layers: list[LayerHealth] = []
@@ -348,11 +351,16 @@ class Monitor:
 
     def read_grads(self) -> None:
         """After backward(), before the optimiser's step: the grads, and the data as it is."""
-        self._before = [[w.data for row in m for w in row] for _, m, _ in self.matrices]
+        np, arrays = self._np, self._arrays
+        if arrays is not None:  # an engine's arrays (`given`): each matrix's part of them
+            data_all, grads_all, _ = arrays
+            self._before = [data_all[idx] for idx in self._idx]
+            all_grads = [grads_all[idx] for idx in self._idx]
+        else:
+            self._before = [[w.data for row in m for w in row] for _, m, _ in self.matrices]
         self._weights = []
-        np = self._np
-        for (name, m, gain), data in zip(self.matrices, self._before):
-            grads = [w.grad for row in m for w in row]
+        for i, ((name, m, gain), data) in enumerate(zip(self.matrices, self._before)):
+            grads = all_grads[i] if arrays is not None else [w.grad for row in m for w in row]
             shape, g = (len(m), len(m[0])), gain or math.nan
             if np is not None:
                 self._weights.append(_weight_health_np(np, name, shape, g, data, grads))
@@ -369,7 +377,7 @@ class Monitor:
             for lay in self.layers:
                 lay.outs = []
             return
-        if np is not None:  # a jit step: the layers from its arrays, as arrays
+        if np is not None and self._jitted is not None:  # a jit step: from its arrays
             self._layers = self._jit_layers()
             for lay in self.layers:
                 lay.outs = []
@@ -394,18 +402,36 @@ class Monitor:
         for lay in self.layers:
             lay.outs = []  # let the graph go
 
-    def given(self, layers: list[tuple[Any, Any]]) -> None:
-        """This step's layers as an engine holds them, in place of recorded Values: each
-        layer's outputs and their grads, two (units, samples) numpy arrays (a GPT's numpy step:
-        `jit.gpt.JitGPT.relu_outputs`). The next `read_grads` reads them, and the weights'
-        Values, by numpy (no second pass). (Layers without biases: no stale-grad check.)"""
+    def given(
+        self,
+        layers: list[tuple[Any, Any]] | None,
+        params: list | None = None,
+        data: Any = None,
+        grads: Any = None,
+        after: Any = None,
+    ) -> None:
+        """This step as an engine holds it, in place of recorded Values (a GPT's numpy step):
+        `layers`, each layer's outputs and their grads, two (units, samples) numpy arrays
+        (`jit.gpt.JitGPT.relu_outputs`; None: not read); `params`, the model's parameters in the
+        engine's order, `data` and `grads` its arrays of them before the optimiser's step, and
+        `after()` the data after it. The next `read_grads` and `read_update` read them, by
+        numpy: no second pass. (Layers without biases: no stale-grad check.)"""
         import numpy
 
-        if len(layers) != len(self.layers):
+        if layers is not None and len(layers) != len(self.layers):
             raise ValueError(
                 f"health: given {len(layers)} layers, the model has {len(self.layers)}"
             )
         self._np, self._given = numpy, layers
+        if params is not None:
+            if self._idx_of != id(params):
+                place = {id(p): i for i, p in enumerate(params)}
+                self._idx = [
+                    numpy.array([place[id(w)] for row in m for w in row])
+                    for _, m, _ in self.matrices
+                ]
+                self._idx_of = id(params)
+            self._arrays = (numpy.array(data, dtype=float), grads, after)
 
     def attach(self, step: Any) -> None:
         """Read the layers of a micrograd.jit step (`train.jit_step.JitStep`: ``traced``) from
@@ -469,7 +495,13 @@ class Monitor:
         """After the optimiser's step: the update:data ratios; the step's whole health."""
         if self._before is None:
             raise RuntimeError("health: read_update before read_grads (call it after backward)")
-        np = self._np
+        np, arrays = self._np, self._arrays
+        if arrays is not None:
+            after_all = arrays[2]()
+            for h, idx, before in zip(self._weights, self._idx, self._before):
+                h.update_data = log10_ratio(float(np.std(after_all[idx] - before)), h.data_std)
+            self._before = self._arrays = None
+            return StepHealth(step, self._layers, self._weights)
         for h, (_, m, _), before in zip(self._weights, self.matrices, self._before):
             if np is not None:
                 after = np.array([w.data for row in m for w in row])
