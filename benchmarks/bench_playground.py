@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import threading
@@ -71,6 +72,8 @@ class Direct:
 
             run, _ = settings_from(settings)
             self.tr = Trainer(run, use_jit=use_jit, kind=gpt_kind)
+            while not self.tr.kind.prepare(5.0):  # every word length traced, as a page waits
+                pass
         else:
             self.tr = Trainer(Settings.from_dict(settings), use_jit=use_jit)
         shown = dict(shown)
@@ -197,10 +200,10 @@ def watch(run: Any, seconds: float) -> dict:
     time.sleep(0.3)  # the stream is open and has sent its first frame
     got.clear()
     drawn0 = run.drawn() if run.page is not None else None
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     run.play()
     time.sleep(seconds)
-    end = time.perf_counter()
+    end, cpu = time.perf_counter(), time.process_time() - cpu0
     drawn = None if drawn0 is None else (run.drawn() - drawn0) / (end - t0)
     frames = [f for ts, f in got if ts <= end]
     asked = time.perf_counter()
@@ -215,6 +218,9 @@ def watch(run: Any, seconds: float) -> dict:
     cells = len(base64.b64decode(grid["b64"])) if grid else 0
     return {
         "steps/s": steps / (end - t0),
+        # steps a second of this process's CPU time (in-process runs: the trainer's and the
+        # reader's threads): what the run costs, whatever else the machine is doing
+        "steps/cpu s": steps / cpu if cpu > 0 else math.nan,
         "frames/s": len(frames) / (end - t0),
         "drawn/s": drawn,
         "to 100%": None if first is None else first - t0,
@@ -408,9 +414,10 @@ def health_main(seconds: float, rounds: int) -> int:
         f"({os.cpu_count()} cores, load {', '.join(f'{x:.2f}' for x in os.getloadavg())})"
     )
     print(
-        "| network | steps/s shut | steps/s open | open / shut | frames/s open | KB a frame open |"
+        "| network | steps/s shut | steps/s open | open / shut | steps/CPU s shut | "
+        "steps/CPU s open | open / shut (CPU) | frames/s open | KB a frame open |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, settings, gpt in HEALTH_NETS:
         got: dict[bool, list[dict]] = {False: [], True: []}
         for _ in range(rounds):
@@ -422,8 +429,10 @@ def health_main(seconds: float, rounds: int) -> int:
                     run.close()
         med = lambda rs, k: sorted(r[k] for r in rs)[len(rs) // 2]  # noqa: E731
         shut, open_ = med(got[False], "steps/s"), med(got[True], "steps/s")
+        cshut, copen = med(got[False], "steps/cpu s"), med(got[True], "steps/cpu s")
         print(
-            f"| {name} | {shut:,.0f} | {open_:,.0f} | {open_ / shut:.0%} | "
+            f"| {name} | {shut:,.0f} | {open_:,.0f} | {open_ / shut:.0%} | {cshut:,.0f} | "
+            f"{copen:,.0f} | {copen / cshut:.0%} | "
             f"{med(got[True], 'frames/s'):.1f} | {med(got[True], 'KB/frame'):.1f} |",
             flush=True,
         )

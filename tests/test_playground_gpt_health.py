@@ -156,3 +156,45 @@ def test_a_bad_health_action_is_refused_in_one_line(body, words):
     with pytest.raises(ViewError, match=words) as e:
         v.health(body)
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("name", GPT_PRESETS)
+def test_the_librarys_gpt_presets_are_diagnosed_and_their_fix_is_silent(name):
+    """`health_presets.run_broken_gpt` (what benchmarks/health_thresholds.py measures), on the
+    built-in words: the preset's cause within 50 steps, none with its fix."""
+    from micrograd.train.diagnose import diagnose
+    from micrograd.train.health_presets import run_broken_gpt
+
+    hs = run_broken_gpt(name, 50, docs=list(WORDS))
+    seen = {d.cause for k in range(1, len(hs) + 1) for d in diagnose(hs[max(0, k - 10) : k])}
+    assert BROKEN_GPT[name].cause in seen, seen
+    hs = run_broken_gpt(name, 30, fixed=True, docs=list(WORDS))
+    assert len(hs) == 30
+    assert all(not diagnose(hs[max(0, k - 10) : k]) for k in range(1, 31))
+
+
+def test_the_panel_over_messages_as_the_widget_and_the_site_send_them():
+    """The notebook widget and the site's worker speak to the views in messages (MessageHost):
+    the GPT view's health action, and its frames carrying the panel's numbers."""
+    from micrograd.playground.messages import MessageHost
+    from micrograd.playground.views import Tab
+
+    host = MessageHost(Tab(jit=False))
+
+    def ask(action: str, body: dict) -> dict:
+        replies = host.receive({"id": 1, "view": "gpt", "action": action, "body": body})
+        assert "error" not in replies[0], replies[0]
+        return replies[0]["answer"]
+
+    ask("config", {"data": "builtin"})
+    assert [p["name"] for p in ask("options", {})["health_presets"]] == list(GPT_PRESETS)
+    host.receive({"view": "gpt", "frames": True})
+    assert ask("health", {"open": True})["frame"]["health"]["step"] is None
+    ask("health", {"preset": "dead_relus"})
+    for _ in range(2):
+        ask("control", {"action": "step"})
+    frames = host.receive({"view": "gpt", "frames": True, "fresh": True})
+    health = frames[-1]["frame"]["health"]
+    assert health["step"] == 2 and [d["cause"] for d in health["diagnoses"]] == ["dead"]
+    replies = host.receive({"id": 2, "view": "gpt", "action": "health", "body": {"fix": 1}})
+    assert replies[0]["error"] == "health: fix must be true or false, got '1'"

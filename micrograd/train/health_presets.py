@@ -145,20 +145,43 @@ def run_broken(name: str, steps: int = 50, fixed: bool = False) -> Any:
     return run_moons(steps, **kw)
 
 
-def run_microgpt(steps: int = 200, seed: int = 42, lr: float = 0.01) -> list[StepHealth]:
-    """microgpt's first `steps` steps (makemore's names, his Adam over 1000 steps) with the
-    health of each."""
+def run_microgpt(
+    steps: int = 200,
+    seed: int = 42,
+    lr: float = 0.01,
+    negative_relu_inputs: bool = False,
+    docs: list[str] | None = None,
+) -> list[StepHealth]:
+    """microgpt's first `steps` steps (makemore's names, or `docs`; his Adam over 1000 steps)
+    with the health of each; `negative_relu_inputs`: `apply_gpt_init`'s change. A run whose
+    loss has no value (a probability 0: log(0), the learning rate far too high) stops there."""
     from .. import gpt
 
-    docs, tok, model = gpt.prepare(None, seed)
+    docs, tok, model = gpt.prepare(docs, seed)
+    apply_gpt_init(model, negative_relu_inputs)
     adam = gpt.Adam(model.parameters(), 1000, lr=lr)
     monitor = Monitor(model)
     out = []
     for k in range(steps):
-        with monitor.recording():
-            loss = model.loss(tok.encode(docs[k % len(docs)]))
-            loss.backward()
+        try:
+            with monitor.recording():
+                loss = model.loss(tok.encode(docs[k % len(docs)]))
+                loss.backward()
+        except ValueError:  # log(0): diverged
+            break
         monitor.read_grads()  # before adam.step(): it zeroes the grads
         adam.step()
         out.append(monitor.read_update(k))
     return out
+
+
+def run_broken_gpt(
+    name: str, steps: int = 50, fixed: bool = False, docs: list[str] | None = None
+) -> list[StepHealth]:
+    """The GPT preset `name` of `BROKEN_GPT` trained for `steps` (with its fix if `fixed`)."""
+    if name not in BROKEN_GPT:
+        raise ValueError(
+            f"health: unknown GPT preset {name!r}; choose one of {', '.join(BROKEN_GPT)}"
+        )
+    p = BROKEN_GPT[name]
+    return run_microgpt(steps, docs=docs, **{**p.change, **(p.fix if fixed else {})})
