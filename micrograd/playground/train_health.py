@@ -141,6 +141,8 @@ class HealthTap:
         self._attached = False
         self.restart_clock()
         self._reading = False  # begin() gave a monitor: end() reads the update
+        self._reads = 0  # steps read since the network was built
+        self._frame: tuple[tuple, dict[str, Any]] | None = None  # (its key, `frame()`'s last)
 
     def restart_clock(self) -> None:
         """Forget when the last step was read and what it cost: the next step is read."""
@@ -195,6 +197,7 @@ class HealthTap:
         h = monitor.read_update(k)
         self._wait = (time.monotonic() - self._last) / BUDGET  # (its step included)
         self.history.append(h)
+        self._reads += 1
         self.lines.append((k, [_round(w.update_data) for w in h.weights]))
         if len(self.lines) > LINE_POINTS:  # thin the older half: the whole run stays in view
             half = len(self.lines) // 2
@@ -206,6 +209,15 @@ class HealthTap:
         diagnoses of the last steps read (`train.diagnose`)."""
         if not self.open:
             return None
+        # the same until a step is read or the preset changes: made once, sent by every frame
+        key = (self._reads, self.preset, self.fixed)
+        if self._frame is not None and self._frame[0] == key:
+            return self._frame[1]
+        out = self._make_frame()
+        self._frame = (key, out)
+        return out
+
+    def _make_frame(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "preset": self.preset,
             "fixed": self.fixed,
