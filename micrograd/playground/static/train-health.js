@@ -26,6 +26,8 @@ export function healthPart(ui) {
     if (select.value) send({ preset: select.value });
   });
   fix.addEventListener("click", () => send({ fix: true }));
+  // a window resized (a phone turned): drawn again at the new width, paused or not
+  window.addEventListener("resize", () => { if (open.checked) drawHealth(); });
 
   function fillPresets() {
     if (select.options.length > 1 || !view.options || !view.options.health_presets) return;
