@@ -16,7 +16,7 @@ Reading a step's health costs more than the step itself on the jit (the moons ne
 tap reads it only while the panel is open: on every one of a run's first `EVERY_STEP` steps
 (diagnose's window: each preset's diagnosis shows from its first steps), then at most once a
 frame period (`period`: the view's frame rate), and never more often than keeps the reads within
-`BUDGET` of the time (a read that took 10 ms waits 333 ms for the next): training keeps its speed
+`BUDGET` of the time (a read that took 10 ms waits 500 ms for the next): training keeps its speed
 (benchmarks/bench_playground.py --health compares the panel open and shut).
 
 `PRESETS` are the networks broken on purpose (`train.health_presets.BROKEN`): the moons demo
@@ -43,7 +43,7 @@ from ..train.health_presets import BROKEN, BROKEN_GPT, Broken
 from .train_settings import Settings
 
 EVERY_STEP = THRESHOLDS["window"]  # a run's first steps are read each: diagnose's whole window
-BUDGET = 0.03  # past them, reading takes at most this share of the time (a read: 4 steps' time)
+BUDGET = 0.02  # past them, reading takes at most this share of the time
 LINE_POINTS = 200  # update:data points kept per matrix (the oldest half thinned when full)
 
 # The presets the Train view offers (the issue's four), in its menu's order.
