@@ -388,7 +388,11 @@ def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
     sys.path.insert(0, os.path.join(HERE, "..", "tests"))
-    from conftest import chromium_path
+    saved = dict(os.environ)  # (conftest isolates the suite's tests from makemore's names on
+    from conftest import chromium_path  # import: the site built here is built as a user's)
+
+    os.environ.clear()
+    os.environ.update(saved)
 
     path = chromium_path()
     if path is None:
