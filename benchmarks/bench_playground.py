@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import threading
@@ -60,19 +61,28 @@ class Direct:
     """No server: the trainer advanced by a runner thread, as the server does, its frames read
     by a cursor in-process."""
 
-    def __init__(self, use_jit: bool, settings: dict, shown: dict) -> None:
+    def __init__(self, use_jit: bool | str, settings: dict, shown: dict, gpt: bool = False) -> None:
         from micrograd.playground.training.train_publish import FrameCursor
         from micrograd.playground.training.train_settings import Settings
         from micrograd.playground.training.train_thread import Runner
         from micrograd.playground.training.trainer import Trainer
 
-        self.tr = Trainer(Settings.from_dict(settings), use_jit=use_jit)
+        if gpt:  # the GPT view's run (gpt_view.py), its settings as the page sends them
+            from micrograd.playground.gpt.gpt_view import gpt_kind, settings_from
+
+            run, _ = settings_from(settings)
+            self.tr = Trainer(run, use_jit=use_jit, kind=gpt_kind)
+            while not self.tr.kind.prepare(5.0):  # every word length traced, as a page waits
+                pass
+        else:
+            self.tr = Trainer(Settings.from_dict(settings), use_jit=use_jit)
         shown = dict(shown)
         if shown.pop("health", False):  # the Health panel open (train_health.health_action)
             from micrograd.playground.training.train_health import health_action
 
             health_action(self.tr, {"open": True})
-        self.tr.view(graph=False, **shown)  # as a page whose graph is out of sight
+        if not gpt:
+            self.tr.view(graph=False, **shown)  # as a page whose graph is out of sight
         self.cursor = FrameCursor(self.tr)
         self.published = threading.Condition()
         self.runner = Runner()
@@ -190,10 +200,10 @@ def watch(run: Any, seconds: float) -> dict:
     time.sleep(0.3)  # the stream is open and has sent its first frame
     got.clear()
     drawn0 = run.drawn() if run.page is not None else None
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     run.play()
     time.sleep(seconds)
-    end = time.perf_counter()
+    end, cpu = time.perf_counter(), time.process_time() - cpu0
     drawn = None if drawn0 is None else (run.drawn() - drawn0) / (end - t0)
     frames = [f for ts, f in got if ts <= end]
     asked = time.perf_counter()
@@ -202,12 +212,15 @@ def watch(run: Any, seconds: float) -> dict:
     stop.set()
     steps = frames[-1]["step"] if frames else 0
     first = next((ts for ts, f in got if f.get("accuracy") == 1.0), None)
-    grid = frames[-1]["grid"] if frames else None
+    grid = frames[-1].get("grid") if frames else None  # (a GPT frame has none)
     import base64
 
     cells = len(base64.b64decode(grid["b64"])) if grid else 0
     return {
         "steps/s": steps / (end - t0),
+        # steps a second of this process's CPU time (in-process runs: the trainer's and the
+        # reader's threads): what the run costs, whatever else the machine is doing
+        "steps/cpu s": steps / cpu if cpu > 0 else math.nan,
         "frames/s": len(frames) / (end - t0),
         "drawn/s": drawn,
         "to 100%": None if first is None else first - t0,
@@ -377,31 +390,49 @@ def many_tabs(n: int, seconds: float, settings: dict) -> dict:
     return {"fps": fps, "sps": sps}
 
 
+# The networks the Health panel's cost is measured on: the Train view's (the page's default, the
+# moons net, the largest) and the GPT view's (microgpt's default, the largest it offers), on the
+# server's engine (numpy's jit).
+HEALTH_NETS = [
+    *((name, settings, False) for name, settings, _ in SIZES[1:4]),
+    ("GPT view: microgpt's default (16 wide, 1 layer)", {"data": "builtin"}, True),
+    (
+        "GPT view: largest (32 wide, 2 layers)",
+        {"data": "builtin", "n_embd": 32, "n_layer": 2},
+        True,
+    ),
+]
+
+
 def health_main(seconds: float, rounds: int) -> int:
-    """The Health panel's cost (issue 58: at most 10% of the steps/s): each network on the jit,
-    in-process, played `seconds` with the panel shut and then open, `rounds` times in turn (the
-    machine's other load falls on both alike); the median steps/s of each and their ratio."""
+    """The Health panel's cost (issue 58: at most 10% of the steps/s): each network of the Train
+    and GPT views (`HEALTH_NETS`) on the jit, in-process, played `seconds` with the panel shut
+    and then open, `rounds` times in turn (the machine's other load falls on both alike); the
+    median steps/s of each and their ratio."""
     print(
         f"# Health panel open vs shut, in-process, jit, {rounds} rounds of {seconds:g} s each "
         f"({os.cpu_count()} cores, load {', '.join(f'{x:.2f}' for x in os.getloadavg())})"
     )
     print(
-        "| network | steps/s shut | steps/s open | open / shut | frames/s open | KB a frame open |"
+        "| network | steps/s shut | steps/s open | open / shut | steps/CPU s shut | "
+        "steps/CPU s open | open / shut (CPU) | frames/s open | KB a frame open |"
     )
-    print("|---|---|---|---|---|---|")
-    for name, settings, _ in SIZES[1:4]:
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, settings, gpt in HEALTH_NETS:
         got: dict[bool, list[dict]] = {False: [], True: []}
         for _ in range(rounds):
             for health in (False, True):
-                run = Direct(True, settings, {"health": health})
+                run = Direct(True, settings, {"health": health}, gpt=gpt)
                 try:
                     got[health].append(watch(run, seconds))
                 finally:
                     run.close()
         med = lambda rs, k: sorted(r[k] for r in rs)[len(rs) // 2]  # noqa: E731
         shut, open_ = med(got[False], "steps/s"), med(got[True], "steps/s")
+        cshut, copen = med(got[False], "steps/cpu s"), med(got[True], "steps/cpu s")
         print(
-            f"| {name} | {shut:,.0f} | {open_:,.0f} | {open_ / shut:.0%} | "
+            f"| {name} | {shut:,.0f} | {open_:,.0f} | {open_ / shut:.0%} | {cshut:,.0f} | "
+            f"{copen:,.0f} | {copen / cshut:.0%} | "
             f"{med(got[True], 'frames/s'):.1f} | {med(got[True], 'KB/frame'):.1f} |",
             flush=True,
         )

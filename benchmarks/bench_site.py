@@ -25,8 +25,15 @@ of the loss at the end, Pause (ms from the click until the page shows it paused)
 the steps then stop; then Pause again after each of 4 more seconds of Play (the median and the
 most of the 5: a Pause that comes while the worker draws the pictures waits for them).
 
+With ``--health``, the Health panel's cost on the site (its own section, ``bench_site_health``):
+the Train view's default network, the moons net and the largest, and the GPT view's default
+and largest (the built-in words), each played ``--seconds`` with the panel shut and then open
+(the panel opened before Play: its first 10 steps read each, then within its time budget):
+steps a second and frames a second drawn, and open / shut.
+
     python3 benchmarks/bench_site.py [--seconds 10] [--visits 3] [--open-only] [--gpt-step]
     python3 benchmarks/bench_site.py --gpt [--seconds 10]
+    python3 benchmarks/bench_site.py --health [--seconds 10]
 """
 
 from __future__ import annotations
@@ -306,6 +313,67 @@ def gpt_rows(browser: Any, base: str, seconds: float) -> None:
         )
 
 
+# The Health panel's networks on the site: (view, name, the page's URL query)
+HEALTH_NETS = [
+    ("train", "the page's default: 2-8-8-1 tanh", ""),
+    ("train", "karpathy's moons net: 2-16-16-1 ReLU", query(NETWORKS[1][1])),
+    ("train", "largest: 6 hidden layers of 32", query(NETWORKS[3][1])),
+    ("gpt", "microgpt's default (16 wide, 1 layer)", "data=builtin"),
+    ("gpt", "largest (32 wide, 2 layers)", "data=builtin&n_embd=32&n_layer=2"),
+]
+
+
+def health_play(browser: Any, base: str, view: str, q: str, open_: bool, seconds: float) -> dict:
+    """One view played `seconds` with the Health panel shut or open: steps/s, frames/s drawn."""
+    handle = "trainView" if view == "train" else "gptView"
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    try:
+        page.goto(f"{base}{'train' if view == 'train' else 'gpt'}.html?{q}")
+        page.wait_for_function(
+            f"() => window.{handle} && window.{handle}.frame() && "
+            "document.body.dataset.ready === '1'",
+            timeout=300_000,
+        )
+        if view == "gpt":  # the word lengths traced ahead, as a visitor's page has by Play
+            worker = page.workers[0]
+            while worker.evaluate("() => self.micrograd_busy()"):
+                time.sleep(0.2)
+        if open_:
+            page.check("#health-open")
+            page.wait_for_function(f"() => window.{handle}.frame().health", timeout=120_000)
+        read = f"() => [window.{handle}.frame().step, window.{handle}.drawn() || 0]"
+        step0, drawn0 = page.evaluate(read)
+        t0 = time.perf_counter()
+        page.click("#play")
+        time.sleep(seconds)
+        step, drawn = page.evaluate(read)
+        elapsed = time.perf_counter() - t0
+        page.evaluate(_PAUSE, handle)
+        return {"steps/s": (step - step0) / elapsed, "drawn/s": (drawn - drawn0) / elapsed}
+    finally:
+        context.close()
+
+
+def health_rows(browser: Any, base: str, seconds: float) -> None:
+    print(
+        f"\nthe Health panel on the site, shut vs open, Play {seconds:g} s each (the panel "
+        "opened before Play):\n\n"
+        "| view: network | steps/s shut | steps/s open | open / shut | frames/s drawn shut | "
+        "frames/s drawn open |\n|---|---|---|---|---|---|"
+    )
+    for view, name, q in HEALTH_NETS:
+        shut = health_play(browser, base, view, q, False, seconds)
+        open_ = health_play(browser, base, view, q, True, seconds)
+        ratio = open_["steps/s"] / shut["steps/s"] if shut["steps/s"] else float("nan")
+        print(
+            f"| {'Train' if view == 'train' else 'GPT'}: {name} | {shut['steps/s']:,.0f} | "
+            f"{open_['steps/s']:,.0f} | {ratio:.0%} | {shut['drawn/s']:.1f} | "
+            f"{open_['drawn/s']:.1f} |",
+            flush=True,
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seconds", type=float, default=10.0, help="how long each network plays")
@@ -313,11 +381,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--open-only", action="store_true", help="time the openings only, no training")
     p.add_argument("--gpt-step", action="store_true", help="also the GPT's step in a worker")
     p.add_argument("--gpt", action="store_true", help="the GPT view alone (its own section)")
+    p.add_argument(
+        "--health", action="store_true", help="the Health panel's cost (its own section)"
+    )
     args = p.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
     sys.path.insert(0, os.path.join(HERE, "..", "tests"))
-    from conftest import chromium_path
+    saved = dict(os.environ)  # (conftest isolates the suite's tests from makemore's names on
+    from conftest import chromium_path  # import: the site built here is built as a user's)
+
+    os.environ.clear()
+    os.environ.update(saved)
 
     path = chromium_path()
     if path is None:
@@ -333,6 +408,10 @@ def main(argv: list[str] | None = None) -> int:
             )
             if args.gpt:
                 gpt_rows(browser, base, args.seconds)
+                browser.close()
+                return 0
+            if args.health:
+                health_rows(browser, base, args.seconds)
                 browser.close()
                 return 0
             for title, path in (("the explorer", ""), ("the Train view", "train.html")):
@@ -380,4 +459,13 @@ if __name__ == "__main__":
     from results import recorded  # writes this script's section of RESULTS.md
 
     # (the GPT view's run writes a section of its own: the Train view's figures stay)
-    sys.exit(recorded("bench_site_gpt" if "--gpt" in sys.argv else "bench_site", main))
+    sys.exit(
+        recorded(
+            "bench_site_gpt"
+            if "--gpt" in sys.argv
+            else "bench_site_health"
+            if "--health" in sys.argv
+            else "bench_site",
+            main,
+        )
+    )

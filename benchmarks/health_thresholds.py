@@ -1,6 +1,7 @@
 """What `micrograd.train.diagnose`'s thresholds stand on: each quantity it judges, measured
 on the healthy runs (the moons demo, the same net in tanh, microgpt's first 200 steps) and on
-each broken preset (health_presets.BROKEN) and its fix, and the causes diagnosed.
+each broken preset (health_presets.BROKEN, and the GPT view's BROKEN_GPT on microgpt) and its
+fix, and the causes diagnosed.
 
     MICROGRAD_NAMES_FILE=/work/shared/data/names.txt python benchmarks/health_thresholds.py
 
@@ -22,7 +23,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from micrograd.train.diagnose import THRESHOLDS, diagnose  # noqa: E402
 from micrograd.train.health import mean  # noqa: E402
-from micrograd.train.health_presets import BROKEN, run_broken, run_microgpt, run_moons  # noqa: E402
+from micrograd.train.health_presets import (  # noqa: E402
+    BROKEN,
+    BROKEN_GPT,
+    run_broken,
+    run_broken_gpt,
+    run_microgpt,
+    run_moons,
+)
 
 
 def measures(hs: list) -> dict[str, float]:
@@ -64,6 +72,11 @@ def main() -> None:
         runs.append((f"{p.title}: {p.change}, 50 steps", lambda n=name: run_broken(n, 50).health))
         runs.append((f"  fixed: {p.fix}", lambda n=name: run_broken(n, 50, fixed=True).health))
     runs.append(("microgpt, first 200 steps", lambda: run_microgpt(200)))
+    for name, p in BROKEN_GPT.items():  # (the GPT view's presets, on makemore's names)
+        runs.append(
+            (f"microgpt, {p.title}: {p.change}, 50 steps", lambda n=name: run_broken_gpt(n))
+        )
+        runs.append((f"  fixed: {p.fix}", lambda n=name: run_broken_gpt(n, fixed=True)))
     keys = ["saturated", "dead", "update_data", "stale_grad", "init_scale"]
     print("| run | " + " | ".join(keys) + " | diagnosed |")
     print("|---|" + "---:|" * len(keys) + "---|")

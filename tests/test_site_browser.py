@@ -701,3 +701,46 @@ def test_the_health_panel_on_the_site(visit: Visit, screenshot: Any) -> None:
     page.locator("#health-diagnoses li.healthy").wait_for(timeout=20_000)
     page.locator("#health-panel").scroll_into_view_if_needed()
     screenshot(page, "site-train-health-fixed")
+
+
+def test_the_gpt_health_panel_on_the_site(visit: Visit, screenshot: Any) -> None:
+    """The GPT view's Health panel on the site (the steps in JavaScript, a read step's forward
+    and backward again in Python: train_gpt.GPTKind._read_step), at 1280 and on a phone: Dead
+    ReLUs diagnosed by its cause, "Fix it" healthy."""
+    page = visit.open("gpt.html?data=builtin")
+    visit.ready()
+    page.wait_for_function("() => window.gptView && window.gptView.frame()", timeout=START_MS)
+    page.get_by_label("Show the GPT's health").check()
+    page.wait_for_function("() => window.gptView.frame().health", timeout=START_MS)
+    page.get_by_label("Break it:").select_option(label="Dead ReLUs")
+    page.wait_for_function(
+        "() => (window.gptView.frame().health || {}).preset === 'dead_relus' && "
+        "window.gptView.frame().step === 0",
+        timeout=START_MS,
+    )
+    for k in range(1, 4):
+        page.get_by_role("button", name="Step", exact=True).click()
+        page.wait_for_function(f"() => window.gptView.frame().step === {k}", timeout=START_MS)
+    item = page.locator("#health-diagnoses li[data-cause=dead]")
+    item.wait_for(timeout=20_000)
+    assert "ReLUs dead" in item.text_content()
+    page.locator("#health-panel").scroll_into_view_if_needed()
+    screenshot(page, "site-gpt-health-dead-relus")
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone: the panel drawn again
+    page.wait_for_function("() => document.documentElement.scrollWidth <= 400")
+    page.locator("#health-panel").scroll_into_view_if_needed()
+    screenshot(page, "site-gpt-health-dead-relus-phone")
+    page.get_by_role("button", name="Fix it").click()
+    page.wait_for_function(
+        "() => window.gptView.frame().health.fixed && window.gptView.frame().step === 0",
+        timeout=START_MS,
+    )
+    for k in range(1, 13):  # (each of the first 10 steps read; Play would read few: see
+        # docs/health.md, the site's reads re-run the step in Python, within the time budget)
+        page.get_by_role("button", name="Step", exact=True).click()
+        page.wait_for_function(f"() => window.gptView.frame().step === {k}", timeout=START_MS)
+    page.wait_for_function("() => window.gptView.frame().health.step >= 10", timeout=START_MS)
+    page.locator("#health-diagnoses li.healthy").wait_for(timeout=20_000)
+    assert page.locator("#health-diagnoses li").count() == 1
+    page.locator("#health-panel").scroll_into_view_if_needed()
+    screenshot(page, "site-gpt-health-fixed-phone")

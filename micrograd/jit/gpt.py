@@ -60,13 +60,15 @@ def forward_from(
     softmax: Callable[[Sequence[Value]], list[Value]],
     scaled: Callable[[Value], Value],
     weights: list | None = None,
+    relus: list | None = None,
 ) -> list[Value]:
     """`GPT.forward`'s arithmetic from a position's embedding sum `x` (token's row + position's
     row) to its logits, with the pieces given: `norm` (rmsnorm), `softmax` and `scaled` (a head's
     q·k over √head_dim). With gpt.py's own rmsnorm, softmax and ``s / hd**0.5`` it is
     `GPT.forward`, the same numbers to the bit (the GPT view's pictures); `traced_loss` gives the
     traceable ones. `weights`: each layer's attention weights at this position, head after
-    head, appended to ``weights[li]`` as plain numbers."""
+    head, appended to ``weights[li]`` as plain numbers; `relus`: each block's ReLU outputs,
+    appended block by block."""
     sd, hd = model.sd, model.head_dim
     x = norm(x)
     for li in range(model.n_layer):
@@ -84,16 +86,27 @@ def forward_from(
             x_attn.extend(Value.dot(attn_weights, v_j) for v_j in zip(*v_h))
         x = [a + b for a, b in zip(linear(x_attn, sd[f"layer{li}.attn_wo"]), x_residual)]
         h = [a.relu() for a in linear(norm(x), sd[f"layer{li}.mlp_fc1"])]
+        if relus is not None:
+            relus.append(h)
         x = [a + b for a, b in zip(linear(h, sd[f"layer{li}.mlp_fc2"]), x)]
     return linear(x, sd["lm_head"])
 
 
-def traced_loss(model: GPT, rows: Sequence[Sequence[Any]], keep: list | None = None) -> Value:
+def traced_loss(
+    model: GPT,
+    rows: Sequence[Sequence[Any]],
+    keep: list | None = None,
+    relus: list | None = None,
+) -> Value:
     """`model.loss` of the one-hot `rows` as a trace can replay it: `GPT.forward`'s arithmetic,
     with each token's embedding row and each target's probability picked by a dot with its
     one-hot row (exact zeros added: the same numbers) and the softmaxes not shifted (the same
     function, other last bits: the loss to 1e-12, tests/test_gpt_jit.py). `keep`: each
-    position's logits are appended to it (the JavaScript step samples from them)."""
+    position's logits are appended to it (the JavaScript step samples from them). `relus`:
+    emptied, then each position's ReLU outputs of each block appended to it, position by
+    position, block by block (train.health reads them: `JitGPT(model, relus=True)`)."""
+    if relus is not None:
+        relus.clear()
     if len(rows) < 2:
         raise ValueError(f"traced_loss: needs at least 2 tokens, got {len(rows)}")
     n, sd, hd = min(model.block_size, len(rows) - 1), model.sd, model.head_dim
@@ -103,7 +116,7 @@ def traced_loss(model: GPT, rows: Sequence[Sequence[Any]], keep: list | None = N
         tok_emb = [Value.dot(rows[pos_id], column) for column in zip(*sd["wte"])]
         x = [t + p for t, p in zip(tok_emb, sd["wpe"][pos_id])]
         logits = forward_from(
-            model, x, keys, values, _rmsnorm, _softmax, lambda s: s * (1 / hd**0.5)
+            model, x, keys, values, _rmsnorm, _softmax, lambda s: s * (1 / hd**0.5), relus=relus
         )
         if keep is not None:
             keep.append(logits)
@@ -121,11 +134,27 @@ class JitGPT:
     """The model's loss (`traced_loss`) compiled by `micrograd.jit`: see the module's
     docstring. `jitted` is the `Jitted` function (its `traces`: how many lengths were traced)."""
 
-    def __init__(self, model: GPT) -> None:
+    def __init__(self, model: GPT, relus: bool = False) -> None:
         if not isinstance(model, GPT):
             raise TypeError(f"JitGPT: needs a micrograd.gpt.GPT, got {type(model).__name__}")
         self.model = model
-        self.jitted = jit(functools.partial(traced_loss, model), reduce="sum")
+        self._relus: list | None = [] if relus else None
+        self.jitted = jit(functools.partial(traced_loss, model, relus=self._relus), reduce="sum")
+        if relus:  # each program keeps its ReLUs' outputs (`relu_outputs` reads them)
+            self.jitted.keep = lambda: [v for h in self._relus or [] for v in h]
+
+    def relu_outputs(self) -> list[tuple[Any, Any]] | None:
+        """With `relus`: each block's ReLU outputs in the last call and their grads, two
+        (units, positions) arrays a block (one document a call: `NumpyGPT`'s step); None when
+        the program kept none."""
+        kept = self.jitted.kept()
+        if kept is None or not kept[0].size:
+            return None
+        layers, units = self.model.n_layer, 4 * self.model.n_embd
+        if kept[0].shape[0] % (layers * units) or kept[0].shape[1] != 1:
+            return None
+        values, grads = (a[:, 0].reshape(-1, layers, units) for a in kept)  # (pos, block, unit)
+        return [(values[:, li, :].T, grads[:, li, :].T) for li in range(layers)]
 
     def _groups(self, docs: Sequence[Sequence[int]]) -> dict[int, list[int]]:
         """The documents' indices by length, each cropped as the loss reads it."""

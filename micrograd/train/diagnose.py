@@ -106,8 +106,14 @@ def diagnose(history: Sequence[StepHealth], thresholds: dict | None = None) -> l
                         lay.name,
                         f"{lay.name}: {_pct(share)} of its ReLUs dead since step {since + 1} "
                         "(zero for every sample, so no gradient reaches their weights): the "
-                        "learning rate is too high or the biases start negative: lower the "
-                        "learning rate, start the biases at 0, scale the init by √2 / √fan_in",
+                        + (
+                            "learning rate is too high or the biases start negative: lower the "
+                            "learning rate, start the biases at 0, scale the init by √2 / √fan_in"
+                            if lay.biases
+                            else "learning rate is too high or the init puts their inputs below "
+                            "0 (no biases here: the weights' signs do): lower the learning rate, "
+                            "draw the weights with both signs, N(0, σ) (Kaiming: σ = √2 / √fan_in)"
+                        ),
                     )
                 )
         stale = [h.stale_grad for h in steps if h.stale_grad is not None]

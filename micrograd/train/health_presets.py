@@ -36,6 +36,21 @@ BROKEN: dict[str, Broken] = {
     "init_too_large": Broken("Init too large", "init", {"init_scale": 10.0}, {"kaiming": True}),
 }
 
+# The presets that apply to microgpt's GPT (the GPT view's): its only activation is the ReLU of
+# each block's MLP, and it has no biases, so its ReLUs are killed by the signs of the init rather
+# than by biases started negative: every weight of mlp.fc1 drawn negative and every embedding
+# positive, so each ReLU's input starts below 0 (100% dead at step 1, on makemore's names and on
+# the built-in words, 1 or 2 layers). "Learning rate too high" is his Adam at 0.3 instead of
+# 0.01 (update:data 10^0.6 at step 1; 10^-0.84 at 0.01). Neither "Saturated tanh" (no tanh) nor
+# "No zero_grad" (his Adam zeroes the grads in its step: a learner using it cannot forget)
+# applies. (benchmarks/health_thresholds.py measures them.)
+BROKEN_GPT: dict[str, Broken] = {
+    "dead_relus": Broken(
+        "Dead ReLUs", "dead", {"negative_relu_inputs": True}, {"negative_relu_inputs": False}
+    ),
+    "lr_too_high": Broken("Learning rate too high", "update_data", {"lr": 0.3}, {"lr": 0.01}),
+}
+
 
 def build_moons(
     activation: str = "relu",
@@ -77,6 +92,21 @@ def apply_init(
             n.b.data = bias
 
 
+def apply_gpt_init(model: Any, negative_relu_inputs: bool = False) -> None:
+    """`BROKEN_GPT`'s init change to a GPT as built: with `negative_relu_inputs`, every weight
+    of each block's mlp.fc1 made negative and every embedding (wte, wpe) positive (microgpt's
+    N(0, 0.08) with its signs lost), so each ReLU's input starts below 0."""
+    if not negative_relu_inputs:
+        return
+    sd = model.sd
+    for key, sign in [("wte", 1.0), ("wpe", 1.0)] + [
+        (f"layer{i}.mlp_fc1", -1.0) for i in range(model.n_layer)
+    ]:
+        for row in sd[key]:
+            for w in row:
+                w.data = sign * abs(w.data)
+
+
 def run_moons(steps: int = 100, lr: float = 1.0, zero_grad: bool = True, **build: Any) -> Any:
     """Train the moons demo (changed as `build_moons` and the arguments say) with
     ``fit(..., health=True)``; returns the History (a diverged run's, up to where it stopped)."""
@@ -115,20 +145,43 @@ def run_broken(name: str, steps: int = 50, fixed: bool = False) -> Any:
     return run_moons(steps, **kw)
 
 
-def run_microgpt(steps: int = 200, seed: int = 42, lr: float = 0.01) -> list[StepHealth]:
-    """microgpt's first `steps` steps (makemore's names, his Adam over 1000 steps) with the
-    health of each."""
+def run_microgpt(
+    steps: int = 200,
+    seed: int = 42,
+    lr: float = 0.01,
+    negative_relu_inputs: bool = False,
+    docs: list[str] | None = None,
+) -> list[StepHealth]:
+    """microgpt's first `steps` steps (makemore's names, or `docs`; his Adam over 1000 steps)
+    with the health of each; `negative_relu_inputs`: `apply_gpt_init`'s change. A run whose
+    loss has no value (a probability 0: log(0), the learning rate far too high) stops there."""
     from .. import gpt
 
-    docs, tok, model = gpt.prepare(None, seed)
+    docs, tok, model = gpt.prepare(docs, seed)
+    apply_gpt_init(model, negative_relu_inputs)
     adam = gpt.Adam(model.parameters(), 1000, lr=lr)
     monitor = Monitor(model)
     out = []
     for k in range(steps):
-        with monitor.recording():
-            loss = model.loss(tok.encode(docs[k % len(docs)]))
-            loss.backward()
+        try:
+            with monitor.recording():
+                loss = model.loss(tok.encode(docs[k % len(docs)]))
+                loss.backward()
+        except ValueError:  # log(0): diverged
+            break
         monitor.read_grads()  # before adam.step(): it zeroes the grads
         adam.step()
         out.append(monitor.read_update(k))
     return out
+
+
+def run_broken_gpt(
+    name: str, steps: int = 50, fixed: bool = False, docs: list[str] | None = None
+) -> list[StepHealth]:
+    """The GPT preset `name` of `BROKEN_GPT` trained for `steps` (with its fix if `fixed`)."""
+    if name not in BROKEN_GPT:
+        raise ValueError(
+            f"health: unknown GPT preset {name!r}; choose one of {', '.join(BROKEN_GPT)}"
+        )
+    p = BROKEN_GPT[name]
+    return run_microgpt(steps, docs=docs, **{**p.change, **(p.fix if fixed else {})})

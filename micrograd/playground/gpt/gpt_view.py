@@ -18,7 +18,7 @@ names it). A word longer than the Block size reads whole is refused as the comma
 The model's size is held within limits that keep a step live.
 
 Actions: options, state, config {settings}, control {action, steps}, attention {word}, model,
-frames.
+frames, health {open, preset, fix} (the Health panel: train_health.health_action).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from typing import Any
 from ... import data
 from ..errors import ViewError
 from ..training.run_view import RunView
+from ..training.train_health import health_action, presets_menu
 from ..training.trainer import Trainer
 from .gpt_frames import MAX_CHARS, MAX_WORDS, check_attention_word, check_fits, word_list
 from .train_gpt import MAX_STEPS, WORDS, GPTKind, GPTSettings
@@ -158,7 +159,7 @@ class GPTView(RunView):
     """The GPT view of one tab: a `Trainer` of `GPTKind` (made on first use, the defaults: the
     names where this build has them, else the built-in words) and its frame reader."""
 
-    ACTIONS = ("options", "state", "config", "control", "attention", "model", "frames")
+    ACTIONS = ("options", "state", "config", "control", "attention", "model", "frames", "health")
 
     def __init__(self, jit: bool | str = True, fps: float = 20.0) -> None:
         super().__init__(jit, fps)  # (the engine: Trainer's use_jit, GPTKind's name)
@@ -184,6 +185,7 @@ class GPTView(RunView):
             "names": why or None,  # the one line saying they are missing, or None
             "builtin": list(WORDS),
             "limits": {"words": MAX_WORDS, "chars": MAX_CHARS},
+            "health_presets": presets_menu(gpt=True),
         }
 
     def state(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -198,6 +200,17 @@ class GPTView(RunView):
         else:
             self.settings = settings
         self.page = page
+        return self._answer()
+
+    def health(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The Health panel: ``{"open": bool}``, ``{"preset": name}`` (a GPT broken on purpose,
+        microgpt's defaults on the run's words, from step 0) or ``{"fix": true}``
+        (train_health.health_action)."""
+        tr = self.trainer
+        try:
+            health_action(tr, body)
+        except (ValueError, TypeError) as e:
+            raise ViewError(str(e)) from None
         return self._answer()
 
     def attention(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,8 @@ from typing import Any
 
 from ... import io
 from ...gpt import GPT, Adam, Tokenizer
+from ...train.health_presets import BROKEN_GPT, apply_gpt_init
+from ..training.train_health import HealthTap, recording
 from .gpt_frames import (
     RunningMean,
     attention,
@@ -108,6 +110,9 @@ class GPTKind:
         # Step) goes at once without the pictures, `owed`, and `publish_owed` sends them next.
         self.later = False
         self.owed = False
+        # the Health panel's reads (train_health.py) and a Health preset's init (apply_gpt_init)
+        self.health = HealthTap(presets=BROKEN_GPT)
+        self.init: dict = {}
         self.rebuild(settings)
 
     def rebuild(self, settings: GPTSettings) -> None:
@@ -122,6 +127,7 @@ class GPTKind:
                 self.model = GPT(
                     self.tokenizer.vocab_size, s.n_layer, s.n_embd, s.n_head, s.block_size
                 )
+                apply_gpt_init(self.model, **self.init)
             finally:
                 random.setstate(state)
         self.docs = docs
@@ -135,6 +141,7 @@ class GPTKind:
         if not self.word or not fits:
             self.word = default_word(self.tokenizer, s.docs)  # (a word it can read is kept)
         self.engine = gpt_engine(self, self.engine_name)  # None: eager, `train` below
+        self.health.rebuilt(self.model, None)
         self.config_id += 1
 
     def live(self, settings: GPTSettings) -> None:
@@ -142,23 +149,59 @@ class GPTKind:
 
     def train(self, seconds: float, playing: Callable[[], bool]) -> list[tuple[float, None]]:
         """One step (`gpt.train`'s): the next word's loss, backward(), Adam; none once the
-        `steps` are taken (the rate is 0). Another engine: its steps, as many as fit."""
-        steps = (
-            self.engine.train(seconds, playing) if self.engine is not None else self._eager_step()
-        )
+        `steps` are taken (the rate is 0). Another engine: its steps, as many as fit. A step
+        the Health panel reads (`health.begin()`) is one step, read as train_health.py says."""
+        mon = self.health.begin() if self.adam.t < self.settings.steps else None
+        if mon is not None:
+            steps = self._read_step(mon)
+        elif self.engine is not None:
+            steps = self.engine.train(seconds, playing)
+            self.health.skipped(len(steps))
+        else:
+            steps = self._eager_step()
+            self.health.skipped(len(steps))
         for loss, _ in steps:
             self.running.add(loss)
         return steps
 
-    def _eager_step(self) -> list[tuple[float, None]]:
+    def _eager_step(self, mon: Any = None) -> list[tuple[float, None]]:
         t = self.adam.t
         if t >= self.settings.steps:
             return []
         word = self.docs[t % len(self.docs)]  # (each read whole: GPTSettings' check_fits)
         loss = self.model.loss(self.tokenizer.encode(word))
         loss.backward()
+        if mon is not None:
+            mon.read_grads()  # (before his Adam's step: it zeroes the grads)
         self.adam.step()  # (and zero_grad)
         return [(loss.data, None)]
+
+    def _read_step(self, mon: Any) -> list[tuple[float, None]]:
+        """One step the Health panel reads (`mon`: a health.Monitor of the model). Eager: the
+        step itself, recorded. numpy: the step itself, read from the engine's arrays (its
+        program keeps the ReLUs' outputs). JavaScript: its forward and backward again in Python, on
+        the model's Values (the engine's weights, `sync`), for the ReLU layers' outputs and the
+        matrices' grads (as its step computes them); then the engine's own step, and its
+        weights read back for the update."""
+        if self.engine is None:
+            with recording(mon):
+                steps = self._eager_step(mon)
+        elif self.engine_name == "numpy":  # from its arrays (NumpyGPT.train's `monitor`)
+            steps = self.engine.train(0.0, lambda: False, one=True, monitor=mon)
+        else:
+            self.sync()
+            t = self.adam.t
+            word = self.docs[t % len(self.docs)]
+            with recording(mon):
+                loss = self.model.loss(self.tokenizer.encode(word))
+                loss.backward()
+            mon.read_grads()
+            for p in self.params:
+                p.grad = 0.0  # (as after his Adam's step: the engine keeps its own grads)
+            steps = self.engine.train(0.0, lambda: False, one=True)
+            self.sync()
+        self.health.end(mon)
+        return steps
 
     def weights_finite(self) -> bool:
         if self.engine is not None:
@@ -176,6 +219,7 @@ class GPTKind:
             self.engine.sync()
 
     def frame_seconds(self, fps: float) -> float:
+        self.health.period = 1.0 / fps  # health: read at most as often as frames go
         return 1.0 / fps  # a frame is cheap: its pictures come only now and then (`frame`)
 
     def meta(self) -> dict[str, Any]:
@@ -191,7 +235,11 @@ class GPTKind:
     def frame(self, playing: bool) -> dict[str, Any]:
         """The running mean of the loss and its curve; and, when paused or when their time has
         come, the pictures (`pictures`). A frame without them keeps the page's last ones."""
-        cheap = {"mean": self.running.mean, "means": self.running.series()}
+        cheap = {
+            "mean": self.running.mean,
+            "means": self.running.series(),
+            "health": self.health.frame(),  # (None while the Health panel is shut)
+        }
         # 20 words sampled are a forward pass a letter (eagerly a quarter of a second in CPython;
         # the JavaScript engine's own step draws them in milliseconds): while playing, the
         # pictures take at most 1 part in PICTURES_EVERY of the time, so the steps and the loss

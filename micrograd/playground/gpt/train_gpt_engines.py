@@ -77,16 +77,20 @@ class NumpyGPT:
         from ...jit.gpt import JitGPT
 
         self.np, self.run = np, run
-        self.jit = JitGPT(run.model)
+        self.jit = JitGPT(run.model, relus=True)  # (the Health panel reads its ReLUs: `read`)
         self.lengths: set[int] = set()  # traced by `prepare` (a step traces its own)
         self.index = {id(p): i for i, p in enumerate(run.params)}
         self.places: dict[int, Any] = {}  # tokens a word is read as -> its captured's indices
         self.P = np.array([p.data for p in run.params])
         self.m, self.v = np.zeros_like(self.P), np.zeros_like(self.P)
 
-    def train(self, seconds: float, playing: Callable[[], bool]) -> Results:
+    def train(
+        self, seconds: float, playing: Callable[[], bool], one: bool = False, monitor: Any = None
+    ) -> Results:
         """One step (the pacer's loop asks again while there is time): none once the `steps`
-        are taken."""
+        are taken. (`one`: one step, as always here.) `monitor`: a train.health.Monitor of the
+        model that reads this step from the engine's arrays (its ReLUs' outputs kept by the
+        program, the grads, the weights before and after): no second pass."""
         np, run = self.np, self.run
         adam = run.adam
         t = adam.t
@@ -100,6 +104,9 @@ class NumpyGPT:
             places = self.places[n] = np.array([self.index[id(v)] for v in node._prev])
         grad = np.zeros_like(self.P)
         grad[places] = node._local
+        if monitor is not None:  # (the data before the step, its grads; after it: self.P)
+            monitor.given(self.jit.relu_outputs(), run.params, self.P, grad, lambda: self.P)
+            monitor.read_grads()
         # gpt.Adam.step, over arrays
         b1, b2 = adam.betas
         lr = adam.lr * (1 - t / adam.steps)
@@ -214,14 +221,14 @@ class JavaScriptGPT:
             got = self.call("sample", {"temperature": temperature, "uniforms": table})
         return got["words"]
 
-    def train(self, seconds: float, playing: Callable[[], bool]) -> Results:
-        """Steps for about `seconds` (at least one), in as few calls as the lengths allow: a
-        word whose length has no program yet stops a call, and it is traced before the next;
-        none once the `steps` are taken."""
+    def train(self, seconds: float, playing: Callable[[], bool], one: bool = False) -> Results:
+        """Steps for about `seconds` (at least one; exactly one with `one`), in as few calls as
+        the lengths allow: a word whose length has no program yet stops a call, and it is
+        traced before the next; none once the `steps` are taken."""
         left = self.run.settings.steps - self.t
         if left <= 0:
             return []
-        want = max(1, min(left, 100_000, int(self.rate * seconds * 1.5) + 1))
+        want = 1 if one else max(1, min(left, 100_000, int(self.rate * seconds * 1.5) + 1))
         out: Results = []
         start = time.monotonic()
         stepping = 0.0  # the seconds of the calls that step (not the traces between them)
@@ -238,7 +245,7 @@ class JavaScriptGPT:
             if out and (time.monotonic() - start >= seconds or not playing()):
                 break  # (the next call traces it)
             self.load(need)
-        if out and stepping > 0.002:
+        if out and stepping > 0.002 and not one:
             self.rate = 0.5 * self.rate + 0.5 * len(out) / stepping
         return out
 

@@ -9,19 +9,23 @@
 
 The statistics are `micrograd.train.health`'s (`Monitor`) and the sentences
 `micrograd.train.diagnose`'s: nothing here computes either, it only chooses which steps are read
-and packs the numbers for the page (static/train-health.js draws them).
+and packs the numbers for the page (static/train/train-health.js draws them).
 
 Reading a step's health costs more than the step itself on the jit (the moons net's step takes
 1 to 4 ms, a step read about four times that: pure Python statistics over the batch), so the
 tap reads it only while the panel is open: on every one of a run's first `EVERY_STEP` steps
 (diagnose's window: each preset's diagnosis shows from its first steps), then at most once a
 frame period (`period`: the view's frame rate), and never more often than keeps the reads within
-`BUDGET` of the time (a read that took 10 ms waits 333 ms for the next): training keeps its speed
+`BUDGET` of the time (a read that took 10 ms waits 500 ms for the next): training keeps its speed
 (benchmarks/bench_playground.py --health compares the panel open and shut).
 
 `PRESETS` are the networks broken on purpose (`train.health_presets.BROKEN`): the moons demo
 (`DEMO`, in the view's settings) with one thing changed; `preset(name, fixed)` gives the view's
 settings and the init to apply to the network as built (`health_presets.apply_init`).
+
+The GPT view's panel is the same tap on a GPT run (train_gpt.GPTKind.health: `Monitor` reads
+each block's ReLU layer and every matrix), with `GPT_PRESETS` (`health_presets.BROKEN_GPT`:
+those that apply to microgpt, `gpt_preset`) and the same drawing (static/train/train-health.js).
 """
 
 from __future__ import annotations
@@ -35,15 +39,18 @@ from typing import Any
 
 from ...train.diagnose import THRESHOLDS, diagnose
 from ...train.health import Monitor, StepHealth
-from ...train.health_presets import BROKEN
+from ...train.health_presets import BROKEN, BROKEN_GPT, Broken
 from .train_settings import Settings
 
 EVERY_STEP = THRESHOLDS["window"]  # a run's first steps are read each: diagnose's whole window
-BUDGET = 0.03  # past them, reading takes at most this share of the time (a read: 4 steps' time)
+BUDGET = 0.02  # past them, reading takes at most this share of the time
 LINE_POINTS = 200  # update:data points kept per matrix (the oldest half thinned when full)
 
 # The presets the Train view offers (the issue's four), in its menu's order.
 PRESETS = ("saturated_tanh", "dead_relus", "lr_too_high", "no_zero_grad")
+
+# The presets the GPT view offers (those that apply to microgpt: health_presets.BROKEN_GPT).
+GPT_PRESETS = ("dead_relus", "lr_too_high")
 
 # The moons demo (`micrograd demo`, health_presets' base) in the Train view's settings.
 DEMO = {
@@ -82,9 +89,24 @@ def preset(name: object, fixed: bool = False) -> tuple[Settings, dict[str, Any]]
     return Settings.from_dict({**DEMO, **kw}), init
 
 
-def presets_menu() -> list[dict[str, str]]:
-    """The presets as the page's menu shows them."""
-    return [{"name": k, "title": BROKEN[k].title, "cause": BROKEN[k].cause} for k in PRESETS]
+def gpt_preset(name: object, settings: Any, fixed: bool = False) -> tuple[Any, dict[str, Any]]:
+    """The GPT run's settings (microgpt's defaults on the run's words, `settings.docs`) and the
+    init change (`health_presets.apply_gpt_init`'s arguments) of GPT preset `name`, broken, or
+    with its fix applied (`fixed`)."""
+    if name not in GPT_PRESETS:
+        raise ValueError(
+            f"health preset: unknown GPT preset {str(name)[:40]!r}; one of {', '.join(GPT_PRESETS)}"
+        )
+    p = BROKEN_GPT[str(name)]
+    kw = {**p.change, **(p.fix if fixed else {})}
+    init = {"negative_relu_inputs": kw.pop("negative_relu_inputs", False)}
+    return type(settings)(docs=settings.docs, **kw), init
+
+
+def presets_menu(gpt: bool = False) -> list[dict[str, str]]:
+    """The presets as the page's menu shows them (the GPT view's, with `gpt`)."""
+    table, names = (BROKEN_GPT, GPT_PRESETS) if gpt else (BROKEN, PRESETS)
+    return [{"name": k, "title": table[k].title, "cause": table[k].cause} for k in names]
 
 
 @contextlib.contextmanager
@@ -100,7 +122,8 @@ def recording(monitor: Monitor | None) -> Iterator[None]:
 class HealthTap:
     """Which steps of a run are read (see the module docstring), and what was read."""
 
-    def __init__(self, period: float = 0.05) -> None:
+    def __init__(self, period: float = 0.05, presets: dict[str, Broken] = BROKEN) -> None:
+        self.presets = presets  # the table the presets come from (their fixes, in words)
         self.open = False  # the page shows the panel
         self.period = period  # seconds between reads once past EVERY_STEP (the frame period)
         self.model: Any = None
@@ -118,6 +141,8 @@ class HealthTap:
         self._attached = False
         self.restart_clock()
         self._reading = False  # begin() gave a monitor: end() reads the update
+        self._reads = 0  # steps read since the network was built
+        self._frame: tuple[tuple, dict[str, Any]] | None = None  # (its key, `frame()`'s last)
 
     def restart_clock(self) -> None:
         """Forget when the last step was read and what it cost: the next step is read."""
@@ -172,6 +197,7 @@ class HealthTap:
         h = monitor.read_update(k)
         self._wait = (time.monotonic() - self._last) / BUDGET  # (its step included)
         self.history.append(h)
+        self._reads += 1
         self.lines.append((k, [_round(w.update_data) for w in h.weights]))
         if len(self.lines) > LINE_POINTS:  # thin the older half: the whole run stays in view
             half = len(self.lines) // 2
@@ -183,10 +209,19 @@ class HealthTap:
         diagnoses of the last steps read (`train.diagnose`)."""
         if not self.open:
             return None
+        # the same until a step is read or the preset changes: made once, sent by every frame
+        key = (self._reads, self.preset, self.fixed)
+        if self._frame is not None and self._frame[0] == key:
+            return self._frame[1]
+        out = self._make_frame()
+        self._frame = (key, out)
+        return out
+
+    def _make_frame(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "preset": self.preset,
             "fixed": self.fixed,
-            "fix": _fix_text(self.preset) if self.preset else None,
+            "fix": _fix_text(self.presets[self.preset].fix) if self.preset else None,
             "guide": -3.0,  # makemore's guide (drawn as a guide: our nets differ)
             "limit": THRESHOLDS["update_data"],  # the line diagnose reads
             "step": None,
@@ -231,9 +266,8 @@ def _round(x: float) -> float | None:
     return round(x, 3) if math.isfinite(x) else None  # a line's point: 3 decimals of log10
 
 
-def _fix_text(name: str) -> str:
+def _fix_text(fix: dict[str, Any]) -> str:
     """What "Fix it" does, in words."""
-    fix = BROKEN[name].fix
     parts = []
     if fix.get("kaiming"):
         parts.append("Kaiming's init (gain / √fan_in)")
@@ -243,6 +277,8 @@ def _fix_text(name: str) -> str:
         parts.append(f"learning rate {fix['lr']:g}")
     if fix.get("zero_grad"):
         parts.append("zero_grad() before backward()")
+    if fix.get("negative_relu_inputs") is False:
+        parts.append("microgpt's init again: every matrix from N(0, 0.08), both signs")
     return ", ".join(parts)
 
 
@@ -254,7 +290,7 @@ def health_action(trainer: Any, body: dict[str, Any]) -> None:
     unknown = sorted(set(body) - {"open", "preset", "fix"})
     if unknown:
         raise ValueError(f"health takes open, preset, fix; not {str(unknown[0])[:40]!r}")
-    kind = trainer.mlp
+    kind = trainer.kind  # the Train view's MLPKind or the GPT view's GPTKind
     tap: HealthTap = kind.health
     if "open" in body:
         if not isinstance(body["open"], bool):
@@ -267,11 +303,17 @@ def health_action(trainer: Any, body: dict[str, Any]) -> None:
         name = body.get("preset", tap.preset)
         if name is None:
             raise ValueError("health: no preset to fix: choose a broken preset first")
-        settings, init = preset(name, fixed=fix)
+        if kind.name == "gpt":
+            settings, init = gpt_preset(name, kind.settings, fixed=fix)
+        else:
+            settings, init = preset(name, fixed=fix)
         with trainer.lock:
             kind.init = init
             tap.preset, tap.fixed = str(name), fix
             trainer.configure(settings)
             trainer.reset()  # from step 0, even when only live settings changed (the rate)
-    else:
+    elif kind.name == "mlp":
         trainer.view()  # a paused run's frame, with or without the health, at once
+    elif not trainer.playing:  # (the GPT's: a playing run's next frame has it)
+        with trainer.lock:
+            trainer.publish()

@@ -6,11 +6,13 @@
 // are Python's (the options' schema). Frames bring the step, the loss and its curve, the running
 // mean, the samples, the attention of the chosen word and the characters' embeddings; a position
 // of the word picked (its select, or a row's character) links to its loss in the explorer
-// (gpt-loss.js), with the model's logits of the frame drawn.
+// (gpt-loss.js), with the model's logits of the frame drawn. The Health panel is the Train
+// view's (train-health.js, the same drawing): frames carry its numbers while it is open.
 
 import { fmt, showErrorIn, showPlaying } from "../common.js";
 import { drawGptAttention, drawGptCurve, drawGptEmbedding, drawGptSamples } from "./gpt-draw.js";
 import { explorerHref, lossProgram } from "./gpt-loss.js";
+import { healthPart } from "../train/train-health.js";
 import { readHash, readQuery, writeHashKey, writeQuery } from "../url-state.js";
 
 export function mountGPT(root, transport, opts = {}) {
@@ -32,6 +34,8 @@ export function mountGPT(root, transport, opts = {}) {
     return answer;
   }
   const tell = (err) => showError(err.message);
+  // the Health panel (train-health.js): the parts of the view it reads, and how it asks Python
+  const health = healthPart({ $, view, post, showIn: () => tell });
 
   // A server that no longer holds this run (restarted, or it forgot the tab) is sent its settings
   if (transport.restorers) {
@@ -181,6 +185,7 @@ export function mountGPT(root, transport, opts = {}) {
     const f = view.frame;
     if (!f) return;
     drawGptCurve($("curve"), view.curve, f.means || []);
+    health.drawHealth();
     view.drawn = (view.drawn || 0) + 1;
     $("step-count").dataset.drawn = view.drawn; // frames drawn, where a test reads it
     $("step-count").dataset.step = f.step;

@@ -1,14 +1,16 @@
-// The Train view's Health panel: makemore part 3's pictures of the run, drawn from what Python
+// The Health panel of the Train view and of the GPT view (one drawing for both: gpt.js mounts it
+// with its own `ui`): makemore part 3's pictures of the run, drawn from what Python
 // read (playground/train_health.py, micrograd.train.health and .diagnose): each layer's activation
 // histogram with its saturated (tanh) or dead (ReLU) share, each weight matrix's update:data ratio
 // over the steps with makemore's 10^-3 as a guide, and the diagnoses in words. This file only
 // draws: every number and every sentence comes in the frame's `health` (only while the panel is
 // open: the page tells Python with the `health` action, and the presets and "Fix it" go the same way).
 
-const LINE_COLORS = ["#2563eb", "#c0392b", "#16a34a", "#9333ea", "#d97706", "#0891b2"];
+const LINE_COLORS = ["#2563eb", "#c0392b", "#16a34a", "#9333ea", "#d97706", "#0891b2", "#db2777", "#65a30d", "#4b5563", "#0d9488"];
 const SATURATED = 0.97; // tanh's |t| past which the panel shades the histogram (health.SATURATED)
 
-// `ui`: the view's shared parts (train.js's mountTrain); returns what this part offers the others.
+// `ui`: the view's shared parts (train.js's mountTrain, or what gpt.js gives it: $, view, post,
+// showIn); returns what this part offers the others.
 export function healthPart(ui) {
   const { $, view, showIn } = ui;
   const open = $("health-open"), select = $("health-preset"), fix = $("health-fix");
@@ -24,6 +26,8 @@ export function healthPart(ui) {
     if (select.value) send({ preset: select.value });
   });
   fix.addEventListener("click", () => send({ fix: true }));
+  // a window resized (a phone turned): drawn again at the new width, paused or not
+  window.addEventListener("resize", () => { if (open.checked) drawHealth(); });
 
   function fillPresets() {
     if (select.options.length > 1 || !view.options || !view.options.health_presets) return;
@@ -128,10 +132,13 @@ function fmtNum(x) {
 }
 
 // Each weight matrix's log10(update:data) over the steps read; makemore's 10^-3 drawn as a guide
-// (dashed, labelled so), and the line the diagnosis reads (dotted).
+// (dashed, labelled so), and the line the diagnosis reads (dotted). The legend under the plot
+// takes as many rows as the matrices' names need at the canvas's width (a GPT has 9 or 15).
 function drawLines(canvas, h) {
-  const [g, W] = sized(canvas, 170);
-  const left = 34, right = W - 8, top = 8, bottom = 150;
+  const W0 = Math.max(200, canvas.parentElement.clientWidth || 400);
+  const left = 34, right = W0 - 8, top = 8, bottom = 150;
+  const legend = legendRows(canvas, h.weights, left, right);
+  const [g] = sized(canvas, bottom + 24 + 14 * Math.max(0, legend.length - 1));
   const pts = h.lines;
   const ys = [h.guide - 0.5, h.limit + 0.3];
   for (const [, v] of pts) for (const y of v) if (y !== null) ys.push(y);
@@ -153,6 +160,7 @@ function drawLines(canvas, h) {
   level(h.limit, [2, 3], "#c0392b", `diagnosed above 10^${h.limit}`);
   h.weights.forEach((name, m) => {
     g.strokeStyle = LINE_COLORS[m % LINE_COLORS.length]; g.lineWidth = 1.5;
+    g.setLineDash(m >= LINE_COLORS.length ? [4, 2] : []); // (a colour again: dashed)
     g.beginPath();
     let pen = false;
     for (const [s, v] of pts) {
@@ -161,14 +169,33 @@ function drawLines(canvas, h) {
       if (pen) g.lineTo(X(s), Y(y)); else g.moveTo(X(s), Y(y));
       pen = true;
     }
-    g.stroke(); g.lineWidth = 1;
+    g.stroke(); g.lineWidth = 1; g.setLineDash([]);
   });
-  let lx = left; // the legend, under the plot
-  g.fillStyle = "#4b5563"; g.fillText(`step ${s0 + 1}…${s1 + 1}`, right - 80, bottom + 14);
-  h.weights.forEach((name, m) => {
-    g.fillStyle = LINE_COLORS[m % LINE_COLORS.length];
-    g.fillRect(lx, bottom + 7, 10, 3);
-    g.fillText(name, lx + 13, bottom + 12);
-    lx += 20 + g.measureText(name).width;
+  g.fillStyle = "#4b5563";
+  const span = `step ${s0 + 1}…${s1 + 1}`;
+  g.fillText(span, right - g.measureText(span).width, bottom + 12);
+  legend.forEach((row, r) => { // the legend, under the plot
+    for (const [m, x] of row) {
+      const y = bottom + 12 + 14 * r;
+      g.fillStyle = LINE_COLORS[m % LINE_COLORS.length];
+      g.fillRect(x, y - 5, 10, 3);
+      g.fillText(h.weights[m], x + 13, y);
+    }
   });
+}
+
+// The legend's rows: [matrix index, x] each, wrapped within left…right (the first row leaves
+// room for the step span at its right).
+function legendRows(canvas, names, left, right) {
+  const g = canvas.getContext("2d");
+  g.font = "11px system-ui, sans-serif";
+  const rows = [[]];
+  let x = left, end = right - 90;
+  names.forEach((name, m) => {
+    const w = 20 + g.measureText(name).width;
+    if (x + w > end && rows[rows.length - 1].length) { rows.push([]); x = left; end = right; }
+    rows[rows.length - 1].push([m, x]);
+    x += w;
+  });
+  return rows;
 }
