@@ -225,7 +225,17 @@ def left_behind(
 
     _stop_process_runners()
     until = time.monotonic() + (LEAK_GRACE if grace is None else grace)
-    new = [t for t in threading.enumerate() if t not in threads]
+    # only the threads that would be reported are waited for: a process's own thread, a
+    # loop's worker or a wide fixture's playground's thread lives on (a wait for it was
+    # LEAK_GRACE seconds lost after each browser test)
+    new = [
+        t
+        for t in threading.enumerate()
+        if t not in threads
+        and type(t).__name__ not in PROCESS_THREADS
+        and not t.name.startswith(LOOP_THREADS)
+        and not _owned(t)
+    ]
     for t in new:
         t.join(max(0.0, until - time.monotonic()))
     kids = _children() - children
@@ -236,9 +246,6 @@ def left_behind(
         f"thread {t.name!r} ({type(t).__name__}, target {getattr(t, '_target', None)!r:.80})"
         for t in new
         if t.is_alive()
-        and type(t).__name__ not in PROCESS_THREADS
-        and not t.name.startswith(LOOP_THREADS)
-        and not _owned(t)
     ]
     for pid in sorted(kids):
         try:
@@ -406,11 +413,15 @@ def screenshot() -> Callable[[Any, str], pathlib.Path]:
 # `names_file` (or calls `needs_names`), a failure under CI where the copy is missing, else a skip.
 
 
+SUITE_NAMES = "MICROGRAD_SUITE_NAMES_FILE"  # the main process's find, for its workers
+
+
 def _shared_names() -> tuple[pathlib.Path | None, str]:
     from micrograd.data import NAMES_ENV, NAMES_SHA256
 
     root = pathlib.Path(__file__).resolve().parent.parent
-    file = pathlib.Path(os.environ.get(NAMES_ENV) or root.parent / "shared/data/names.txt")
+    given = os.environ.get(NAMES_ENV) or os.environ.get(SUITE_NAMES)
+    file = pathlib.Path(given or root.parent / "shared/data/names.txt")
     if not file.is_file():
         return None, f"makemore's names.txt is not at {file} (set {NAMES_ENV} to a copy)"
     import hashlib
@@ -426,6 +437,11 @@ def _hermetic_names() -> None:
 
     folder = tempfile.mkdtemp(prefix="micrograd-test-data-")
     atexit.register(shutil.rmtree, folder, True)
+    # the copy found is kept for the pytest-xdist workers, started after this ran in the main
+    # process (under a name micrograd never reads): they would otherwise look beside the
+    # project only, and skip every test on the names in a clone elsewhere (a git worktree)
+    if SHARED_NAMES is not None:
+        os.environ[SUITE_NAMES] = str(SHARED_NAMES)
     os.environ.pop("MICROGRAD_NAMES_FILE", None)
     os.environ["MICROGRAD_DATA"] = folder
     os.environ["MICROGRAD_NAMES_URL"] = "http://127.0.0.1:9/names.txt"
