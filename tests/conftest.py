@@ -84,11 +84,56 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+# The suite across pytest-xdist's workers (`make test`: `--dist loadgroup --no-loadscope-reorder`):
+# a group of tests runs on one worker, and the groups are handed out in the collection's order as
+# workers come free. A file's tests are one group (they share its module-wide fixtures: a browser,
+# a server, a class graded once), except in SPREAD's files, where a test that uses no module-wide
+# fixture is a group of its own (test_notebooks.py: some 60 notebooks run, each by its own kernel
+# in its own folder; one worker took them all, 8 minutes). The groups are put heaviest first, by
+# their tests' tiers (WEIGHT, a guess of seconds a test), so that no long group starts last while
+# the other workers have nothing left; a file's own order is kept.
+SPREAD = ("test_notebooks.py", "test_grade.py")
+WEIGHT = {"slow": 30.0, "jupyter": 10.0, "sandbox": 10.0, "browser": 4.0}
+LIGHT = 0.2  # a test of no tier
+
+
+def _group(item: pytest.Item) -> str:
+    """The xdist group of `item`: its file, or itself (SPREAD's tests of no module-wide fixture)."""
+    path = item.nodeid.split("::", 1)[0]
+    if path.rsplit("/", 1)[-1] not in SPREAD:
+        return path
+    defs = getattr(item, "_fixtureinfo", None)
+    wide = defs is not None and any(
+        d.scope in ("module", "class", "package")
+        for fixturedefs in defs.name2fixturedefs.values()
+        for d in fixturedefs
+    )
+    return path if wide else item.nodeid
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the test ids
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
         for tier in {t for name in used & FIXTURE_TIERS.keys() for t in FIXTURE_TIERS[name]}:
             item.add_marker(getattr(pytest.mark, tier))
+    if config.getoption("dist", "no") != "loadgroup":
+        return  # one process, or another way of sharing out: the files' own order
+    groups: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        groups.setdefault(_group(item), []).append(item)
+    weight = {
+        name: sum(
+            max((WEIGHT[m.name] for m in i.iter_markers() if m.name in WEIGHT), default=LIGHT)
+            for i in members
+        )
+        for name, members in groups.items()
+    }
+    order = sorted(groups, key=lambda name: -weight[name])  # (stable: ties keep their order)
+    items[:] = [item for name in order for item in groups[name]]
+    for name in order:
+        for item in groups[name]:
+            item.add_marker(pytest.mark.xdist_group(name))
 
 
 def _needs(argv: Any) -> str | None:
@@ -303,13 +348,17 @@ def built_site(tmp_path_factory: Any) -> tuple[pathlib.Path, dict[str, Any]]:
 
 @pytest.fixture(scope="session")
 def built_dist(tmp_path_factory: Any) -> dict[str, pathlib.Path]:
-    """This tree's wheel and sdist, built once for the session as a release builds them
-    (tests/support/building.py), shared by every worker: {'wheel': ., 'sdist': .}."""
+    """This tree's pure wheel and sdist, built once for the session as a release builds them
+    (tests/support/building.py), shared by every worker: {'wheel': ., 'sdist': ., 'log': .},
+    the last the build's output (stdout, then stderr), a text file."""
     from .support.building import build
     from .support.shared_build import built_once
 
     def once(folder: pathlib.Path) -> dict[str, Any]:
-        return {kind: str(path) for kind, path in build(folder, sdist=True).items()}
+        log: list[str] = []
+        made = {kind: str(path) for kind, path in build(folder, sdist=True, log=log).items()}
+        (folder / "build.log").write_text("\n".join(log))
+        return {**made, "log": str(folder / "build.log")}
 
     return {
         kind: pathlib.Path(path)
