@@ -84,28 +84,45 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-# The suite across pytest-xdist's workers (`make test`: `--dist loadgroup --no-loadscope-reorder`):
-# a group of tests runs on one worker, and the groups are handed out in the collection's order as
-# workers come free. A file's tests are one group (they share its module-wide fixtures: a browser,
-# a server, a class graded once), except in SPREAD's files, where a test that uses no module-wide
-# fixture is a group of its own (test_notebooks.py: some 60 notebooks run, each by its own kernel
-# in its own folder; one worker took them all, 8 minutes). The groups are put heaviest first, by
-# their tests' tiers (WEIGHT, a guess of seconds a test), so that no long group starts last while
-# the other workers have nothing left; a file's own order is kept.
-SPREAD = ("test_notebooks.py", "test_grade.py")
-WEIGHT = {"slow": 30.0, "jupyter": 10.0, "sandbox": 10.0, "browser": 4.0}
-LIGHT = 0.2  # a test of no tier
+# The suite across pytest-xdist's workers (`make test`: `-n auto --dist loadgroup
+# --no-loadscope-reorder`): a group of tests runs on one worker, and the groups are handed out in
+# the collection's order as workers come free. A file's tests are one group (they share its
+# module-wide fixtures: a server, a class graded once, a JupyterLab), except in SPREAD's files,
+# where each test is a group of its own unless it uses a module-wide fixture other than the cheap
+# ones (CHEAP_WIDE: a Chromium, a folder served; each such group starts its own):
+# test_notebooks.py's 60 notebook runs, each by its own kernel in its own folder, once kept one
+# worker busy for 8 minutes. The groups are put heaviest first (tests/support/durations.py's
+# measured seconds; a group not there weighs LIGHT a test), each file's own order kept.
+SPREAD = (
+    "test_notebooks.py",
+    "test_grade.py",
+    "test_grade_worker.py",
+    "test_course_handout.py",
+    "test_release_install.py",
+    "test_course_site.py",
+    "test_site_browser.py",
+)
+CHEAP_WIDE = ("browser", "built", "course_url")
+LIGHT = 0.05  # seconds (the fast tier: 1,742 tests in 200 s of two workers)
+
+
+@pytest.hookimpl(optionalhook=True)  # (pytest-xdist's hook: unknown where it is not loaded)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: two workers a core. Most of a worker's time is spent waiting on a browser, a
+    kernel or a server (a third of a core busy, measured over the browser and kernel files), so
+    a worker a core left the cores half idle."""
+    return 2 * (os.cpu_count() or 1)
 
 
 def _group(item: pytest.Item) -> str:
-    """The xdist group of `item`: its file, or itself (SPREAD's tests of no module-wide fixture)."""
+    """The xdist group of `item`: its file, or itself (SPREAD)."""
     path = item.nodeid.split("::", 1)[0]
     if path.rsplit("/", 1)[-1] not in SPREAD:
         return path
     defs = getattr(item, "_fixtureinfo", None)
     wide = defs is not None and any(
-        d.scope in ("module", "class", "package")
-        for fixturedefs in defs.name2fixturedefs.values()
+        d.scope in ("module", "class", "package") and name not in CHEAP_WIDE
+        for name, fixturedefs in defs.name2fixturedefs.items()
         for d in fixturedefs
     )
     return path if wide else item.nodeid
@@ -119,14 +136,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(getattr(pytest.mark, tier))
     if config.getoption("dist", "no") != "loadgroup":
         return  # one process, or another way of sharing out: the files' own order
+    from .support.durations import SECONDS
+
     groups: dict[str, list[pytest.Item]] = {}
     for item in items:
         groups.setdefault(_group(item), []).append(item)
-    weight = {
-        name: sum(
-            max((WEIGHT[m.name] for m in i.iter_markers() if m.name in WEIGHT), default=LIGHT)
-            for i in members
-        )
+    weight = {  # (a group's name without its tests/ folder)
+        name: SECONDS.get(name.split("/", 1)[-1], LIGHT * len(members))
         for name, members in groups.items()
     }
     order = sorted(groups, key=lambda name: -weight[name])  # (stable: ties keep their order)
