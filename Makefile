@@ -60,13 +60,15 @@ demo: $(VENV)/.demo graphviz
 ENGINE_TESTS := tests/test_engine.py tests/test_engine_file.py tests/test_nn.py \
 	tests/test_op_tables.py tests/test_jit.py tests/test_check.py tests/test_gpt.py \
 	tests/test_compiled.py tests/test_collector.py
-# --- the suite in parallel (issue 57): a worker a core (pytest-xdist), the tests in groups
-# (--dist loadgroup: a file's tests on one worker, as they share its browser, its servers and its
-# folders; test_notebooks.py's each on its own), handed out heaviest first in the order
-# tests/conftest.py puts them (--no-loadscope-reorder); the site, the course and the wheel are
-# built once for all workers (tests/support/shared_build.py). The 20 slowest tests are listed at
-# the end (CONTRIBUTING.md says why each is slow). `make test PYTEST_PARALLEL=` runs in one process.
-PYTEST_PARALLEL ?= -n auto --dist loadgroup --no-loadscope-reorder
+# --- the suite in parallel (issue 57): two workers a core (pytest-xdist; tests/conftest.py's
+# pytest_xdist_auto_num_workers: the tests mostly wait), each test file on one worker (--dist
+# loadfile: a file's tests share its browser, its servers and its folders); the site, the course
+# and the wheel are built once for all workers (tests/support/shared_build.py). (--dist loadgroup,
+# which tests/conftest.py prepares groups for, does not group here: pytest 9.2 with xdist 3.8
+# keeps the test ids xdist renames, and every test went out alone.) The 20 slowest tests are
+# listed at the end (CONTRIBUTING.md says why each is slow). `make test PYTEST_PARALLEL=` runs in
+# one process.
+PYTEST_PARALLEL ?= -n auto --dist loadfile
 test: $(VENV)/.test graphviz
 	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --durations=20
 	MICROGRAD_PURE_PYTHON=1 $(BIN)/python -m pytest -q $(PYTEST_PARALLEL) $(ENGINE_TESTS)

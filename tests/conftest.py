@@ -84,8 +84,9 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-# The suite across pytest-xdist's workers (`make test`: `-n auto --dist loadgroup
-# --no-loadscope-reorder`): a group of tests runs on one worker, and the groups are handed out in
+# The suite across pytest-xdist's workers under `-n auto --dist loadgroup --no-loadscope-reorder`
+# (NOT what `make test` runs: under pytest 9.2 and xdist 3.8 no group applies; see Makefile):
+# a group of tests runs on one worker, and the groups are handed out in
 # the collection's order as workers come free. A file's tests are one group (they share its
 # module-wide fixtures: a server, a class graded once, a JupyterLab), except in SPREAD's files,
 # where each test is a group of its own unless it uses a module-wide fixture other than the cheap
@@ -126,13 +127,12 @@ def _group(item: pytest.Item) -> str:
     return path if wide else item.nodeid
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the test ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
         for tier in {t for name in used & FIXTURE_TIERS.keys() for t in FIXTURE_TIERS[name]}:
             item.add_marker(getattr(pytest.mark, tier))
-    if config.getoption("dist", "no") != "loadgroup":
+    if not _loadgroup(config):
         return  # one process, or another way of sharing out: the files' own order
     from .support.durations import SECONDS
 
@@ -145,9 +145,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     }
     order = sorted(groups, key=lambda name: -weight[name])  # (stable: ties keep their order)
     items[:] = [item for name in order for item in groups[name]]
-    for name in order:
-        for item in groups[name]:
-            item.add_marker(pytest.mark.xdist_group(name))
+
+
+def _loadgroup(config: pytest.Config) -> bool:
+    # (a worker's own --dist is "no"; xdist keeps the main process's in `loadgroup`)
+    return (
+        bool(config.getoption("loadgroup", False)) or config.getoption("dist", "no") == "loadgroup"
+    )
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Each test's group as it is collected: xdist reads the groups into the test ids in its own
+    pytest_collection_modifyitems, which runs before this file's."""
+    if _loadgroup(item.config):
+        item.add_marker(pytest.mark.xdist_group(_group(item)))
 
 
 def _needs(argv: Any) -> str | None:
