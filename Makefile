@@ -60,11 +60,12 @@ demo: $(VENV)/.demo graphviz
 ENGINE_TESTS := tests/test_engine.py tests/test_engine_file.py tests/test_nn.py \
 	tests/test_op_tables.py tests/test_jit.py tests/test_check.py tests/test_gpt.py \
 	tests/test_compiled.py tests/test_collector.py
-# --- the suite in parallel (issue 57): a worker a core (pytest-xdist), each test file on one
-# worker (--dist loadfile: a file's tests share its browser, its servers and its folders); the
-# site and the course are built once for all workers (tests/support/shared_build.py). The 20
-# slowest tests are listed at the end (CONTRIBUTING.md says why each is slow).
-# `make test PYTEST_PARALLEL=` runs in one process.
+# --- the suite in parallel (issue 57): two workers a core (pytest-xdist; tests/conftest.py's
+# pytest_xdist_auto_num_workers: the tests mostly wait), each test file on one worker (--dist
+# loadfile: a file's tests share its browser, its servers and its folders); the site, the course
+# and the wheel are built once for all workers (tests/support/shared_build.py). The 20 slowest tests are
+# listed at the end (CONTRIBUTING.md says why each is slow). `make test PYTEST_PARALLEL=` runs in
+# one process.
 PYTEST_PARALLEL ?= -n auto --dist loadfile
 test: $(VENV)/.test graphviz
 	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --durations=20

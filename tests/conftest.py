@@ -84,7 +84,15 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(optionalhook=True)  # (pytest-xdist's hook: unknown where it is not loaded)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: two workers a core. Most of a worker's time is spent waiting on a browser, a
+    kernel or a server (a third of a core busy, measured over the browser and kernel files), so
+    a worker a core left the cores half idle."""
+    return 2 * (os.cpu_count() or 1)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
         for tier in {t for name in used & FIXTURE_TIERS.keys() for t in FIXTURE_TIERS[name]}:
@@ -225,7 +233,17 @@ def left_behind(
 
     _stop_process_runners()
     until = time.monotonic() + (LEAK_GRACE if grace is None else grace)
-    new = [t for t in threading.enumerate() if t not in threads]
+    # only the threads that would be reported are waited for: a process's own thread, a
+    # loop's worker or a wide fixture's playground's thread lives on (a wait for it was
+    # LEAK_GRACE seconds lost after each browser test)
+    new = [
+        t
+        for t in threading.enumerate()
+        if t not in threads
+        and type(t).__name__ not in PROCESS_THREADS
+        and not t.name.startswith(LOOP_THREADS)
+        and not _owned(t)
+    ]
     for t in new:
         t.join(max(0.0, until - time.monotonic()))
     kids = _children() - children
@@ -236,9 +254,6 @@ def left_behind(
         f"thread {t.name!r} ({type(t).__name__}, target {getattr(t, '_target', None)!r:.80})"
         for t in new
         if t.is_alive()
-        and type(t).__name__ not in PROCESS_THREADS
-        and not t.name.startswith(LOOP_THREADS)
-        and not _owned(t)
     ]
     for pid in sorted(kids):
         try:
@@ -296,13 +311,17 @@ def built_site(tmp_path_factory: Any) -> tuple[pathlib.Path, dict[str, Any]]:
 
 @pytest.fixture(scope="session")
 def built_dist(tmp_path_factory: Any) -> dict[str, pathlib.Path]:
-    """This tree's wheel and sdist, built once for the session as a release builds them
-    (tests/support/building.py), shared by every worker: {'wheel': ., 'sdist': .}."""
+    """This tree's pure wheel and sdist, built once for the session as a release builds them
+    (tests/support/building.py), shared by every worker: {'wheel': ., 'sdist': ., 'log': .},
+    the last the build's output (stdout, then stderr), a text file."""
     from .support.building import build
     from .support.shared_build import built_once
 
     def once(folder: pathlib.Path) -> dict[str, Any]:
-        return {kind: str(path) for kind, path in build(folder, sdist=True).items()}
+        log: list[str] = []
+        made = {kind: str(path) for kind, path in build(folder, sdist=True, log=log).items()}
+        (folder / "build.log").write_text("\n".join(log))
+        return {**made, "log": str(folder / "build.log")}
 
     return {
         kind: pathlib.Path(path)
@@ -406,17 +425,15 @@ def screenshot() -> Callable[[Any, str], pathlib.Path]:
 # `names_file` (or calls `needs_names`), a failure under CI where the copy is missing, else a skip.
 
 
+SUITE_NAMES = "MICROGRAD_SUITE_NAMES_FILE"  # the main process's find, for its workers
+
+
 def _shared_names() -> tuple[pathlib.Path | None, str]:
     from micrograd.data import NAMES_ENV, NAMES_SHA256
 
     root = pathlib.Path(__file__).resolve().parent.parent
-    # pytest-xdist's workers start after this module ran in the controller, which took
-    # MICROGRAD_NAMES_FILE away: they read the path it found from _SHARED_ENV
-    file = pathlib.Path(
-        os.environ.get(_SHARED_ENV)
-        or os.environ.get(NAMES_ENV)
-        or root.parent / "shared/data/names.txt"
-    )
+    given = os.environ.get(NAMES_ENV) or os.environ.get(SUITE_NAMES)
+    file = pathlib.Path(given or root.parent / "shared/data/names.txt")
     if not file.is_file():
         return None, f"makemore's names.txt is not at {file} (set {NAMES_ENV} to a copy)"
     import hashlib
@@ -432,15 +449,17 @@ def _hermetic_names() -> None:
 
     folder = tempfile.mkdtemp(prefix="micrograd-test-data-")
     atexit.register(shutil.rmtree, folder, True)
+    # the copy found is kept for the pytest-xdist workers, started after this ran in the main
+    # process (under a name micrograd never reads): they would otherwise look beside the
+    # project only, and skip every test on the names in a clone elsewhere (a git worktree)
+    if SHARED_NAMES is not None:
+        os.environ[SUITE_NAMES] = str(SHARED_NAMES)
     os.environ.pop("MICROGRAD_NAMES_FILE", None)
     os.environ["MICROGRAD_DATA"] = folder
     os.environ["MICROGRAD_NAMES_URL"] = "http://127.0.0.1:9/names.txt"
 
 
-_SHARED_ENV = "MICROGRAD_TEST_SHARED_NAMES"
 SHARED_NAMES, _NO_NAMES = _shared_names()
-if SHARED_NAMES is not None:
-    os.environ[_SHARED_ENV] = str(SHARED_NAMES)
 _hermetic_names()
 
 

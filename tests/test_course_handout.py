@@ -116,7 +116,7 @@ def test_the_sites_course_ships_no_solution_anywhere(
 
 
 def test_the_wheel_with_the_site_extra_builds_the_course(
-    tmp_path: pathlib.Path, names_file: pathlib.Path
+    tmp_path: pathlib.Path, names_file: pathlib.Path, built_dist: dict[str, pathlib.Path]
 ) -> None:
     """As the README says to run it, away from the clone: the wheel installed with the `site`
     extra into a fresh virtual environment (not editable: the notebooks are package data) has
@@ -124,9 +124,9 @@ def test_the_wheel_with_the_site_extra_builds_the_course(
     pytest.importorskip("build", reason="the test group's 'build' package builds the wheel")
     from micrograd.site.static_site import default_cache
 
-    from .support.building import build, clean_env, fresh_venv, venv_bin
+    from .support.building import clean_env, fresh_venv, venv_bin
 
-    wheel = build(tmp_path)["wheel"]
+    wheel = built_dist["wheel"]  # (the session's, built once)
     inside = zipfile.ZipFile(wheel).namelist()
     assert {f"micrograd/notebooks/{n}.ipynb" for n in course_site.NOTEBOOKS} <= set(inside)
     python = fresh_venv(tmp_path / "venv")

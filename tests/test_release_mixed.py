@@ -18,7 +18,7 @@ import pytest
 
 from micrograd.core.install import REPAIR
 
-from .support.building import build, clean_env, fresh_venv, venv_bin
+from .support.building import clean_env, fresh_venv, venv_bin
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("build", reason="the test group's 'build' package builds the wheel")
@@ -66,8 +66,8 @@ def his_wheel(folder: pathlib.Path) -> pathlib.Path:
 
 
 @pytest.fixture(scope="module")
-def wheels(tmp_path_factory) -> dict[str, pathlib.Path]:
-    ours = build(tmp_path_factory.mktemp("ours"))["wheel"]
+def wheels(tmp_path_factory, built_dist) -> dict[str, pathlib.Path]:
+    ours = built_dist["wheel"]  # (the session's, built once)
     return {"ours": ours, "his": his_wheel(tmp_path_factory.mktemp("his"))}
 
 

@@ -42,12 +42,13 @@ def has_compiler() -> bool:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> dict:
-    """Both wheels and the sdist, built as `make dist` builds them, with the builds' output."""
+def built(request, tmp_path_factory) -> dict:
+    """Both wheels and the sdist, built as `make dist` builds them, with the builds' output (the
+    pure wheel and the sdist are the session's, conftest's `built_dist`)."""
     if not has_compiler():
         pytest.skip("no C compiler here: no platform wheel to build")
-    log: list[str] = []
-    pure = build(tmp_path_factory.mktemp("pure"), sdist=True, log=log)
+    pure = request.getfixturevalue("built_dist")
+    log = [pure["log"].read_text()]
     platform = build(tmp_path_factory.mktemp("platform"), pure=False, log=log)
     return {
         "pure": pure["wheel"],
