@@ -28,7 +28,12 @@ BLOCKS = [
     ids=[f"{path.relative_to(ROOT)}:block{i}" for i, (path, _) in enumerate(BLOCKS)],
 )
 @pytest.mark.slow
-def test_guide_python_block_runs(path: pathlib.Path, code: str) -> None:
+def test_guide_python_block_runs(
+    path: pathlib.Path, code: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # run where a reader would, in a folder of their own: what a block saves (health.png, a
+    # model's file) lands there, never in the clone
+    monkeypatch.chdir(tmp_path)
     exec(compile(code, str(path), "exec"), {"__name__": "readme"})
 
 
