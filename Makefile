@@ -110,7 +110,7 @@ test-fast: $(VENV)/.test graphviz eslint
 # nothing, and the rest go on. All of them take over an hour on a 2-core machine.
 BENCH ?= run bench_engine bench_gpt bench_jit bench_explorer_page bench_playground bench_reach \
 	load_faults bench_site bench_course bench_grade bench_gpt_engines bench_site_gpt \
-	bench_playground_gpt bench_playground_health bench_trim
+	bench_playground_gpt bench_playground_health bench_site_health bench_trim
 ARGS_bench_engine     := --rounds 3 --steps 15
 ARGS_bench_playground := --browser --seconds 5 --eager-seconds 5
 ARGS_load_faults      := --tabs 30 --minutes 10 --max-sessions 20
@@ -124,6 +124,8 @@ SCRIPT_bench_playground_gpt := bench_playground
 ARGS_bench_playground_gpt   := --gpt --seconds 10
 SCRIPT_bench_playground_health := bench_playground
 ARGS_bench_playground_health   := --health 5 --seconds 6
+SCRIPT_bench_site_health := bench_site
+ARGS_bench_site_health   := --health --seconds 6
 
 define run-bench
 	-$(BIN)/python benchmarks/$(or $(SCRIPT_$(1)),$(1)).py $(ARGS_$(1))

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from micrograd.check.timeout import DEFAULT_TIME_LIMIT, MAX_TIMEOUTS, WAITING_FACTOR
 from micrograd.commands.cli import main
 from micrograd.grading import class_report as grade_report
 from micrograd.grading import grade
@@ -402,7 +403,7 @@ def test_a_bug_in_a_flat_folder_blocks_by_name(tmp_path, capsys) -> None:
     assert two["assign_value"] == two["my_value"] == blocked
     assert two["backward_ops"] == two["by_hand"] == ("passed", "")
     one = _results(rows, str(tmp_path), "01")
-    limit = max(grade.FLOOR, grade.FACTOR * grade.course_times("01")["check:slope#0"])
+    limit = max(grade.CHECK_FLOOR, grade.FACTOR * grade.course_times("01")["check:slope#0"])
     assert limit < 60
     assert one["slope"] == (
         "timeout",
@@ -526,7 +527,11 @@ def test_the_time_limits_come_from_the_course_unless_given() -> None:
     times = {keys[i]: 0.01 * n for n, i in enumerate(code)}
     del times[keys[code[-1]]]  # a cell the course's run did not time: the notebook's largest
     got = grade.limits(runnable, roles, times)
-    want = [max(grade.FLOOR, grade.FACTOR * times[keys[i]]) for i in code[:-1]]
+    floor = [grade.CHECK_FLOOR if roles[i].kind == "check" else grade.FLOOR for i in code]
+    want = [max(f, grade.FACTOR * times[keys[i]]) for f, i in zip(floor, code[:-1])]
+    # a check's cell outlasts the check's own limits: its hang is named by the check
+    assert any(roles[i].kind == "check" for i in code[:-1])
+    assert grade.CHECK_FLOOR > MAX_TIMEOUTS * DEFAULT_TIME_LIMIT * WAITING_FACTOR
     assert [got[i] for i in code] == [*want, max(want)]
     assert all(got[i] is None for i in range(len(got)) if i not in code)
     assert grade.limits(runnable, roles, times, 7.0) == [

@@ -38,7 +38,7 @@ MAX_TIMEOUTS = 3  # after this many checks ran out of time, the rest are not run
 # A limit counts the time the learner's code computes (its thread's CPU time), so a busy machine
 # does not stop a correct engine; code that waits without computing (a sleep, a read) is stopped
 # after this many times the limit on the clock.
-WAITING_FACTOR = 4
+WAITING_FACTOR = 2
 # Pyodide's time has no thread_time (one thread, one learner: the clock is its time there)
 _computed = getattr(time, "thread_time", time.monotonic)
 

@@ -52,6 +52,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..check.timeout import DEFAULT_TIME_LIMIT, MAX_TIMEOUTS, WAITING_FACTOR
 from ..core.atomic import atomic_write
 from . import sandbox as grade_sandbox
 from . import workers as grade_workers
@@ -60,6 +61,11 @@ from .graded_notebook import Role, blame, compose, exercises, role_keys, solutio
 RESULTS = ("passed", "failed", "error", "timeout", "blocked", "not attempted", "skipped")
 FACTOR = 20.0  # a cell's time limit: this many times the course's solution's time ...
 FLOOR = 3.0  # ... and at least this: the course's quick cells took a fraction of a second each
+# A check cell's at least the check's own worst case (its calls' limits, each on the clock at most
+# WAITING_FACTOR times, until it gives up), so that a learner's hang is named by the check ("did
+# not finish": the call and the cause) and not cut short as the cell's time-out, on a loaded
+# machine too.
+CHECK_FLOOR = MAX_TIMEOUTS * DEFAULT_TIME_LIMIT * WAITING_FACTOR + FLOOR
 # in a warm worker, even at a load average of 17 on 2 cores
 UNTIMED = 60.0  # seconds for a cell the course's run did not time (its run stopped early)
 SHARED_FILES = {"my_value": "my_value.py"}  # an exercise whose %%writefile cell others import
@@ -405,14 +411,17 @@ def limits(
     runnable: Any, roles: list[Role], times: dict[str, float], timeout: float | None = None
 ) -> list[float | None]:
     """Each cell's time limit in seconds (None: not code): `timeout` for all if given, else
-    FACTOR times the course's own time for it, at least FLOOR; a cell the course has not (the
-    learner's own) gets the notebook's largest."""
+    FACTOR times the course's own time for it, at least FLOOR (a check's: CHECK_FLOOR); a cell
+    the course has not (the learner's own) gets the notebook's largest."""
     code = [c.cell_type == "code" for c in runnable.cells]
     if timeout is not None:
         return [timeout if k else None for k in code]
     keys = role_keys(roles)
     known = [
-        max(FLOOR, FACTOR * times[k]) if k in times and not k.endswith(":") else None for k in keys
+        max(CHECK_FLOOR if r.kind == "check" else FLOOR, FACTOR * times[k])
+        if k in times and not k.endswith(":")
+        else None
+        for k, r in zip(keys, roles)
     ]
     most = max((t for t in known if t is not None), default=UNTIMED)
     return [(t if t is not None else most) if k else None for t, k in zip(known, code)]
