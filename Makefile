@@ -66,7 +66,7 @@ ENGINE_TESTS := tests/test_engine.py tests/test_engine_file.py tests/test_nn.py 
 # and the wheel are built once for all workers (tests/support/shared_build.py). The 20 slowest tests are
 # listed at the end (CONTRIBUTING.md says why each is slow). `make test PYTEST_PARALLEL=` runs in
 # one process.
-PYTEST_PARALLEL ?= -n auto --dist loadfile
+PYTEST_PARALLEL ?= -n auto --dist loadfile --no-loadscope-reorder
 test: $(VENV)/.test graphviz
 	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --durations=20
 	MICROGRAD_PURE_PYTHON=1 $(BIN)/python -m pytest -q $(PYTEST_PARALLEL) $(ENGINE_TESTS)

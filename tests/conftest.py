@@ -92,11 +92,24 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return 2 * (os.cpu_count() or 1)
 
 
+# The heavy tests' markers: a test carrying one takes seconds (a browser, a kernel, a build), the
+# others milliseconds. Files are run heaviest first (their sum), so that under `--dist loadfile
+# --no-loadscope-reorder` no heavy file starts last while the other workers have nothing left.
+HEAVY = ("browser", "jupyter", "sandbox", "slow")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
         for tier in {t for name in used & FIXTURE_TIERS.keys() for t in FIXTURE_TIERS[name]}:
             item.add_marker(getattr(pytest.mark, tier))
+    weight: dict[str, float] = {}
+    for item in items:
+        heavy = any(item.get_closest_marker(m) for m in HEAVY)
+        weight[item.nodeid.split("::")[0]] = weight.get(item.nodeid.split("::")[0], 0) + (
+            1.0 if heavy else 0.001
+        )
+    items.sort(key=lambda item: -weight[item.nodeid.split("::")[0]])  # stable: a file's order kept
 
 
 def _needs(argv: Any) -> str | None:
