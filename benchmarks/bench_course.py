@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import pathlib
 import re
 import statistics
@@ -40,7 +41,12 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from micrograd.commands.cli import main as micrograd_main  # noqa: E402
-from tests.conftest import chromium_path  # noqa: E402
+
+_saved = dict(os.environ)  # (conftest isolates the suite's tests from makemore's names on
+from tests.conftest import chromium_path  # noqa: E402  (import: the site built here is a user's)
+
+os.environ.clear()
+os.environ.update(_saved)
 
 NOTEBOOK = "01_derivatives_and_value.ipynb"
 IDLE = """(path) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
@@ -181,24 +187,24 @@ def main() -> int:
         finally:
             server.terminate()
             server.wait(timeout=10)
-    median = {k: statistics.median(v) for k, v in got.items()}
-    print(
-        f"the REPL's first output: {median['repl cold']:.1f} s cold, "
-        f"{median['repl again']:.1f} s on a second visit; notebook 1's kernel idle: "
-        f"{median['notebook cold']:.1f} s cold, {median['notebook again']:.1f} s on a second "
-        f"visit (medians of {args.runs})"
-    )
-    disk, wire, largest = over_the_wire(files)
-    print(
-        f"a first visit to notebook 1 transfers {len(files)} files: {disk / 1e6:.1f} MB on disk, "
-        f"{wire / 1e6:.1f} MB over the wire (gzipped as a static host serves them); the largest: "
-        + ", ".join(f"{name} {sent / 1e6:.1f} MB" for sent, name in largest)
-    )
-    if args.files:
-        for sent, path in sorted(
-            ((over_the_wire([f])[1], f.relative_to(site)) for f in files), reverse=True
-        ):
-            print(f"  {sent / 1e6:7.3f} MB  {path}")
+        median = {k: statistics.median(v) for k, v in got.items()}
+        print(
+            f"the REPL's first output: {median['repl cold']:.1f} s cold, "
+            f"{median['repl again']:.1f} s on a second visit; notebook 1's kernel idle: "
+            f"{median['notebook cold']:.1f} s cold, {median['notebook again']:.1f} s on a second "
+            f"visit (medians of {args.runs})"
+        )
+        disk, wire, largest = over_the_wire(files)
+        print(
+            f"a first visit to notebook 1 transfers {len(files)} files: {disk / 1e6:.1f} MB on "
+            f"disk, {wire / 1e6:.1f} MB over the wire (gzipped as a static host serves them); "
+            "the largest: " + ", ".join(f"{name} {sent / 1e6:.1f} MB" for sent, name in largest)
+        )
+        if args.files:
+            for sent, path in sorted(
+                ((over_the_wire([f])[1], f.relative_to(site)) for f in files), reverse=True
+            ):
+                print(f"  {sent / 1e6:7.3f} MB  {path}")
     with open("/proc/loadavg") as f:
         print(f"load average (1, 5, 15 min): {' '.join(f.read().split()[:3])}")
     return 0
