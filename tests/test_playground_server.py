@@ -110,8 +110,8 @@ def test_pages_and_static_files_are_served(playground: str) -> None:
     for name in ("style.css", "common.js", "explorer/explorer.js", "train/train.css", "gpt/gpt.js"):
         status, text = call(playground + "static/" + name)
         assert status == 200 and len(text) > 100
-    for page, folder in (("", "explorer/index.html"), ("train", "train/train.html")):
-        assert call(playground + page)[1] == call(playground + "static/" + folder)[1]
+    for page, name in (("", "index.html"), ("train", "train.html"), ("gpt.html", "gpt.html")):
+        assert call(playground + page)[1] == call(playground + "static/" + name)[1]
     assert call(playground + "static/nope.css")[0] == 404
     # a page's folder, one deep, and nothing out of static/ through it
     assert call(playground + "static/explorer/nope.js")[0] == 404

@@ -68,6 +68,10 @@ READS = frozenset(
 
 LAYOUTS = ("auto", "dot", "layered")
 
+# Each view's page in static/, named as the site and the server's URLs name it; the page's own
+# modules and stylesheet are in the folder of the view's name (static/train/train.css, ...).
+PAGES = {"explorer": "index.html", "train": "train.html", "gpt": "gpt.html"}
+
 
 def _object(body: object) -> dict[str, Any]:
     if body is None:

@@ -48,6 +48,7 @@ from importlib import resources
 from .. import __version__
 from ..core.atomic import atomic_write, prepare_folder
 from ..core.download import cache_dir
+from ..playground.views import PAGES
 
 PYODIDE_VERSION = "314.0.7"  # CPython 3.14.2 in WebAssembly
 # npm's integrity of pyodide-PYODIDE_VERSION.tgz (`npm view pyodide@314.0.7 dist.integrity`)
@@ -66,11 +67,6 @@ PYODIDE_FILES = (
     "package.json",
 )
 DIST_NAME = "micrograd-plus"  # the name pip installs micrograd by (pyproject.toml)
-PAGES = {  # site file <- static/ file
-    "index.html": "explorer/index.html",
-    "train.html": "train/train.html",
-    "gpt.html": "gpt/gpt.html",
-}
 WORKER_META = '<meta name="micrograd-transport" content="worker">'  # common.js's pageTransport
 NOT_SHIPPED = ("widget.js", "widget.css")  # the widget's
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the same package, the same wheel, byte for byte
@@ -448,7 +444,7 @@ def page_files() -> dict[str, bytes]:
     """The playground's pages (told to use the worker) and the static/ files they load, by their
     path in the site: static/'s own files and its pages' folders' (explorer/, train/, gpt/),
     all but the pages' sources and the widget's files."""
-    files = {out: page(src).encode("utf-8") for out, src in PAGES.items()}
+    files = {name: page(name).encode("utf-8") for name in PAGES.values()}
     static = resources.files("micrograd.playground") / "static"
     for entry in static.iterdir():
         inside = [entry] if entry.is_file() else [f for f in entry.iterdir() if f.is_file()]
@@ -523,7 +519,7 @@ def build_site(
     archive, source = pyodide_archive(cache, log)
     files = site_files(archive, log, names_txt)
     if course is not None:  # the course in the browser: course_app.add_course, in course/
-        course(files, archive, cache, tuple(PAGES), log)
+        course(files, archive, cache, tuple(PAGES.values()), log)
     for rel, data in files.items():
         path = os.path.join(folder, *rel.split("/"))
         os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -46,7 +46,7 @@ from typing import Any
 from ..errors import ViewError
 from ..limits import MAX_BODY, measure_text
 from ..training.train_thread import Runner
-from ..views import READS, ExplorerView, GPTView, Tab, TrainView
+from ..views import PAGES, READS, ExplorerView, GPTView, Tab, TrainView
 from .web import (  # noqa: F401  (re-exported: the server's public names)
     LOOPBACK,
     MAX_SESSIONS,
@@ -74,10 +74,9 @@ KEEPALIVE_SECONDS = 2.0  # a frame stream looks at its client this often while n
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 # a file of static/ or of one page's folder in it (explorer/, train/, gpt/): never a dot first
 _STATIC_NAME = re.compile(r"(?:[A-Za-z0-9_-]+/)?[A-Za-z0-9_-][A-Za-z0-9_.-]*")
-_PAGES = {"/": "explorer/index.html", "/index.html": "explorer/index.html"}
-_PAGES.update(
-    {f"/{page}{end}": f"{page}/{page}.html" for page in ("train", "gpt") for end in ("", ".html")}
-)
+_PAGES = {"/": PAGES["explorer"]}  # a page's URL: its file's name, or its view's (not the explorer's)
+_PAGES.update({f"/{name}": name for name in PAGES.values()})
+_PAGES.update({f"/{view}": name for view, name in PAGES.items() if view != "explorer"})
 
 
 def build_routes() -> dict[tuple[str, str], Handler]:

@@ -35,7 +35,7 @@ from ...engine import Value
 from ..errors import ViewError
 from ..gpt.gpt_view import settings_from
 from ..training.train_settings import Settings
-from ..views import Tab
+from ..views import PAGES, Tab
 from .messages import MessageHost
 
 try:
@@ -85,11 +85,11 @@ def _joined(entry: str) -> str:
 
 
 _ESM = _joined("widget.js")
-_VIEWS = {  # (widget.css: JupyterLab's light or dark theme, the widget's alone)
-    "explorer": ("explorer/index.html", ("style.css", "explorer/explorer.css", "widget.css")),
-    "train": ("train/train.html", ("style.css", "train/train.css", "widget.css")),
-    "gpt": ("gpt/gpt.html", ("style.css", "gpt/gpt.css", "widget.css")),
-}
+
+def _sheets(view: str) -> tuple[str, ...]:
+    """The view's stylesheets (widget.css: JupyterLab's light or dark theme, the widget's alone)."""
+    return ("style.css", f"{view}/{view}.css", "widget.css")
+
 
 _runner: Any = None
 _runner_lock = threading.Lock()
@@ -115,11 +115,10 @@ class PlaygroundWidget(anywidget.AnyWidget):
     _page_css = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, view: str, tab: Tab, **kwargs: Any) -> None:
-        page, sheets = _VIEWS[view]
         super().__init__(
             _view=view,
-            _page_html=_markup(page),
-            _page_css="\n".join(_static(name) for name in sheets),
+            _page_html=_markup(PAGES[view]),
+            _page_css="\n".join(_static(name) for name in _sheets(view)),
             **kwargs,
         )
         self.tab = tab
