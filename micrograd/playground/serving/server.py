@@ -74,7 +74,8 @@ KEEPALIVE_SECONDS = 2.0  # a frame stream looks at its client this often while n
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 # a file of static/ or of one page's folder in it (explorer/, train/, gpt/): never a dot first
 _STATIC_NAME = re.compile(r"(?:[A-Za-z0-9_-]+/)?[A-Za-z0-9_-][A-Za-z0-9_.-]*")
-_PAGES = {"/": PAGES["explorer"]}  # a page's URL: its file's name, or its view's (not the explorer's)
+# a page's URL: its file's name, or its view's (not the explorer's)
+_PAGES = {"/": PAGES["explorer"]}
 _PAGES.update({f"/{name}": name for name in PAGES.values()})
 _PAGES.update({f"/{view}": name for view, name in PAGES.items() if view != "explorer"})
 

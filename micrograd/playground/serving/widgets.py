@@ -86,6 +86,7 @@ def _joined(entry: str) -> str:
 
 _ESM = _joined("widget.js")
 
+
 def _sheets(view: str) -> tuple[str, ...]:
     """The view's stylesheets (widget.css: JupyterLab's light or dark theme, the widget's alone)."""
     return ("style.css", f"{view}/{view}.css", "widget.css")

@@ -9,10 +9,43 @@
 const LINE_COLORS = ["#2563eb", "#c0392b", "#16a34a", "#9333ea", "#d97706", "#0891b2", "#db2777", "#65a30d", "#4b5563", "#0d9488"];
 const SATURATED = 0.97; // tanh's |t| past which the panel shades the histogram (health.SATURATED)
 
+// The panel's markup, the same in both views, written once: built into the view's <section>,
+// around what the page says there in its own words (its hint, its subject: "network" or "GPT",
+// and its histogram's caption and label, in the section's data-*).
+const PANEL = `
+  <h2 id="health-h">Health <span id="health-step" class="hint"></span></h2>
+  <label class="health-toggle"><input type="checkbox" id="health-open"> Show the <span class="subject"></span>'s health: why isn't it learning?</label>
+  <div id="health-body" hidden>
+    <div class="health-presets">
+      <label for="health-preset">Break it:</label>
+      <select id="health-preset"><option value=""></option></select>
+      <button type="button" id="health-fix" disabled>Fix it</button>
+      <span id="health-fix-text" class="hint"></span>
+    </div>
+    <p id="health-note" class="note" role="status" hidden></p>
+    <ul id="health-diagnoses" role="status" aria-label="Diagnoses"></ul>
+    <div class="health-plots">
+      <figure><canvas id="health-hist" role="img"></canvas><figcaption class="hint"></figcaption></figure>
+      <figure><canvas id="health-ud" role="img" aria-label="update:data ratio of each weight matrix over the steps"></canvas>
+        <figcaption class="hint">log10(update:data) of each weight matrix over the steps read: how far a step moves the weights against their spread.</figcaption></figure>
+    </div>
+  </div>`;
+
+function buildPanel(section) {
+  const hint = section.querySelector("p.hint"), { subject, hist, histLabel } = section.dataset;
+  section.innerHTML = PANEL;
+  section.querySelector("#health-body").prepend(hint);
+  section.querySelector("label.health-toggle .subject").replaceWith(subject);
+  section.querySelector("#health-preset option").textContent = `choose a broken ${subject}…`;
+  section.querySelector("#health-hist").setAttribute("aria-label", histLabel);
+  section.querySelector("#health-hist + figcaption").textContent = hist;
+}
+
 // `ui`: the view's shared parts (train.js's mountTrain, or what gpt.js gives it: $, view, post,
 // showIn); returns what this part offers the others.
 export function healthPart(ui) {
   const { $, view, showIn } = ui;
+  buildPanel($("health-panel"));
   const open = $("health-open"), select = $("health-preset"), fix = $("health-fix");
 
   function send(body) {
