@@ -338,3 +338,22 @@ def test_after_divergence_the_points_graph_shows_no_numbers_and_says_why(page, p
     texts = page.locator("#graph text.gdata").all_text_contents()
     assert texts and set(texts) == {"data –"}
     assert set(page.locator("#graph text.ggrad").all_text_contents()) == {"grad –"}
+
+
+@pytest.mark.parametrize("view,path", [("explorer", ""), ("train", "train"), ("gpt", "gpt")])
+def test_a_page_preloads_exactly_the_modules_it_loads(page, playground, view, path):
+    # the preloads are read from the modules' imports (serving/pages.py), not kept by hand: the
+    # explorer's hand-kept list had left out explorer-drawing.js and explorer-panels.js
+    fetched = []
+    page.on("request", lambda r: fetched.append(urllib.parse.urlsplit(r.url).path))
+    page.goto(playground + path)
+    page.wait_for_function(
+        "() => document.body.dataset.view && !document.querySelector('main').inert"
+    )
+    page.wait_for_load_state("networkidle")
+    hrefs = page.eval_on_selector_all(
+        "link[rel=modulepreload]", "links => links.map(l => new URL(l.href).pathname)"
+    )
+    assert len(hrefs) == len(set(hrefs)), hrefs
+    modules = {p for p in fetched if p.endswith(".js")} - {"/static/page.js"}
+    assert set(hrefs) == modules, (view, sorted(set(hrefs) ^ modules))

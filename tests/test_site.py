@@ -193,12 +193,12 @@ def test_ctrl_c_is_one_line(
 
 
 def test_the_pages_are_the_servers_pages_told_to_use_the_worker() -> None:
-    from importlib import resources
 
-    for name in ("index.html", "train.html", "gpt.html"):
-        served = (resources.files("micrograd.playground") / "static" / name).read_text("utf-8")
-        page = site.page(name)
-        assert page.replace(site.WORKER_META + "\n", "", 1) == served, name
+    from micrograd.playground.serving.pages import page_html
+
+    for view in ("explorer", "train", "gpt"):
+        page = site.page(view)
+        assert page.replace(site.WORKER_META + "\n", "", 1) == page_html(view), view
         assert page.count(site.WORKER_META) == 1
 
 

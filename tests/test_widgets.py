@@ -410,7 +410,7 @@ def test_widget_files_are_the_pages_own() -> None:
         assert re.sub(r"^export (?!default)", "", code, flags=re.M) in esm, name
     assert not re.search(r"^\s*import\b", esm, re.M)  # one module: it imports nothing
     w = explore(built(LECTURE_L)["L"])
-    assert w._page_html in (static / "explorer" / "index.html").read_text()
+    assert w._page_html in (static / "index.html").read_text()
     assert (static / "explorer" / "explorer.css").read_text() in w._page_css
 
 

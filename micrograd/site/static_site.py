@@ -48,6 +48,7 @@ from importlib import resources
 from .. import __version__
 from ..core.atomic import atomic_write, prepare_folder
 from ..core.download import cache_dir
+from ..playground.serving import pages
 from ..playground.views import PAGES
 
 PYODIDE_VERSION = "314.0.7"  # CPython 3.14.2 in WebAssembly
@@ -380,19 +381,13 @@ def node_snapshot(
 # ------------------------------------------------------------------ the site
 
 
-def _static(name: str) -> bytes:
-    return (
-        (resources.files("micrograd.playground") / "static").joinpath(*name.split("/")).read_bytes()
-    )
-
-
-def page(name: str) -> str:
+def page(view: str) -> str:
     """A playground page as the site serves it: the server's page, told to use the worker."""
-    html = _static(name).decode("utf-8")
+    html = pages.page_html(view)
     marked, n = re.subn(r'(<meta charset="utf-8">)', rf"\1\n{WORKER_META}", html, count=1)
     if n != 1:
         raise SiteError(
-            f'static/{name} has no <meta charset="utf-8"> to put the worker\'s <meta> after'
+            f'static/{PAGES[view]} has no <meta charset="utf-8"> to put the worker\'s <meta> after'
         )
     return marked
 
@@ -444,7 +439,7 @@ def page_files() -> dict[str, bytes]:
     """The playground's pages (told to use the worker) and the static/ files they load, by their
     path in the site: static/'s own files and its pages' folders' (explorer/, train/, gpt/),
     all but the pages' sources and the widget's files."""
-    files = {name: page(name).encode("utf-8") for name in PAGES.values()}
+    files = {name: page(view).encode("utf-8") for view, name in PAGES.items()}
     static = resources.files("micrograd.playground") / "static"
     for entry in static.iterdir():
         inside = [entry] if entry.is_file() else [f for f in entry.iterdir() if f.is_file()]

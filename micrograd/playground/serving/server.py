@@ -40,13 +40,13 @@ import sys
 import threading
 import time
 import urllib.parse
-from importlib import resources
 from typing import Any
 
 from ..errors import ViewError
 from ..limits import MAX_BODY, measure_text
 from ..training.train_thread import Runner
 from ..views import PAGES, READS, ExplorerView, GPTView, Tab, TrainView
+from . import pages
 from .web import (  # noqa: F401  (re-exported: the server's public names)
     LOOPBACK,
     MAX_SESSIONS,
@@ -78,6 +78,7 @@ _STATIC_NAME = re.compile(r"(?:[A-Za-z0-9_-]+/)?[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 _PAGES = {"/": PAGES["explorer"]}
 _PAGES.update({f"/{name}": name for name in PAGES.values()})
 _PAGES.update({f"/{view}": name for view, name in PAGES.items() if view != "explorer"})
+_VIEWS = {name: view for view, name in PAGES.items()}
 
 
 def build_routes() -> dict[tuple[str, str], Handler]:
@@ -383,8 +384,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if name is None or not _STATIC_NAME.fullmatch(name):
             raise HTTPError(404, f"not found: {path[:80]}")
         try:
-            static = resources.files("micrograd.playground") / "static"
-            data = static.joinpath(*name.split("/")).read_bytes()
+            view = _VIEWS.get(name)
+            data = pages.static_bytes(name) if view is None else pages.page_html(view).encode()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             raise HTTPError(404, f"not found: {path[:80]}") from None
         ctype = mimetypes.guess_type(name)[0] or "application/octet-stream"

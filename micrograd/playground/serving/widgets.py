@@ -24,18 +24,17 @@ JupyterLab 4, Notebook 7, VS Code, Colab and marimo render.
 
 from __future__ import annotations
 
-import posixpath
 import re
 import threading
 from collections.abc import Sequence
-from importlib import resources
 from typing import Any
 
 from ...engine import Value
 from ..errors import ViewError
 from ..gpt.gpt_view import settings_from
 from ..training.train_settings import Settings
-from ..views import PAGES, Tab
+from ..views import Tab
+from . import pages
 from .messages import MessageHost
 
 try:
@@ -49,20 +48,7 @@ except ImportError as exc:  # one line saying what to install, not a traceback f
 WATCH_SECONDS = 15.0  # a playing Train view whose page has not been heard from this long is held
 
 
-def _static(name: str) -> str:
-    static = resources.files("micrograd.playground") / "static"
-    return static.joinpath(*name.split("/")).read_text("utf-8")
-
-
-def _markup(page: str) -> str:
-    """The view's part of the page (its <main>): the same markup the page has."""
-    html = _static(page)
-    return html[html.index("<main") : html.index("</main>") + len("</main>")]
-
-
-# A static module's imports of the other modules of static/ (beside it, in a page's folder, or
-# up in static/ itself), and the `export` before a declaration.
-_IMPORT = re.compile(r'^import\s*\{[^}]*\}\s*from\s*"(\.\.?/[\w./-]+)";[ \t]*\n', re.M)
+# the `export` before a declaration
 _EXPORT = re.compile(r"^export (?=(?:async )?function |const |let |class )", re.M)
 
 
@@ -71,16 +57,8 @@ def _joined(entry: str) -> str:
     imports), joined, with their imports and `export`s taken out (anywidget loads one module,
     which cannot import the files beside it). No bundler: the same files, in one scope (the
     linter's test checks that no two of them declare a name twice there)."""
-    order: list[str] = []
-
-    def visit(name: str) -> None:
-        if name not in order:
-            for dep in _IMPORT.findall(_static(name)):
-                visit(posixpath.normpath(posixpath.join(posixpath.dirname(name), dep)))
-            order.append(name)
-
-    visit(entry)
-    texts = [_EXPORT.sub("", _IMPORT.sub("", _static(name))) for name in order]
+    order = pages.imports_of(entry)
+    texts = [_EXPORT.sub("", pages.IMPORT.sub("", pages.static_text(n))) for n in order]
     return "\n".join(f"// ---- static/{name}\n{text}" for name, text in zip(order, texts))
 
 
@@ -118,8 +96,8 @@ class PlaygroundWidget(anywidget.AnyWidget):
     def __init__(self, view: str, tab: Tab, **kwargs: Any) -> None:
         super().__init__(
             _view=view,
-            _page_html=_markup(PAGES[view]),
-            _page_css="\n".join(_static(name) for name in _sheets(view)),
+            _page_html=pages.markup(view),
+            _page_css="\n".join(pages.static_text(name) for name in _sheets(view)),
             **kwargs,
         )
         self.tab = tab
