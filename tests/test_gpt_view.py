@@ -292,7 +292,7 @@ def test_gpt_html_has_a_control_for_every_setting():
     from importlib import resources
 
     static = resources.files("micrograd.playground") / "static"
-    html = (static / "gpt" / "gpt.html").read_text("utf-8")
+    html = (static / "gpt.html").read_text("utf-8")
     for name in gpt_view.FIELDS:
         assert f'id="{name}"' in html, name
 

@@ -161,7 +161,7 @@ def test_a_page_on_a_static_host_declines_to_run_framed_by_another_site(
     # A static host (as the static site's) sends no frame-ancestors: the page itself declines,
     # and says so. The folder as a site lays it out: the page, and static/ beside it.
     static = pathlib.Path(str(resources.files("micrograd.playground") / "static"))
-    shutil.copyfile(static / "explorer" / "index.html", tmp_path / "index.html")
+    shutil.copyfile(static / "index.html", tmp_path / "index.html")
     (tmp_path / "static").symlink_to(static)
     handler = functools.partial(_Quiet, directory=str(tmp_path))
     host = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)

@@ -90,7 +90,7 @@ class _Ids(HTMLParser):
 
 def test_train_html_has_a_control_for_every_setting_with_a_box():
     parser = _Ids()
-    parser.feed((STATIC / "train" / "train.html").read_text(encoding="utf-8"))
+    parser.feed((STATIC / "train.html").read_text(encoding="utf-8"))
     boxed = {f["name"] for f in schema() if f["kind"] != "points"}
     assert boxed - parser.ids == set()
 

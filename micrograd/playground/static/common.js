@@ -298,6 +298,25 @@ export function setDisabled(root, el, disabled, next) {
   if (target) target.focus();
 }
 
+// A run's buttons (the Train and GPT views'), built into the view's <div id="run-buttons">, each
+// calling `control` with its action.
+const RUN_BUTTONS = [
+  ["play", "Play", ""],
+  ["pause", "Pause", ""],
+  ["step", "Step", ""],
+  ["reset", "Reset", "Back to step 0 with the same initial weights"],
+  ["new_weights", "New weights", "Back to step 0 with new random initial weights"],
+];
+export function runButtons(box, control) {
+  for (const [action, text, title] of RUN_BUTTONS) {
+    const b = Object.assign(document.createElement("button"), { type: "button", id: action.replace("_", "-"), textContent: text });
+    if (title) b.title = title;
+    if (action === "play") b.className = "primary";
+    b.onclick = () => control(action);
+    box.append(b);
+  }
+}
+
 // A run's Play and Pause (the Train and GPT views'): while it plays only Pause can be pressed,
 // else Play (unless the run stopped on an error); the focus goes from the one pressed to the other.
 export function showPlaying(root, play, pause, playing, error) {

@@ -9,7 +9,7 @@
 // (gpt-loss.js), with the model's logits of the frame drawn. The Health panel is the Train
 // view's (train-health.js, the same drawing): frames carry its numbers while it is open.
 
-import { fmt, showErrorIn, showPlaying } from "../common.js";
+import { fmt, runButtons, showErrorIn, showPlaying } from "../common.js";
 import { drawGptAttention, drawGptCurve, drawGptEmbedding, drawGptSamples } from "./gpt-draw.js";
 import { explorerHref, lossProgram } from "./gpt-loss.js";
 import { healthPart } from "../train/train-health.js";
@@ -34,6 +34,8 @@ export function mountGPT(root, transport, opts = {}) {
     return answer;
   }
   const tell = (err) => showError(err.message);
+  // (new weights: a new seed, which the URL keeps)
+  runButtons($("run-buttons"), (action) => post("control", { action }).then(action === "new_weights" ? writeUrl : null).catch(tell));
   // the Health panel (train-health.js): the parts of the view it reads, and how it asks Python
   const health = healthPart({ $, view, post, showIn: () => tell });
 
@@ -265,12 +267,6 @@ export function mountGPT(root, transport, opts = {}) {
     $("words-limit").textContent = `(at most ${o.limits.words} words of 1 to ${o.limits.chars} letters, digits or - ' .)`;
     $("names-note").textContent = o.names || "";
     $("names-note").hidden = !o.names;
-    const control = (action) => post("control", { action }).catch(tell);
-    $("play").onclick = () => control("play");
-    $("pause").onclick = () => control("pause");
-    $("step").onclick = () => control("step");
-    $("reset").onclick = () => control("reset");
-    $("new-weights").onclick = () => control("new_weights").then(writeUrl);
     for (const f of o.schema) {
       const el = $(f.name);
       if (el && f.name !== "words") el.addEventListener("change", () => {

@@ -2,7 +2,7 @@
 // changes with them (the data's and the network's controls, the class picker, the layer buttons),
 // and the wiring of every control's events; `start` begins the view.
 
-import { POINT_KEY, setDisabled } from "../common.js";
+import { POINT_KEY, runButtons, setDisabled } from "../common.js";
 import { downloadModel, downloadPicture } from "./train-downloads.js";
 import { COLORS } from "./train-heat.js";
 import { readQuery, writeQuery } from "../url-state.js";
@@ -13,6 +13,7 @@ export function controlsPart(ui) {
   // The settings a box holds, and those that are lists ("8,8" in the URL and the box): Python's
   // schema (train_settings.schema, sent with the options), never a list of the page's own
   let FIELDS = [], LISTS = [];
+  runButtons($("run-buttons"), (action) => ui.post("control", { action }).catch(showIn("train-error")));
 
   // ---- settings <-> URL and controls
 
@@ -273,12 +274,6 @@ export function controlsPart(ui) {
       l.append(box, ` ${label}`);
       $("feature-picker").append(l);
     }
-    const control = (action) => ui.post("control", { action }).catch(showIn("train-error"));
-    $("play").onclick = () => control("play");
-    $("pause").onclick = () => control("pause");
-    $("step").onclick = () => control("step");
-    $("reset").onclick = () => control("reset");
-    $("new-weights").onclick = () => control("new_weights");
     $("clear-points").onclick = () => ui.post("points", { added: [] }).catch(showIn("train-error"));
     $("new-data").onclick = () => { // another random draw of the same data set
       const s = controlsToSettings();
