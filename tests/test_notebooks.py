@@ -748,10 +748,10 @@ SHORTER = {
 }
 
 
-def _shorter(nb, name: str):
-    """`nb` with SHORTER's changes for `name`, each made exactly once (else the test fails: the
-    notebook changed, and the run would silently be the long one)."""
-    for old, new in SHORTER.get(name, []):
+def _shorter(nb, name: str, changes: dict[str, list[tuple[str, str]]] = SHORTER):
+    """`nb` with `changes`' for `name` (SHORTER's by default), each made exactly once (else the
+    test fails: the notebook changed, and the run would silently be the long one)."""
+    for old, new in changes.get(name, []):
         cells = [c for c in nb.cells if c.cell_type == "code" and old in c.source]
         assert len(cells) == 1 and cells[0].source.count(old) == 1, f"{name}: {old!r} not once"
         cells[0].source = cells[0].source.replace(old, new)
