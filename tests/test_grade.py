@@ -519,6 +519,44 @@ def test_blame_reruns_with_the_courses_solution_and_names_the_blocker() -> None:
     assert seen == [[a], sorted([a, b])]
 
 
+def test_a_blame_rerun_runs_the_notebook_to_its_last_check_only(monkeypatch, tmp_path) -> None:
+    """Chapter 7 with its cross-entropy broken: its sequence_loss fails on it, so blame grades
+    it again with the course's cross-entropy. That rerun's rows are read for the exercises only:
+    it stops at the last check, without the chapter's training and samples after it. (A run
+    faked here: a check fails while the notebook holds the broken cell.)"""
+    n7 = "07_names_and_the_next_character"
+    runs: list[list[str]] = []
+
+    def run(runnable, files, timeouts, sandbox, slot):
+        sources = [c.source for c in runnable.cells]
+        runs.append(sources)
+        broken = any("BROKEN" in s for s in sources)
+        outcomes = {}
+        for i, c in enumerate(runnable.cells):
+            if c.cell_type != "code":
+                continue
+            outcomes[i] = {"state": "ok", "seconds": 0.0}
+            if "BROKEN" in c.source:
+                outcomes[i] = {"state": "error", "line": "NameError: name 'BROKEN' is not defined"}
+            elif broken and "check_sequence_loss(" in c.source:
+                outcomes[i] = {"state": "error", "line": "CheckFailed: x", "assertion": True}
+        return outcomes, "done"
+
+    monkeypatch.setattr(grade, "_run", run)
+    path = tmp_path / "07.ipynb"
+    _write(path, n7, _with(n7, cross_entropy="BROKEN"))
+    rows = {r.exercise: r for r in grade.grade(path, 60.0)}
+    assert rows["cross_entropy"].result == "error"
+    assert rows["sequence_loss"].result == "blocked", rows["sequence_loss"]
+    assert len(runs) == 2
+    training = [s for s in runs[0] if "STEPS, BATCH, LR = 200" in s]
+    assert len(training) == 1 and training[0] not in runs[1]
+    assert "check_sequence_loss(" in runs[1][-1]
+    # the same cells up to there, but for the course's cross-entropy in the exercise's place
+    differ = [i for i, (a, b) in enumerate(zip(runs[0], runs[1])) if a != b]
+    assert len(differ) == 1 and runs[0][differ[0]] == "BROKEN"
+
+
 def test_the_time_limits_come_from_the_course_unless_given() -> None:
     course = grade.course()["01"]
     runnable, roles = grade.compose(course, course)

@@ -514,8 +514,11 @@ def grade(
     files = inputs(path, shared, own_folder)
     times = course_times(key, sandbox, slot) if timeout is None else {}
 
-    def attempt(submission: Any) -> list[Row]:
+    def attempt(submission: Any, rerun: bool = False) -> list[Row]:
         runnable, roles = compose(submission, original)
+        if rerun:  # blame's: it reads the exercises' rows only, so the cells after the last
+            # check (a chapter's training, its samples) do not run again
+            runnable.cells, roles = _to_last_check(runnable.cells, roles)
         cell_limits = limits(runnable, roles, times, timeout)
         outcomes, end = _run(runnable, files, cell_limits, sandbox, slot)
         cells = _cells(outcomes, end, runnable)
@@ -526,4 +529,12 @@ def grade(
             rows = [dataclasses.replace(r, flag=flag) for r in rows]
         return rows
 
-    return blame(attempt(nb), nb, original, attempt)
+    return blame(attempt(nb), nb, original, lambda again: attempt(again, rerun=True))
+
+
+def _to_last_check(cells: list[Any], roles: list[Role]) -> tuple[list[Any], list[Role]]:
+    """`cells` and their `roles` up to the last exercise's or check's cell: all that an
+    exercise's row is judged on (its cell, its checks, the learner's cells before it)."""
+    kinds = ("exercise", "check")
+    last = max((i for i, r in enumerate(roles) if r.kind in kinds), default=len(roles) - 1)
+    return cells[: last + 1], roles[: last + 1]
