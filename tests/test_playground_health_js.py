@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import random
 import shutil
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,7 @@ from micrograd import engine, nn
 from micrograd.playground.gpt.gpt_view import GPTView
 from micrograd.playground.training.train_mlp import MLPKind
 from micrograd.playground.training.train_settings import Settings
+from micrograd.train import health
 from micrograd.train.health import StepHealth
 
 pytestmark = pytest.mark.skipif(
@@ -87,6 +89,10 @@ NETS = {
         "activation": "sigmoid",
         "optimizer": "adam",
         "lr": 0.05,
+    },
+    "softplus (its slope not told by its output: no stale check)": {
+        "hidden": [6],
+        "activation": "softplus",
     },
     "sgd with momentum, three classes": {
         "dataset": "spiral3",
@@ -186,3 +192,102 @@ def test_a_javascript_gpt_step_read_gives_health_monitors_numbers(monkeypatch) -
         assert len(got) == len(want) == 1 and same(got[0][0], want[0][0], 1e-12)
         assert_same_health(js.health.history[-1], eager.health.history[-1])
     assert any(lay.dead for lay in js.health.history[-1].layers)
+
+
+def js_step_health() -> Any:
+    """health.js's `stepHealth` alone, in Node.js (null in an array stands for NaN: JSON has
+    none)."""
+    from micrograd.playground.training.engines import javascript_host
+    from micrograd.train.health import js_source
+
+    nan = "const f = (a) => a.map((x) => (x === null ? NaN : x));"
+    call = javascript_host().compile(
+        f"{js_source()}\nreturn {{ run(arg) {{ {nan}\n"
+        "  for (const lay of arg.layers) { lay.V = f(lay.V); lay.G = f(lay.G); }\n"
+        "  return stepHealth({ ...arg, before: f(arg.before), after: f(arg.after), "
+        "grads: f(arg.grads) }); } };"
+    )
+    return lambda arg: call("run", arg)
+
+
+class _P:  # a bias as stale_share reads it
+    def __init__(self, data: float, grad: float) -> None:
+        self.data, self.grad = data, grad
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu", "sigmoid", "linear", "softplus"])
+def test_health_js_is_health_pys_functions_on_awkward_data(activation: str) -> None:
+    """stepHealth against health.py's own functions, on data with ties, constants, zeros, a
+    value that is not finite, and the penalties' terms in the biases' grads."""
+    rng = random.Random(activation)
+    run = js_step_health()
+    units, S = 5, 7
+    rows = [
+        [rng.choice([0.0, 0.5, rng.uniform(-1.2, 1.2)]) for _ in range(units)] for _ in range(S)
+    ]
+    if activation == "relu":
+        rows = [[max(0.0, x) for x in r] for r in rows]
+        for r in rows:
+            r[2] = 0.0  # a dead unit
+    grows = [[rng.gauss(0, 1e-3) for _ in range(units)] for _ in range(S)]
+    n = 12
+    before = [rng.gauss(0, 1) for _ in range(n)]
+    after = [b - rng.uniform(0, 0.01) for b in before]
+    grads = [rng.gauss(0, 0.1) for _ in range(n)]
+    bias = [7, 8, 9, 10, 11]
+    const = [[0.25] * 3 for _ in range(2)]  # a constant layer: numpy's ±0.5 range
+    arg = {
+        "layers": [
+            {  # units x samples, as the steps hand them over
+                "V": [rows[s][j] for j in range(units) for s in range(S)],
+                "G": [grows[s][j] for j in range(units) for s in range(S)],
+                "units": units,
+                "S": S,
+                "activation": activation,
+                "bias": bias,
+            },
+            {"V": [0.25] * 6, "G": [0.0] * 6, "units": 3, "S": 2, "activation": "tanh"},
+            {"V": [1.0, None], "G": [0.0, 0.0], "units": 1, "S": 2, "activation": "tanh"},
+            {"V": [], "G": [], "units": 0, "S": 0, "activation": "relu"},
+        ],
+        "matrices": [[0, 1, 2, 3], [4, 5, 6]],
+        "before": before,
+        "after": after,
+        "grads": grads,
+        "alpha": 1e-3,
+        "l1": 1e-4,
+        "saturated": health.SATURATED,
+        "bins": health.BINS,
+    }
+    got = run(arg)
+    mon = health.Monitor(nn.MLP(2, [1]))  # (its given_stats reads the JSON's shapes)
+    want = health.layer_health("l", activation, 3, rows, grows)
+    stale = health.stale_share(
+        rows, grows, [_P(before[k], grads[k]) for k in bias], activation, 1e-3, 1e-4
+    )
+    lay = got["layers"][0]
+    assert same(lay["mean"], want.act_mean) and same(lay["std"], want.act_std)
+    assert same(lay["grad_mean"], want.grad_mean) and same(lay["grad_std"], want.grad_std)
+    for key, h in (("hist", want.act_hist), ("grad_hist", want.grad_hist)):
+        ours = health._histogram_of(lay[key])
+        assert ours.counts == h.counts and ours.edges == h.edges, key
+    assert lay["saturated"] == want.saturated and lay["dead_units"] == want.dead_units
+    if stale is None:
+        assert lay["stale"] is None
+    else:
+        assert same(lay["stale"], stale, 1e-15)
+    # a constant layer: numpy's range of ±0.5 around it; a value not finite: no histogram
+    c = health.layer_health("c", "tanh", 1, const, [[0.0] * 3] * 2)
+    assert health._histogram_of(got["layers"][1]["hist"]).edges == c.act_hist.edges
+    assert got["layers"][1]["saturated"] == c.saturated == 0.0
+    assert got["layers"][2]["hist"]["counts"] is None and got["layers"][2]["mean"] == "NaN"
+    assert got["layers"][3] is None  # nothing recorded
+    for places, w in zip(arg["matrices"], got["weights"]):
+        d, g = [before[k] for k in places], [grads[k] for k in places]
+        wh = health.weight_health("w", (1, len(places)), 1.0, d, g)
+        assert same(w["data_std"], wh.data_std) and same(w["grad_std"], wh.grad_std)
+        assert same(w["grad_mean"], wh.grad_mean)
+        assert health._histogram_of(w["grad_hist"]).counts == wh.grad_hist.counts
+        assert same(w["update_std"], health.std([after[k] - before[k] for k in places]))
+    with pytest.raises(ValueError, match="health: given 4 layers and 2 matrices, the model has 1"):
+        mon.given_stats(got)

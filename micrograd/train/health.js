@@ -120,7 +120,10 @@ function stepHealth(arg) {
         h.dead_units.push(dead);
       }
     }
-    if (lay.bias) h.stale = num(staleShare(V, G, units, S, lay.bias, activation));
+    if (lay.bias) {
+      const stale = staleShare(V, G, units, S, lay.bias, activation);
+      h.stale = stale === null ? null : num(stale); // (null: the output does not tell the slope)
+    }
     return h;
   }
 
