@@ -404,27 +404,72 @@ HEALTH_NETS = [
 ]
 
 
+class HealthClock:
+    """The CPU time the Health panel's own code takes (its reads' statistics, the tap's
+    bookkeeping, the frame's health), by the thread that runs it: wraps those functions while
+    it is entered. A share of the run's CPU time that the machine's other load does not move."""
+
+    def __init__(self) -> None:
+        from micrograd.playground.training.train_health import HealthTap
+        from micrograd.train.health import Monitor
+
+        self.seconds = 0.0
+        self.wrapped = [
+            (cls, name, getattr(cls, name))
+            for cls, names in (
+                (HealthTap, ("begin", "end", "frame")),
+                (Monitor, ("read_grads", "given", "given_stats")),
+            )
+            for name in names
+        ]
+
+    def __enter__(self) -> HealthClock:
+        for cls, name, fn in self.wrapped:
+            setattr(cls, name, self._timed(fn))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for cls, name, fn in self.wrapped:
+            setattr(cls, name, fn)
+
+    def _timed(self, fn: Any) -> Any:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds += time.thread_time() - start
+
+        return timed
+
+
 def health_main(seconds: float, rounds: int) -> int:
     """The Health panel's cost (issue 58: at most 10% of the steps/s): each network of the Train
     and GPT views (`HEALTH_NETS`) on the jit, in-process, played `seconds` with the panel shut
     and then open, `rounds` times in turn (the machine's other load falls on both alike); the
-    median steps/s of each and their ratio."""
+    median steps/s of each and their ratio; and with the panel open, the share of the process's
+    CPU time spent in the panel's own code (`HealthClock`)."""
     print(
         f"# Health panel open vs shut, in-process, jit, {rounds} rounds of {seconds:g} s each "
         f"({os.cpu_count()} cores, load {', '.join(f'{x:.2f}' for x in os.getloadavg())})"
     )
     print(
         "| network | steps/s shut | steps/s open | open / shut | steps/CPU s shut | "
-        "steps/CPU s open | open / shut (CPU) | frames/s open | KB a frame open |"
+        "steps/CPU s open | open / shut (CPU) | the panel's share of CPU (open) | "
+        "frames/s open | KB a frame open |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, settings, gpt in HEALTH_NETS:
         got: dict[bool, list[dict]] = {False: [], True: []}
         for _ in range(rounds):
             for health in (False, True):
                 run = Direct(True, settings, {"health": health}, gpt=gpt)
                 try:
-                    got[health].append(watch(run, seconds))
+                    cpu = time.process_time()
+                    with HealthClock() as clock:
+                        r = watch(run, seconds)
+                    r["health share"] = clock.seconds / (time.process_time() - cpu)
+                    got[health].append(r)
                 finally:
                     run.close()
         med = lambda rs, k: sorted(r[k] for r in rs)[len(rs) // 2]  # noqa: E731
@@ -432,7 +477,7 @@ def health_main(seconds: float, rounds: int) -> int:
         cshut, copen = med(got[False], "steps/cpu s"), med(got[True], "steps/cpu s")
         print(
             f"| {name} | {shut:,.0f} | {open_:,.0f} | {open_ / shut:.0%} | {cshut:,.0f} | "
-            f"{copen:,.0f} | {copen / cshut:.0%} | "
+            f"{copen:,.0f} | {copen / cshut:.0%} | {med(got[True], 'health share'):.1%} | "
             f"{med(got[True], 'frames/s'):.1f} | {med(got[True], 'KB/frame'):.1f} |",
             flush=True,
         )

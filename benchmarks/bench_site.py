@@ -29,17 +29,21 @@ With ``--health``, the Health panel's cost on the site (its own section, ``bench
 the Train view's default network, the moons net and the largest, and the GPT view's default
 and largest (the built-in words), each played ``--seconds`` with the panel shut and then open
 (the panel opened before Play: its first 10 steps read each, then within its time budget):
-steps a second and frames a second drawn, and open / shut.
+steps a second and frames a second drawn, and open / shut; in the Train view also the page's
+drawing time, ms a second of Play (its main thread: the panel's pictures are drawn there). With
+``--rounds N``, each network shut and open N times in turn, the medians (and each round's
+ratio): the machine's other load swings one run's ratio widely.
 
     python3 benchmarks/bench_site.py [--seconds 10] [--visits 3] [--open-only] [--gpt-step]
     python3 benchmarks/bench_site.py --gpt [--seconds 10]
-    python3 benchmarks/bench_site.py --health [--seconds 10]
+    python3 benchmarks/bench_site.py --health [--seconds 10] [--rounds 1]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import re
 import statistics
@@ -342,36 +346,58 @@ def health_play(browser: Any, base: str, view: str, q: str, open_: bool, seconds
         if open_:
             page.check("#health-open")
             page.wait_for_function(f"() => window.{handle}.frame().health", timeout=120_000)
-        read = f"() => [window.{handle}.frame().step, window.{handle}.drawn() || 0]"
-        step0, drawn0 = page.evaluate(read)
+        h = f"window.{handle}"
+        read = f"() => [{h}.frame().step, {h}.drawn() || 0, {h}.drawMs ? {h}.drawMs() : NaN]"
+        step0, drawn0, ms0 = page.evaluate(read)
         t0 = time.perf_counter()
         page.click("#play")
         time.sleep(seconds)
-        step, drawn = page.evaluate(read)
+        step, drawn, ms = page.evaluate(read)
         elapsed = time.perf_counter() - t0
         page.evaluate(_PAUSE, handle)
-        return {"steps/s": (step - step0) / elapsed, "drawn/s": (drawn - drawn0) / elapsed}
+        return {
+            "steps/s": (step - step0) / elapsed,
+            "drawn/s": (drawn - drawn0) / elapsed,
+            "draw ms/s": (ms - ms0) / elapsed if ms is not None and ms0 is not None else math.nan,
+        }
     finally:
         context.close()
 
 
-def health_rows(browser: Any, base: str, seconds: float) -> None:
+def health_rows(browser: Any, base: str, seconds: float, rounds: int = 1) -> None:
+    each = f", {rounds} rounds in turn, medians" if rounds > 1 else ""
     print(
         f"\nthe Health panel on the site, shut vs open, Play {seconds:g} s each (the panel "
-        "opened before Play):\n\n"
+        f"opened before Play{each}):\n\n"
         "| view: network | steps/s shut | steps/s open | open / shut | frames/s drawn shut | "
-        "frames/s drawn open |\n|---|---|---|---|---|---|"
+        "frames/s drawn open | drawing ms/s shut | drawing ms/s open |"
+        + (" each round's open / shut |" if rounds > 1 else "")
+        + "\n|---|---|---|---|---|---|---|---|"
+        + ("---|" if rounds > 1 else "")
     )
+    med = lambda rs, k: statistics.median(r[k] for r in rs)  # noqa: E731
     for view, name, q in HEALTH_NETS:
-        shut = health_play(browser, base, view, q, False, seconds)
-        open_ = health_play(browser, base, view, q, True, seconds)
-        ratio = open_["steps/s"] / shut["steps/s"] if shut["steps/s"] else float("nan")
+        shuts, opens = [], []
+        for _ in range(rounds):
+            shuts.append(health_play(browser, base, view, q, False, seconds))
+            opens.append(health_play(browser, base, view, q, True, seconds))
+        shut, open_ = med(shuts, "steps/s"), med(opens, "steps/s")
+        ratio = open_ / shut if shut else float("nan")
+        ratios = ", ".join(
+            f"{o['steps/s'] / s['steps/s']:.0%}" if s["steps/s"] else "–"
+            for s, o in zip(shuts, opens)
+        )
         print(
-            f"| {'Train' if view == 'train' else 'GPT'}: {name} | {shut['steps/s']:,.0f} | "
-            f"{open_['steps/s']:,.0f} | {ratio:.0%} | {shut['drawn/s']:.1f} | "
-            f"{open_['drawn/s']:.1f} |",
+            f"| {'Train' if view == 'train' else 'GPT'}: {name} | {shut:,.0f} | "
+            f"{open_:,.0f} | {ratio:.0%} | {med(shuts, 'drawn/s'):.1f} | "
+            f"{med(opens, 'drawn/s'):.1f} | {_ms(med(shuts, 'draw ms/s'))} | "
+            f"{_ms(med(opens, 'draw ms/s'))} |" + (f" {ratios} |" if rounds > 1 else ""),
             flush=True,
         )
+
+
+def _ms(x: float) -> str:
+    return "–" if math.isnan(x) else f"{x:.0f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -383,6 +409,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gpt", action="store_true", help="the GPT view alone (its own section)")
     p.add_argument(
         "--health", action="store_true", help="the Health panel's cost (its own section)"
+    )
+    p.add_argument(
+        "--rounds", type=int, default=1, help="--health: each network shut and open N times"
     )
     args = p.parse_args(argv)
     from playwright.sync_api import sync_playwright
@@ -411,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
                 browser.close()
                 return 0
             if args.health:
-                health_rows(browser, base, args.seconds)
+                health_rows(browser, base, args.seconds, args.rounds)
                 browser.close()
                 return 0
             for title, path in (("the explorer", ""), ("the Train view", "train.html")):

@@ -201,7 +201,8 @@ class JitGPT:
 def js_program(model: GPT, n: int) -> tuple[str, list[int]]:
     """`traced_loss` of `n` one-hot tokens traced and written by jit's JavaScript target
     (`js_target.graph_source`: a batch of one word of n tokens, then the loss's gradient; its
-    ``keptRows``, each of the first n - 1 positions' logits, row by row), and the weights it
+    ``keptRows``, each of the first n - 1 positions' logits, row by row, then each position's
+    ReLU outputs, block by block: the Health panel reads them), and the weights it
     reads, as their indices in `model.parameters()`. The text depends on the model's shape
     alone (another model of that shape reads its own weights by the same indices)."""
     from .js_target import graph_source
@@ -214,9 +215,10 @@ def js_program(model: GPT, n: int) -> tuple[str, list[int]]:
         )
     bos = model.vocab_size - 1  # (any tokens: the trace reads them as data)
     logits: list[list[Value]] = []  # each position's, kept: the step samples from them
+    relus: list[list[Value]] = []  # each position's, block by block: the Health panel's
     tokens = one_hot([bos] * n, model.vocab_size)
-    trace = record(lambda x: traced_loss(model, x, keep=logits), [tokens])
-    graph = Graph(trace, [v for row in logits for v in row])
+    trace = record(lambda x: traced_loss(model, x, keep=logits, relus=relus), [tokens])
+    graph = Graph(trace, [v for row in logits + relus for v in row])
     index = {id(p): i for i, p in enumerate(model.parameters())}
     # (its steps are kernels shared with the other lengths' programs: js_shared.py)
     return graph_source(graph, shared=True), [index[id(v)] for v in graph.captured]
@@ -225,11 +227,13 @@ def js_program(model: GPT, n: int) -> tuple[str, list[int]]:
 @functools.lru_cache(maxsize=1)
 def gpt_step_source() -> str:
     """The body of a JavaScript function returning the GPT's training step (gpt_step.js's
-    `makeGPTStep`), with jit/runtime.js before it (its correctly rounded `powInt`)."""
+    `makeGPTStep`), with jit/runtime.js before it (its correctly rounded `powInt`) and
+    train/health.js (the Health panel's statistics of a step: `read`)."""
+    from ..train.health import js_source
     from .js_target import runtime_source
 
     step = (resources.files(__package__) / "gpt_step.js").read_text("utf-8")
-    return f"{runtime_source()}\n{step}\nreturn makeGPTStep();\n"
+    return f"{runtime_source()}\n{js_source()}\n{step}\nreturn makeGPTStep();\n"
 
 
 def train(

@@ -1,11 +1,13 @@
 // micrograd.gpt's training step in JavaScript: microgpt's steps (one word a step, in the run's
 // order; the loss, backward, his Adam with the rate decaying linearly to 0) around the programs
 // jit's JavaScript target writes of `GPT.loss`, one per word length (micrograd/jit/gpt.py traces
-// them; they come in as they are needed: `program`). Every method takes and returns JSON-able
+// them; they come in as they are needed: `program`). A step the Health panel reads (`read`) is
+// that step and train/health.js's statistics of it (each position's ReLU outputs are rows the
+// programs keep, after the logits). Every method takes and returns JSON-able
 // values (the site's worker and Node.js pass JSON text). `powInt` is jit/runtime.js's (its
 // source comes first): b**t correctly rounded, as Python's float ** int.
 
-/* global powInt */
+/* global powInt, stepHealth */
 // eslint-disable-next-line no-unused-vars -- the caller (gpt_step_source) returns it
 function makeGPTStep() {
   "use strict";
@@ -13,6 +15,7 @@ function makeGPTStep() {
   let TOK = new Int32Array(0), OFF = new Int32Array(1); // every word's tokens, one after another
   let vocab = 0, cut = 0, steps = 1, lr = 0.01, b1 = 0.85, b2 = 0.99, eps = 1e-8, t = 0;
   const programs = new Map(); // tokens a word is read as -> its program and arrays
+  let HEALTH = null; // what the Health panel reads (health.Monitor.layout, and n_layer): set once
 
   // A word's tokens as the loss reads them: [bos, ..., bos], its first block_size + 1
   const tokensOf = (d) => Math.min(OFF[d + 1] - OFF[d], cut);
@@ -108,6 +111,9 @@ function makeGPTStep() {
       if (arg.steps !== undefined) ({ steps, lr } = arg);
       if (arg.betas !== undefined) [b1, b2] = arg.betas;
       if (arg.eps !== undefined) eps = arg.eps;
+      if (arg.health !== undefined) {
+        HEALTH = { ...arg.health, matrices: arg.health.matrices.map((a) => Int32Array.from(a)) };
+      }
       return { t };
     },
     // The program of words read as n tokens (`graph_source`'s text) and the weights it reads
@@ -135,6 +141,37 @@ function makeGPTStep() {
         if (!Number.isFinite(loss) || performance.now() - start >= arg.seconds * 1000) break;
       }
       return { losses: losses.map(json), need, t, finite: finite() };
+    },
+    // The next step, which the Health panel reads: `train`'s answer for one step (need: a
+    // length with no program yet, and no step taken), and health.js's statistics of it from its
+    // own arrays (each block's ReLU outputs over the word's positions and their grads, the
+    // weights before and after his Adam, their grads).
+    read() {
+      if (t >= steps) return { losses: [], need: null, t, finite: finite(), health: null };
+      const d = t % (OFF.length - 1), n = tokensOf(d);
+      if (!programs.has(n)) return { losses: [], need: n, t, finite: finite(), health: null };
+      const before = Float64Array.from(P);
+      const loss = step(d);
+      const { program, V, G } = programs.get(n), kept = program.keptRows;
+      const blocks = HEALTH.layers.length, S = n - 1; // (positions: each token's but the last)
+      const units = blocks ? HEALTH.layers[0].units : 0, first = S * vocab; // (the logits first)
+      const layers = HEALTH.layers.map((lay, li) => {
+        if (kept.length !== first + S * blocks * units) return { units, S, activation: "relu", V: null };
+        const vals = new Float64Array(units * S), grads = new Float64Array(units * S);
+        for (let p = 0; p < S; p++) {
+          for (let j = 0; j < units; j++) {
+            const r = kept[first + (p * blocks + li) * units + j];
+            vals[j * S + p] = V[r];
+            grads[j * S + p] = G[r];
+          }
+        }
+        return { V: vals, G: grads, units, S, activation: lay.activation, bias: null };
+      });
+      const health = stepHealth({
+        layers, matrices: HEALTH.matrices, before, after: P, grads: GR,
+        alpha: 0, l1: 0, saturated: HEALTH.saturated, bins: HEALTH.bins,
+      });
+      return { losses: [json(loss)], need: null, t, finite: finite(), health };
     },
     // The weights (their bytes, little-endian doubles, in base64: a fifth of JSON's time in the
     // worker's Python) and the step count, for Python's model (a frame reads them there).

@@ -33,7 +33,11 @@ to numpy's to 1e-12).
 
 On micrograd.jit's step (`JitStep`) there are no per-sample Values: `Monitor.attach(step)` asks
 the jit to keep the layers' outputs as nodes of its program, and reads their values and grads from
-its arrays, the same numbers (tests/test_health.py holds them to the eager step's).
+its arrays, the same numbers (tests/test_health.py holds them to the eager step's). A step in
+JavaScript (the static site's engines: playground/training/train_step.js, jit/gpt_step.js) computes
+these statistics where its arrays are, by health.js (`stepHealth`: this module's functions, line
+for line), and `Monitor.given_stats` takes them in (tests/test_playground_health_js.py holds them
+to the eager step's).
 
 `train.diagnose` reads the last steps and names each problem by its cause and the lecture's fix,
 with the numbers that show it. Standard library only.
@@ -82,8 +86,7 @@ def histogram(xs: Sequence[float], bins: int = BINS) -> Histogram:
     lo, hi = (min(xs), max(xs)) if xs else (0.0, 1.0)
     if lo == hi:  # numpy's rule for a constant: the range ±0.5 around it
         lo, hi = lo - 0.5, hi + 0.5
-    step = (hi - lo) / bins
-    edges = [lo + i * step for i in range(bins)] + [hi]  # np.linspace's arithmetic
+    edges = _edges(lo, hi, bins)
     counts = [0] * (bins + 1)  # (one more, for x == hi: added to the last bin at the end)
     scale = bins / (hi - lo)
     for x in xs:
@@ -96,6 +99,11 @@ def histogram(xs: Sequence[float], bins: int = BINS) -> Histogram:
         counts[i] += 1
     counts[bins - 1] += counts.pop()  # the last bin is closed: [edge, hi]
     return Histogram(edges, counts)
+
+
+def _edges(lo: float, hi: float, bins: int) -> list[float]:
+    step = (hi - lo) / bins
+    return [lo + i * step for i in range(bins)] + [hi]  # np.linspace's arithmetic
 
 
 def log10_ratio(num: float, den: float) -> float:
@@ -242,6 +250,7 @@ class _Layer:
     record_input: bool  # a GPT block's (fc2's input), not an MLP layer's outputs
     biases: list = field(default_factory=list)  # an MLP layer's neurons' biases
     outs: list = field(default_factory=list)
+    units: int = 0  # its outputs (an MLP layer's neurons, a GPT block's ReLUs)
 
 
 class _LinearTap:
@@ -282,6 +291,7 @@ class Monitor:
                 name = f"layer {i + 1}"
                 lay = _Layer(name, n.activation, len(n.w), layer, "outputs", False)
                 lay.biases = [n.b for n in layer.neurons]
+                lay.units = len(layer.neurons)
                 self.layers.append(lay)
                 gain = KAIMING_GAIN.get(n.activation, 1.0)
                 self.matrices.append((name, [list(n.w) for n in layer.neurons], gain))
@@ -293,6 +303,7 @@ class Monitor:
                 b, key = f"block {i + 1}", f"layer{i}."
                 fc1, fc2 = sd[key + "mlp_fc1"], sd[key + "mlp_fc2"]
                 lay = _Layer(f"{b} mlp", "relu", len(fc1[0]), fc2, "linear", True)
+                lay.units = len(fc1)
                 self.layers.append(lay)
                 for part in ("wq", "wk", "wv", "wo"):
                     self.matrices.append((f"{b} attn.{part}", _rows(sd[key + "attn_" + part]), 1.0))
@@ -310,6 +321,8 @@ class Monitor:
         self._np: Any = None
         self._given: list[tuple[Any, Any]] | None = None  # (`given`)
         self._arrays: tuple[Any, Any, Any] | None = None  # (`given`: data, grads, after())
+        self._stats: dict[str, Any] | None = None  # (`given_stats`)
+        self._update_stds: list[float] | None = None  # (`given_stats`: each matrix's update's)
         self._idx: list[Any] = []  # each matrix's weights' places in the engine's params
         self._idx_of: int | None = None  # (the params list they were found in)
         self._kept_units: list[int] | None = None
@@ -351,6 +364,10 @@ class Monitor:
 
     def read_grads(self) -> None:
         """After backward(), before the optimiser's step: the grads, and the data as it is."""
+        if self._stats is not None:  # an engine's own statistics (`given_stats`)
+            self._from_stats(self._stats)
+            self._stats = None
+            return
         np, arrays = self._np, self._arrays
         if arrays is not None:  # an engine's arrays (`given`): each matrix's part of them
             data_all, grads_all, _ = arrays
@@ -433,6 +450,79 @@ class Monitor:
                 self._idx_of = id(params)
             self._arrays = (numpy.array(data, dtype=float), grads, after)
 
+    def layout(self, params: Sequence[Any]) -> dict[str, Any]:
+        """What health.js's `stepHealth` is told once per network by an engine whose arrays
+        hold the model's parameters in the order of `params`: each matrix's weights' places in
+        them, each layer's activation, units and biases' places (an MLP's), and the
+        thresholds."""
+        place = {id(p): i for i, p in enumerate(params)}
+        return {
+            "matrices": [[place[id(w)] for row in m for w in row] for _, m, _ in self.matrices],
+            "layers": [
+                {
+                    "activation": lay.activation,
+                    "units": lay.units,
+                    "bias": [place[id(b)] for b in lay.biases] or None,
+                }
+                for lay in self.layers
+            ],
+            "saturated": SATURATED,
+            "bins": BINS,
+        }
+
+    def given_stats(self, stats: dict[str, Any]) -> None:
+        """This step's statistics as an engine computed them from its own arrays, in place of
+        recorded Values: health.js's `stepHealth` (the JavaScript engines': the site's Python
+        has no numpy), told this Monitor's `layout`. The next `read_grads` and `read_update`
+        read them: no second pass. `stats`: ``{"layers": [...], "weights": [...]}``, one entry
+        per layer (None: not read) and per matrix, as JSON brings them (a number that is not
+        finite as its text)."""
+        if len(stats["layers"]) != len(self.layers) or len(stats["weights"]) != len(self.matrices):
+            raise ValueError(
+                f"health: given {len(stats['layers'])} layers and {len(stats['weights'])} "
+                f"matrices, the model has {len(self.layers)} and {len(self.matrices)}"
+            )
+        self._stats = stats
+
+    def _from_stats(self, stats: dict[str, Any]) -> None:
+        self._layers = []
+        for lay, got in zip(self.layers, stats["layers"]):
+            h = LayerHealth(lay.name, lay.activation, lay.fan_in, recorded=got is not None)
+            h.biases = not lay.record_input  # (a GPT block's ReLU layer has no biases)
+            self._layers.append(h)
+            if got is None:
+                continue
+            h.act_mean, h.act_std = float(got["mean"]), float(got["std"])
+            h.act_hist = _histogram_of(got["hist"])
+            h.grad_mean, h.grad_std = float(got["grad_mean"]), float(got["grad_std"])
+            h.grad_hist = _histogram_of(got["grad_hist"])
+            if got["saturated"] is not None:
+                h.saturated = float(got["saturated"])
+            if got["dead_units"] is not None:
+                h.dead_units = [bool(x) for x in got["dead_units"]]
+                h.dead = sum(h.dead_units) / len(h.dead_units)
+            if got["stale"] is not None:
+                h.stale_grad = float(got["stale"])
+        self._weights = []
+        for (name, m, gain), got in zip(self.matrices, stats["weights"]):
+            d, g = float(got["data_std"]), float(got["grad_std"])
+            self._weights.append(
+                WeightHealth(
+                    name,
+                    (len(m), len(m[0])),
+                    gain or math.nan,
+                    d,
+                    float(got["grad_mean"]),
+                    g,
+                    g / d if d else math.nan,
+                    grad_hist=_histogram_of(got["grad_hist"]),
+                )
+            )
+        self._update_stds = [float(got["update_std"]) for got in stats["weights"]]
+        self._before = []  # (read_update's: the update is the engine's)
+        for lay in self.layers:
+            lay.outs = []
+
     def attach(self, step: Any) -> None:
         """Read the layers of a micrograd.jit step (`train.jit_step.JitStep`: ``traced``) from
         its arrays: its jitted loss keeps the layers' outputs as nodes of its program, and
@@ -495,6 +585,11 @@ class Monitor:
         """After the optimiser's step: the update:data ratios; the step's whole health."""
         if self._before is None:
             raise RuntimeError("health: read_update before read_grads (call it after backward)")
+        if self._update_stds is not None:  # (`given_stats`)
+            for h, u in zip(self._weights, self._update_stds):
+                h.update_data = log10_ratio(u, h.data_std)
+            self._before = self._update_stds = None
+            return StepHealth(step, self._layers, self._weights)
         np, arrays = self._np, self._arrays
         if arrays is not None:
             after_all = arrays[2]()
@@ -511,6 +606,22 @@ class Monitor:
             h.update_data = log10_ratio(std(update), h.data_std)
         self._before = None
         return StepHealth(step, self._layers, self._weights)
+
+
+def _histogram_of(got: dict[str, Any]) -> Histogram | None:
+    """A histogram as health.js gives it: its range and counts (None: a value not finite)."""
+    counts = got["counts"]
+    if counts is None:
+        return None
+    return Histogram(_edges(float(got["lo"]), float(got["hi"]), len(counts)), counts)
+
+
+def js_source() -> str:
+    """health.js: `stepHealth`, these statistics in JavaScript, over a JavaScript engine's
+    arrays (playground/training/train_step.js and jit/gpt_step.js call it)."""
+    from importlib import resources
+
+    return (resources.files(__package__) / "health.js").read_text("utf-8")
 
 
 # ---------------------------------------------------------------- the same, by numpy (a jit step)

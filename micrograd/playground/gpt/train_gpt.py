@@ -36,7 +36,7 @@ from .gpt_frames import (
     sample_words,
     uniforms,
 )
-from .train_gpt_engines import check_engine, gpt_engine
+from .train_gpt_engines import JavaScriptGPT, check_engine, gpt_engine
 
 _RANDOM_LOCK = threading.Lock()  # microgpt draws from the global `random`: one build at a time
 
@@ -151,7 +151,9 @@ class GPTKind:
         """One step (`gpt.train`'s): the next word's loss, backward(), Adam; none once the
         `steps` are taken (the rate is 0). Another engine: its steps, as many as fit. A step
         the Health panel reads (`health.begin()`) is one step, read as train_health.py says."""
-        mon = self.health.begin() if self.adam.t < self.settings.steps else None
+        # (the steps taken: the JavaScript engine's own count, its Adam's `t` comes on `sync`)
+        taken = self.engine.t if isinstance(self.engine, JavaScriptGPT) else self.adam.t
+        mon = self.health.begin() if taken < self.settings.steps else None
         if mon is not None:
             steps = self._read_step(mon)
         elif self.engine is not None:
@@ -178,29 +180,16 @@ class GPTKind:
 
     def _read_step(self, mon: Any) -> list[tuple[float, None]]:
         """One step the Health panel reads (`mon`: a health.Monitor of the model). Eager: the
-        step itself, recorded. numpy: the step itself, read from the engine's arrays (its
-        program keeps the ReLUs' outputs). JavaScript: its forward and backward again in Python, on
-        the model's Values (the engine's weights, `sync`), for the ReLU layers' outputs and the
-        matrices' grads (as its step computes them); then the engine's own step, and its
-        weights read back for the update."""
+        step itself, recorded. numpy and JavaScript: the engine's step itself, read from its
+        arrays (its program keeps the ReLUs' outputs; the JavaScript step computes the
+        statistics there, health.js, and hands them back)."""
         if self.engine is None:
             with recording(mon):
                 steps = self._eager_step(mon)
-        elif self.engine_name == "numpy":  # from its arrays (NumpyGPT.train's `monitor`)
-            steps = self.engine.train(0.0, lambda: False, one=True, monitor=mon)
         else:
-            self.sync()
-            t = self.adam.t
-            word = self.docs[t % len(self.docs)]
-            with recording(mon):
-                loss = self.model.loss(self.tokenizer.encode(word))
-                loss.backward()
-            mon.read_grads()
-            for p in self.params:
-                p.grad = 0.0  # (as after his Adam's step: the engine keeps its own grads)
-            steps = self.engine.train(0.0, lambda: False, one=True)
-            self.sync()
-        self.health.end(mon)
+            steps = self.engine.train(0.0, lambda: False, one=True, monitor=mon)
+        if steps:  # (none: the run's steps were all taken, nothing was read)
+            self.health.end(mon)
         return steps
 
     def weights_finite(self) -> bool:

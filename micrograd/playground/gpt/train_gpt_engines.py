@@ -14,6 +14,8 @@ their losses are eager's to rounding (a traced softmax is not shifted by its lar
   `engines.javascript_host()` (the site's worker, or Node.js): the loss of each word length
   traced once (`jit.gpt.js_program`) when a word of that length comes up, many steps a call and
   no Python per step; the weights come back to the model's Values on `sync` (before a frame).
+  A step the Health panel reads is its own step too, handing back health.py's statistics of it,
+  computed there (train/health.js) from its arrays: no second pass in Python.
 """
 
 from __future__ import annotations
@@ -151,6 +153,7 @@ class JavaScriptGPT:
 
     def __init__(self, run: GPTRun, host: Any = None) -> None:
         from ...jit.gpt import gpt_step_source
+        from ...train.health import Monitor
         from ..training.engines import javascript_host
 
         self.run = run
@@ -183,6 +186,7 @@ class JavaScriptGPT:
                 "lr": adam.lr,
                 "betas": list(adam.betas),
                 "eps": adam.eps,
+                "health": Monitor(model).layout(run.params),  # (what a step read hands back)
             },
         )
         self.t = 0  # the steps the engine has taken
@@ -221,10 +225,17 @@ class JavaScriptGPT:
             got = self.call("sample", {"temperature": temperature, "uniforms": table})
         return got["words"]
 
-    def train(self, seconds: float, playing: Callable[[], bool], one: bool = False) -> Results:
+    def train(
+        self, seconds: float, playing: Callable[[], bool], one: bool = False, monitor: Any = None
+    ) -> Results:
         """Steps for about `seconds` (at least one; exactly one with `one`), in as few calls as
         the lengths allow: a word whose length has no program yet stops a call, and it is
-        traced before the next; none once the `steps` are taken."""
+        traced before the next; none once the `steps` are taken. `monitor`: a
+        train.health.Monitor of the model that reads the next step (one step), from the
+        statistics the step hands back (health.js, over its own arrays: its ReLUs' outputs kept
+        by the program, the grads, the weights before and after): no second pass."""
+        if monitor is not None:
+            return self._read(monitor)
         left = self.run.settings.steps - self.t
         if left <= 0:
             return []
@@ -248,6 +259,18 @@ class JavaScriptGPT:
         if out and stepping > 0.002 and not one:
             self.rate = 0.5 * self.rate + 0.5 * len(out) / stepping
         return out
+
+    def _read(self, monitor: Any) -> Results:
+        got = self.call("read")
+        if got["need"] is not None:  # (the word's length has no program yet)
+            self.load(got["need"])
+            got = self.call("read")
+        self.t, self.finite, self.stale = got["t"], got["finite"], True
+        if not got["losses"]:  # (the run's steps are taken)
+            return []
+        monitor.given_stats(got["health"])
+        monitor.read_grads()
+        return [(float(got["losses"][0]), None)]
 
     def weights_finite(self) -> bool:
         return self.finite  # (the engine's answer: no need to read the weights back)

@@ -16,7 +16,9 @@ and answers the same methods; the run never asks which it holds.
   (`micrograd.jit.js_target`), with the step and pictures around it (train_js.py,
   train_step.js), and run by the browser (the static site's worker) or Node.js: steps,
   the optimizer's update and the pictures run there, many steps per call, no Python per step;
-  Python reads the weights back when it draws a frame (`sync`).
+  Python reads the weights back when it draws a frame (`sync`). A step the Health panel reads
+  is the engine's own step too, handing back health.py's statistics of it, computed there
+  (train/health.js) from its own arrays: no second pass in Python.
 """
 
 from __future__ import annotations
@@ -270,6 +272,7 @@ class JavaScriptEngine(Engine):
 
     def __init__(self, mlp: MLPRun, host: Any = None) -> None:
         from ...jit.js_target import program_source
+        from ...train.health import Monitor
         from .train_js import mlp_source, step_source
 
         super().__init__(mlp)
@@ -284,7 +287,15 @@ class JavaScriptEngine(Engine):
             outputs[:] = out if isinstance(out, list) else [out]
             return term(out, t)
 
-        src, captured = program_source(fn, self._sample(0), keep=lambda: outputs)
+        # the program keeps the model's outputs (the step's accuracy), then each layer's (the
+        # Health panel's read: health.Monitor's recording notes them as the trace makes them)
+        health = Monitor(model)
+        with health.recording():
+            src, captured = program_source(
+                fn,
+                self._sample(0),
+                keep=lambda: outputs + [v for lay in health.layers for v in lay.outs[-1]],
+            )
         source = step_source(src, mlp_source(model))
         key = (id(self.host), id(mlp), source)  # its state is this run's own
         call = _COMPILED.get(key)
@@ -306,6 +317,7 @@ class JavaScriptEngine(Engine):
                 "regression": s.regression,
                 "grid": _flat(self.grid(self.grid_side)),
                 "heat": _flat(self.grid(self.heat_side)),
+                "health": health.layout(mlp.params),
             },
         )
         self.live()
@@ -379,27 +391,20 @@ class JavaScriptEngine(Engine):
         return out
 
     def _read_step(self, mon: Any, idx: Sequence[int] | None) -> tuple[float, float | None]:
-        """One step the Health panel reads (train_health.py): the step is the engine's own, in
-        JavaScript; its forward and backward again in Python on the same weights, eagerly, for
-        the layers' outputs and grads (onto the grads JavaScript holds when they are not
-        zeroed, as its step adds to them), and the weights read back after, for the update."""
-        from ...train import Step
-
-        mlp, s = self.mlp, self.mlp.settings
-        self.sync()  # the weights before the step, and the grads as the last step left them
-        if s.zero_grad:
-            for p in mlp.params:
-                p.grad = 0.0
-        Xb = mlp.inputs if idx is None else [mlp.inputs[i] for i in idx]
-        T = mlp.T if idx is None else [mlp.T[i] for i in idx]
-        step = Step(mlp.model, s.loss, s.l2, l1=s.l1, zero_grad=False, score=False)
-        with recording(mon):
-            step(Xb, T)
+        """One step the Health panel reads (train_health.py): the engine's own step, in
+        JavaScript, which hands back health.py's statistics of it, computed there (health.js,
+        `Monitor.given_stats`) from the step's arrays: each layer's outputs over the batch and
+        their grads (rows its program keeps), the weights before and after the update and their
+        grads. No second pass, and nothing per sample comes into Python."""
+        got = self.call(
+            "read",
+            {"batch": None if idx is None else list(idx), "alpha": mon.alpha, "l1": mon.l1},
+        )
+        self.stale, self.finite = True, got["finite"]
+        mon.given_stats(got["health"])
         mon.read_grads()
-        out = self._run(1, 0.0, None if idx is None else [list(idx)])
-        self.sync()  # the weights after it
-        mlp.health.end(mon)
-        return out[0]
+        self.mlp.health.end(mon)
+        return float(got["losses"][0]), got["accs"][0]
 
     def _run(self, steps: int, seconds: float, batches: list | None) -> Results:
         got = self.call("train", {"steps": steps, "seconds": seconds, "batches": batches})

@@ -7,8 +7,10 @@
 // same order, so the numbers agree to rounding: the batch's per-sample terms (program.forward),
 // their mean, backward with the seed 1/B, alpha·Σp² and l1·Σ|p| added, the grads zeroed (or kept:
 // the lecture's bug), the accuracy on the training points before the update, then the update.
+// A step the Health panel reads (`read`) is that step, and health.js's statistics of it (each
+// layer's outputs and their grads are rows the program keeps, after the model's outputs).
 
-/* global powInt */
+/* global powInt, stepHealth */
 // eslint-disable-next-line no-unused-vars -- the caller (train_js.step_source) returns it
 function makeStep(program, layers, SIZES) {
   "use strict";
@@ -21,6 +23,7 @@ function makeStep(program, layers, SIZES) {
   let cfg = {}, CAP = new Int32Array(0), DATA = null, INPUTS = null, N = 0, width = 0;
   let LABELS = null, TRAIN = null, GRIDX = null, HEATX = null;
   let buf = null, m = null, v = null, t = 0; // the optimizer's state
+  let HEALTH = null; // what the Health panel reads (health.Monitor.layout): set once
   const arrays = new Map(); // batch size -> [V, G]
 
   function rows(B) {
@@ -71,7 +74,7 @@ function makeStep(program, layers, SIZES) {
   }
 
   // The accuracy on the training points from the program's own forward pass over them (its
-  // rows of the model's outputs, program.keptRows): no second pass through the network.
+  // rows of the model's outputs, program.keptRows' first): no second pass through the network.
   function accuracyOf(V, B) {
     if (cfg.regression) return null;
     const rows = program.keptRows, out = new Float64Array(B * nout);
@@ -85,7 +88,7 @@ function makeStep(program, layers, SIZES) {
   function step(idx) {
     const [V, G, B] = forward(idx);
     // (the batch is every training point: its accuracy is the forward pass's)
-    const acc = idx === TRAIN && program.keptRows.length === nout ? accuracyOf(V, B) : accuracy(TRAIN);
+    const acc = idx === TRAIN && program.keptRows.length >= nout ? accuracyOf(V, B) : accuracy(TRAIN);
     let loss = meanOut(V, B);
     G.fill(0);
     G.fill(1 / B, program.outRow * B, program.outRow * B + B);
@@ -235,6 +238,9 @@ function makeStep(program, layers, SIZES) {
     for (const k of ["optimizer", "lr", "momentum", "alpha", "l1", "zeroGrad", "regression"]) {
       if (k in arg) cfg[k] = arg[k];
     }
+    if (arg.health) {
+      HEALTH = { ...arg.health, matrices: arg.health.matrices.map((a) => Int32Array.from(a)) };
+    }
     if (arg.restart) { buf = null; m = new Float64Array(nParams); v = new Float64Array(nParams); t = 0; GR.fill(0); }
     return null;
   }
@@ -254,6 +260,38 @@ function makeStep(program, layers, SIZES) {
       let sum = 0; // finite exactly when every weight is (or past 1e308: diverged anyway)
       for (let i = 0; i < nParams; i++) sum += P[i];
       return { losses, accs, finite: Number.isFinite(sum) };
+    },
+    // One step (on the samples `batch`, or every training point) the Health panel reads:
+    // `train`'s answer, and health.js's statistics of the step from its own arrays (each
+    // layer's outputs over the batch and their grads, the weights before and after the update,
+    // their grads), with the L2 and L1 alphas `alpha`, `l1` (health.Monitor's).
+    read(arg) {
+      const before = Float64Array.from(P);
+      const idx = arg.batch ? arg.batch : TRAIN;
+      const [loss, acc] = step(idx);
+      const B = idx.length, [V, G] = rows(B), kept = program.keptRows;
+      let at = nout; // (the model's outputs first)
+      const total = HEALTH.layers.reduce((n, lay) => n + lay.units, nout);
+      const layers = HEALTH.layers.map((lay) => {
+        const units = lay.units;
+        if (kept.length !== total) return { units, S: B, activation: lay.activation, V: null };
+        const vals = new Float64Array(units * B), grads = new Float64Array(units * B);
+        for (let j = 0; j < units; j++) {
+          const r = kept[at + j] * B;
+          vals.set(V.subarray(r, r + B), j * B);
+          grads.set(G.subarray(r, r + B), j * B);
+        }
+        at += units;
+        return { V: vals, G: grads, units, S: B, activation: lay.activation, bias: lay.bias };
+      });
+      const health = stepHealth({
+        layers, matrices: HEALTH.matrices, before, after: P, grads: GR,
+        alpha: arg.alpha, l1: arg.l1, saturated: HEALTH.saturated, bins: HEALTH.bins,
+      });
+      let sum = 0;
+      for (let i = 0; i < nParams; i++) sum += P[i];
+      return { losses: [Number.isFinite(loss) ? loss : String(loss)], accs: [acc],
+        finite: Number.isFinite(sum), health };
     },
     state() { return { params: Array.from(P, (x) => Number.isFinite(x) ? x : String(x)), grads: Array.from(GR, (x) => Number.isFinite(x) ? x : String(x)) }; },
     metrics(arg) {
