@@ -146,6 +146,24 @@ def test_no_zero_grad_is_diagnosed_from_the_javascript_steps_numbers() -> None:
     assert causes == {d["cause"] for d in eager.health.frame()["diagnoses"]} == {"zero_grad"}
 
 
+def test_a_slice_with_a_read_trains_on_past_the_first_steps() -> None:
+    """A slice that read a step was that one step: with the panel open, a small fast network on
+    the site ran at a fraction of its speed. A run's first steps are still each read, one a call;
+    past them a read step is followed by the slice's others, unread."""
+    from micrograd.playground.training.train_health import EVERY_STEP
+
+    js, _ = kinds(NETS["tanh, full batch"])
+    for k in range(EVERY_STEP - 1):  # each its own read, the slice's only step
+        assert len(js.engine.train(5.0, lambda: None, lambda: True)) == 1, k
+    for _ in range(2):  # the last of the first steps, then one read by the clock
+        js.health.restart_clock()  # (a read due)
+        reads, steps = js.health._reads, js.health.steps
+        got = js.engine.train(5.0, lambda: None, lambda: True)
+        assert len(got) > 1  # (the slice asks for 1.5 x its measured rate x 5 s + 1 steps)
+        assert js.health._reads == reads + 1 and js.health.steps == steps + len(got)
+    assert all(math.isfinite(loss) for loss, _ in got)
+
+
 def test_a_read_runs_no_second_pass_in_python(monkeypatch) -> None:
     """The old read ran the step's forward and backward again on the model's Values (eagerly, in
     Pyodide: most of the panel's cost on the site): now nothing of the model runs in Python."""

@@ -33,7 +33,7 @@ from typing import Any
 from ...losses import LOSSES, predict, predict_rows
 from . import train_frames
 from .train_frames import TARGET_RANGE, layer_outputs
-from .train_health import recording
+from .train_health import EVERY_STEP, recording
 from .train_kinds import MLPRun
 from .train_settings import EAGER_FRAME_SECONDS, EAGER_GRID, GRID, numpy_available
 
@@ -373,9 +373,16 @@ class JavaScriptEngine(Engine):
     def train(
         self, seconds: float, batches: Callable[[], Any], playing: Callable[[], bool]
     ) -> Results:
-        mon = self.mlp.health.begin()  # the Health panel reads this step: one, read in Python
+        read: Results = []
+        mon = self.mlp.health.begin()  # the Health panel reads this step (then none for a while)
         if mon is not None:
-            return [self._read_step(mon, batches() if not self.mlp.full_batch() else None)]
+            start = time.monotonic()
+            read = [self._read_step(mon, batches() if not self.mlp.full_batch() else None)]
+            seconds -= time.monotonic() - start
+            # a run's first steps are each read, one a call; past them the slice goes on, unread
+            # (it was one step: the Health panel open cost a small, fast network most of its speed)
+            if self.mlp.health.steps < EVERY_STEP or seconds <= 0 or not playing():
+                return read
         n = max(1, min(100_000, int(self.rate * seconds * 1.5) + 1))
         drawn = None
         if not self.mlp.full_batch():
@@ -388,7 +395,7 @@ class JavaScriptEngine(Engine):
         if drawn is not None:
             self.mlp.put_back(drawn[len(out) :])
         self.mlp.health.skipped(len(out))
-        return out
+        return read + out
 
     def _read_step(self, mon: Any, idx: Sequence[int] | None) -> tuple[float, float | None]:
         """One step the Health panel reads (train_health.py): the engine's own step, in
