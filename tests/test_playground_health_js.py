@@ -212,6 +212,26 @@ def test_a_javascript_gpt_step_read_gives_health_monitors_numbers(monkeypatch) -
     assert any(lay.dead for lay in js.health.history[-1].layers)
 
 
+@pytest.mark.parametrize("jit", ["javascript", "numpy"])
+def test_a_gpt_slice_with_a_read_trains_on_past_the_first_steps(jit: str) -> None:
+    """The GPT view as the Train view: its first steps each read, one a call; past them a read
+    step is the first of the slice's steps, not the slice."""
+    from micrograd.playground.training.train_health import EVERY_STEP
+
+    v = GPTView(jit=jit)
+    v.config({"data": "builtin"})
+    v.health({"open": True})
+    kind = v.trainer.kind
+    kind.prepare(60.0)
+    for k in range(EVERY_STEP - 1):
+        assert len(kind.train(5.0, lambda: True)) == 1, k
+    kind.health.restart_clock()  # (a read due)
+    reads, steps = kind.health._reads, kind.health.steps
+    got = kind.train(5.0, lambda: True)
+    assert len(got) > 1 and kind.health._reads == reads + 1
+    assert kind.health.steps == steps + len(got)
+
+
 def js_step_health() -> Any:
     """health.js's `stepHealth` alone, in Node.js (null in an array stands for NaN: JSON has
     none)."""

@@ -26,7 +26,7 @@ from typing import Any
 from ... import io
 from ...gpt import GPT, Adam, Tokenizer
 from ...train.health_presets import BROKEN_GPT, apply_gpt_init
-from ..training.train_health import HealthTap, recording
+from ..training.train_health import EVERY_STEP, HealthTap, recording
 from .gpt_frames import (
     RunningMean,
     attention,
@@ -150,12 +150,19 @@ class GPTKind:
     def train(self, seconds: float, playing: Callable[[], bool]) -> list[tuple[float, None]]:
         """One step (`gpt.train`'s): the next word's loss, backward(), Adam; none once the
         `steps` are taken (the rate is 0). Another engine: its steps, as many as fit. A step
-        the Health panel reads (`health.begin()`) is one step, read as train_health.py says."""
+        the Health panel reads (`health.begin()`) is read as train_health.py says: one a call
+        in a run's first steps, then the first of the slice's steps."""
         # (the steps taken: the JavaScript engine's own count, its Adam's `t` comes on `sync`)
         taken = self.engine.t if isinstance(self.engine, JavaScriptGPT) else self.adam.t
         mon = self.health.begin() if taken < self.settings.steps else None
         if mon is not None:
+            start = time.monotonic()
             steps = self._read_step(mon)
+            seconds -= time.monotonic() - start
+            if self.engine is not None and self.health.steps >= EVERY_STEP and playing():
+                more = self.engine.train(seconds, playing) if seconds > 0 else []
+                self.health.skipped(len(more))
+                steps += more
         elif self.engine is not None:
             steps = self.engine.train(seconds, playing)
             self.health.skipped(len(steps))
