@@ -352,6 +352,13 @@ class App:
         self.context.route("**/*", self._route)
         self.page = self.context.new_page()
         self.errors = watch_errors(self.page)
+        # a kernel started without the learner's files (JupyterLite says so in a warning): its
+        # %%writefile my_value.py would be gone for the next notebook (course_app.DRIVE_GATE)
+        self.undriven: list[str] = []
+        self.page.on(
+            "console",
+            lambda m: self.undriven.append(self.page.url) if "NOT be synced" in m.text else None,
+        )
 
     def _route(self, route: Any) -> None:
         if route.request.url.startswith(self.base):
@@ -364,6 +371,7 @@ class App:
         self.context.close()
         assert not self.aborted, f"requests outside the site: {self.aborted}"
         assert not self.errors, f"JavaScript errors on the page: {self.errors}"
+        assert not self.undriven, f"kernels without the learner's files (/drive): {self.undriven}"
 
 
 @pytest.fixture

@@ -136,6 +136,27 @@ PHONE_STYLE = (
     ".jp-Notebook .cm-content { white-space: pre-wrap; word-break: break-word; "
     "overflow-wrap: anywhere; flex-shrink: 1; } }</style>"
 )
+# A kernel has the learner's files (/drive: where %%writefile writes and import looks) only if
+# JupyterLite's service worker is registered when the kernel starts; and a page the worker
+# controls, whose app version JupyterLite has no record of, first unregisters every worker and
+# registers one anew (jupyterlite 0.8's ServiceWorkerManager, not awaited by the kernel). The
+# second notebook a learner opened raced that: its kernel had no /drive, and my_value.py went
+# into that kernel's memory, gone for notebook 3. So each page registers the worker and records
+# the version itself, and JupyterLite starts after (BOOT: the page's own start, waiting on it).
+DRIVE_GATE = """
+<script>window.microgradDrive = (async function () {{
+  const sw = navigator.serviceWorker;
+  if (!sw) return;  // JupyterLite says so itself: its kernels then work without /drive
+  const url = new URL("{up}service-worker.js?enableCache={cache}", location.href).href;
+  try {{
+    await sw.register(url);
+    localStorage.setItem(url + "-version", "{version}");
+  }} catch (err) {{
+    console.warn("micrograd: the course's service worker could not be registered:", String(err));
+  }}
+}})();</script>"""
+BOOT = "await import("  # the page's start: config-utils.js, which loads the app
+
 # When Run All stops at a cell (an error), the page shows that cell, made the active one
 # (JupyterLab leaves the page at the notebook's end): the first cell from the top with an error
 # (Run All cleared the outputs above it as it ran them).
@@ -471,8 +492,13 @@ def course_files(
     _insert(files, "repl/index.html", '<meta charset="utf-8">', REPL_KERNEL)
     _insert(files, "notebooks/index.html", "<head>", PHONE_STYLE + STOPPED_SCRIPT)
     _insert(files, "lab/index.html", "<head>", STOPPED_SCRIPT)
+    data = json.loads(files["jupyter-lite.json"])["jupyter-config-data"]
+    cache = str(data.get("enableServiceWorkerCache", "false")).lower()
     for page in APP_PAGES:  # else the browser asks the host's root for /favicon.ico
         up = "../" * page.count("/")
+        gate = DRIVE_GATE.format(up=up or "./", cache=cache, version=data["appVersion"])
+        _insert(files, page, "<head>", gate)
+        _insert(files, page, BOOT, "", before="await window.microgradDrive;\n        ")
         _insert(files, page, "<head>", f'\n<link rel="icon" href="{up}lab/favicon.ico">')
         _insert(files, page, "<head>", f'\n<script type="module" src="{up}{DOWNLOAD}"></script>')
     files[DOWNLOAD] = (importlib.resources.files(__package__) / "course-download.js").read_bytes()
@@ -520,11 +546,11 @@ def kernel_own_wheels(files: dict[str, bytes]) -> dict[str, tuple[str, bytes]]:
     return own
 
 
-def _insert(files: dict[str, bytes], page: str, after: str, text: str) -> None:
+def _insert(files: dict[str, bytes], page: str, after: str, text: str, before: str = "") -> None:
     html = files[page].decode("utf-8")
-    if after not in html:
-        raise SiteError(f"jupyter lite build wrote a {page} without {after}")
-    files[page] = html.replace(after, after + text, 1).encode("utf-8")
+    if html.count(after) != 1:
+        raise SiteError(f"jupyter lite build wrote a {page} without one {after}")
+    files[page] = html.replace(after, before + after + text, 1).encode("utf-8")
 
 
 def link_pages(files: dict[str, bytes], pages: tuple[str, ...]) -> None:
