@@ -329,7 +329,11 @@ HEALTH_NETS = [
 
 def health_play(browser: Any, base: str, view: str, q: str, open_: bool, seconds: float) -> dict:
     """One view played `seconds` with the Health panel shut or open: steps/s, frames/s drawn."""
+    from micrograd.playground.gpt.train_gpt import MAX_STEPS
+
     handle = "trainView" if view == "train" else "gptView"
+    if view == "gpt":  # more steps than the seconds take (microgpt's 1000 took under 6 s)
+        q += f"&steps={MAX_STEPS}"
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
     try:

@@ -51,7 +51,12 @@ export function healthPart(ui) {
   function send(body) {
     return ui.post("health", body).catch(showIn("train-error"));
   }
+  // what the panel shows, by the step read and the preset: a frame brings the same health until
+  // the next read, and is not drawn again (each frame's redraw cost a big GPT a fifth of its speed
+  // on a 2-core machine, where the page's drawing and the worker's steps share the cores)
+  let drawn = null;
   open.addEventListener("change", () => {
+    drawn = null;
     $("health-body").hidden = !open.checked;
     send({ open: open.checked });
   });
@@ -60,7 +65,7 @@ export function healthPart(ui) {
   });
   fix.addEventListener("click", () => send({ fix: true }));
   // a window resized (a phone turned): drawn again at the new width, paused or not
-  window.addEventListener("resize", () => { if (open.checked) drawHealth(); });
+  window.addEventListener("resize", () => { drawn = null; if (open.checked) drawHealth(); });
 
   function fillPresets() {
     if (select.options.length > 1 || !view.options || !view.options.health_presets) return;
@@ -75,6 +80,9 @@ export function healthPart(ui) {
     fillPresets();
     const h = view.frame && view.frame.health;
     if (!open.checked || !h) return;
+    const key = `${h.step} ${h.preset} ${h.fixed}`;
+    if (key === drawn) return;
+    drawn = key;
     select.value = h.preset || "";
     fix.disabled = !h.preset || h.fixed;
     $("health-fix-text").textContent = h.preset ? (h.fixed ? `fixed: ${h.fix}` : `the fix: ${h.fix}`) : "";
