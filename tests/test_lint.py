@@ -89,7 +89,7 @@ def test_eslint_is_clean_over_the_javascript_the_steps_are_made_of() -> None:
     files = [
         *(ROOT / "micrograd" / "jit").glob("*.js"),
         STATIC.parent / "training" / "train_step.js",
-        ROOT / "micrograd" / "train" / "health.js",
+        ROOT / "micrograd" / "jit" / "health.js",
     ]
     assert {f.name for f in files} >= {"runtime.js", "gpt_step.js", "train_step.js", "health.js"}
     result = _eslint(*(str(f.relative_to(ROOT)) for f in sorted(files)))

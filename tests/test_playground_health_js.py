@@ -1,5 +1,5 @@
 """The Health panel's reads on the JavaScript engines (the static site's, here on Node.js): the
-step in JavaScript hands back health.py's statistics of itself, computed there (train/health.js)
+step in JavaScript hands back health.py's statistics of itself, computed there (jit/health.js)
 from its own arrays, and they are `health.Monitor`'s numbers on the eager step of the same
 network (the same weights, batches and optimiser, every step read), to 1e-12; no second pass runs
 in Python (issue 58: the panel's cost on the site)."""
@@ -235,8 +235,8 @@ def test_a_gpt_slice_with_a_read_trains_on_past_the_first_steps(jit: str) -> Non
 def js_step_health() -> Any:
     """health.js's `stepHealth` alone, in Node.js (null in an array stands for NaN: JSON has
     none)."""
+    from micrograd.jit.js_target import health_source as js_source
     from micrograd.playground.training.engines import javascript_host
-    from micrograd.train.health import js_source
 
     nan = "const f = (a) => a.map((x) => (x === null ? NaN : x));"
     call = javascript_host().compile(

@@ -667,7 +667,7 @@ def test_the_page_restores_pythons_saved_start_or_starts_afresh(
 
 def test_the_health_panel_on_the_site(visit: Visit, screenshot: Any) -> None:
     """The Train view's Health panel on the site (the steps in JavaScript, a read step handing
-    back its statistics, train/health.js: engines.JavaScriptEngine._read_step): a preset
+    back its statistics, jit/health.js: engines.JavaScriptEngine._read_step): a preset
     diagnosed by its cause, "Fix it" healthy."""
     page = visit.open("train.html")
     visit.ready()
@@ -705,7 +705,7 @@ def test_the_health_panel_on_the_site(visit: Visit, screenshot: Any) -> None:
 
 def test_the_gpt_health_panel_on_the_site(visit: Visit, screenshot: Any) -> None:
     """The GPT view's Health panel on the site (the steps in JavaScript, a read step handing
-    back its statistics, train/health.js: train_gpt_engines.JavaScriptGPT), at 1280 and on a
+    back its statistics, jit/health.js: train_gpt_engines.JavaScriptGPT), at 1280 and on a
     phone: Dead ReLUs diagnosed by its cause, "Fix it" healthy."""
     page = visit.open("gpt.html?data=builtin")
     visit.ready()

@@ -228,12 +228,11 @@ def js_program(model: GPT, n: int) -> tuple[str, list[int]]:
 def gpt_step_source() -> str:
     """The body of a JavaScript function returning the GPT's training step (gpt_step.js's
     `makeGPTStep`), with jit/runtime.js before it (its correctly rounded `powInt`) and
-    train/health.js (the Health panel's statistics of a step: `read`)."""
-    from ..train.health import js_source
-    from .js_target import runtime_source
+    jit/health.js (the Health panel's statistics of a step: `read`)."""
+    from .js_target import health_source, runtime_source
 
     step = (resources.files(__package__) / "gpt_step.js").read_text("utf-8")
-    return f"{runtime_source()}\n{js_source()}\n{step}\nreturn makeGPTStep();\n"
+    return f"{runtime_source()}\n{health_source()}\n{step}\nreturn makeGPTStep();\n"
 
 
 def train(

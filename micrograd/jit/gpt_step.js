@@ -2,7 +2,7 @@
 // order; the loss, backward, his Adam with the rate decaying linearly to 0) around the programs
 // jit's JavaScript target writes of `GPT.loss`, one per word length (micrograd/jit/gpt.py traces
 // them; they come in as they are needed: `program`). A step the Health panel reads (`read`) is
-// that step and train/health.js's statistics of it (each position's ReLU outputs are rows the
+// that step and jit/health.js's statistics of it (each position's ReLU outputs are rows the
 // programs keep, after the logits). Every method takes and returns JSON-able
 // values (the site's worker and Node.js pass JSON text). `powInt` is jit/runtime.js's (its
 // source comes first): b**t correctly rounded, as Python's float ** int.

@@ -591,6 +591,13 @@ def runtime_source() -> str:
     return (resources.files(__package__) / "runtime.js").read_text("utf-8")
 
 
+def health_source() -> str:
+    """jit/health.js: `stepHealth`, train.health's statistics of a step in JavaScript, over a
+    JavaScript engine's own arrays (playground/training/train_step.js and jit/gpt_step.js call
+    it for a step the Health panel reads)."""
+    return (resources.files(__package__) / "health.js").read_text("utf-8")
+
+
 def runner_source(program: str) -> str:
     """The body of a JavaScript function that returns the program alone (jit/runtime.js's
     `makeRunner`: its outputs and captured gradients over a batch), for tests."""

@@ -35,7 +35,7 @@ On micrograd.jit's step (`JitStep`) there are no per-sample Values: `Monitor.att
 the jit to keep the layers' outputs as nodes of its program, and reads their values and grads from
 its arrays, the same numbers (tests/test_health.py holds them to the eager step's). A step in
 JavaScript (the static site's engines: playground/training/train_step.js, jit/gpt_step.js) computes
-these statistics where its arrays are, by health.js (`stepHealth`: this module's functions, line
+these statistics where its arrays are, by jit/health.js (`stepHealth`: this module's functions, line
 for line), and `Monitor.given_stats` takes them in (tests/test_playground_health_js.py holds them
 to the eager step's).
 
@@ -614,14 +614,6 @@ def _histogram_of(got: dict[str, Any]) -> Histogram | None:
     if counts is None:
         return None
     return Histogram(_edges(float(got["lo"]), float(got["hi"]), len(counts)), counts)
-
-
-def js_source() -> str:
-    """health.js: `stepHealth`, these statistics in JavaScript, over a JavaScript engine's
-    arrays (playground/training/train_step.js and jit/gpt_step.js call it)."""
-    from importlib import resources
-
-    return (resources.files(__package__) / "health.js").read_text("utf-8")
 
 
 # ---------------------------------------------------------------- the same, by numpy (a jit step)

@@ -15,7 +15,7 @@ their losses are eager's to rounding (a traced softmax is not shifted by its lar
   traced once (`jit.gpt.js_program`) when a word of that length comes up, many steps a call and
   no Python per step; the weights come back to the model's Values on `sync` (before a frame).
   A step the Health panel reads is its own step too, handing back health.py's statistics of it,
-  computed there (train/health.js) from its arrays: no second pass in Python.
+  computed there (jit/health.js) from its arrays: no second pass in Python.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ and answers the same methods; the run never asks which it holds.
   the optimizer's update and the pictures run there, many steps per call, no Python per step;
   Python reads the weights back when it draws a frame (`sync`). A step the Health panel reads
   is the engine's own step too, handing back health.py's statistics of it, computed there
-  (train/health.js) from its own arrays: no second pass in Python.
+  (jit/health.js) from its own arrays: no second pass in Python.
 """
 
 from __future__ import annotations

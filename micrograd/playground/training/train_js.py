@@ -7,7 +7,7 @@ of points) in WebAssembly, or JavaScript where a browser has no WebAssembly SIMD
     step = step_source(program, src)   # the body of a function returning train_step.js's makeStep
 
 `step_source` joins the program (`micrograd.jit.js_target.program_source`), the MLP's `layers`,
-jit/runtime.js (its correctly rounded `powInt`), train/health.js (the Health panel's statistics of
+jit/runtime.js (its correctly rounded `powInt`), jit/health.js (the Health panel's statistics of
 a step, `read`) and train_step.js (forward, loss, backward,
 L2/L1, the optimizer's update: SGD and Adam, as `micrograd.optim` computes them; the pictures and
 heat maps). `NodeHost` runs such source in Node.js, for tests and for Python without a browser;
@@ -30,7 +30,15 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
-from ...jit.js_target import JS, MATH_HELPERS, JsModule, Lines, literal, runtime_source
+from ...jit.js_target import (
+    JS,
+    MATH_HELPERS,
+    JsModule,
+    Lines,
+    health_source,
+    literal,
+    runtime_source,
+)
 
 __all__ = ["QUICK_TANH", "quick_tanh_source", "kernel", "mlp_source", "step_js", "step_source"]
 
@@ -324,9 +332,7 @@ def step_js() -> str:
 def step_source(program: str, mlp: str) -> str:
     """The body of a JavaScript function that returns a training step (train_step.js's
     `makeStep`) for this program (`js_target.graph_source`) and this MLP (`mlp_source`)."""
-    from ...train.health import js_source
-
     return (
         f"const program = (function () {{\n{program}}})();\n{mlp}\n{runtime_source()}\n"
-        f"{js_source()}\n{step_js()}\nreturn makeStep(program, layers, SIZES);\n"
+        f"{health_source()}\n{step_js()}\nreturn makeStep(program, layers, SIZES);\n"
     )
