@@ -67,6 +67,11 @@ ENGINE_TESTS := tests/test_engine.py tests/test_engine_file.py tests/test_nn.py 
 # listed at the end (CONTRIBUTING.md says why each is slow). `make test PYTEST_PARALLEL=` runs in
 # one process.
 PYTEST_PARALLEL ?= -n auto --dist loadfile --no-loadscope-reorder
+# Python's byte-code caches written (into __pycache__/, which git ignores) even where the
+# environment turns them off (PYTHONDONTWRITEBYTECODE): without them every worker parsed and
+# rewrote the 120 test files' asserts anew (10 s of CPU each), and every kernel, grader and
+# command the tests start compiled micrograd again.
+test test-fast: export PYTHONDONTWRITEBYTECODE :=
 test: $(VENV)/.test graphviz
 	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --durations=20
 	MICROGRAD_PURE_PYTHON=1 $(BIN)/python -m pytest -q $(PYTEST_PARALLEL) $(ENGINE_TESTS)

@@ -443,6 +443,11 @@ class HealthClock:
         return timed
 
 
+def _ratio(a: float, b: float) -> str:
+    """a / b as a percentage, or – where b is no steps (a run too short to take one)."""
+    return f"{a / b:.0%}" if b > 0 else "–"
+
+
 def health_main(seconds: float, rounds: int) -> int:
     """The Health panel's cost (issue 58: at most 10% of the steps/s): each network of the Train
     and GPT views (`HEALTH_NETS`) on the jit, in-process, played `seconds` with the panel shut
@@ -476,8 +481,8 @@ def health_main(seconds: float, rounds: int) -> int:
         shut, open_ = med(got[False], "steps/s"), med(got[True], "steps/s")
         cshut, copen = med(got[False], "steps/cpu s"), med(got[True], "steps/cpu s")
         print(
-            f"| {name} | {shut:,.0f} | {open_:,.0f} | {open_ / shut:.0%} | {cshut:,.0f} | "
-            f"{copen:,.0f} | {copen / cshut:.0%} | {med(got[True], 'health share'):.1%} | "
+            f"| {name} | {shut:,.0f} | {open_:,.0f} | {_ratio(open_, shut)} | {cshut:,.0f} | "
+            f"{copen:,.0f} | {_ratio(copen, cshut)} | {med(got[True], 'health share'):.1%} | "
             f"{med(got[True], 'frames/s'):.1f} | {med(got[True], 'KB/frame'):.1f} |",
             flush=True,
         )

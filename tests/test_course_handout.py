@@ -2,7 +2,8 @@
 solution anywhere (not in the course's notebooks, not in its listing or start page, not inside a
 shipped wheel or archive), and its notebooks are `micrograd course DIR --no-solutions`'s.
 
-Slow: each test builds the course (JupyterLite) from scratch."""
+Slow: the hand-out is built (the site and its JupyterLite course) from scratch, once, by the
+wheel installed in a fresh virtual environment."""
 
 from __future__ import annotations
 
@@ -68,17 +69,55 @@ def _everything(folder: pathlib.Path) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def handed_out(tmp_path_factory: Any) -> pathlib.Path:
+def handed_out(tmp_path_factory: Any, built_dist: dict[str, pathlib.Path]) -> pathlib.Path:
+    """The hand-out as the README says a teacher builds it, away from the clone: the wheel (the
+    session's, built once) installed with the `site` extra into a fresh virtual environment
+    (not editable: the notebooks are package data), then `micrograd site OUT --no-solutions`.
+    Built once: every test of this file reads it."""
+    pytest.importorskip("build", reason="the test group's 'build' package builds the wheel")
     if course_site.tools_missing():
         _unavailable(course_site.TOOLS_MISSING)
-    out = tmp_path_factory.mktemp("handout") / "s"
-    said, err = io.StringIO(), io.StringIO()
-    with with_names(), contextlib.redirect_stdout(said), contextlib.redirect_stderr(err):
-        status = main(["site", str(out), "--no-solutions"])
-    if status != 0 and "npm is needed" in err.getvalue():
-        _unavailable(err.getvalue().strip())
-    assert status == 0, said.getvalue() + err.getvalue()
-    assert (out / "course" / "lab" / "index.html").is_file(), said.getvalue()
+    from micrograd.site.static_site import default_cache
+
+    from .support.building import clean_env, fresh_venv, venv_bin
+
+    here = tmp_path_factory.mktemp("handout")
+    python = fresh_venv(here / "venv")
+    with with_names():
+        env = clean_env()
+    done = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", f"{built_dist['wheel']}[site]"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    away = here / "away"  # no micrograd/ or notebooks/ beside it
+    away.mkdir()
+    out = away / "s"
+    done = subprocess.run(
+        [
+            str(venv_bin(here / "venv") / "micrograd"),
+            "site",
+            str(out),
+            "--no-solutions",
+            "--cache",
+            str(default_cache()),  # Pyodide and the course's wheels, as the other builds had them
+        ],
+        cwd=away,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
+    )
+    said = done.stdout + done.stderr
+    if done.returncode != 0 and "npm is needed" in said:
+        _unavailable(said.strip())
+    assert done.returncode == 0, said[-3000:]
+    assert course_site.TOOLS_MISSING not in said and "left out" not in said, said
+    assert "jupyter lite build failed" not in said
+    assert (out / "course" / "lab" / "index.html").is_file(), said
     return out
 
 
@@ -116,54 +155,14 @@ def test_the_sites_course_ships_no_solution_anywhere(
 
 
 def test_the_wheel_with_the_site_extra_builds_the_course(
-    tmp_path: pathlib.Path, names_file: pathlib.Path, built_dist: dict[str, pathlib.Path]
+    handed_out: pathlib.Path, built_dist: dict[str, pathlib.Path]
 ) -> None:
-    """As the README says to run it, away from the clone: the wheel installed with the `site`
-    extra into a fresh virtual environment (not editable: the notebooks are package data) has
-    every build tool (jupyter-server among them), and `micrograd site OUT` builds the course."""
-    pytest.importorskip("build", reason="the test group's 'build' package builds the wheel")
-    from micrograd.site.static_site import default_cache
-
-    from .support.building import clean_env, fresh_venv, venv_bin
-
-    wheel = built_dist["wheel"]  # (the session's, built once)
-    inside = zipfile.ZipFile(wheel).namelist()
+    """The wheel installed with the `site` extra has every build tool (jupyter-server among
+    them), and `micrograd site OUT` builds the course from the installed package's notebooks
+    (`handed_out`: the build, away from the clone)."""
+    inside = zipfile.ZipFile(built_dist["wheel"]).namelist()
     assert {f"micrograd/notebooks/{n}.ipynb" for n in course_site.NOTEBOOKS} <= set(inside)
-    python = fresh_venv(tmp_path / "venv")
-    env = clean_env()
-    done = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", f"{wheel}[site]"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    away = tmp_path / "away"  # no micrograd/ or notebooks/ beside it
-    away.mkdir()
-    out = away / "s"
-    done = subprocess.run(
-        [
-            str(venv_bin(tmp_path / "venv") / "micrograd"),
-            "site",
-            str(out),
-            "--no-solutions",
-            "--cache",
-            str(default_cache()),  # Pyodide and the course's wheels, as the other builds had them
-        ],
-        cwd=away,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=1800,
-    )
-    said = done.stdout + done.stderr
-    if done.returncode != 0 and "npm is needed" in said:
-        _unavailable(said.strip())
-    assert done.returncode == 0, said[-3000:]
-    assert course_site.TOOLS_MISSING not in said and "left out" not in said, said
-    assert "jupyter lite build failed" not in said
-    course = out / "course"
+    course = handed_out / "course"
     assert (course / "lab" / "index.html").is_file() and (course / course_site.PAGE).is_file()
     listed = json.loads((course / "api" / "contents" / "all.json").read_text())["content"]
     assert sorted(f["name"] for f in listed) == [f"{n}.ipynb" for n in course_site.NOTEBOOKS]

@@ -133,6 +133,9 @@ def test_the_settings_live_in_the_url(page, playground):
     page.dispatch_event("#lr", "change")
     page.wait_for_function("() => location.search.includes('lr=0.02')")
     assert "n_embd=8" in page.url
+    # the run's settings as Python sends them back (the meta that sets every control), here
+    # before the next edit: arriving between the fill and its change event, it put 2 back
+    page.wait_for_function("() => window.gptView.meta().settings.lr === 0.02")
     page.fill("#n_head", "3")  # 8 is not a multiple of 3: Python's line, the run kept
     page.dispatch_event("#n_head", "change")
     page.wait_for_function("() => !document.querySelector('#gpt-error').hidden")

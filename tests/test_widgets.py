@@ -212,10 +212,8 @@ def test_explore_and_train_in_jupyterlab(lab: Any, browser: Any, screenshot: Any
         lab.open_and_run(page, name)
         widgets = page.locator(".micrograd-widget")
         # the kernel starts and runs five cells first: minutes on a loaded machine, not seconds
-        page.wait_for_function(
-            "() => document.querySelectorAll('.micrograd-widget').length === 4",
-            polling=200,
-            timeout=300_000,
+        lab.wait_for(
+            page, "() => document.querySelectorAll('.micrograd-widget').length === 4", 300_000
         )
         lecture, neuron, trainer, own = (widgets.nth(i) for i in range(4))
         page.wait_for_function("""() => [...document.querySelectorAll('.micrograd-widget')]

@@ -22,7 +22,7 @@ is relative, so the folder works under any path, and nothing is fetched from any
 run time. Pyodide comes from the npm registry the first time (npm is needed then; its integrity
 is checked) and is cached, so later builds need no network.
 
-OUT_DIR/course/ is the course in the browser: the six notebooks, `check` and the widgets in a
+OUT_DIR/course/ is the course in the browser: the course's notebooks, `check` and the widgets in a
 JupyterLite app (JupyterLab on Pyodide), linked from the pages. Its build tools come with
 pip install "micrograd-plus[site]"; the wheels it ships come from PyPI the first time (checked by
 sha256) and are cached beside Pyodide.

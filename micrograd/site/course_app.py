@@ -1,4 +1,4 @@
-"""The course in the browser: the six notebooks, `check` and the widgets in a JupyterLite app,
+"""The course in the browser: the course's notebooks, `check` and the widgets in a JupyterLite app,
 written by `micrograd site OUT` into ``OUT/course/`` (`add_course`, which the command hands to
 `site.build_site`; ``--no-course`` leaves it out).
 

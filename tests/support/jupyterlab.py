@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 
 def free_port() -> int:
@@ -88,8 +89,43 @@ class Lab:
             if time.monotonic() > deadline:
                 raise TimeoutError("the notebook's kernel did not become idle within 60 s")
             page.wait_for_timeout(100)
-        page.get_by_role("menuitem", name="Run", exact=True).click()
-        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        # Run All, and see that it took: a click that JupyterLab missed (the menu closed under
+        # it, on a loaded machine) left every cell unrun, and the test then waited its whole
+        # limit for outputs that never came. Once more if no cell started within a minute.
+        for _ in range(2):
+            page.get_by_role("menuitem", name="Run", exact=True).click()
+            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+            try:
+                page.wait_for_function(STARTED, polling=200, timeout=60_000)
+                return
+            except PlaywrightTimeout:
+                continue
+        raise TimeoutError(f"Run All Cells ran no cell within 2 minutes: {self.cells(page)}")
+
+    def cells(self, page: Any) -> str:
+        """What the notebook on the page shows, for a failure's message: each code cell's
+        prompt ([ ], [*] running or queued, [3] done) and the start of any error it shows."""
+        return page.evaluate(CELLS)
+
+    def wait_for(self, page: Any, expression: str, timeout: float) -> None:
+        """`page.wait_for_function(expression)`, failing with what the cells show (a cell that
+        raised is named, rather than a bare time-out)."""
+        try:
+            page.wait_for_function(expression, polling=200, timeout=timeout)
+        except PlaywrightTimeout:
+            shown = self.cells(page)
+            raise AssertionError(f"{expression} not within {timeout / 1000:g} s: {shown}") from None
+
+
+# Some code cell's prompt is no longer "[ ]:" (it runs, waits to, or has run).
+STARTED = """() => [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')]
+    .some(p => /\\[[*0-9]/.test(p.textContent))"""
+CELLS = """() => [...document.querySelectorAll('.jp-CodeCell')].map((c, i) => {
+    const prompt = (c.querySelector('.jp-InputArea-prompt') || {}).textContent || '?';
+    const err = c.querySelector('.jp-OutputArea-output[data-mime-type*="error"], ' +
+                                '.jp-OutputArea-output[data-mime-type*="stderr"]');
+    return `cell ${i} ${prompt.trim()}` + (err ? ` ${err.textContent.slice(0, 300)}` : '');
+}).join('; ')"""
 
 
 def hide_jupyterlite_kernel(data: pathlib.Path) -> None:

@@ -2,7 +2,7 @@
 
     tap = HealthTap()                       # one per MLP run (train_mlp.MLPKind.health)
     tap.rebuilt(model, step_fn)             # a new network (each rebuild)
-    mon = tap.begin(engine)                 # before a step: a health.Monitor, or None (not due)
+    mon = tap.begin()                       # before a step: a health.Monitor, or None (not due)
     ...  with recording(mon): step; mon.read_grads(); opt.step()
     tap.end(mon)                            # after the optimiser's step
     tap.frame()                             # the frame's "health" (None while the panel is shut)
@@ -11,13 +11,16 @@ The statistics are `micrograd.train.health`'s (`Monitor`) and the sentences
 `micrograd.train.diagnose`'s: nothing here computes either, it only chooses which steps are read
 and packs the numbers for the page (static/train/train-health.js draws them).
 
-Reading a step's health costs more than the step itself on the jit (the moons net's step takes
-1 to 4 ms, a step read about four times that: pure Python statistics over the batch), so the
-tap reads it only while the panel is open: on every one of a run's first `EVERY_STEP` steps
-(diagnose's window: each preset's diagnosis shows from its first steps), then at most once a
-frame period (`period`: the view's frame rate), and never more often than keeps the reads within
-`BUDGET` of the time (a read that took 10 ms waits 500 ms for the next): training keeps its speed
-(benchmarks/bench_playground.py --health compares the panel open and shut).
+A step that is read costs more than one that is not, whatever the engine: the eager engine keeps
+every layer's outputs and computes the statistics in Python; the numpy jit traces its program
+once more to keep them, and computes them with numpy over its arrays (about one more step's time);
+the JavaScript steps (the site) compute them in JavaScript (jit/health.js) and hand them back
+(`Monitor.given_stats`). So the tap reads steps only while the panel is open: each of a run's
+first `EVERY_STEP` steps (diagnose's window: each preset's diagnosis shows from its first
+steps), then at most once a frame period (`period`: the view's frame rate), and never more often
+than keeps the reads within `BUDGET` of the time (a read that took 10 ms waits 500 ms for the
+next): training keeps its speed (benchmarks/bench_playground.py --health and
+benchmarks/bench_site.py --health compare the panel open and shut).
 
 `PRESETS` are the networks broken on purpose (`train.health_presets.BROKEN`): the moons demo
 (`DEMO`, in the view's settings) with one thing changed; `preset(name, fixed)` gives the view's
